@@ -1,0 +1,3 @@
+from migcheck.cli import main
+
+main()

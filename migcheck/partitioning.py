@@ -1,0 +1,204 @@
+"""Which partition a producer picks for a key: the partitioner rules and the public API.
+
+A partitioner is a hash (one of the kernels in :mod:`migcheck.kernels`) plus the
+client's rules about which keys it hashes at all.  Every client in scope sends a
+*null* key to its sticky/random partitioner instead of hashing it, and
+librdkafka's ``consistent_random`` (its default) does the same for an *empty*
+key.  Such records have no predictable partition, so migcheck reports them and
+never hashes them: the vectorized API marks them ``-1`` and the scalar API
+raises :class:`UnhashedKeyError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from migcheck import kernels
+
+#: Kafka's upper bound on a topic's partition count (a positive Java int).
+MAX_PARTITIONS = 2**31 - 1
+
+#: Marks a record whose key the partitioner does not hash (null key, or empty key
+#: under ``consistent_random``) in the vectorized results.
+UNHASHED = -1
+
+
+@dataclass(frozen=True)
+class Partitioner:
+    """A client's keyed-record partitioner: which hash, and which keys it hashes."""
+
+    name: str
+    kind: int
+    hashes_empty_key: bool
+    clients: str
+
+
+PARTITIONERS: dict[str, Partitioner] = {
+    p.name: p
+    for p in (
+        Partitioner(
+            "murmur2",
+            kernels.MURMUR2,
+            True,
+            "Java client default (BuiltInPartitioner), kafka-python, librdkafka murmur2",
+        ),
+        Partitioner("murmur2_random", kernels.MURMUR2, True, "librdkafka murmur2_random"),
+        Partitioner("consistent", kernels.CRC32, True, "librdkafka consistent (CRC-32)"),
+        Partitioner(
+            "consistent_random",
+            kernels.CRC32,
+            False,
+            "librdkafka consistent_random, librdkafka's default (CRC-32)",
+        ),
+        Partitioner("fnv1a", kernels.FNV1A, True, "librdkafka fnv1a, Sarama's default hash"),
+        Partitioner("fnv1a_random", kernels.FNV1A, True, "librdkafka fnv1a_random"),
+    )
+}
+
+
+class UnhashedKeyError(ValueError):
+    """The partitioner places this key without hashing it, so no partition can be predicted."""
+
+
+def get_partitioner(name: str) -> Partitioner:
+    """Look a partitioner up by name, with an error that lists the valid names."""
+    try:
+        return PARTITIONERS[name]
+    except KeyError:
+        valid = ", ".join(PARTITIONERS)
+        raise ValueError(f"unknown partitioner {name!r} (choose from {valid})") from None
+
+
+def check_partition_count(num_partitions: int) -> int:
+    """Reject counts Kafka would reject: a topic has 1 to 2**31-1 partitions."""
+    if isinstance(num_partitions, bool) or not isinstance(num_partitions, int | np.integer):
+        raise TypeError(f"partition count must be an int, not {type(num_partitions).__name__}")
+    if not 1 <= num_partitions <= MAX_PARTITIONS:
+        raise ValueError(f"partition count must be 1 to {MAX_PARTITIONS}, got {num_partitions}")
+    return int(num_partitions)
+
+
+# --- Arrow plumbing -------------------------------------------------------------
+
+
+def to_binary_array(keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None]) -> pa.Array:
+    """Return ``keys`` as one Arrow binary or large_binary array, copying only when needed.
+
+    Strings are UTF-8 bytes in Arrow already, so a string array is reinterpreted,
+    not re-encoded.  View and fixed-size layouts are cast to the offsets layout
+    the kernels read.
+    """
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if not isinstance(keys, pa.Array):
+        keys = pa.array(list(keys), type=pa.binary())
+    t = keys.type
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return keys
+    if pa.types.is_string(t):
+        return keys.view(pa.binary())
+    if pa.types.is_large_string(t):
+        return keys.view(pa.large_binary())
+    if (
+        pa.types.is_fixed_size_binary(t)
+        or pa.types.is_binary_view(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_null(t)
+    ):
+        return pc.cast(keys, pa.large_binary())
+    raise TypeError(f"keys must be a binary or string array, not {t}")
+
+
+def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets (for this slice) and data buffers of a binary array, as numpy views."""
+    _, offsets_buf, data_buf = arr.buffers()
+    offset_type = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
+    n = len(arr)
+    if offsets_buf is None:  # an empty array may have no buffers at all
+        return np.zeros(n + 1, dtype=offset_type), np.zeros(0, dtype=np.uint8)
+    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[arr.offset : arr.offset + n + 1]
+    data = np.zeros(0, dtype=np.uint8) if data_buf is None else np.frombuffer(data_buf, np.uint8)
+    return offsets, data
+
+
+def _unhashed_mask(arr: pa.Array, partitioner: Partitioner) -> np.ndarray | None:
+    """Which entries the partitioner does not hash, or None when it hashes them all."""
+    mask = None
+    if arr.null_count:
+        mask = np.asarray(arr.is_null())
+    if not partitioner.hashes_empty_key:
+        empty = np.asarray(pc.equal(pc.binary_length(arr), 0).fill_null(False))
+        mask = empty if mask is None else (mask | empty)
+    return mask
+
+
+# --- Public API -----------------------------------------------------------------
+
+
+def murmur2(key: bytes) -> int:
+    """Kafka's ``Utils.murmur2(key)``: the signed 32-bit value Java returns."""
+    out = np.empty(1, dtype=np.int64)
+    offsets, data = _buffers(to_binary_array([bytes(key)]))
+    kernels.raw_hashes(kernels.MURMUR2, offsets, data, out)
+    raw = int(out[0])
+    return raw - 2**32 if raw >= 2**31 else raw
+
+
+def placement_array(
+    keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None], partitioner: str = "murmur2"
+) -> np.ndarray:
+    """The non-negative value each key's partition is taken modulo of (int64), ``-1`` if unhashed.
+
+    Hashing once and taking the modulo later lets one pass serve several
+    candidate partition counts, which is what the analysis does on Spark.
+    """
+    p = get_partitioner(partitioner)
+    arr = to_binary_array(keys)
+    offsets, data = _buffers(arr)
+    out = np.empty(len(arr), dtype=np.int64)
+    kernels.placements(p.kind, offsets, data, out)
+    mask = _unhashed_mask(arr, p)
+    if mask is not None:
+        out[mask] = UNHASHED
+    return out
+
+
+def partition_array(
+    keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None],
+    num_partitions: int,
+    partitioner: str = "murmur2",
+) -> np.ndarray:
+    """Each key's partition among ``num_partitions`` (int32), ``-1`` for unhashed keys.
+
+    ``keys`` is a pyarrow binary or string array (or a list of bytes).  The work
+    runs over the Arrow buffers in compiled code, with no Python per key.
+    """
+    n = check_partition_count(num_partitions)
+    p = get_partitioner(partitioner)
+    arr = to_binary_array(keys)
+    offsets, data = _buffers(arr)
+    out = np.empty(len(arr), dtype=np.int32)
+    kernels.partitions(p.kind, offsets, data, n, out)
+    mask = _unhashed_mask(arr, p)
+    if mask is not None:
+        out[mask] = UNHASHED
+    return out
+
+
+def partition(key: bytes, num_partitions: int, partitioner: str = "murmur2") -> int:
+    """The partition a producer using ``partitioner`` picks for ``key`` among ``num_partitions``.
+
+    Raises :class:`UnhashedKeyError` for a key the partitioner does not hash
+    (``None``, or ``b""`` under ``consistent_random``).
+    """
+    if key is None:
+        raise UnhashedKeyError("a null key is placed by the sticky partitioner, not hashed")
+    (result,) = partition_array([bytes(key)], num_partitions, partitioner)
+    if result == UNHASHED:
+        raise UnhashedKeyError(f"{partitioner} places an empty key without hashing it")
+    return int(result)

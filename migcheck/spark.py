@@ -1,0 +1,101 @@
+"""Spark: the session migcheck runs on, and the partitioner as a Spark column function.
+
+The column functions wrap :func:`migcheck.partitioning.placement_array` in an
+Arrow-native UDF (``pyspark.sql.functions.arrow_udf``, Spark 4.1+), so Spark
+hands the kernel whole Arrow batches of keys and the same compiled code runs
+on the driver, in tests and on executors.
+
+The UDF returns the *placement value* (the number a client takes modulo the
+partition count) rather than a partition, so one hashing pass serves any number
+of candidate counts: each candidate is then a native ``%`` in Spark SQL.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from importlib import resources
+
+import pyarrow as pa
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.functions import arrow_udf
+
+from migcheck.partitioning import check_partition_count, get_partitioner, placement_array
+
+#: Settings for the embedded session.  Any of them can be overridden with ``--conf``.
+EMBEDDED_DEFAULTS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",  # migcheck draws its own progress bar
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+}
+
+
+def _quiet_log4j() -> str:
+    """The JVM option that points Spark's log4j2 at our WARN-to-stderr-only config."""
+    path = resources.files("migcheck").joinpath("log4j2-spark.properties")
+    return f"-Dlog4j2.configurationFile=file:{path}"
+
+
+def get_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
+    """Start (or join) the Spark session the pipeline runs on.
+
+    With no ``master``: inside spark-submit (``PYSPARK_GATEWAY_PORT`` is set) the
+    submitted master is used; otherwise the embedded ``local[*]`` default.
+    """
+    conf = dict(conf or {})
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    builder = SparkSession.builder.appName("migcheck")
+    if master:
+        builder = builder.master(master)
+    elif not under_submit and "spark.master" not in conf:
+        builder = builder.master("local[*]")
+    settings = {} if under_submit else dict(EMBEDDED_DEFAULTS)
+    if not under_submit:
+        settings["spark.driver.extraJavaOptions"] = _quiet_log4j()
+        # Workers must run this interpreter (it has migcheck and its kernels), not
+        # whatever ``python3`` is first on PATH.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    settings.update(conf)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+@functools.cache
+def _placement_udf(partitioner: str):  # returns a pyspark UserDefinedFunction
+    get_partitioner(partitioner)  # fail on the driver, not inside a task
+
+    @arrow_udf("long")
+    def placement(keys: pa.Array) -> pa.Array:
+        values = placement_array(keys, partitioner)
+        return pa.array(values, type=pa.int64(), mask=values < 0)
+
+    return placement
+
+
+def placement_column(key: Column | str, partitioner: str = "murmur2") -> Column:
+    """The placement value of a binary key column: null where the key is not hashed."""
+    return _placement_udf(partitioner)(key)
+
+
+def partition_column(
+    key: Column | str, num_partitions: int | Column, partitioner: str = "murmur2"
+) -> Column:
+    """Each key's partition among ``num_partitions``: null where the key is not hashed.
+
+    ``num_partitions`` is an int or an integer column, so candidates can be
+    compared side by side over one placement value.
+    """
+    n = (
+        F.lit(check_partition_count(num_partitions))
+        if isinstance(num_partitions, int)
+        else (num_partitions)
+    )
+    return (placement_column(key, partitioner) % n).cast("int")

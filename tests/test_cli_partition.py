@@ -1,0 +1,131 @@
+"""``migcheck partition``: output, stdin keys, typed keys and one-line errors, as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zlib
+
+import pytest
+from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "migcheck", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def java(key: bytes, n: int) -> int:
+    return (kafka_python_murmur2(key) & 0x7FFFFFFF) % n
+
+
+def test_json_output_with_candidate() -> None:
+    keys = ["21", "foobar", "user-1", "user-2", "ключ"]
+    r = run("partition", "--partitions", "6", "--to", "8", "--format", "json", *keys)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert [row["key"] for row in rows] == keys
+    for row, key in zip(rows, keys, strict=True):
+        raw = key.encode()
+        assert row["key_hex"] == raw.hex()
+        assert row["partition"] == java(raw, 6)
+        assert row["new_partition"] == java(raw, 8)
+        assert row["moved"] is (java(raw, 6) != java(raw, 8))
+
+
+def test_text_output_and_stdin() -> None:
+    keys = [f"order-{i}" for i in range(40)]
+    r = run("partition", "--partitions", "3", "--to", "4", "-", stdin="\n".join(keys) + "\n")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["KEY", "PARTITION(3)", "PARTITION(4)", "MOVED"]
+    for line, key in zip(lines[1:], keys, strict=True):
+        k, p, q, moved = line.split()
+        assert (k, int(p), int(q)) == (key, java(key.encode(), 3), java(key.encode(), 4))
+        assert moved == ("yes" if int(p) != int(q) else "no")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text", "raw"),
+    [
+        ("hex", "00ff10", b"\x00\xff\x10"),
+        ("base64", "AP8Q", b"\x00\xff\x10"),
+        ("utf8", "plain", b"plain"),
+    ],
+)
+def test_key_encodings(encoding: str, text: str, raw: bytes) -> None:
+    r = run("partition", "--partitions", "7", "--key-encoding", encoding, "--format", "json", text)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)[0]["partition"] == java(raw, 7)
+
+
+def test_librdkafka_partitioners() -> None:
+    r = run(
+        "partition",
+        "--partitions",
+        "9",
+        "--partitioner",
+        "consistent_random",
+        "--format",
+        "json",
+        "alpha",
+        "beta",
+    )
+    assert r.returncode == 0, r.stderr
+    assert [row["partition"] for row in json.loads(r.stdout)] == [
+        zlib.crc32(b"alpha") % 9,
+        zlib.crc32(b"beta") % 9,
+    ]
+
+
+def test_empty_key_under_consistent_random_is_unhashed() -> None:
+    r = run(
+        "partition",
+        "--partitions",
+        "9",
+        "--partitioner",
+        "consistent_random",
+        "--format",
+        "json",
+        "",
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)[0]["partition"] is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--partitions", "0", "k"],
+        ["--partitions", "-4", "k"],
+        ["--partitions", "six", "k"],
+        ["--partitions", "2147483648", "k"],
+        ["--partitions", "6", "--to", "4", "k"],
+        ["--partitions", "6", "--partitioner", "crc64", "k"],
+        ["--partitions", "6", "--key-encoding", "hex", "xyz"],
+        ["--partitions", "6", "--key-encoding", "base64", "!!!"],
+        ["--partitions", "6", "--key-type", "long", "twelve"],
+        ["--partitions", "6", "--key-type", "int", "4294967296"],
+        ["--partitions", "6", "--key-type", "uuid", "not-a-uuid"],
+        ["--partitions", "6"],
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str]) -> None:
+    r = run("partition", *args)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("migcheck: error: "), r.stderr
+    assert r.stdout == ""
+
+
+def test_below_current_count_names_the_rule() -> None:
+    r = run("partition", "--partitions", "6", "--to", "4", "k")
+    assert "Kafka can only add partitions" in r.stderr

@@ -1,0 +1,67 @@
+"""The scalar, vectorized and Spark UDF paths give the same partition for the same keys."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
+import migcheck
+from migcheck.spark import partition_column, placement_column
+from sparkfixture import spark  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.spark
+
+
+def _keys() -> list[bytes | None]:
+    rng = random.Random(7)
+    keys: list[bytes | None] = [
+        bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 64))) for _ in range(3000)
+    ]
+    keys += [None, b"", b"\x00", b"\xff" * 1000]
+    return keys
+
+
+@pytest.mark.parametrize("partitioner", sorted(migcheck.PARTITIONERS))
+def test_three_paths_agree(spark, partitioner: str) -> None:
+    keys = _keys()
+    df = spark.createDataFrame([(i, k) for i, k in enumerate(keys)], "i long, key binary")
+    rows = (
+        df.select(
+            "i",
+            partition_column("key", 6, partitioner).alias("p6"),
+            partition_column("key", 13, partitioner).alias("p13"),
+            placement_column("key", partitioner).alias("v"),
+        )
+        .orderBy("i")
+        .collect()
+    )
+    vector6 = migcheck.partition_array(keys, 6, partitioner)
+    vector13 = migcheck.partition_array(keys, 13, partitioner)
+    for row, key, v6, v13 in zip(rows, keys, vector6, vector13, strict=True):
+        spark6 = -1 if row.p6 is None else row.p6
+        spark13 = -1 if row.p13 is None else row.p13
+        assert (spark6, spark13) == (v6, v13), key
+        if v6 >= 0:
+            assert migcheck.partition(key, 6, partitioner) == spark6
+            assert row.v % 13 == spark13
+
+
+def test_spark_murmur2_matches_kafka_python(spark) -> None:
+    keys = [k for k in _keys() if k is not None]
+    df = spark.createDataFrame([(k,) for k in keys], "key binary")
+    got = [r.p for r in df.select(partition_column("key", 12).alias("p")).collect()]
+    assert got == [(kafka_python_murmur2(k) & 0x7FFFFFFF) % 12 for k in keys]
+
+
+def test_null_key_is_null_partition(spark) -> None:
+    df = spark.createDataFrame([(None,), (b"a",)], "key binary")
+    got = [r.p for r in df.select(partition_column("key", 4).alias("p")).collect()]
+    assert got[0] is None
+    assert got[1] == (kafka_python_murmur2(b"a") & 0x7FFFFFFF) % 4
+
+
+def test_unknown_partitioner_fails_on_driver() -> None:
+    with pytest.raises(ValueError, match="unknown partitioner"):
+        placement_column("key", "nope")
