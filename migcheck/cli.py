@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -167,6 +168,144 @@ def _echo_partition_table(
         click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
     if any(row["partition"] is None for row in rows):
         click.echo("- : the partitioner does not hash this key (sticky/random placement)")
+
+
+def _parse_counts(values: tuple[str, ...]) -> list[int]:
+    """``--to 8,12 --to 16`` -> [8, 12, 16], each a valid Kafka partition count."""
+    counts: list[int] = []
+    for value in values:
+        for part in value.split(","):
+            try:
+                n = int(part.strip())
+            except ValueError:
+                raise MigcheckError(f"--to {part.strip()!r} is not a partition count") from None
+            if not 1 <= n <= MAX_PARTITIONS:
+                raise MigcheckError(f"--to {n} is out of range (1 to {MAX_PARTITIONS})")
+            if n not in counts:
+                counts.append(n)
+    if not counts:
+        raise MigcheckError("--to needs at least one partition count")
+    return counts
+
+
+def _parse_conf(values: tuple[str, ...]) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip():
+            raise MigcheckError(f"--conf {value!r} is not key=value")
+        conf[key.strip()] = val.strip()
+    return conf
+
+
+@cli.command("analyze")
+@click.option(
+    "--bootstrap-server",
+    "bootstrap",
+    metavar="HOST:PORT",
+    help="The Kafka cluster to read (read-only: no group, no commits).",
+)
+@click.option(
+    "--command-config",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Kafka client properties (security.protocol, sasl.*, ssl.*), as for Kafka's tools.",
+)
+@click.option(
+    "--topic", "topics", multiple=True, metavar="TOPIC", help="A topic to analyze (repeatable)."
+)
+@click.option(
+    "--to",
+    "to",
+    multiple=True,
+    required=True,
+    metavar="N[,M...]",
+    help="Proposed partition count(s), compared side by side.",
+)
+@click.option("--full", is_flag=True, help="Read every record instead of a sample.")
+@click.option(
+    "--sample-per-partition",
+    type=click.IntRange(1),
+    default=20_000,
+    show_default=True,
+    help="Records to read per partition, in windows spread over its offsets.",
+)
+@click.option(
+    "--partitioner",
+    type=click.Choice(["auto", *PARTITIONERS]),
+    default="auto",
+    show_default=True,
+    help="The producers' partitioner; auto picks the one that placed every key.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write the report here instead of stdout.",
+)
+@click.option(
+    "--moved-keys-out",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write every moved key to this CSV (needs --full or --keys-file).",
+)
+@click.option(
+    "--moved-key-sample",
+    type=click.IntRange(0),
+    default=10,
+    show_default=True,
+    help="Moved keys to show per candidate (a stable mmh3 sample).",
+)
+@click.option(
+    "--fail-if-moved", is_flag=True, help="Exit 1 when any key would move (approval gate)."
+)
+@click.option(
+    "--max-moved-fraction",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exit 1 when more than this fraction of keys would move (approval gate).",
+)
+@click.option(
+    "--keys-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Analyze an offline export (Parquet, CSV, JSON lines) instead of Kafka.",
+)
+@click.option(
+    "--from",
+    "from_partitions",
+    type=PARTITION_COUNT,
+    default=None,
+    help="With --keys-file: the current partition count.",
+)
+@click.option(
+    "--key-encoding",
+    type=click.Choice(KEY_ENCODINGS),
+    default="hex",
+    show_default=True,
+    help="With --keys-file: how text keys are written.",
+)
+@click.option("--master", default=None, help="Spark master URL (default: embedded local[*]).")
+@click.option(
+    "--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark setting (repeatable)."
+)
+def analyze_cmd(
+    to: tuple[str, ...], conf: tuple[str, ...], topics: tuple[str, ...], **opts: Any
+) -> int:
+    """Report which keys, and how much state, a partition-count change would move."""
+    from migcheck.pipeline import AnalyzeOptions, run_analyze
+
+    options = AnalyzeOptions(
+        candidates=_parse_counts(to), conf=_parse_conf(conf), topics=list(topics), **opts
+    )
+    return run_analyze(options)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -99,3 +99,24 @@ def partition_column(
         else (num_partitions)
     )
     return (placement_column(key, partitioner) % n).cast("int")
+
+
+@functools.cache
+def _sample_rank_udf():  # returns a pyspark UserDefinedFunction
+    import mmh3
+
+    @arrow_udf("long")
+    def rank(keys: pa.Array) -> pa.Array:
+        # MurmurHash3, independent of Kafka's murmur2: a key's rank is the same in
+        # every run and on every machine, so "the k smallest" is a stable sample.
+        return pa.array(
+            [None if k is None else mmh3.hash(k, 0x6D6967, signed=False) for k in keys.to_pylist()],
+            type=pa.int64(),
+        )
+
+    return rank
+
+
+def sample_rank_column(key: Column | str) -> Column:
+    """A key's consistent sampling rank (mmh3): keep the lowest ranks for a stable sample."""
+    return _sample_rank_udf()(key)

@@ -1,0 +1,74 @@
+"""--command-config: Kafka client properties become kafka-python options, secrets stay hidden."""
+
+from __future__ import annotations
+
+import pytest
+
+from migcheck.read import ClientConfig, ReadError, parse_properties
+
+JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    'username="alice" password="s3cr3t-Pa55";'
+)
+
+
+def test_parse_properties_handles_comments_colons_and_continuations() -> None:
+    text = (
+        "# a comment\n! another\n\nsecurity.protocol = SASL_PLAINTEXT\n"
+        "sasl.mechanism: PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
+        '    username="alice" \\\n    password="s3cr3t-Pa55";\n'
+    )
+    props = parse_properties(text)
+    assert props["security.protocol"] == "SASL_PLAINTEXT"
+    assert props["sasl.mechanism"] == "PLAIN"
+    assert props["sasl.jaas.config"].endswith('username="alice" password="s3cr3t-Pa55";')
+
+
+def test_sasl_plain_maps_to_kafka_python() -> None:
+    cfg = ClientConfig.from_properties(
+        "h:9092",
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.jaas.config": JAAS,
+        },
+    )
+    kw = cfg.kafka_kwargs()
+    assert kw["security_protocol"] == "SASL_PLAINTEXT"
+    assert kw["sasl_mechanism"] == "PLAIN"
+    assert (kw["sasl_plain_username"], kw["sasl_plain_password"]) == ("alice", "s3cr3t-Pa55")
+    assert "s3cr3t" not in repr(cfg) and "s3cr3t" not in str(cfg)
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"security.protocol": "CARRIER_PIGEON"}, "unsupported security.protocol"),
+        ({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}, "needs username"),
+        ({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER"}, "unsupported sasl"),
+        (
+            {"security.protocol": "SSL", "ssl.truststore.location": "/x.jks"},
+            "ssl.truststore.type must be PEM",
+        ),
+    ],
+)
+def test_unsupported_configs_fail_clearly_without_secrets(props: dict, message: str) -> None:
+    props = {**props, "ssl.truststore.password": "hunter2"}
+    with pytest.raises(ReadError, match=message) as err:
+        ClientConfig.from_properties("h:9092", props)
+    assert "hunter2" not in str(err.value)
+
+
+def test_ssl_pem_and_hostname_check() -> None:
+    cfg = ClientConfig.from_properties(
+        "h:9093",
+        {
+            "security.protocol": "SSL",
+            "ssl.truststore.type": "PEM",
+            "ssl.truststore.location": "/etc/ca.pem",
+            "ssl.endpoint.identification.algorithm": "",
+        },
+    )
+    assert cfg.options["ssl_cafile"] == "/etc/ca.pem"
+    assert cfg.options["ssl_check_hostname"] is False
