@@ -9,7 +9,6 @@ from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
 import migcheck
 from migcheck.spark import partition_column, placement_column
-from sparkfixture import spark  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.spark
 

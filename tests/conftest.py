@@ -1,0 +1,82 @@
+"""Session fixtures: a real Kafka broker and a real Spark session, never mocks.
+
+The broker comes, in this order, from
+1. ``MIGCHECK_TEST_BOOTSTRAP`` (an existing cluster; the SASL tests then need
+   ``MIGCHECK_TEST_SASL_BOOTSTRAP`` with users as in scripts/kafka-local),
+2. a testcontainers Kafka container, when a Docker engine answers,
+3. ``scripts/kafka-local start --sasl`` (Apache Kafka's jars from Maven Central).
+
+If none starts, the tests that need Kafka FAIL with the reason; they never skip.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kafkatest import KAFKA_LOCAL, REPO, Kafka, compile_fixture, run
+
+
+def _docker_answers() -> bool:
+    try:
+        return (
+            subprocess.run(
+                ["docker", "info"], capture_output=True, timeout=10, check=False
+            ).returncode
+            == 0
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _state_dir() -> Path:
+    return Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+
+
+@pytest.fixture(scope="session")
+def kafka() -> Iterator[Kafka]:
+    """The broker under test (see the module docstring for where it comes from)."""
+    state = _state_dir()
+    try:
+        fixture_cp = compile_fixture(state)
+    except Exception as e:  # Maven, javac: the harness itself could not be built
+        pytest.fail(f"cannot build the Kafka test fixture: {e}", pytrace=False)
+
+    existing = os.environ.get("MIGCHECK_TEST_BOOTSTRAP")
+    if existing:
+        yield Kafka(existing, fixture_cp, os.environ.get("MIGCHECK_TEST_SASL_BOOTSTRAP"))
+        return
+
+    if _docker_answers():
+        from testcontainers.kafka import KafkaContainer
+
+        with KafkaContainer() as container:
+            yield Kafka(container.get_bootstrap_server(), fixture_cp, None)
+        return
+
+    was_running = run([str(KAFKA_LOCAL), "status"])[0] == 0
+    rc, out, err = run([str(KAFKA_LOCAL), "start", "--sasl"])
+    if rc != 0:
+        log = state / "server.log"
+        tail = log.read_text()[-3000:] if log.exists() else ""
+        pytest.fail(
+            f"scripts/kafka-local start failed (exit {rc}): {err.strip()}\n{tail}", pytrace=False
+        )
+    bootstrap = out.strip().splitlines()[-1]
+    sasl_rc, sasl_out, _ = run([str(KAFKA_LOCAL), "sasl-address"])
+    yield Kafka(bootstrap, fixture_cp, sasl_out.strip() if sasl_rc == 0 else None)
+    if not was_running and os.environ.get("MIGCHECK_KEEP_KAFKA") != "1":
+        run([str(KAFKA_LOCAL), "stop"])
+
+
+@pytest.fixture(scope="session")
+def spark():  # -> pyspark.sql.SparkSession
+    """A real embedded Spark session (local mode, two cores)."""
+    from migcheck.spark import get_session
+
+    session = get_session("local[2]", {"spark.sql.shuffle.partitions": "4"})
+    yield session
+    session.stop()
