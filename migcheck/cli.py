@@ -198,6 +198,23 @@ def _parse_conf(values: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
+#: Options every report-writing command shares.
+report_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, json for machines, markdown for a change ticket.",
+)
+output_option = click.option(
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write the report here instead of stdout.",
+)
+
+
 @cli.command("analyze")
 @click.option(
     "--bootstrap-server",
@@ -237,19 +254,8 @@ def _parse_conf(values: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="The producers' partitioner; auto picks the one that placed every key.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    help="Write the report here instead of stdout.",
-)
+@report_format_option
+@output_option
 @click.option(
     "--moved-keys-out",
     type=click.Path(dir_okay=False, writable=True),
@@ -306,6 +312,42 @@ def analyze_cmd(
         candidates=_parse_counts(to), conf=_parse_conf(conf), topics=list(topics), **opts
     )
     return run_analyze(options)
+
+
+@cli.command("render")
+@click.argument("report", type=click.Path(exists=True, dir_okay=False))
+@report_format_option
+@output_option
+def render_cmd(report: str, fmt: str, output: str | None) -> None:
+    """Render a saved ``analyze --format json`` REPORT again, e.g. as Markdown for a ticket."""
+    from migcheck import render
+
+    try:
+        with open(report, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise MigcheckError(f"{report}: not a migcheck JSON report ({e})") from None
+    if not isinstance(data, dict) or "topics" not in data:
+        raise MigcheckError(f"{report}: not a migcheck JSON report (no 'topics')")
+    renderers = {
+        "json": render.render_json,
+        "markdown": render.render_markdown,
+        "text": render.render_text,
+    }
+    write_text(renderers[fmt](data), output)
+
+
+def write_text(text: str, output: str | None) -> None:
+    """Write a report to ``output`` (saying where on stderr) or to stdout."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise MigcheckError(f"--output {output}: {e.strerror}") from None
+    click.echo(f"migcheck: report written to {output}", err=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

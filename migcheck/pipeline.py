@@ -18,7 +18,14 @@ from typing import Any
 
 from migcheck import __version__
 from migcheck.analyze import TopicFacts, analyze
-from migcheck.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, MigcheckError, check_can_grow
+from migcheck.cli import (
+    EXIT_GATE,
+    EXIT_OK,
+    EXIT_USAGE,
+    MigcheckError,
+    check_can_grow,
+    write_text,
+)
 from migcheck.read import (
     ClientConfig,
     ReadError,
@@ -171,15 +178,7 @@ def _write_report(report: dict[str, Any], o: AnalyzeOptions) -> None:
         text = render.render_markdown(report)
     else:
         text = render.render_text(report)
-    if o.output:
-        try:
-            with open(o.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            raise MigcheckError(f"--output {o.output}: {e.strerror}") from None
-        print(f"migcheck: report written to {o.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_text(text, o.output)
 
 
 def _write_moved_keys(moved_df: Any, path: str) -> None:

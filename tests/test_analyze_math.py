@@ -9,7 +9,8 @@ import pytest
 
 from migcheck.analyze import (
     Stratum,
-    chao1,
+    distinct_estimate,
+    distinct_range,
     expected_moved_fraction,
     skew,
     stratified_total,
@@ -42,12 +43,22 @@ def test_wilson_covers_truth_about_95_percent() -> None:
     assert 0.90 <= hits / 400 <= 0.99
 
 
-def test_chao1_formula_and_bounds() -> None:
-    # 50 seen, 10 singletons, 5 doubletons: 50 + 10*9/(2*6) = 57.5
-    est, lo, hi = chao1(50, 10, 5)
-    assert est == pytest.approx(57.5)
-    assert 50 <= lo < est < hi
-    assert chao1(50, 0, 20) == (50.0, 50.0, 50.0)  # nothing seen once: nothing unseen
+def test_distinct_estimate_chao_lin_formula() -> None:
+    # Chao & Lin (2012): f0 = f1^2 / (n/(n-1) * 2 f2 + q/(1-q) * f1)
+    # 50 seen, f1 = 10, f2 = 5, n = 101 records, q = 0.5: 100 / (1.01 * 10 + 10) = 4.975...
+    assert distinct_estimate(50, 10, 5, 101, 0.5) == pytest.approx(50 + 100 / 20.1)
+    assert distinct_estimate(50, 0, 20, 100, 0.5) == 50.0  # nothing seen once: nothing unseen
+    assert distinct_estimate(50, 10, 5, 100, 1.0) == 50.0  # everything read: exact
+
+
+def test_distinct_estimate_on_a_compacted_style_log() -> None:
+    # every key once (a compacted changelog), a quarter read: about 4x the keys seen
+    rng = random.Random(4)
+    log = list(range(40_000))
+    sample = rng.sample(log, 10_000)
+    est = distinct_estimate(len(set(sample)), 10_000, 0, 10_000, 0.25)
+    assert est == pytest.approx(40_000, rel=0.01)
+    assert distinct_range(10_000, 30_000) == (10_000, 40_000)
 
 
 def test_stratified_total_exact_when_fully_read() -> None:
