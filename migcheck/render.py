@@ -267,6 +267,8 @@ def render_markdown(report: dict[str, Any]) -> str:
             )
             out += [
                 "",
+                "Outlined cells keep their partition number; every key elsewhere moves.",
+                "",
                 "<details><summary>Partition matrix (keys), rows: current partition, "
                 "columns: new partition</summary>",
                 "",
