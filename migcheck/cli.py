@@ -202,7 +202,7 @@ def _parse_conf(values: tuple[str, ...]) -> dict[str, str]:
 report_format_option = click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown"]),  # what migcheck.render.render takes
     default="text",
     show_default=True,
     help="text for a terminal, json for machines, markdown for a change ticket.",
@@ -329,12 +329,7 @@ def render_cmd(report: str, fmt: str, output: str | None) -> None:
         raise MigcheckError(f"{report}: not a migcheck JSON report ({e})") from None
     if not isinstance(data, dict) or "topics" not in data:
         raise MigcheckError(f"{report}: not a migcheck JSON report (no 'topics')")
-    renderers = {
-        "json": render.render_json,
-        "markdown": render.render_markdown,
-        "text": render.render_text,
-    }
-    write_text(renderers[fmt](data), output)
+    write_text(render.render(data, fmt), output)
 
 
 def write_text(text: str, output: str | None) -> None:

@@ -170,15 +170,9 @@ def _gate(entries: list[dict[str, Any]], o: AnalyzeOptions) -> dict[str, Any]:
 
 
 def _write_report(report: dict[str, Any], o: AnalyzeOptions) -> None:
-    from migcheck import render
+    from migcheck.render import render
 
-    if o.fmt == "json":
-        text = render.render_json(report)
-    elif o.fmt == "markdown":
-        text = render.render_markdown(report)
-    else:
-        text = render.render_text(report)
-    write_text(text, o.output)
+    write_text(render(report, o.fmt), o.output)
 
 
 def _write_moved_keys(moved_df: Any, path: str) -> None:
@@ -232,13 +226,17 @@ class _Progress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+        # Spark reports accumulator updates as each read task ends, so the bar moves
+        # per task (about 500k records); once all are read, aggregation follows.
         with Progress(
-            TextColumn("reading records"),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             console=Console(stderr=True),
             transient=True,
         ) as bar:
-            task = bar.add_task("read", total=self.total)
+            task = bar.add_task("reading records", total=self.total)
             while not self.stop.wait(0.5):
-                bar.update(task, completed=min(self.counter.value, self.total))
+                done = min(self.counter.value, self.total)
+                label = "aggregating" if done >= self.total else "reading records"
+                bar.update(task, completed=done, description=label)

@@ -343,3 +343,13 @@ def heatmap_svg(
                 )
     parts.append("</svg>")
     return "".join(parts)
+
+
+#: The formats :func:`render` knows, as the CLI offers them.
+FORMATS = ("text", "json", "markdown")
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    """The report in ``fmt`` (one of :data:`FORMATS`)."""
+    renderers = {"text": render_text, "json": render_json, "markdown": render_markdown}
+    return renderers[fmt](report)

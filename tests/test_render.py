@@ -139,3 +139,31 @@ def test_format_bytes() -> None:
         "1.5 MiB",
         "3.0 GiB",
     ]
+
+
+def test_render_command_rerenders_a_saved_report(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    saved = tmp_path / "report.json"
+    saved.write_text(json.dumps(_report()))
+    r = subprocess.run(
+        [sys.executable, "-m", "migcheck", "render", str(saved), "--format", "markdown"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("<svg") == 3 and "## Topic `orders`" in r.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a report"}')
+    r = subprocess.run(
+        [sys.executable, "-m", "migcheck", "render", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"migcheck: error: {bad}: not a migcheck JSON report (no 'topics')"
