@@ -399,3 +399,45 @@ def test_keys_file_matches_the_oracle(
     assert t["topic"] == "payments" and t["conformance"] == 1.0
     moved = [k for k in keys if java_partition(k, 9) != java_partition(k, 6)]
     assert t["candidates"][0]["moved_keys"] == len(moved)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_keys_file_formats_with_master_and_conf(tmp_path: Path, suffix: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    keys = [f"id-{i}" for i in range(300)]
+    rows = {
+        "key": keys,
+        "partition": [java_partition(k.encode(), 5) for k in keys],
+        "topic": ["ledger"] * len(keys),
+    }
+    export = tmp_path / f"export{suffix}"
+    if suffix == ".parquet":
+        pq.write_table(pa.table(rows), export)
+    else:
+        export.write_text(
+            "".join(json.dumps({k: rows[k][i] for k in rows}) + "\n" for i in range(len(keys)))
+        )
+    r = cli(
+        "analyze",
+        "--keys-file",
+        str(export),
+        "--key-encoding",
+        "utf8",
+        "--from",
+        "5",
+        "--to",
+        "10",
+        "--format",
+        "json",
+        "--master",
+        "local[1]",
+        "--conf",
+        "spark.sql.shuffle.partitions=3",
+    )
+    assert r.returncode == 0, r.stderr
+    (t,) = json.loads(r.stdout)["topics"]
+    assert t["topic"] == "ledger" and t["records_scanned"] == 300
+    moved = [k for k in keys if java_partition(k.encode(), 10) != java_partition(k.encode(), 5)]
+    assert t["candidates"][0]["moved_keys"] == len(moved)
