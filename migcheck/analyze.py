@@ -215,7 +215,6 @@ def analyze(
         r["topic"]: r.asDict()
         for r in keys.groupBy("topic")
         .agg(
-            F.count(F.lit(1)).alias("key_rows"),
             F.countDistinct("key").alias("distinct_keys"),
             F.sum((F.col("n") == 1).cast("long")).alias("f1"),
             F.sum((F.col("n") == 2).cast("long")).alias("f2"),
@@ -245,14 +244,11 @@ def analyze(
     for topic, name in chosen.items():
         if name is not None:
             v_expr = F.when(F.col("topic") == topic, F.col(f"v_{name}")).otherwise(v_expr)
-    keys_v = keys.withColumn("v", v_expr)
-    conforming = keys_v.where(
-        F.col("v").isNotNull() & ((F.col("v") % F.col("current")) == F.col("partition"))
-    )
+    keys_v = keys.withColumn("v", v_expr).where(F.col("v").isNotNull())
+    fits = (F.col("v") % F.col("current")) == F.col("partition")
+    conforming = keys_v.where(fits)
     nonconforming = (
-        keys_v.where(
-            F.col("v").isNotNull() & ((F.col("v") % F.col("current")) != F.col("partition"))
-        )
+        keys_v.where(~fits)
         .groupBy("topic")
         .agg(F.count(F.lit(1)).alias("keys"), F.sum("n").alias("records"))
         .collect()
@@ -262,7 +258,6 @@ def analyze(
         "partition",
         "key",
         "v",
-        "n",
         F.when(F.col("compacted"), F.lit(1)).otherwise(F.col("n")).alias("state_records"),
         F.when(F.col("compacted"), F.col("last_bytes"))
         .otherwise(F.col("bytes"))
@@ -327,10 +322,6 @@ def analyze(
 
 
 # --- building one topic's report entry (pure) --------------------------------------------
-
-
-def _interval(lo: float, hi: float) -> list[float]:
-    return [lo, hi]
 
 
 def _topic_entry(
@@ -518,9 +509,9 @@ def _estimate_candidate(
     bound on distinct keys.
     """
     lo, hi = wilson_interval(moved_keys, state_keys)
-    cand["moved_fraction_interval"] = _interval(lo, hi)
+    cand["moved_fraction_interval"] = [lo, hi]
     cand["moved_keys"] = round(cand["moved_fraction"] * state_keys * key_scale)
-    cand["moved_keys_interval"] = _interval(moved_keys, hi * state_keys * key_hi)
+    cand["moved_keys_interval"] = [moved_keys, hi * state_keys * key_hi]
     if facts.compacted:
         # one live record per key: records follow keys, bytes follow the mean live size
         mean_bytes = cand["moved_bytes"] / moved_keys if moved_keys else 0.0
@@ -529,26 +520,22 @@ def _estimate_candidate(
         cand["moved_bytes"] = round(cand["moved_keys"] * mean_bytes)
         cand["moved_bytes_interval"] = [v * mean_bytes for v in cand["moved_keys_interval"]]
         return
+    # per observed partition: moved records, moved bytes and the bytes' squares
     moved_by_partition: dict[int, list[float]] = {}
     for c in cells:
         if c["new"] != c["partition"]:
-            acc = moved_by_partition.setdefault(c["partition"], [0.0, 0.0])
+            acc = moved_by_partition.setdefault(c["partition"], [0.0, 0.0, 0.0])
             acc[0] += c["records"]
             acc[1] += c["bytes"]
-    bytes_sq_by_partition: dict[int, float] = {}
-    for c in cells:
-        if c["new"] != c["partition"]:
-            bytes_sq_by_partition[c["partition"]] = (
-                bytes_sq_by_partition.get(c["partition"], 0.0) + c["bytes_sq"]
-            )
+            acc[2] += c["bytes_sq"]
     strata_records = []
     strata_bytes = []
     for p, (start, end) in offsets.items():
         population = max(end - start, scanned.get(p, 0))
         sampled = scanned.get(p, 0)
-        rec, byt = moved_by_partition.get(p, [0.0, 0.0])
+        rec, byt, byt_sq = moved_by_partition.get(p, [0.0, 0.0, 0.0])
         strata_records.append(Stratum(population, sampled, rec, rec))  # 0/1 per record
-        strata_bytes.append(Stratum(population, sampled, byt, bytes_sq_by_partition.get(p, 0.0)))
+        strata_bytes.append(Stratum(population, sampled, byt, byt_sq))
     est, lo_r, hi_r = stratified_total(strata_records)
     cand["moved_records"], cand["moved_records_interval"] = round(est), [lo_r, hi_r]
     est, lo_b, hi_b = stratified_total(strata_bytes)
