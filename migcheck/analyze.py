@@ -464,6 +464,7 @@ def _topic_entry(
                 key_hi,
             )
             load_keys = [round(k * key_scale) for k in load_keys]
+            load_bytes = [round(b * key_scale) for b in load_bytes]
             matrix = [[round(v * key_scale) for v in row] for row in matrix]
         cand["matrix"] = matrix
         cand["load"] = [

@@ -329,7 +329,11 @@ def render_cmd(report: str, fmt: str, output: str | None) -> None:
         raise MigcheckError(f"{report}: not a migcheck JSON report ({e})") from None
     if not isinstance(data, dict) or "topics" not in data:
         raise MigcheckError(f"{report}: not a migcheck JSON report (no 'topics')")
-    write_text(render.render(data, fmt), output)
+    try:
+        text = render.render(data, fmt)
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise MigcheckError(f"{report}: incomplete migcheck JSON report ({e!r})") from None
+    write_text(text, output)
 
 
 def write_text(text: str, output: str | None) -> None:
