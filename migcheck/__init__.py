@@ -8,26 +8,28 @@ The stable public API:
 - :func:`placement_array` -- the hash value each partition is taken modulo of.
 - :data:`PARTITIONERS` -- the supported partitioners by name.
 
-The Spark column functions live in :mod:`migcheck.spark` (imported lazily,
-because importing PySpark is slow and not every caller needs it).
+The Spark column functions live in :mod:`migcheck.analysis.spark` (imported
+lazily, because importing PySpark is slow and not every caller needs it).
 """
 
-from migcheck.partitioning import (
+from migcheck.errors import MigcheckError, UnhashedKeyError
+from migcheck.hashing.partitioners import (
     PARTITIONERS,
     UNHASHED,
     Partitioner,
-    UnhashedKeyError,
     murmur2,
     partition,
     partition_array,
     placement_array,
 )
 
+#: The one place the version is written (pyproject.toml reads it from here).
 __version__ = "0.1.0"
 
 __all__ = [
     "PARTITIONERS",
     "UNHASHED",
+    "MigcheckError",
     "Partitioner",
     "UnhashedKeyError",
     "__version__",

@@ -75,7 +75,7 @@ def kafka() -> Iterator[Kafka]:
 @pytest.fixture(scope="session")
 def spark():  # -> pyspark.sql.SparkSession
     """A real embedded Spark session (local mode, two cores)."""
-    from migcheck.spark import get_session
+    from migcheck.analysis.spark import get_session
 
     session = get_session("local[2]", {"spark.sql.shuffle.partitions": "4"})
     yield session

@@ -10,22 +10,16 @@ from __future__ import annotations
 import csv
 import json
 import random
-import subprocess
-import sys
-import zlib
 from pathlib import Path
 
 import pytest
-from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 from kafkatest import Kafka, run
+from oracles import crc_partition, java_partition
+from oracles import run_cli as cli
 
 from migcheck.cli import main
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
-
-
-def java_partition(key: bytes, n: int) -> int:
-    return (kafka_python_murmur2(key) & 0x7FFFFFFF) % n
 
 
 def analyze(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -226,7 +220,7 @@ def test_auto_identifies_librdkafka_default_partitioner(
     assert t["partitioner"] == "consistent_random" and t["conformance"] == 1.0
     assert t["conformance_by_partitioner"]["murmur2"] < 0.5
     (cand,) = t["candidates"]
-    crc_moved = [k for k in keys if zlib.crc32(k.encode()) % 7 != zlib.crc32(k.encode()) % 5]
+    crc_moved = [k for k in keys if crc_partition(k.encode(), 7) != crc_partition(k.encode(), 5)]
     assert cand["moved_keys"] == len(crc_moved)
 
 
@@ -292,16 +286,6 @@ def test_read_only_groups_topics_and_offsets_unchanged(
     analyze_json(capsys, kafka, "--topic", topic, "--to", "4", "--full")
     analyze_json(capsys, kafka, "--topic", topic, "--to", "4", "--sample-per-partition", "50")
     assert snapshot() == before
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "migcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def test_sasl_command_config_never_prints_the_secret(kafka: Kafka, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from migcheck.analyze import (
+from migcheck.analysis.statistics import (
     Stratum,
     distinct_estimate,
     distinct_range,
@@ -16,7 +16,8 @@ from migcheck.analyze import (
     stratified_total,
     wilson_interval,
 )
-from migcheck.read import PartitionMeta, TopicMeta, WorkUnit, pack_units, plan_units
+from migcheck.kafka.metadata import PartitionMeta, TopicMeta
+from migcheck.kafka.reader import WorkUnit, pack_units, plan_units
 
 
 @pytest.mark.parametrize(("n", "m"), [(3, 6), (6, 8), (6, 12), (4, 6), (2, 3), (5, 5), (7, 100)])
@@ -89,7 +90,7 @@ def test_skew() -> None:
 
 def _meta(sizes: list[tuple[int, int]]) -> TopicMeta:
     parts = tuple(PartitionMeta(i, s, e) for i, (s, e) in enumerate(sizes))
-    return TopicMeta("t", "delete", parts)
+    return TopicMeta("t", "delete", len(parts), parts)
 
 
 def test_full_scan_chunks_cover_every_offset_once() -> None:

@@ -7,14 +7,13 @@ published definition, with Sarama's signed-modulo rule.
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+from oracles import crc_partition, fnv1a_32, java_partition, sarama_hash_partition
 
 import migcheck
 from migcheck import UnhashedKeyError
@@ -39,34 +38,6 @@ counts_st = st.one_of(
     st.integers(min_value=1, max_value=2**31 - 1),
     st.sampled_from([1, 2, 3, 6, 8, 12, 2**31 - 1, 2**31 - 2, 2**30, 2**16 + 1]),
 )
-
-
-def java_partition(key: bytes, n: int) -> int:
-    """The Java client's rule via kafka-python's murmur2 (which returns it unsigned)."""
-    return (kafka_python_murmur2(key) & 0x7FFFFFFF) % n
-
-
-def crc_partition(key: bytes, n: int) -> int:
-    """librdkafka consistent: rd_crc32(key) % partition_cnt, unsigned."""
-    return zlib.crc32(key) % n
-
-
-def fnv1a_32(data: bytes) -> int:
-    """FNV-1a, 32 bits, from the published definition (offset basis 2166136261, prime 16777619)."""
-    h = 2166136261
-    for byte in data:
-        h ^= byte
-        h = (h * 16777619) % 2**32
-    return h
-
-
-def sarama_hash_partition(key: bytes, n: int) -> int:
-    """Sarama's NewHashPartitioner: int32(hash) % n with Go's truncating %, then negate if < 0."""
-    h = fnv1a_32(key)
-    signed = h - 2**32 if h >= 2**31 else h
-    remainder = abs(signed) % n
-    partition = -remainder if signed < 0 else remainder  # Go's % keeps the dividend's sign
-    return -partition if partition < 0 else partition
 
 
 @pytest.mark.parametrize(("key", "expected"), KAFKA_UTILS_TEST_VECTORS.items())

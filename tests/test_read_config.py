@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from migcheck.read import ClientConfig, ReadError, parse_properties
+from migcheck.errors import ReadError
+from migcheck.kafka.config import ClientConfig, parse_properties
 
 JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "

@@ -8,216 +8,26 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
+from oracles import run_cli
+from sample_report import EVIL_KEY, MARKUP_KEY
+from sample_report import candidate as _candidate
+from sample_report import report as _report
+from sample_report import topic as _topic
 
-from migcheck.render import (
-    FORMATS,
-    format_bytes,
-    format_estimate,
-    format_fraction,
-    heatmap_svg,
-    render,
-    render_json,
-    render_markdown,
-    render_text,
-)
+from migcheck.report import FORMATS, render
+from migcheck.report.formatting import format_bytes, format_estimate, format_fraction
+from migcheck.report.jsonfmt import render_json
+from migcheck.report.markdown import render_markdown
+from migcheck.report.svg import heatmap_svg
+from migcheck.report.text import render_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "report-schema.md"
-
-EVIL_KEY = "a|b<script>alert(1)</script>"
-MARKUP_KEY = "[bold]x[/] :smile: *y* _z_ `w` [/red]"
-
-# 4 -> 6: a key on partition i (h mod 4) goes to h mod 6, three cells per row.
-M4_6 = [
-    [34, 0, 33, 0, 33, 0],
-    [0, 35, 0, 32, 0, 33],
-    [31, 0, 36, 0, 33, 0],
-    [0, 30, 0, 33, 0, 37],
-]  # stays on the diagonal: 34 + 35 + 36 + 33 = 138 of 400, so 262 move
-# 4 -> 8: partition i goes to i or i + 4.
-M4_8 = [
-    [52, 0, 0, 0, 48, 0, 0, 0],
-    [0, 49, 0, 0, 0, 51, 0, 0],
-    [0, 0, 47, 0, 0, 0, 53, 0],
-    [0, 0, 0, 50, 0, 0, 0, 50],
-]  # 52 + 49 + 47 + 50 = 198 stay, 202 move
-
-
-def _candidate(m: int, matrix: list[list[int]], **figures: Any) -> dict[str, Any]:
-    cand: dict[str, Any] = {
-        "partitions": m,
-        "moved_keys": 0,
-        "moved_keys_interval": None,
-        "moved_fraction": 0.0,
-        "moved_fraction_interval": None,
-        "expected_moved_fraction": 0.0,
-        "moved_records": 0,
-        "moved_records_interval": None,
-        "moved_bytes": 0,
-        "moved_bytes_interval": None,
-        "matrix": matrix,
-        "load": [
-            {"partition": j, "keys": sum(row[j] for row in matrix), "bytes": 0} for j in range(m)
-        ],
-        "skew": 1.0,
-        "moved_key_sample": [],
-    }
-    cand.update(figures)
-    return cand
-
-
-def _topic(name: str, **fields: Any) -> dict[str, Any]:
-    topic: dict[str, Any] = {
-        "topic": name,
-        "cleanup_policy": "delete",
-        "current_partitions": 4,
-        "partitioner": "murmur2",
-        "partitioner_forced": False,
-        "predictable": True,
-        "conformance": 1.0,
-        "conformance_by_partitioner": {"murmur2": 1.0, "consistent_random": 0.26, "fnv1a": None},
-        "records_total": 1200,
-        "records_scanned": 1200,
-        "null_key_records": 12,
-        "unhashed_records": 0,
-        "non_conforming_records": 0,
-        "non_conforming_keys": 0,
-        "sampled": False,
-        "distinct_keys": 400,
-        "distinct_keys_interval": None,
-        "state": "log",
-        "state_records": 1188,
-        "state_bytes": 2_400_000,
-        "partitions": [
-            {"partition": p, "log_start_offset": 0, "log_end_offset": 300, "records_scanned": 300}
-            for p in range(4)
-        ],
-        "candidates": [],
-        "verdict": {"level": "safe", "text": "SAFE: no key changes partition."},
-    }
-    topic.update(fields)
-    return topic
-
-
-def _report() -> dict[str, Any]:
-    orders = _topic(
-        "orders",
-        candidates=[
-            _candidate(
-                6,
-                M4_6,
-                moved_keys=262,
-                moved_fraction=0.655,
-                expected_moved_fraction=2 / 3,
-                moved_records=786,
-                moved_bytes=1536 * 1024,
-                skew=1.11,
-                moved_key_sample=[
-                    {
-                        "key": "user-17",
-                        "key_hex": "757365722d3137",
-                        "partition": 1,
-                        "new_partition": 5,
-                    },
-                    {"key": EVIL_KEY, "key_hex": "617c62", "partition": 0, "new_partition": 4},
-                    {"key": MARKUP_KEY, "key_hex": "5b", "partition": 2, "new_partition": 0},
-                ],
-            ),
-            _candidate(
-                8,
-                M4_8,
-                moved_keys=202,
-                moved_fraction=0.505,
-                expected_moved_fraction=0.5,
-                moved_records=606,
-                moved_bytes=1_212_416,
-                skew=1.06,
-                moved_key_sample=[
-                    {"key": "user-4", "key_hex": "757365722d34", "partition": 0, "new_partition": 4}
-                ],
-            ),
-        ],
-        verdict={
-            "level": "moves",
-            "text": "STATE MOVES: going 4 -> 6 partitions moves 65.5% of keys (262)",
-        },
-    )
-    clicks = _topic(
-        "clicks",
-        cleanup_policy="compact",
-        state="live",
-        sampled=True,
-        records_total=90_000,
-        records_scanned=20_000,
-        distinct_keys=9000,
-        distinct_keys_interval=[8800, 9300],
-        state_records=9000,
-        state_bytes=9_200_000,
-        candidates=[
-            _candidate(
-                6,
-                [[v * 22 for v in row] for row in M4_6],
-                moved_keys=5900,
-                moved_keys_interval=[5700, 6150.4],
-                moved_fraction=0.6556,
-                moved_fraction_interval=[0.641, 0.67],
-                expected_moved_fraction=2 / 3,
-                moved_records=5900,
-                moved_records_interval=[5700, 6150.4],
-                moved_bytes=6_040_000,
-                moved_bytes_interval=[5_830_000.0, 6_300_000.0],
-            ),
-            _candidate(
-                8,
-                [[v * 22 for v in row] for row in M4_8],
-                moved_keys=4500,
-                moved_keys_interval=[4390, 4702.8],
-                moved_fraction=0.5,
-                moved_fraction_interval=[0.488, 0.512],
-                expected_moved_fraction=0.5,
-                moved_records=4500,
-                moved_records_interval=[4390, 4702.8],
-                moved_bytes=4_600_000,
-                moved_bytes_interval=[4_480_000.0, 4_800_000.0],
-            ),
-        ],
-        verdict={"level": "moves", "text": "STATE MOVES: going 4 -> 6 partitions moves ~65.6%"},
-    )
-    custom = _topic(
-        "custom",
-        partitioner=None,
-        predictable=False,
-        conformance=0.41,
-        conformance_by_partitioner={"murmur2": 0.41, "consistent_random": 0.26, "fnv1a": 0.24},
-        state_records=0,  # nothing is predicted without a partitioner
-        state_bytes=0,
-        verdict={
-            "level": "unpredictable",
-            "text": "CANNOT PREDICT: no known partitioner placed every key where it is",
-        },
-    )
-    return {
-        "migcheck_version": "0.1.0",
-        "generated_at": "2026-11-22T11:00:00Z",
-        "source": {"kind": "kafka", "bootstrap_servers": "127.0.0.1:9092"},
-        "mode": "sample",
-        "sample_per_partition": 5000,
-        "candidates": [6, 8],
-        "topics": [orders, clicks, custom],
-        "gate": {
-            "fail_if_moved": False,
-            "max_moved_fraction": 0.6,
-            "failed": True,
-            "reason": "orders: 65.5% of keys move at 6 partitions (limit 60.0%)",
-        },
-    }
 
 
 def _svgs(markdown: str) -> list[str]:
@@ -516,41 +326,20 @@ def test_schema_doc_names_every_field() -> None:
 def test_render_command_rerenders_a_saved_report(tmp_path: Path) -> None:
     saved = tmp_path / "report.json"
     saved.write_text(json.dumps(_report()), encoding="utf-8")
-    r = subprocess.run(
-        [sys.executable, "-m", "migcheck", "render", str(saved), "--format", "markdown"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    r = run_cli("render", str(saved), "--format", "markdown")
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("<svg") == 4 and "## Topic orders" in r.stdout
     bad = tmp_path / "bad.json"
     bad.write_text('{"not": "a report"}', encoding="utf-8")
-    r = subprocess.run(
-        [sys.executable, "-m", "migcheck", "render", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    r = run_cli("render", str(bad))
     assert r.returncode == 2
     assert r.stderr.strip() == f"migcheck: error: {bad}: not a migcheck JSON report (no 'topics')"
 
 
 def test_render_command_refuses_a_truncated_report_in_one_line(tmp_path) -> None:
-    import subprocess
-    import sys
-
     saved = tmp_path / "partial.json"
     saved.write_text(json.dumps({"topics": [{"topic": "orders"}]}))
-    r = subprocess.run(
-        [sys.executable, "-m", "migcheck", "render", str(saved)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    r = run_cli("render", str(saved))
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()

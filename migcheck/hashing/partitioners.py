@@ -1,6 +1,6 @@
 """Which partition a producer picks for a key: the partitioner rules and the public API.
 
-A partitioner is a hash (one of the kernels in :mod:`migcheck.kernels`) plus the
+A partitioner is a hash (one of the kernels in :mod:`migcheck.hashing.kernels`) plus the
 client's rules about which keys it hashes at all.  Every client in scope sends a
 *null* key to its sticky/random partitioner instead of hashing it, and
 librdkafka's ``consistent_random`` (its default) does the same for an *empty*
@@ -18,7 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from migcheck import kernels
+from migcheck.errors import UnhashedKeyError, UsageError
+from migcheck.hashing import kernels
 
 #: Kafka's upper bound on a topic's partition count (a positive Java int).
 MAX_PARTITIONS = 2**31 - 1
@@ -61,10 +62,6 @@ PARTITIONERS: dict[str, Partitioner] = {
 }
 
 
-class UnhashedKeyError(ValueError):
-    """The partitioner places this key without hashing it, so no partition can be predicted."""
-
-
 def get_partitioner(name: str) -> Partitioner:
     """Look a partitioner up by name, with an error that lists the valid names."""
     try:
@@ -81,6 +78,16 @@ def check_partition_count(num_partitions: int) -> int:
     if not 1 <= num_partitions <= MAX_PARTITIONS:
         raise ValueError(f"partition count must be 1 to {MAX_PARTITIONS}, got {num_partitions}")
     return int(num_partitions)
+
+
+def check_can_grow(current: int, targets: Iterable[int], option: str = "--to") -> None:
+    """Kafka can only add partitions: refuse a target below the current count."""
+    for target in targets:
+        if target < current:
+            raise UsageError(
+                f"{option} {target} is below the current {current} partitions: "
+                "Kafka can only add partitions"
+            )
 
 
 # --- Arrow plumbing -------------------------------------------------------------
@@ -114,7 +121,7 @@ def to_binary_array(keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None]) -
     raise TypeError(f"keys must be a binary or string array, not {t}")
 
 
-def _buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The offsets (for this slice) and data buffers of a binary array, as numpy views."""
     _, offsets_buf, data_buf = arr.buffers()
     offset_type = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
@@ -143,7 +150,7 @@ def _unhashed_mask(arr: pa.Array, partitioner: Partitioner) -> np.ndarray | None
 def murmur2(key: bytes) -> int:
     """Kafka's ``Utils.murmur2(key)``: the signed 32-bit value Java returns."""
     out = np.empty(1, dtype=np.int64)
-    offsets, data = _buffers(to_binary_array([bytes(key)]))
+    offsets, data = arrow_buffers(to_binary_array([bytes(key)]))
     kernels.raw_hashes(kernels.MURMUR2, offsets, data, out)
     raw = int(out[0])
     return raw - 2**32 if raw >= 2**31 else raw
@@ -159,7 +166,7 @@ def placement_array(
     """
     p = get_partitioner(partitioner)
     arr = to_binary_array(keys)
-    offsets, data = _buffers(arr)
+    offsets, data = arrow_buffers(arr)
     out = np.empty(len(arr), dtype=np.int64)
     kernels.placements(p.kind, offsets, data, out)
     mask = _unhashed_mask(arr, p)
@@ -181,7 +188,7 @@ def partition_array(
     n = check_partition_count(num_partitions)
     p = get_partitioner(partitioner)
     arr = to_binary_array(keys)
-    offsets, data = _buffers(arr)
+    offsets, data = arrow_buffers(arr)
     out = np.empty(len(arr), dtype=np.int32)
     kernels.partitions(p.kind, offsets, data, n, out)
     mask = _unhashed_mask(arr, p)

@@ -1,6 +1,6 @@
 """Spark: the session migcheck runs on, and the partitioner as a Spark column function.
 
-The column functions wrap :func:`migcheck.partitioning.placement_array` in an
+The column functions wrap :func:`migcheck.hashing.partitioners.placement_array` in an
 Arrow-native UDF (``pyspark.sql.functions.arrow_udf``, Spark 4.1+), so Spark
 hands the kernel whole Arrow batches of keys and the same compiled code runs
 on the driver, in tests and on executors.
@@ -22,7 +22,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
-from migcheck.partitioning import check_partition_count, get_partitioner, placement_array
+from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_array
 
 #: Settings for the embedded session.  Any of them can be overridden with ``--conf``.
 EMBEDDED_DEFAULTS: dict[str, str] = {
@@ -37,7 +37,7 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
 
 def _quiet_log4j() -> str:
     """The JVM option that points Spark's log4j2 at our WARN-to-stderr-only config."""
-    path = resources.files("migcheck").joinpath("log4j2-spark.properties")
+    path = resources.files("migcheck.analysis").joinpath("log4j2-spark.properties")
     return f"-Dlog4j2.configurationFile=file:{path}"
 
 

@@ -15,15 +15,13 @@ import struct
 import uuid
 from collections.abc import Callable
 
+from migcheck.errors import KeyFormatError
+
 #: How a key argument's text becomes bytes when the key is raw bytes.
 KEY_ENCODINGS = ("utf8", "hex", "base64")
 
 #: Kafka serializer formats a key argument can be parsed as.
 KEY_TYPES = ("bytes", "string", "long", "int", "short", "double", "float", "uuid")
-
-
-class KeyFormatError(ValueError):
-    """A key argument could not be turned into bytes; the message names the key."""
 
 
 def decode_text(text: str, encoding: str) -> bytes:

@@ -1,0 +1,314 @@
+"""Aggregation on Spark: from records to plain per-topic counts of what moves.
+
+The Spark part is declarative (group, hash once per key, count).  Its result,
+:class:`TopicAggregates`, is plain Python data, so everything after it (the
+partitioner choice, the report entries, the verdicts) is a pure function
+tested without Spark.
+
+Key facts that shape the numbers:
+
+- A key's *current* partition is where its records are (observed), never what
+  we compute.  A key moves under candidate ``m`` when ``placement % m``
+  differs from its observed partition.  Only conforming keys are predicted.
+- Compacted topics (changelogs) hold *live* state: the latest record per key,
+  with tombstoned keys dropped.  Delete-policy topics count every record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from migcheck.analysis.verdicts import AUTO_CANDIDATES, PartitionerScore, choose_partitioner
+from migcheck.kafka.metadata import TopicMeta
+
+
+@dataclass(frozen=True)
+class KeyStats:
+    """One topic's keyed records: distinct keys, their frequencies and partitioner scores."""
+
+    distinct_keys: int
+    singletons: int  # keys seen once
+    doubletons: int  # keys seen twice
+    scores: dict[str, PartitionerScore]  # in the order they were scored
+
+
+@dataclass(frozen=True)
+class Cell:
+    """State keys of one candidate going from observed ``partition`` to ``new``."""
+
+    m: int
+    partition: int
+    new: int
+    keys: int
+    records: int
+    bytes: int
+    bytes_sq: float
+
+    @property
+    def moved(self) -> bool:
+        return self.new != self.partition
+
+
+@dataclass(frozen=True)
+class SampledKey:
+    """A moved key of the stable (mmh3-ranked) sample; ``rank`` 1 is the lowest hash."""
+
+    m: int
+    key: bytes
+    partition: int
+    new: int
+    rank: int
+
+
+@dataclass(frozen=True)
+class TopicAggregates:
+    """Everything the report needs from the records of one topic."""
+
+    scanned: dict[int, int] = field(default_factory=dict)  # partition -> records read
+    null_keys: int = 0
+    key_stats: KeyStats | None = None  # None: no keyed record at all
+    partitioner: str | None = None  # the one the prediction uses
+    non_conforming_keys: int = 0
+    non_conforming_records: int = 0
+    cells: tuple[Cell, ...] = ()
+    samples: tuple[SampledKey, ...] = ()
+
+
+def aggregate(
+    records: Any,  # pyspark DataFrame of migcheck.kafka.reader.RECORD_SCHEMA
+    topics: Sequence[TopicMeta],
+    candidates: Sequence[int],
+    partitioner: str = "auto",
+    moved_key_sample: int = 10,
+) -> tuple[dict[str, TopicAggregates], Any]:
+    """Aggregate ``records`` per topic; return them and the DataFrame of every moved key.
+
+    The moved-keys DataFrame (topic, key_hex, partition, candidate_partitions,
+    new_partition) is lazy: the caller writes it out for ``--moved-keys-out``.
+    """
+    records = records.cache()  # Kafka is read once, whatever the number of jobs below
+    scored = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
+    per_partition = _per_partition(records)
+    keys = _key_histories(records, topics, scored)
+    stats = _key_stats(keys, scored)
+    chosen = {
+        t.name: choose_partitioner(partitioner, s.scores if (s := stats.get(t.name)) else None)
+        for t in topics
+    }
+    state, nonconforming = _state_keys(keys, chosen)
+    by_candidate = _by_candidate(state, candidates)
+    cells = _cells(by_candidate)
+    moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
+    samples = _moved_sample(moved, moved_key_sample)
+    result = {}
+    for t in topics:
+        scanned, null_keys = per_partition.get(t.name, ({}, 0))
+        non_conforming_keys, non_conforming_records = nonconforming.get(t.name, (0, 0))
+        result[t.name] = TopicAggregates(
+            scanned=scanned,
+            null_keys=null_keys,
+            key_stats=stats.get(t.name),
+            partitioner=chosen[t.name],
+            non_conforming_keys=non_conforming_keys,
+            non_conforming_records=non_conforming_records,
+            cells=tuple(c for name, c in cells if name == t.name),
+            samples=tuple(s for name, s in samples if name == t.name),
+        )
+    return result, _moved_keys_frame(moved)
+
+
+def _per_partition(records: Any) -> dict[str, tuple[dict[int, int], int]]:
+    """topic -> ({partition: records read}, null-key records)."""
+    from pyspark.sql import functions as F
+
+    rows = (
+        records.groupBy("topic", "partition")
+        .agg(
+            F.count(F.lit(1)).alias("records"),
+            F.sum(F.col("key").isNull().cast("long")).alias("null_keys"),
+        )
+        .collect()
+    )
+    out: dict[str, tuple[dict[int, int], int]] = {}
+    for r in rows:
+        scanned, nulls = out.get(r["topic"], ({}, 0))
+        scanned[r["partition"]] = r["records"]
+        out[r["topic"]] = (scanned, nulls + r["null_keys"])
+    return out
+
+
+def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[str]) -> Any:
+    """One row per (topic, observed partition, key): its history there, hashed once."""
+    from pyspark.sql import functions as F
+
+    from migcheck.analysis.spark import placement_column
+
+    spark = records.sparkSession
+    current = spark.createDataFrame(
+        [(t.name, t.partition_count, t.compacted) for t in topics],
+        "topic string, current int, compacted boolean",
+    )
+    size = F.col("key_size") + F.coalesce(F.col("value_size"), F.lit(0))
+    keys = (
+        records.where(F.col("key").isNotNull())
+        .groupBy("topic", "partition", "key")
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum(size.cast("long")).alias("bytes"),
+            F.sum(size.cast("double") ** 2).alias("bytes_sq"),
+            F.max_by(F.col("value_size").isNull(), F.col("offset")).alias("tombstoned"),
+            F.max_by(size.cast("long"), F.col("offset")).alias("last_bytes"),
+        )
+        .join(F.broadcast(current), "topic")
+    )
+    for name in scored:
+        keys = keys.withColumn(f"v_{name}", placement_column("key", name))
+    return keys.cache()
+
+
+def _key_stats(keys: Any, scored: list[str]) -> dict[str, KeyStats]:
+    """Per topic: distinct keys, the sample's key frequencies, every partitioner's conformance."""
+    from pyspark.sql import functions as F
+
+    aggs = []
+    for name in scored:
+        v = F.col(f"v_{name}")
+        fits = ((v % F.col("current")) == F.col("partition")).cast("long")
+        aggs += [
+            F.count(v).alias(f"hashed_{name}"),
+            F.sum(fits).alias(f"conform_{name}"),
+            F.sum(F.when(v.isNull(), F.col("n")).otherwise(0)).alias(f"unhashed_{name}"),
+        ]
+    rows = (
+        keys.groupBy("topic")
+        .agg(
+            F.countDistinct("key").alias("distinct_keys"),
+            F.sum((F.col("n") == 1).cast("long")).alias("f1"),
+            F.sum((F.col("n") == 2).cast("long")).alias("f2"),
+            *aggs,
+        )
+        .collect()
+    )
+    return {
+        r["topic"]: KeyStats(
+            distinct_keys=int(r["distinct_keys"]),
+            singletons=int(r["f1"]),
+            doubletons=int(r["f2"]),
+            scores={
+                name: PartitionerScore(
+                    int(r[f"hashed_{name}"]),
+                    int(r[f"conform_{name}"]),
+                    int(r[f"unhashed_{name}"]),
+                )
+                for name in scored
+            },
+        )
+        for r in rows
+    }
+
+
+def _state_keys(keys: Any, chosen: dict[str, str | None]) -> tuple[Any, dict[str, tuple[int, int]]]:
+    """The predictable state keys (hashed, conforming, live when compacted), and per topic
+    the non-conforming (keys, records) left out."""
+    from pyspark.sql import functions as F
+
+    v_expr = F.lit(None).cast("long")
+    for topic, name in chosen.items():
+        if name is not None:
+            v_expr = F.when(F.col("topic") == topic, F.col(f"v_{name}")).otherwise(v_expr)
+    keys_v = keys.withColumn("v", v_expr).where(F.col("v").isNotNull())
+    fits = (F.col("v") % F.col("current")) == F.col("partition")
+    nonconforming = {
+        r["topic"]: (int(r["keys"]), int(r["records"]))
+        for r in keys_v.where(~fits)
+        .groupBy("topic")
+        .agg(F.count(F.lit(1)).alias("keys"), F.sum("n").alias("records"))
+        .collect()
+    }
+    live = F.col("compacted")
+    state = (
+        keys_v.where(fits)
+        .where(~(live & F.col("tombstoned")))
+        .select(
+            "topic",
+            "partition",
+            "key",
+            "v",
+            F.when(live, F.lit(1)).otherwise(F.col("n")).alias("state_records"),
+            F.when(live, F.col("last_bytes")).otherwise(F.col("bytes")).alias("state_bytes"),
+            F.when(live, F.col("last_bytes").cast("double") ** 2)
+            .otherwise(F.col("bytes_sq"))
+            .alias("state_bytes_sq"),
+        )
+    )
+    return state, nonconforming
+
+
+def _by_candidate(state: Any, candidates: Sequence[int]) -> Any:
+    """Each state key once per candidate count ``m``, with its ``new`` partition there."""
+    from pyspark.sql import functions as F
+
+    return state.withColumn(
+        "m", F.explode(F.array(*[F.lit(int(m)) for m in candidates]))
+    ).withColumn("new", (F.col("v") % F.col("m")).cast("int"))
+
+
+def _cells(by_candidate: Any) -> list[tuple[str, Cell]]:
+    from pyspark.sql import functions as F
+
+    rows = (
+        by_candidate.groupBy("topic", "m", "partition", "new")
+        .agg(
+            F.count(F.lit(1)).alias("keys"),
+            F.sum("state_records").alias("records"),
+            F.sum("state_bytes").alias("bytes"),
+            F.sum("state_bytes_sq").alias("bytes_sq"),
+        )
+        .collect()
+    )
+    return [
+        (
+            r["topic"],
+            Cell(
+                r["m"], r["partition"], r["new"], r["keys"], r["records"], r["bytes"], r["bytes_sq"]
+            ),
+        )
+        for r in rows
+    ]
+
+
+def _moved_sample(moved: Any, size: int) -> list[tuple[str, SampledKey]]:
+    """Per topic and candidate, the ``size`` moved keys of lowest mmh3 rank: stable across runs."""
+    if size <= 0:
+        return []
+    from pyspark.sql import functions as F
+    from pyspark.sql.window import Window
+
+    from migcheck.analysis.spark import sample_rank_column
+
+    ranked = moved.withColumn("rank", sample_rank_column("key"))
+    w = Window.partitionBy("topic", "m").orderBy("rank", "key")
+    rows = (
+        ranked.withColumn("i", F.row_number().over(w))
+        .where(F.col("i") <= size)
+        .select("topic", "m", "key", "partition", "new", "i")
+        .collect()
+    )
+    return [
+        (r["topic"], SampledKey(r["m"], bytes(r["key"]), r["partition"], r["new"], r["i"]))
+        for r in rows
+    ]
+
+
+def _moved_keys_frame(moved: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return moved.select(
+        "topic",
+        F.lower(F.hex("key")).alias("key_hex"),
+        "partition",
+        F.col("m").alias("candidate_partitions"),
+        F.col("new").alias("new_partition"),
+    )

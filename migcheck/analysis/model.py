@@ -1,0 +1,137 @@
+"""The report's one typed definition: what ``--format json`` writes, field by field.
+
+Each TypedDict below is one object of the JSON report, its fields in the
+documented order.  Everything else follows from here: the analysis builds these
+dicts, :mod:`migcheck.report.schema` derives the JSON key order and the check
+of a saved report from them, and ``docs/report-schema.md`` is tested against
+them field by field.  It lives in ``analysis/`` because the analysis produces
+it and the renderers (``report/``, one layer up) only read it.
+
+Fixed vocabularies are :class:`~enum.StrEnum` members: they compare equal to,
+and serialize as, their plain string values, so the JSON is unchanged.
+"""
+
+from enum import StrEnum
+from typing import NotRequired, TypedDict
+
+
+class Level(StrEnum):
+    """A topic verdict's level: what a gate or a script branches on."""
+
+    MOVES = "moves"  # some state key changes partition
+    SAFE = "safe"  # none does
+    EMPTY = "empty"  # no keyed record
+    UNPREDICTABLE = "unpredictable"  # no known partitioner placed every key
+
+
+class State(StrEnum):
+    """What counts as a topic's state."""
+
+    LIVE = "live"  # compacted: the latest record per key, tombstoned keys dropped
+    LOG = "log"  # delete policy: every keyed record
+
+
+class Mode(StrEnum):
+    FULL = "full"
+    SAMPLE = "sample"
+
+
+class SourceKind(StrEnum):
+    KAFKA = "kafka"
+    FILE = "file"
+
+
+#: ``[lo, hi]``; bounds may be floats where the figure is an int.
+Interval = list[float]
+
+
+class Source(TypedDict):
+    kind: SourceKind
+    bootstrap_servers: NotRequired[str]
+    path: NotRequired[str]
+
+
+class PartitionEntry(TypedDict):
+    partition: int
+    log_start_offset: int
+    log_end_offset: int
+    records_scanned: int
+
+
+class LoadEntry(TypedDict):
+    partition: int
+    keys: int
+    bytes: int
+
+
+class MovedKey(TypedDict):
+    key: str
+    key_hex: str
+    partition: int
+    new_partition: int
+
+
+class Verdict(TypedDict):
+    level: Level
+    text: str
+
+
+class CandidateEntry(TypedDict):
+    partitions: int
+    moved_keys: int
+    moved_keys_interval: Interval | None
+    moved_fraction: float
+    moved_fraction_interval: Interval | None
+    expected_moved_fraction: float
+    moved_records: int
+    moved_records_interval: Interval | None
+    moved_bytes: int
+    moved_bytes_interval: Interval | None
+    matrix: list[list[int]]
+    load: list[LoadEntry]
+    skew: float
+    moved_key_sample: list[MovedKey]
+
+
+class TopicEntry(TypedDict):
+    topic: str
+    cleanup_policy: str
+    current_partitions: int
+    partitioner: str | None
+    partitioner_forced: bool
+    predictable: bool
+    conformance: float | None
+    conformance_by_partitioner: dict[str, float | None]
+    records_total: int
+    records_scanned: int
+    null_key_records: int
+    unhashed_records: int
+    non_conforming_records: int
+    non_conforming_keys: int
+    sampled: bool
+    distinct_keys: int
+    distinct_keys_interval: list[int] | None
+    state: State
+    state_records: int
+    state_bytes: int
+    partitions: list[PartitionEntry]
+    candidates: list[CandidateEntry]
+    verdict: Verdict
+
+
+class Gate(TypedDict):
+    fail_if_moved: bool
+    max_moved_fraction: float | None
+    failed: bool
+    reason: str | None
+
+
+class Report(TypedDict):
+    migcheck_version: str
+    generated_at: str
+    source: Source
+    mode: Mode
+    sample_per_partition: int | None
+    candidates: list[int]
+    topics: list[TopicEntry]
+    gate: Gate

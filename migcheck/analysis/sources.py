@@ -1,0 +1,127 @@
+"""Where records come from: a Kafka topic (read by Spark tasks) or an offline key export.
+
+Both sources give a Spark DataFrame of
+:data:`~migcheck.kafka.reader.RECORD_SCHEMA` rows, so the aggregation never
+knows which one it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from migcheck.errors import KeyFormatError, ReadError
+from migcheck.hashing.keys import decode_text
+from migcheck.kafka.config import ClientConfig, first_line
+from migcheck.kafka.reader import RECORD_DDL, RECORD_SCHEMA, WorkUnit, pack_units, read_units
+
+
+def kafka_records(
+    spark: Any, client: ClientConfig, units: list[WorkUnit], records_per_task: int = 500_000
+) -> tuple[Any, Any]:
+    """The records of ``units`` as a Spark DataFrame, read by parallel Spark tasks.
+
+    Units are packed into at least one task per core and about
+    ``records_per_task`` records per task.  Returns the DataFrame and an
+    accumulator of records read, which the driver polls for the progress bar.
+    """
+    counter = spark.sparkContext.accumulator(0)
+    total = sum(u.end - u.start for u in units)
+    tasks = max(spark.sparkContext.defaultParallelism, -(-total // records_per_task))
+    packed = pack_units(units, tasks)
+    # as many slices as bins: each slice (Spark task) holds exactly one bin
+    bins = spark.sparkContext.parallelize(
+        [[(u.topic, u.partition, u.start, u.end) for u in b] for b in packed], len(packed)
+    )
+    units_df = spark.createDataFrame(
+        bins.flatMap(lambda b: b), "topic string, partition int, start long, end long"
+    )
+
+    def read_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        mine = [
+            WorkUnit(r["topic"], r["partition"], r["start"], r["end"])
+            for batch in batches
+            for r in batch.to_pylist()
+        ]
+        for out in read_units(client, mine):
+            counter.add(out.num_rows)
+            yield out
+
+    return units_df.mapInArrow(read_task, RECORD_DDL), counter
+
+
+def read_keys_file(path: str, key_encoding: str, topic: str | None = None) -> pa.Table:
+    """Load a key export (Parquet, CSV or JSON lines) as a table of :data:`RECORD_SCHEMA`.
+
+    Columns: ``key`` (hex or text, see ``key_encoding``; empty cell = null key),
+    ``partition`` (where the record is), and optionally ``value_size``,
+    ``offset`` and ``topic``.  Without a ``topic`` column the file's stem names it.
+    """
+    import pyarrow.csv as pacsv
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    if not p.is_file():
+        raise ReadError(f"--keys-file {path}: no such file")
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            table = pq.read_table(p)
+        elif suffix == ".csv":
+            table = pacsv.read_csv(
+                p,
+                convert_options=pacsv.ConvertOptions(
+                    column_types={"key": pa.string()}, strings_can_be_null=True
+                ),
+            )
+        elif suffix in (".json", ".jsonl", ".ndjson"):
+            table = pajson.read_json(p)
+        else:
+            raise ReadError(f"--keys-file {path}: use .parquet, .csv or .jsonl")
+    except (pa.ArrowInvalid, OSError) as e:
+        raise ReadError(f"--keys-file {path}: {first_line(e)}") from None
+    for required in ("key", "partition"):
+        if required not in table.column_names:
+            raise ReadError(f"--keys-file {path}: no {required!r} column")
+    keys = _decode_keys(table.column("key").to_pylist(), key_encoding, path)
+    n = table.num_rows
+    value_size = (
+        table.column("value_size").to_pylist() if "value_size" in table.column_names else [0] * n
+    )
+    offsets = table.column("offset").to_pylist() if "offset" in table.column_names else range(n)
+    topics = (
+        [str(t) for t in table.column("topic").to_pylist()]
+        if "topic" in table.column_names
+        else [topic or p.stem] * n
+    )
+    return pa.table(
+        {
+            "topic": topics,
+            "partition": pa.array(table.column("partition").to_pylist(), pa.int32()),
+            "offset": pa.array(list(offsets), pa.int64()),
+            "key": pa.array(keys, pa.binary()),
+            "key_size": pa.array([None if k is None else len(k) for k in keys], pa.int32()),
+            "value_size": pa.array(value_size, pa.int32()),
+            "timestamp": pa.array([None] * n, pa.int64()),
+        },
+        schema=RECORD_SCHEMA,
+    )
+
+
+def _decode_keys(values: list[Any], encoding: str, path: str) -> list[bytes | None]:
+    out: list[bytes | None] = []
+    for i, v in enumerate(values):
+        if v is None:
+            out.append(None)
+        elif isinstance(v, bytes):
+            out.append(v)
+        else:
+            try:
+                out.append(decode_text(str(v), encoding))
+            except KeyFormatError as e:
+                raise ReadError(f"--keys-file {path}, row {i + 1}: {e}") from None
+    return out

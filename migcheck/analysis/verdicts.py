@@ -1,0 +1,118 @@
+"""Decisions: which partitioner placed the keys, what a topic's verdict is, and the gate.
+
+Pure functions over plain numbers, so each rule is tested on its own, without
+Kafka or Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from migcheck.analysis.model import CandidateEntry, Gate, Level, State, TopicEntry, Verdict
+
+#: What ``--partitioner auto`` scores, in order of preference.  consistent_random
+#: (librdkafka's default) stands for the CRC-32 family: it leaves empty keys
+#: unhashed, which is right for both librdkafka CRC partitioners.
+AUTO_CANDIDATES = ("murmur2", "consistent_random", "fnv1a")
+
+
+@dataclass(frozen=True)
+class PartitionerScore:
+    """How one partitioner explains a topic's keys."""
+
+    hashed: int  # (key, observed partition) pairs it hashes
+    conforming: int  # of those, the ones it puts where they are
+    unhashed_records: int  # records whose non-null key it does not hash
+
+    @property
+    def conformance(self) -> float | None:
+        return self.conforming / self.hashed if self.hashed else None
+
+
+def choose_partitioner(requested: str, scores: Mapping[str, PartitionerScore] | None) -> str | None:
+    """The partitioner the prediction uses, or None when migcheck must refuse to predict.
+
+    A forced one (``requested`` is not ``auto``) is used as given.  ``auto``
+    takes the first candidate that hashed some key and placed every hashed key
+    where it is: a partitioner that explains only most keys is a guess, and a
+    guess is what an approval gate must not run on.  Without keyed records
+    there is nothing to identify it by.
+    """
+    if requested != "auto":
+        return requested
+    if scores is None:
+        return None
+    for name, score in scores.items():
+        if score.hashed > 0 and score.conforming == score.hashed:
+            return name
+    return None
+
+
+def unpredictable_verdict(conformance_by: Mapping[str, float | None]) -> Verdict:
+    """Why no prediction was made, naming the best partitioner and its conformance."""
+    best = max(((c, name) for name, c in conformance_by.items() if c is not None), default=None)
+    detail = f" (best: {best[1]} at {best[0]:.1%} conformance)" if best else ""
+    return {
+        "level": Level.UNPREDICTABLE,
+        "text": "CANNOT PREDICT: no known partitioner placed every key where it is"
+        + detail
+        + "; a custom partitioner or explicit partitions? Force one with --partitioner.",
+    }
+
+
+def topic_verdict(entry: TopicEntry) -> Verdict:
+    """EMPTY, SAFE or STATE MOVES for a predicted topic, quoting its worst candidate."""
+    cands = entry["candidates"]
+    if entry["distinct_keys"] == 0:
+        return {"level": Level.EMPTY, "text": "NOTHING TO MOVE: no keyed records found."}
+    if all(c["moved_keys"] == 0 for c in cands):
+        return {"level": Level.SAFE, "text": "SAFE: no key changes partition."}
+    worst = max(cands, key=lambda c: c["moved_fraction"])
+    approx = "~" if entry["sampled"] else ""
+    what = "live state" if entry["state"] == State.LIVE else "keyed records"
+    return {
+        "level": Level.MOVES,
+        "text": (
+            f"STATE MOVES: going {entry['current_partitions']} -> {worst['partitions']} "
+            f"partitions moves {approx}{worst['moved_fraction']:.1%} of keys "
+            f"({approx}{worst['moved_keys']:,}) and {approx}{worst['moved_bytes']:,} bytes of "
+            f"{what}; stateful consumers need reset-and-reprocess."
+        ),
+    }
+
+
+@dataclass(frozen=True)
+class GateRules:
+    """The approval gate: ``--fail-if-moved`` and ``--max-moved-fraction``."""
+
+    fail_if_moved: bool = False
+    max_moved_fraction: float | None = None
+
+    def breach(self, topic: str, cand: CandidateEntry) -> str | None:
+        """Why this candidate fails the gate, or None."""
+        if self.fail_if_moved and cand["moved_keys"] > 0:
+            return f"{topic}: {cand['moved_keys']:,} keys move at {cand['partitions']} partitions"
+        limit = self.max_moved_fraction
+        if limit is not None and cand["moved_fraction"] > limit:
+            return (
+                f"{topic}: {cand['moved_fraction']:.1%} of keys move at {cand['partitions']} "
+                f"partitions (limit {limit:.1%})"
+            )
+        return None
+
+
+def gate(entries: Sequence[TopicEntry], rules: GateRules) -> Gate:
+    """The gate's outcome over every topic and candidate, with every breach named."""
+    reasons = [
+        reason
+        for t in entries
+        for c in t["candidates"]
+        if (reason := rules.breach(t["topic"], c)) is not None
+    ]
+    return {
+        "fail_if_moved": rules.fail_if_moved,
+        "max_moved_fraction": rules.max_moved_fraction,
+        "failed": bool(reasons),
+        "reason": "; ".join(reasons) or None,
+    }

@@ -1,0 +1,73 @@
+"""What several commands share: option definitions, value parsing and report output."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from migcheck.errors import UsageError
+from migcheck.hashing.partitioners import MAX_PARTITIONS, check_partition_count
+from migcheck.report import FORMATS
+
+PARTITION_COUNT = click.IntRange(1, MAX_PARTITIONS)
+
+#: Options every report-writing command shares.
+report_format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text for a terminal, json for machines, markdown for a change ticket.",
+)
+output_option = click.option(
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write the report here instead of stdout.",
+)
+
+
+def parse_counts(values: tuple[str, ...], option: str = "--to") -> list[int]:
+    """``--to 8,12 --to 16`` -> [8, 12, 16], each a valid Kafka partition count, once."""
+    counts: list[int] = []
+    for value in values:
+        for part in value.split(","):
+            try:
+                n = int(part.strip())
+            except ValueError:
+                raise UsageError(f"{option} {part.strip()!r} is not a partition count") from None
+            try:
+                check_partition_count(n)
+            except ValueError:
+                raise UsageError(f"{option} {n} is out of range (1 to {MAX_PARTITIONS})") from None
+            if n not in counts:
+                counts.append(n)
+    if not counts:
+        raise UsageError(f"{option} needs at least one partition count")
+    return counts
+
+
+def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
+    """``--conf key=value`` settings as a dict."""
+    conf: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {value!r} is not key=value")
+        conf[key.strip()] = val.strip()
+    return conf
+
+
+def write_text(text: str, output: str | None) -> None:
+    """Write a report to ``output`` (saying where on stderr) or to stdout."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise UsageError(f"--output {output}: {e.strerror}") from None
+    click.echo(f"migcheck: report written to {output}", err=True)

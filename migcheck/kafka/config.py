@@ -1,0 +1,174 @@
+"""``--command-config``: Kafka client properties, translated for kafka-python, secrets hidden.
+
+Kafka's own tools take a Java ``.properties`` file of client settings
+(``security.protocol``, ``sasl.*``, ``ssl.*``); migcheck takes the same file so
+an operator can reuse it.  Secrets live only in :class:`ClientConfig`'s options
+and never in its ``repr`` or in an error message.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from migcheck.errors import ReadError
+
+#: Kafka client properties whose values are secrets: never printed, never logged.
+SECRET_PROPERTIES = frozenset(
+    {
+        "sasl.jaas.config",
+        "ssl.key.password",
+        "ssl.keystore.password",
+        "ssl.truststore.password",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.certificates",
+        "sasl.oauthbearer.token",
+    }
+)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse a Java ``.properties`` file as Kafka's ``--command-config`` files are written.
+
+    Handles ``key=value`` and ``key: value``, ``#``/``!`` comments and backslash
+    line continuations, which JAAS configs often use.
+    """
+    props: dict[str, str] = {}
+    logical = ""
+    for raw in text.splitlines():
+        line = raw.strip() if not logical else raw.lstrip()
+        if not logical and (not line or line[0] in "#!"):
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            logical += line[:-1]
+            continue
+        logical += line
+        match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)", logical)
+        if match:
+            props[match.group(1)] = match.group(2).strip()
+        elif logical:
+            props[logical] = ""
+        logical = ""
+    return props
+
+
+def _jaas_option(jaas: str, name: str) -> str | None:
+    match = re.search(rf'\b{name}\s*=\s*"((?:[^"\\]|\\.)*)"', jaas)
+    return match.group(1) if match else None
+
+
+def _sasl_options(props: dict[str, str]) -> dict[str, Any]:
+    mechanism = props.get("sasl.mechanism", "GSSAPI").upper()
+    opts: dict[str, Any] = {"sasl_mechanism": mechanism}
+    if mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        jaas = props.get("sasl.jaas.config", "")
+        user = _jaas_option(jaas, "username")
+        password = _jaas_option(jaas, "password")
+        if user is None or password is None:
+            raise ReadError(
+                '--command-config: sasl.jaas.config needs username="..." and '
+                'password="..." for ' + mechanism
+            )
+        opts["sasl_plain_username"] = user
+        opts["sasl_plain_password"] = password
+    elif mechanism == "GSSAPI":
+        opts["sasl_kerberos_service_name"] = props.get("sasl.kerberos.service.name", "kafka")
+    else:
+        raise ReadError(f"--command-config: unsupported sasl.mechanism {mechanism!r}")
+    return opts
+
+
+def _ssl_options(props: dict[str, str]) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    for kind, target in (("truststore", "ssl_cafile"), ("keystore", "ssl_certfile")):
+        location = props.get(f"ssl.{kind}.location")
+        if not location:
+            continue
+        if props.get(f"ssl.{kind}.type", "JKS").upper() != "PEM":
+            raise ReadError(
+                f"--command-config: ssl.{kind}.type must be PEM "
+                "(JKS and PKCS12 stores are Java-only)"
+            )
+        opts[target] = location
+        if kind == "keystore":
+            opts["ssl_keyfile"] = props.get("ssl.key.location", location)
+    if "ssl.key.password" in props:
+        opts["ssl_password"] = props["ssl.key.password"]
+    if props.get("ssl.endpoint.identification.algorithm", "https") == "":
+        opts["ssl_check_hostname"] = False
+    return opts
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """How to reach the cluster: bootstrap servers plus kafka-python security options.
+
+    ``repr`` shows the bootstrap servers and option *names* only, so the object
+    can appear in logs and tracebacks without leaking a password.
+    """
+
+    bootstrap_servers: str
+    options: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        return f"ClientConfig({self.bootstrap_servers!r}, options={sorted(self.options)})"
+
+    @classmethod
+    def from_properties(cls, bootstrap_servers: str, props: dict[str, str]) -> ClientConfig:
+        """Translate Kafka client properties (as Kafka's tools take them) to kafka-python."""
+        protocol = props.get("security.protocol", "PLAINTEXT").upper()
+        if protocol not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+            raise ReadError(f"--command-config: unsupported security.protocol {protocol!r}")
+        opts: dict[str, Any] = {"security_protocol": protocol}
+        if protocol.startswith("SASL"):
+            opts.update(_sasl_options(props))
+        if protocol.endswith("SSL"):
+            opts.update(_ssl_options(props))
+        return cls(bootstrap_servers, opts)
+
+    @classmethod
+    def load(cls, bootstrap_servers: str, command_config: str | None) -> ClientConfig:
+        """The client for ``--bootstrap-server`` and the optional ``--command-config`` file."""
+        if command_config is None:
+            return cls(bootstrap_servers, {"security_protocol": "PLAINTEXT"})
+        try:
+            text = Path(command_config).read_text()
+        except OSError as e:
+            raise ReadError(f"--command-config {command_config}: {e.strerror}") from None
+        return cls.from_properties(bootstrap_servers, parse_properties(text))
+
+    def kafka_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for kafka-python's clients."""
+        return {"bootstrap_servers": self.bootstrap_servers.split(","), **self.options}
+
+
+def first_line(error: BaseException) -> str:
+    """An exception as one printable line (Kafka errors can span several)."""
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0]
+
+
+def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
+    """A consumer that cannot write: no group, no commits, committed reads only."""
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaError
+
+    try:
+        return KafkaConsumer(
+            group_id=None,
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+            auto_offset_reset="earliest",
+            request_timeout_ms=30_000,
+            bootstrap_timeout_ms=10_000,
+            max_partition_fetch_bytes=8 * 1024 * 1024,
+            client_id="migcheck",
+            **client.kafka_kwargs(),
+            **extra,
+        )
+    except KafkaError as e:
+        where = client.bootstrap_servers
+        raise ReadError(f"cannot reach Kafka at {where}: {first_line(e)}") from None

@@ -1,0 +1,104 @@
+"""What a topic is before any record is read: partitions, offsets and cleanup policy.
+
+:class:`TopicMeta` is the one model of a topic that the reader plans with and
+the analysis reports on.  For an offline key file it carries only the
+partition count the user gave, with no offsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from migcheck.errors import ReadError
+from migcheck.kafka.config import ClientConfig, first_line, open_consumer
+
+
+@dataclass(frozen=True)
+class PartitionMeta:
+    """One partition's offsets, as a ``read_committed`` consumer sees them."""
+
+    partition: int
+    log_start_offset: int
+    log_end_offset: int  # the last stable offset: read_committed reads up to it
+
+    @property
+    def records(self) -> int:
+        """Offsets in range: an upper bound on records (compaction and markers leave gaps)."""
+        return self.log_end_offset - self.log_start_offset
+
+
+@dataclass(frozen=True)
+class TopicMeta:
+    """A topic's name, ``cleanup.policy``, partition count and (when known) offsets."""
+
+    name: str
+    cleanup_policy: str
+    partition_count: int
+    partitions: tuple[PartitionMeta, ...] = ()  # empty when offsets are unknown (key files)
+
+    @property
+    def compacted(self) -> bool:
+        """Compacted topics (changelogs) hold live state: the latest record per key."""
+        return "compact" in self.cleanup_policy
+
+    @property
+    def offsets(self) -> dict[int, tuple[int, int]]:
+        """partition -> (log start, log end); empty when unknown."""
+        return {p.partition: (p.log_start_offset, p.log_end_offset) for p in self.partitions}
+
+    def sampled(self, sample_per_partition: int | None) -> bool:
+        """Whether a sample of ``sample_per_partition`` records leaves any partition unread."""
+        k = sample_per_partition
+        return k is not None and any(p.records > k for p in self.partitions)
+
+
+def describe_topics(client: ClientConfig, topics: Iterable[str]) -> list[TopicMeta]:
+    """Partitions, log start/end offsets and ``cleanup.policy`` of each topic (read-only)."""
+    from kafka import TopicPartition
+    from kafka.errors import KafkaError
+
+    topics = list(dict.fromkeys(topics))
+    consumer = open_consumer(client)
+    try:
+        existing = consumer.topics()
+        missing = [t for t in topics if t not in existing]
+        if missing:
+            raise ReadError(f"topic {missing[0]!r} does not exist at {client.bootstrap_servers}")
+        policies = _cleanup_policies(client, topics)
+        metas = []
+        for topic in topics:
+            parts = sorted(consumer.partitions_for_topic(topic) or ())
+            tps = [TopicPartition(topic, p) for p in parts]
+            start = consumer.beginning_offsets(tps)
+            end = consumer.end_offsets(tps)
+            partitions = tuple(PartitionMeta(tp.partition, start[tp], end[tp]) for tp in tps)
+            metas.append(TopicMeta(topic, policies[topic], len(partitions), partitions))
+        return metas
+    except KafkaError as e:
+        where = client.bootstrap_servers
+        raise ReadError(f"reading metadata from {where}: {first_line(e)}") from None
+    finally:
+        consumer.close(autocommit=False)
+
+
+def _cleanup_policies(client: ClientConfig, topics: list[str]) -> dict[str, str]:
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = KafkaAdminClient(
+        client_id="migcheck", request_timeout_ms=30_000, **client.kafka_kwargs()
+    )
+    try:
+        result = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics], config_filter="all"
+        )
+    finally:
+        admin.close()
+    # kafka-python 3: {"topic": {name: {config: {"value": ...}}}}
+    described = result.get("topic", {}) if isinstance(result, dict) else {}
+    policies = {}
+    for topic in topics:
+        entry = described.get(topic, {}).get("cleanup.policy") or {}
+        policies[topic] = entry.get("value") or "delete"
+    return policies

@@ -1,0 +1,84 @@
+"""The report schema as the renderers and docs see it, derived from its one definition.
+
+:mod:`migcheck.analysis.model` defines every object of the JSON report as a
+TypedDict.  From those, this module derives the key order of the JSON output
+(:func:`ordered`), the check that a saved report is complete before it is
+rendered again (:func:`check_report`), and the map from each documented
+section of ``docs/report-schema.md`` to its TypedDict, which the tests hold
+the document to.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from typing import Any
+
+from migcheck.analysis import model
+from migcheck.errors import ReportFormatError
+
+#: docs/report-schema.md's section headings, each with the object its table documents.
+DOC_SECTIONS: dict[str, type] = {
+    "Top level": model.Report,
+    "Source": model.Source,
+    "Topic": model.TopicEntry,
+    "Partition": model.PartitionEntry,
+    "Verdict": model.Verdict,
+    "Candidate": model.CandidateEntry,
+    "Load": model.LoadEntry,
+    "Moved key": model.MovedKey,
+    "Gate": model.Gate,
+}
+
+
+@functools.cache
+def fields(cls: type) -> dict[str, Any]:
+    """A TypedDict's fields and their types, in declaration (= documented) order."""
+    return typing.get_type_hints(cls)
+
+
+def _nested(tp: Any) -> type | None:
+    """The TypedDict a field holds: itself, or its items' for a list, or inside ``| None``."""
+    if typing.is_typeddict(tp):
+        return tp
+    origin = typing.get_origin(tp)
+    if origin in (list, typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            found = _nested(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def ordered(value: Any, cls: type = model.Report) -> Any:
+    """``value`` with every object's keys in documented order; unknown keys follow in
+    their own order, so a newer report's extra fields survive."""
+    if isinstance(value, list | tuple):
+        return [ordered(v, cls) for v in value]
+    if not isinstance(value, dict):
+        return value
+    known = fields(cls)
+    keys = [k for k in known if k in value] + [k for k in value if k not in known]
+    out = {}
+    for k in keys:
+        child = _nested(known[k]) if k in known else None
+        out[k] = ordered(value[k], child) if child is not None else value[k]
+    return out
+
+
+def check_report(value: Any, cls: type = model.Report, path: str = "") -> None:
+    """Refuse a report that lacks a field the renderers need, naming the first one missing."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            check_report(item, cls, f"{path}[{i}]")
+        return
+    if not isinstance(value, dict):
+        raise ReportFormatError(f"{path or 'the report'} is not an object")
+    for name in sorted(cls.__required_keys__, key=list(fields(cls)).index):  # type: ignore[attr-defined]
+        where = f"{path}.{name}" if path else name
+        if name not in value:
+            raise ReportFormatError(f"no {where!r}")
+        child = _nested(fields(cls)[name])
+        if child is not None and value[name] is not None:
+            check_report(value[name], child, where)

@@ -1,0 +1,57 @@
+"""Independent references that tests take expected values from, written once.
+
+None of them comes from migcheck: Kafka's Java rule through kafka-python's
+murmur2, zlib's CRC-32, FNV-1a written here from its published definition with
+Sarama's signed-modulo rule, and the real ``migcheck`` process as a user runs it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zlib
+
+from kafka.partitioner.default import murmur2 as kafka_python_murmur2
+
+
+def java_partition(key: bytes, n: int) -> int:
+    """The Java client's rule, ``toPositive(murmur2(key)) % n``, via kafka-python's murmur2
+    (which returns the hash unsigned)."""
+    return (kafka_python_murmur2(key) & 0x7FFFFFFF) % n
+
+
+def crc_partition(key: bytes, n: int) -> int:
+    """librdkafka consistent: rd_crc32(key) % partition_cnt, unsigned."""
+    return zlib.crc32(key) % n
+
+
+def fnv1a_32(data: bytes) -> int:
+    """FNV-1a, 32 bits, from the published definition (offset basis 2166136261, prime 16777619)."""
+    h = 2166136261
+    for byte in data:
+        h ^= byte
+        h = (h * 16777619) % 2**32
+    return h
+
+
+def sarama_hash_partition(key: bytes, n: int) -> int:
+    """Sarama's NewHashPartitioner: int32(hash) % n with Go's truncating %, then negate if < 0."""
+    h = fnv1a_32(key)
+    signed = h - 2**32 if h >= 2**31 else h
+    remainder = abs(signed) % n
+    partition = -remainder if signed < 0 else remainder  # Go's % keeps the dividend's sign
+    return -partition if partition < 0 else partition
+
+
+def run_cli(
+    *args: str, stdin: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``migcheck ARGS`` as a separate process, the way a user or a CI job runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "migcheck", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
