@@ -19,6 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 KAFKA_LOCAL = REPO / "scripts" / "kafka-local"
 FIXTURE_SRC = REPO / "fixtures" / "java" / "KafkaFixture.java"
+STREAMS_SRC = REPO / "fixtures" / "java" / "streams" / "StreamsFixture.java"
 
 #: A record for :meth:`Kafka.produce`: (key, value, partition).  ``value`` is bytes,
 #: None (tombstone) or an int (that many filler bytes); ``partition`` None lets the
@@ -49,16 +50,16 @@ def kafka_classpath() -> str:
     return out.strip().splitlines()[-1]
 
 
-def compile_fixture(state_dir: Path) -> str:
-    """Compile KafkaFixture once per source version; return the classpath to run it."""
+def compile_fixture(state_dir: Path, source: Path = FIXTURE_SRC) -> str:
+    """Compile a Java fixture once per source version; return the classpath to run it."""
     cp = kafka_classpath()
-    digest = hashlib.sha256(FIXTURE_SRC.read_bytes()).hexdigest()[:12]
-    classes = state_dir / f"fixture-classes-{digest}"
-    if not (classes / "KafkaFixture.class").exists():
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    classes = state_dir / f"{source.stem}-classes-{digest}"
+    if not (classes / f"{source.stem}.class").exists():
         classes.mkdir(parents=True, exist_ok=True)
-        rc, _, err = run(["javac", "-nowarn", "-d", str(classes), "-cp", cp, str(FIXTURE_SRC)])
+        rc, _, err = run(["javac", "-nowarn", "-d", str(classes), "-cp", cp, str(source)])
         if rc != 0:
-            raise RuntimeError(f"javac KafkaFixture failed: {err}")
+            raise RuntimeError(f"javac {source.name} failed: {err}")
     return f"{classes}{os.pathsep}{cp}"
 
 
