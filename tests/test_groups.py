@@ -18,8 +18,9 @@ from migcheck.kafka.groups import describe_group, topics_with_prefix
 pytestmark = pytest.mark.kafka
 
 
-def _consume(kafka: Kafka, topic: str, group: str, client_id: str, count: int) -> None:
-    rc, _, err = kafka.tool(
+def _console_consumer(kafka: Kafka, topic: str, group: str, client_id: str) -> list[str]:
+    """Kafka's console consumer in ``group``, as a member named ``client_id``."""
+    return [
         "kafka-console-consumer",
         "--bootstrap-server",
         kafka.bootstrap,
@@ -27,12 +28,14 @@ def _consume(kafka: Kafka, topic: str, group: str, client_id: str, count: int) -
         topic,
         "--group",
         group,
-        "--from-beginning",
-        "--max-messages",
-        str(count),
         "--consumer-property",
         f"client.id={client_id}",
-    )
+    ]
+
+
+def _consume(kafka: Kafka, topic: str, group: str, client_id: str, count: int) -> None:
+    args = _console_consumer(kafka, topic, group, client_id)
+    rc, _, err = kafka.tool(*args, "--from-beginning", "--max-messages", str(count))
     assert rc == 0, err
 
 
@@ -74,15 +77,7 @@ def test_live_member_and_missing_group(kafka: Kafka) -> None:
         [
             str(KAFKA_LOCAL),
             "tool",
-            "kafka-console-consumer",
-            "--bootstrap-server",
-            kafka.bootstrap,
-            "--topic",
-            topic,
-            "--group",
-            app,
-            "--consumer-property",
-            f"client.id={app}-x-StreamThread-2-consumer",
+            *_console_consumer(kafka, topic, app, f"{app}-x-StreamThread-2-consumer"),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

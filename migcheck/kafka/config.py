@@ -172,3 +172,17 @@ def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
     except KafkaError as e:
         where = client.bootstrap_servers
         raise ReadError(f"cannot reach Kafka at {where}: {first_line(e)}") from None
+
+
+def open_admin(client: ClientConfig):  # -> kafka.KafkaAdminClient
+    """An admin client for describe and list requests only; migcheck never alters a cluster."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    try:
+        return KafkaAdminClient(
+            client_id="migcheck", request_timeout_ms=30_000, **client.kafka_kwargs()
+        )
+    except KafkaError as e:
+        where = client.bootstrap_servers
+        raise ReadError(f"cannot reach Kafka at {where}: {first_line(e)}") from None

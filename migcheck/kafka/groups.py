@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from migcheck.errors import ReadError
-from migcheck.kafka.config import ClientConfig, first_line
+from migcheck.kafka.config import ClientConfig, first_line, open_admin
 
 
 @dataclass(frozen=True)
@@ -41,25 +41,11 @@ class GroupInfo:
         return tuple(sorted({t for t, _ in self.committed}))
 
 
-def _admin(client: ClientConfig):  # -> kafka.KafkaAdminClient
-    from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
-
-    try:
-        return KafkaAdminClient(
-            client_id="migcheck", request_timeout_ms=30_000, **client.kafka_kwargs()
-        )
-    except KafkaError as e:
-        raise ReadError(
-            f"cannot reach Kafka at {client.bootstrap_servers}: {first_line(e)}"
-        ) from None
-
-
 def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
     """The group ``group_id`` with its committed offsets, or None when no such group exists."""
     from kafka.errors import KafkaError
 
-    admin = _admin(client)
+    admin = open_admin(client)
     try:
         listed = {g["group_id"]: g for g in admin.list_groups()}
         if group_id not in listed:
@@ -93,7 +79,7 @@ def topics_with_prefix(client: ClientConfig, prefix: str) -> list[str]:
     """Every topic whose name starts with ``prefix`` (an application's internal topics)."""
     from kafka.errors import KafkaError
 
-    admin = _admin(client)
+    admin = open_admin(client)
     try:
         return sorted(t for t in admin.list_topics() if t.startswith(prefix))
     except KafkaError as e:

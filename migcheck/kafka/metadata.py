@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from migcheck.errors import ReadError
-from migcheck.kafka.config import ClientConfig, first_line, open_consumer
+from migcheck.kafka.config import ClientConfig, first_line, open_admin, open_consumer
 
 
 @dataclass(frozen=True)
@@ -83,12 +83,9 @@ def describe_topics(client: ClientConfig, topics: Iterable[str]) -> list[TopicMe
 
 
 def _cleanup_policies(client: ClientConfig, topics: list[str]) -> dict[str, str]:
-    from kafka import KafkaAdminClient
     from kafka.admin import ConfigResource, ConfigResourceType
 
-    admin = KafkaAdminClient(
-        client_id="migcheck", request_timeout_ms=30_000, **client.kafka_kwargs()
-    )
+    admin = open_admin(client)
     try:
         result = admin.describe_configs(
             [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics], config_filter="all"

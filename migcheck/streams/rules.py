@@ -23,6 +23,7 @@ already widened to the new count.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -70,11 +71,14 @@ class App:
     def changelog(self, store: str) -> str:
         return self.internal(f"{store}-changelog")
 
+    @functools.cached_property
+    def _sinks(self) -> frozenset[str]:
+        return frozenset(t for sub in self.topology.subtopologies for t in sub.sink_topics)
+
     def is_repartition(self, topic: str) -> bool:
-        """A topic the topology both writes and reads, or that exists as an internal topic."""
-        sinks = {t for sub in self.topology.subtopologies for t in sub.sink_topics}
+        """A ``-repartition`` topic the topology writes, or that exists as an internal topic."""
         return topic.endswith("-repartition") and (
-            topic in sinks or self.internal(topic) in self.counts
+            topic in self._sinks or self.internal(topic) in self.counts
         )
 
 
@@ -202,22 +206,27 @@ def verdict(app: App, proposed: Mapping[str, int]) -> Verdict:
     reasons: list[Reason] = []
     levels: dict[int, AppLevel] = {}
     for sub in app.topology.subtopologies:
-        found = [] if sub.is_global else _subtopology_reasons(app, sub, after, old, new)
+        found = [] if sub.is_global else _subtopology_reasons(app, sub, before, after, old, new)
         reasons += found
         levels[sub.id] = worst([r.level for r in found])
     return Verdict(worst(list(levels.values())), tuple(reasons), levels)
 
 
 def _subtopology_reasons(
-    app: App, sub: SubTopology, after: Mapping[str, int], old: Sizes, new: Sizes
+    app: App,
+    sub: SubTopology,
+    before: Mapping[str, int],
+    after: Mapping[str, int],
+    old: Sizes,
+    new: Sizes,
 ) -> list[Reason]:
     reasons = _copartition_crash(app, sub, after)
-    crashed = {r.topics[0] for r in reasons}
     for t in sub.sink_topics:
         full = app.internal(t)
         if app.is_repartition(t) and full in app.counts and new.internal[full] != app.counts[full]:
             reasons.append(_crash(sub, full, new.internal[full], app.counts[full]))
-    if new.tasks[sub.id] == old.tasks[sub.id] and not _keys_move(app, sub, after):
+    keys_move = any(after.get(t) != before.get(t) for t in sub.source_topics)
+    if new.tasks[sub.id] == old.tasks[sub.id] and not keys_move:
         return reasons
     silent: list[str] = []
     for store in sub.stores:
@@ -226,17 +235,11 @@ def _subtopology_reasons(
             silent.append(store)
         elif app.counts[changelog] != new.internal[changelog]:
             reasons.append(_crash(sub, changelog, new.internal[changelog], app.counts[changelog]))
-        elif changelog not in crashed:
+        else:  # the changelog already has the new count: nothing will check
             silent.append(store)
     if silent and not any(r.level == AppLevel.CRASH for r in reasons):
         reasons.append(_corrupt(app, sub, silent))
     return reasons
-
-
-def _keys_move(app: App, sub: SubTopology, after: Mapping[str, int]) -> bool:
-    """Whether a source topic of the sub-topology changes its count (keys change partition)."""
-    today = external_counts(app)
-    return any(after.get(t, today.get(t)) != today.get(t) for t in sub.source_topics)
 
 
 def _crash(sub: SubTopology, topic: str, expected: int, actual: int) -> Reason:
