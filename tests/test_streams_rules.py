@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migcheck.streams.rules import App, AppLevel, health, verdict
+from migcheck.streams.rules import App, AppLevel, Protocol, health, verdict
 from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parent.parent / "fixtures" / "java" / "streams" / "describe"
@@ -20,9 +20,14 @@ HINT = (
 )
 
 
-def _app(name: str, counts: dict[str, int], fixed: dict[str, int] | None = None) -> App:
+def _app(
+    name: str,
+    counts: dict[str, int],
+    fixed: dict[str, int] | None = None,
+    protocol: Protocol = Protocol.CLASSIC,
+) -> App:
     topology = parse_topology((DESCRIBE / f"{name}.txt").read_text(encoding="utf-8"))
-    return App("shop", topology, counts, fixed or {})
+    return App("shop", topology, counts, fixed or {}, protocol)
 
 
 def test_count_with_changelog_crashes_naming_the_changelog() -> None:
@@ -77,13 +82,51 @@ def test_fixed_repartition_shields_the_stateful_subtopology() -> None:
     assert verdict(_app("rekey-count-fixed", counts), {"orders": 6}).level == AppLevel.CRASH
 
 
-def test_join_needs_copartitioned_sources() -> None:
+def test_join_classic_names_the_changelog_first() -> None:
+    # FINDINGS.md: classic checks co-partitioning only inside its repartition-topic setup,
+    # so a join without repartition topics dies on its changelog first
     counts = {"orders": 3, "customers": 3, "shop-table-store-changelog": 3}
     v = verdict(_app("join", counts), {"orders": 6})
     assert v.level == AppLevel.CRASH
-    assert v.reasons[0].text == "Topics not co-partitioned: [{customers=3, orders=6}]"
+    assert v.reasons[0].text == (
+        "Existing internal topic shop-table-store-changelog has invalid partitions: "
+        f"expected: 6; actual: 3. {HINT}"
+    )
     both = verdict(_app("join", counts), {"orders": 6, "customers": 6})
     assert [r.topics for r in both.reasons] == [("shop-table-store-changelog",)]
+
+
+def test_join_streams_protocol_names_the_copartitioning_first() -> None:
+    counts = {"orders": 3, "customers": 3, "shop-table-store-changelog": 3}
+    app = _app("join", counts, protocol=Protocol.STREAMS)
+    v = verdict(app, {"orders": 6})
+    assert v.reasons[0].text == (
+        "Invalid topology: Following topics do not have the same number of partitions: "
+        "[{customers=3, orders=6}]"
+    )
+    both = verdict(app, {"orders": 6, "customers": 6})
+    assert both.reasons[0].text == (
+        "Invalid topology: Existing topic shop-table-store-changelog has different number "
+        "of partitions: expected 6, found 3"
+    )
+
+
+def test_join_without_internal_topics_stalls_under_classic() -> None:
+    # join-nochangelog under classic: no check fails; tasks wait, then a TimeoutException
+    v = verdict(_app("join-nochangelog", {"orders": 3, "customers": 3}), {"orders": 6})
+    assert v.level == AppLevel.CRASH
+    assert "task.timeout.ms" in v.reasons[0].text and v.reasons[0].topics == (
+        "customers",
+        "orders",
+    )
+
+
+def test_widening_a_changelog_by_hand_alone_crashes() -> None:
+    # proposing an internal topic: the input keeps 3, so Streams expects 3
+    app = _app("count", {"orders": 3, "shop-counts-changelog": 3})
+    v = verdict(app, {"shop-counts-changelog": 6})
+    assert v.level == AppLevel.CRASH
+    assert "expected: 3; actual: 6" in v.reasons[0].text
 
 
 def test_source_topic_as_changelog_corrupts_when_both_sides_widen() -> None:

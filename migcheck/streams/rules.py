@@ -24,8 +24,9 @@ already widened to the new count.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from migcheck.streams.topology import SubTopology, Topology
@@ -34,6 +35,23 @@ RESET_HINT = (
     "Use 'org.apache.kafka.tools.StreamsResetter' tool "
     "to clean up invalid topics before processing."
 )
+
+
+#: Internal topics that carry records between sub-topologies: ``-repartition`` topics and
+#: the foreign-key join's subscription topics (``...-SUBSCRIPTION-REGISTRATION-0000000006-topic``).
+_REPARTITION = re.compile(r"(-repartition|-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic)$")
+
+
+def is_repartition_name(topic: str) -> bool:
+    """Whether a topic's name is that of a repartition (or foreign-key join) topic."""
+    return bool(_REPARTITION.search(topic))
+
+
+class Protocol(StrEnum):
+    """The rebalance protocol: it decides which check fails first and how the error reads."""
+
+    CLASSIC = "classic"  # the leader's StreamsPartitionAssignor validates internal topics
+    STREAMS = "streams"  # KIP-1071: the broker's group coordinator validates the topology
 
 
 class AppLevel(StrEnum):
@@ -64,6 +82,11 @@ class App:
     topology: Topology
     counts: Mapping[str, int]
     fixed: Mapping[str, int] = field(default_factory=dict)
+    protocol: Protocol = Protocol.CLASSIC
+    #: False when the topology may lack stores (inferred from topic names, or the broker's
+    #: description, which lists only logged stores): a sub-topology without a visible store
+    #: may still hold state nothing checks, so a change to it cannot be called SAFE.
+    stores_known: bool = True
 
     def internal(self, name: str) -> str:
         return f"{self.app_id}-{name}"
@@ -76,9 +99,18 @@ class App:
         return frozenset(t for sub in self.topology.subtopologies for t in sub.sink_topics)
 
     def is_repartition(self, topic: str) -> bool:
-        """A ``-repartition`` topic the topology writes, or that exists as an internal topic."""
-        return topic.endswith("-repartition") and (
+        """A repartition topic the topology writes, or that exists as an internal topic."""
+        return is_repartition_name(topic) and (
             topic in self._sinks or self.internal(topic) in self.counts
+        )
+
+    @functools.cached_property
+    def has_repartition_topics(self) -> bool:
+        """Classic Streams checks co-partitioning only inside its repartition-topic setup."""
+        return any(
+            self.is_repartition(t)
+            for sub in self.topology.subtopologies
+            for t in sub.source_topics + sub.sink_topics
         )
 
 
@@ -161,6 +193,7 @@ class Reason:
     text: str
     topics: tuple[str, ...] = ()
     stores: tuple[str, ...] = ()
+    check: str = ""  # "repartition", "copartition", "changelog", "stall" or "" (none trips)
 
 
 @dataclass(frozen=True)
@@ -181,69 +214,175 @@ def external_counts(app: App) -> dict[str, int]:
 
 
 def health(app: App) -> tuple[Reason, ...]:
-    """Internal topics that already disagree with their sources: someone altered a topic."""
+    """Internal topics that already disagree with their sources: someone altered a topic.
+
+    Each one is the error the app will hit at its next rebalance, if it is not
+    already down with it.
+    """
     today = sizes(app, external_counts(app))
     return tuple(
-        Reason(AppLevel.CRASH, -1, invalid_partitions(topic, expected, app.counts[topic]), (topic,))
+        Reason(
+            AppLevel.CRASH,
+            -1,
+            invalid_partitions(app.protocol, topic, expected, app.counts[topic]),
+            (topic,),
+            check="repartition" if _REPARTITION.search(topic) else "changelog",
+        )
         for topic, expected in today.internal.items()
         if topic in app.counts and app.counts[topic] != expected
     )
 
 
-def invalid_partitions(topic: str, expected: int, actual: int) -> str:
-    """The error Kafka Streams raises for an internal topic of the wrong size."""
+def invalid_partitions(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
+    """The error Kafka Streams raises for an internal topic of the wrong size.
+
+    Classic: InternalTopicManager's StreamsException in the group leader.  Streams
+    protocol: the broker reports INCORRECTLY_PARTITIONED_TOPICS and the client
+    throws a TopologyException (both texts as Kafka 4.3 prints them).
+    """
+    if protocol == Protocol.STREAMS:
+        return (
+            f"Invalid topology: Existing topic {topic} has different number of partitions: "
+            f"expected {expected}, found {actual}"
+        )
     return (
         f"Existing internal topic {topic} has invalid partitions: "
         f"expected: {expected}; actual: {actual}. {RESET_HINT}"
     )
 
 
+def not_copartitioned(protocol: Protocol, counts: Mapping[str, int]) -> str:
+    """The error for joined topics of unequal counts (CopartitionedTopicsEnforcer)."""
+    listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
+    if protocol == Protocol.STREAMS:
+        return (
+            "Invalid topology: Following topics do not have the same number of partitions: "
+            f"[{{{listed}}}]"
+        )
+    return f"Topics not co-partitioned: [{{{listed}}}]"
+
+
+def stalled_join(counts: Mapping[str, int]) -> str:
+    """Classic Streams without repartition topics never checks co-partitioning (FINDINGS.md)."""
+    listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
+    return (
+        f"joined topics are not co-partitioned ({listed}), and the classic protocol does not "
+        "check it when the app has no repartition topic: the tasks of the extra partitions "
+        "wait for partitions that do not exist, the app stays in REBALANCING, and after "
+        'task.timeout.ms (default 300000 ms) it dies with "TimeoutException: Task ... did not '
+        'make progress"'
+    )
+
+
 def verdict(app: App, proposed: Mapping[str, int]) -> Verdict:
-    """The verdict when the topics in ``proposed`` get those partition counts."""
+    """The verdict when the topics in ``proposed`` get those partition counts.
+
+    ``proposed`` may name source topics and internal topics (by full name, e.g.
+    a changelog widened by hand).  Reasons come in the order Kafka Streams
+    checks them, so the first CRASH reason is the error it will print.
+    """
     before = external_counts(app)
     after = {**before, **{t: n for t, n in proposed.items() if t in before}}
-    old, new = sizes(app, before), sizes(app, after)
+    changed = replace(app, counts={**app.counts, **proposed})
+    old, new = sizes(app, before), sizes(changed, after)
     reasons: list[Reason] = []
     levels: dict[int, AppLevel] = {}
     for sub in app.topology.subtopologies:
-        found = [] if sub.is_global else _subtopology_reasons(app, sub, before, after, old, new)
+        found = (
+            [] if sub.is_global else _subtopology_reasons(changed, sub, app.counts, after, old, new)
+        )
         reasons += found
         levels[sub.id] = worst([r.level for r in found])
-    return Verdict(worst(list(levels.values())), tuple(reasons), levels)
+    return Verdict(worst(list(levels.values())), _kafka_order(app.protocol, reasons), levels)
+
+
+#: The order in which each protocol runs its checks.  Classic: RepartitionTopics.setup
+#: (repartition topics, then co-partitioning) before ChangelogTopics.setup.  Streams: the
+#: broker checks co-partitioning of the user's topics before the internal topics.
+_CHECK_ORDER = {
+    Protocol.CLASSIC: ("repartition", "copartition", "changelog", "stall", ""),
+    Protocol.STREAMS: ("copartition", "repartition", "changelog", "stall", ""),
+}
+
+
+def _kafka_order(protocol: Protocol, reasons: list[Reason]) -> tuple[Reason, ...]:
+    """Reasons in the order Kafka Streams checks them: the first CRASH is what it prints."""
+    order = _CHECK_ORDER[protocol]
+    return tuple(sorted(reasons, key=lambda r: order.index(r.check)))
 
 
 def _subtopology_reasons(
     app: App,
     sub: SubTopology,
-    before: Mapping[str, int],
+    counts_before: Mapping[str, int],
     after: Mapping[str, int],
     old: Sizes,
     new: Sizes,
 ) -> list[Reason]:
-    reasons = _copartition_crash(app, sub, after)
-    for t in sub.sink_topics:
-        full = app.internal(t)
-        if app.is_repartition(t) and full in app.counts and new.internal[full] != app.counts[full]:
-            reasons.append(_crash(sub, full, new.internal[full], app.counts[full]))
-    keys_move = any(after.get(t) != before.get(t) for t in sub.source_topics)
-    if new.tasks[sub.id] == old.tasks[sub.id] and not keys_move:
+    """``app`` carries the proposed counts; ``counts_before`` today's."""
+    reasons = _internal_crashes(app, sub, counts_before, old, new)
+    reasons += _copartition_crash(app, sub, after)
+    moved = new.tasks[sub.id] != old.tasks[sub.id] or any(
+        app.counts.get(_full(app, t)) != counts_before.get(_full(app, t)) for t in sub.source_topics
+    )
+    if not moved:
         return reasons
-    silent: list[str] = []
-    for store in sub.stores:
-        changelog = app.changelog(store)
-        if changelog not in app.counts:
-            silent.append(store)
-        elif app.counts[changelog] != new.internal[changelog]:
-            reasons.append(_crash(sub, changelog, new.internal[changelog], app.counts[changelog]))
-        else:  # the changelog already has the new count: nothing will check
-            silent.append(store)
-    if silent and not any(r.level == AppLevel.CRASH for r in reasons):
+    silent = [
+        store
+        for store in sub.stores
+        if app.counts.get(app.changelog(store)) in (None, new.internal[app.changelog(store)])
+    ]
+    if any(r.level == AppLevel.CRASH for r in reasons):
+        return reasons
+    if silent:
         reasons.append(_corrupt(app, sub, silent))
+    elif not app.stores_known and not sub.stores:
+        reasons.append(_unknown_state(sub))
     return reasons
 
 
-def _crash(sub: SubTopology, topic: str, expected: int, actual: int) -> Reason:
-    return Reason(AppLevel.CRASH, sub.id, invalid_partitions(topic, expected, actual), (topic,))
+def _unknown_state(sub: SubTopology) -> Reason:
+    return Reason(
+        AppLevel.CORRUPT,
+        sub.id,
+        "its keys change partition and no store of it is visible: without --topology a "
+        "store with logging disabled, or a source topic used as a changelog, cannot be "
+        "ruled out (pass the app's Topology#describe() with --topology to decide)",
+        tuple(sorted(set(sub.source_topics))),
+    )
+
+
+def _internal_crashes(
+    app: App, sub: SubTopology, counts_before: Mapping[str, int], old: Sizes, new: Sizes
+) -> list[Reason]:
+    """Internal topics the change leaves at a count Streams will not accept.
+
+    Only topics the change touches (their expected or actual count differs from
+    today) are reasons; a mismatch that exists today is :func:`health`'s business.
+    """
+    checks = [(app.internal(t), "repartition") for t in sub.sink_topics if app.is_repartition(t)]
+    checks += [(app.changelog(store), "changelog") for store in sub.stores]
+    reasons = []
+    for topic, check in checks:
+        if topic not in app.counts:
+            continue
+        expected, actual = new.internal[topic], app.counts[topic]
+        touched = expected != old.internal.get(topic) or actual != counts_before.get(topic)
+        if touched and expected != actual:
+            reasons.append(_crash(app, sub, topic, expected, actual, check))
+    return reasons
+
+
+def _full(app: App, topic: str) -> str:
+    """A topic's name on the cluster: internal topics carry the application id."""
+    return app.internal(topic) if app.is_repartition(topic) else topic
+
+
+def _crash(
+    app: App, sub: SubTopology, topic: str, expected: int, actual: int, check: str
+) -> Reason:
+    text = invalid_partitions(app.protocol, topic, expected, actual)
+    return Reason(AppLevel.CRASH, sub.id, text, (topic,), check=check)
 
 
 def _copartition_crash(app: App, sub: SubTopology, after: Mapping[str, int]) -> list[Reason]:
@@ -252,15 +391,11 @@ def _copartition_crash(app: App, sub: SubTopology, after: Mapping[str, int]) -> 
     plain = {t: after[t] for t in sub.source_topics if not app.is_repartition(t) and t in after}
     if len(set(plain.values())) <= 1:
         return []
-    listed = ", ".join(f"{t}={n}" for t, n in sorted(plain.items()))
-    return [
-        Reason(
-            AppLevel.CRASH,
-            sub.id,
-            f"Topics not co-partitioned: [{{{listed}}}]",
-            tuple(sorted(plain)),
-        )
-    ]
+    topics = tuple(sorted(plain))
+    if app.protocol == Protocol.CLASSIC and not app.has_repartition_topics:
+        return [Reason(AppLevel.CRASH, sub.id, stalled_join(plain), topics, check="stall")]
+    text = not_copartitioned(app.protocol, plain)
+    return [Reason(AppLevel.CRASH, sub.id, text, topics, check="copartition")]
 
 
 def _corrupt(app: App, sub: SubTopology, stores: list[str]) -> Reason:
