@@ -9,57 +9,34 @@ import click
 from migcheck.analysis.pipeline import AnalyzeOptions, run_analyze
 from migcheck.cli.common import (
     PARTITION_COUNT,
+    bootstrap_option,
+    command_config_option,
+    conf_option,
+    full_option,
+    master_option,
     output_option,
     parse_conf,
     parse_counts,
+    partitioner_option,
     report_format_option,
+    sample_option,
+    to_option,
+    topic_option,
     write_text,
 )
 from migcheck.cli.progress import RecordsProgress
 from migcheck.hashing.keys import KEY_ENCODINGS
-from migcheck.hashing.partitioners import PARTITIONERS
 from migcheck.report import render
 
 
 @click.command("analyze")
-@click.option(
-    "--bootstrap-server",
-    "bootstrap",
-    metavar="HOST:PORT",
-    help="The Kafka cluster to read (read-only: no group, no commits).",
-)
-@click.option(
-    "--command-config",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Kafka client properties (security.protocol, sasl.*, ssl.*), as for Kafka's tools.",
-)
-@click.option(
-    "--topic", "topics", multiple=True, metavar="TOPIC", help="A topic to analyze (repeatable)."
-)
-@click.option(
-    "--to",
-    "to",
-    multiple=True,
-    required=True,
-    metavar="N[,M...]",
-    help="Proposed partition count(s), compared side by side.",
-)
-@click.option("--full", is_flag=True, help="Read every record instead of a sample.")
-@click.option(
-    "--sample-per-partition",
-    type=click.IntRange(1),
-    default=20_000,
-    show_default=True,
-    help="Records to read per partition, in windows spread over its offsets.",
-)
-@click.option(
-    "--partitioner",
-    type=click.Choice(["auto", *PARTITIONERS]),
-    default="auto",
-    show_default=True,
-    help="The producers' partitioner; auto picks the one that placed every key.",
-)
+@bootstrap_option
+@command_config_option
+@topic_option
+@to_option
+@full_option
+@sample_option
+@partitioner_option
 @report_format_option
 @output_option
 @click.option(
@@ -104,10 +81,8 @@ from migcheck.report import render
     show_default=True,
     help="With --keys-file: how text keys are written.",
 )
-@click.option("--master", default=None, help="Spark master URL (default: embedded local[*]).")
-@click.option(
-    "--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark setting (repeatable)."
-)
+@master_option
+@conf_option
 def analyze_cmd(
     to: tuple[str, ...],
     conf: tuple[str, ...],

@@ -7,7 +7,7 @@ import sys
 import click
 
 from migcheck.errors import UsageError
-from migcheck.hashing.partitioners import MAX_PARTITIONS, check_partition_count
+from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
 from migcheck.report import FORMATS
 
 PARTITION_COUNT = click.IntRange(1, MAX_PARTITIONS)
@@ -26,6 +26,53 @@ output_option = click.option(
     type=click.Path(dir_okay=False, writable=True),
     default=None,
     help="Write the report here instead of stdout.",
+)
+
+#: Options every command that reads Kafka shares, named as Kafka's own tools name them.
+bootstrap_option = click.option(
+    "--bootstrap-server",
+    "bootstrap",
+    metavar="HOST:PORT",
+    help="The Kafka cluster to read (read-only: no group, no commits).",
+)
+command_config_option = click.option(
+    "--command-config",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Kafka client properties (security.protocol, sasl.*, ssl.*), as for Kafka's tools.",
+)
+topic_option = click.option(
+    "--topic", "topics", multiple=True, metavar="TOPIC", help="A topic to analyze (repeatable)."
+)
+to_option = click.option(
+    "--to",
+    "to",
+    multiple=True,
+    required=True,
+    metavar="N[,M...]",
+    help="Proposed partition count(s), compared side by side.",
+)
+full_option = click.option("--full", is_flag=True, help="Read every record instead of a sample.")
+sample_option = click.option(
+    "--sample-per-partition",
+    type=click.IntRange(1),
+    default=20_000,
+    show_default=True,
+    help="Records to read per partition, in windows spread over its offsets.",
+)
+partitioner_option = click.option(
+    "--partitioner",
+    type=click.Choice(["auto", *PARTITIONERS]),
+    default="auto",
+    show_default=True,
+    help="The producers' partitioner; auto picks the one that placed every key.",
+)
+#: Options of the commands that run Spark.
+master_option = click.option(
+    "--master", default=None, help="Spark master URL (default: embedded local[*])."
+)
+conf_option = click.option(
+    "--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark setting (repeatable)."
 )
 
 

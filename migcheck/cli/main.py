@@ -16,6 +16,7 @@ import click
 
 from migcheck import __version__
 from migcheck.cli.analyze import analyze_cmd
+from migcheck.cli.app import app_cmd
 from migcheck.cli.partition import partition_cmd
 from migcheck.cli.render import render_cmd
 from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError
@@ -30,6 +31,7 @@ def cli() -> None:
 cli.add_command(partition_cmd)
 cli.add_command(analyze_cmd)
 cli.add_command(render_cmd)
+cli.add_command(app_cmd)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:

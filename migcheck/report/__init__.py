@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from typing import Any
+
+from migcheck.analysis.appmodel import AppReport
 from migcheck.analysis.model import Report
+from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.jsonfmt import render_json
 from migcheck.report.markdown import render_markdown
+from migcheck.report.schema import report_class
 from migcheck.report.text import render_text
 
 _RENDERERS: dict[str, Callable[[Report], str]] = {
@@ -18,15 +23,22 @@ _RENDERERS: dict[str, Callable[[Report], str]] = {
     "json": render_json,
     "markdown": render_markdown,
 }
+_APP_RENDERERS: dict[str, Callable[[AppReport], str]] = {
+    "text": render_app_text,
+    "json": render_json,  # type: ignore[dict-item]  # any report: keys ordered by its class
+    "markdown": render_app_markdown,
+}
 
 #: The formats :func:`render` knows, as the CLI offers them.
 FORMATS = tuple(_RENDERERS)
 
 
-def render(report: Report, fmt: str) -> str:
-    """The report in ``fmt`` (one of :data:`FORMATS`); one entry point for every command."""
+def render(report: Report | AppReport, fmt: str) -> str:
+    """The report in ``fmt`` (one of :data:`FORMATS`); one entry point for every command,
+    ``analyze``'s and ``app``'s reports alike (told apart by :func:`report_class`)."""
+    renderers: dict[str, Any] = _APP_RENDERERS if report_class(report) is AppReport else _RENDERERS
     try:
-        renderer = _RENDERERS[fmt]
+        renderer = renderers[fmt]
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {FORMATS}") from None
     return renderer(report)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from migcheck.analysis.appmodel import AppReport
 from migcheck.analysis.model import Report
 from migcheck.report.schema import ordered
 
 
-def render_json(report: Report) -> str:
+def render_json(report: Report | AppReport) -> str:
     """The report as indented JSON in the documented key order, ending with a newline.
 
     The analysis builds its dicts in whatever order its steps finish; the JSON a

@@ -15,7 +15,7 @@ import types
 import typing
 from typing import Any
 
-from migcheck.analysis import model
+from migcheck.analysis import appmodel, model
 from migcheck.errors import ReportFormatError
 
 #: docs/report-schema.md's section headings, each with the object its table documents.
@@ -29,7 +29,25 @@ DOC_SECTIONS: dict[str, type] = {
     "Load": model.LoadEntry,
     "Moved key": model.MovedKey,
     "Gate": model.Gate,
+    "App report": appmodel.AppReport,
+    "Group": appmodel.AppGroup,
+    "App topic": appmodel.AppTopic,
+    "Sub-topology": appmodel.AppSubtopology,
+    "Reason": appmodel.AppReason,
+    "App candidate": appmodel.AppCandidate,
+    "Sub-topology verdict": appmodel.SubtopologyVerdict,
+    "Store impact": appmodel.StoreImpact,
+    "State": appmodel.AppState,
 }
+
+
+def report_class(report: Any) -> type:
+    """Which report a saved JSON object is: ``migcheck app``'s names its application."""
+    return (
+        appmodel.AppReport
+        if isinstance(report, dict) and "application_id" in report
+        else (model.Report)
+    )
 
 
 @functools.cache
@@ -51,9 +69,10 @@ def _nested(tp: Any) -> type | None:
     return None
 
 
-def ordered(value: Any, cls: type = model.Report) -> Any:
+def ordered(value: Any, cls: type | None = None) -> Any:
     """``value`` with every object's keys in documented order; unknown keys follow in
     their own order, so a newer report's extra fields survive."""
+    cls = cls or report_class(value)
     if isinstance(value, list | tuple):
         return [ordered(v, cls) for v in value]
     if not isinstance(value, dict):
@@ -67,8 +86,9 @@ def ordered(value: Any, cls: type = model.Report) -> Any:
     return out
 
 
-def check_report(value: Any, cls: type = model.Report, path: str = "") -> None:
+def check_report(value: Any, cls: type | None = None, path: str = "") -> None:
     """Refuse a report that lacks a field the renderers need, naming the first one missing."""
+    cls = cls or report_class(value)
     if isinstance(value, list):
         for i, item in enumerate(value):
             check_report(item, cls, f"{path}[{i}]")

@@ -1,0 +1,102 @@
+"""``migcheck app``: CRASH, CORRUPT or SAFE for a Kafka Streams application, before the alter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from migcheck.cli.common import (
+    bootstrap_option,
+    command_config_option,
+    conf_option,
+    full_option,
+    master_option,
+    output_option,
+    parse_conf,
+    parse_counts,
+    partitioner_option,
+    report_format_option,
+    sample_option,
+    to_option,
+    write_text,
+)
+from migcheck.errors import UsageError
+from migcheck.report import render
+from migcheck.streams.pipeline import AppOptions, run_app
+
+
+@click.command("app")
+@bootstrap_option
+@command_config_option
+@click.option(
+    "--application-id",
+    "app_id",
+    required=True,
+    metavar="ID",
+    help="The app's application.id: its group id and internal-topic prefix.",
+)
+@click.option(
+    "--topology",
+    "topology_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The text Topology#describe() prints; without it the topology is inferred.",
+)
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    required=True,
+    metavar="TOPIC",
+    help="A topic whose partition count would change (repeatable).",
+)
+@to_option
+@click.option(
+    "--fixed-repartition",
+    multiple=True,
+    metavar="NAME",
+    help="A repartition topic (name as in the topology) the app sized with "
+    "Repartitioned.withNumberOfPartitions (repeatable).",
+)
+@click.option("--state", is_flag=True, help="Also measure the state that moves, per store.")
+@full_option
+@sample_option
+@partitioner_option
+@report_format_option
+@output_option
+@click.option(
+    "--moved-keys-out",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="With --state --full: write every moved key of the changed topics to this CSV.",
+)
+@master_option
+@conf_option
+def app_cmd(
+    to: tuple[str, ...],
+    conf: tuple[str, ...],
+    topics: tuple[str, ...],
+    fixed_repartition: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    bootstrap: str | None,
+    **opts: Any,
+) -> int:
+    """Say what a partition change does to a Kafka Streams app: CRASH, CORRUPT or SAFE.
+
+    Exit 0 when every candidate is SAFE, 1 when any would CRASH or CORRUPT the app.
+    """
+    if not bootstrap:
+        raise UsageError("--bootstrap-server is required")
+    options = AppOptions(
+        bootstrap=bootstrap,
+        topics=list(dict.fromkeys(topics)),
+        candidates=parse_counts(to),
+        fixed_repartition=list(fixed_repartition),
+        conf=parse_conf(conf),
+        **opts,
+    )
+    outcome = run_app(options)
+    write_text(render(outcome.report, fmt), output)
+    return outcome.exit_code

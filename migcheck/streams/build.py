@@ -1,0 +1,174 @@
+"""The application model a verdict is judged on, from what is known about the app.
+
+Three sources, best first:
+
+1. ``--topology``: the app's own ``Topology#describe()``.  It lists every
+   sub-topology and store, but not whether a store logs to a changelog, nor
+   whether a repartition topic's size was fixed (``Repartitioned``): those come
+   from the topics that exist on the cluster.
+2. The broker's description of a *streams* group (KIP-1071): sub-topologies,
+   logged stores and fixed repartition sizes, but no store with logging
+   disabled.
+3. Inference from the internal topics' names and counts, when neither is
+   available: a changelog whose count equals a source's belongs to a stateful
+   sub-topology of that source.
+
+Everything here is pure: discovery (:mod:`migcheck.streams.discovery`) brings
+the facts, this module only reasons about them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from migcheck.streams.rules import App, Protocol, is_repartition_name, sizes
+from migcheck.streams.topology import Node, SubTopology, Topology
+
+CHANGELOG_SUFFIX = "-changelog"
+
+
+class Basis(StrEnum):
+    """What the verdict's model of the application came from."""
+
+    TOPOLOGY = "topology"  # --topology: the app's describe()
+    BROKER = "broker"  # the streams group's topology, as the broker describes it
+    INFERRED = "inferred"  # internal topic names and partition counts
+
+
+#: What ``--topology`` would add to a verdict built on each basis.
+WOULD_ADD = {
+    Basis.TOPOLOGY: "",
+    Basis.BROKER: (
+        "the broker lists only stores that log to a changelog; --topology would show stores "
+        "with logging disabled and source topics reused as changelogs"
+    ),
+    Basis.INFERRED: (
+        "the verdict was inferred from internal topic names and counts; --topology would add "
+        "stores with logging disabled, source topics reused as changelogs, which topics are "
+        "joined (co-partitioned), and which sub-topology each store belongs to"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What discovery found: today's counts of the app's topics, by full name."""
+
+    app_id: str
+    sources: Mapping[str, int]  # external topics the group reads
+    internal: Mapping[str, int]  # <app_id>-... changelog and repartition topics
+    protocol: Protocol = Protocol.CLASSIC
+
+    def bare(self, topic: str) -> str:
+        """An internal topic's name in the topology: without ``<application.id>-``."""
+        prefix = f"{self.app_id}-"
+        return topic[len(prefix) :] if topic.startswith(prefix) else topic
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {**self.sources, **self.internal}
+
+
+@dataclass(frozen=True)
+class Model:
+    """The app the rules judge, what it was built from, and what the report should say."""
+
+    app: App
+    basis: Basis
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def from_topology(
+    facts: Facts, topology: Topology, fixed: Sequence[str] = (), extra: Mapping[str, int] = {}
+) -> Model:
+    """The app as ``describe()`` shows it; fixed repartition sizes found or given.
+
+    ``fixed`` names repartition topics (as in the topology) that the user says
+    the app sized with ``Repartitioned.withNumberOfPartitions``; ``extra`` holds
+    counts of other topics the topology reads (e.g. a global table's topic).
+    """
+    counts = {**extra, **facts.counts}
+    bare = App(facts.app_id, topology, counts, protocol=facts.protocol)
+    found, ambiguous = _fixed_by_counts(bare)
+    chosen = {**found, **{t: counts[bare.internal(t)] for t in fixed if bare.internal(t) in counts}}
+    notes = tuple(
+        f"repartition topic {facts.app_id}-{t} has the count its upstream gives it; if the app "
+        f"fixed its size (Repartitioned.withNumberOfPartitions), pass --fixed-repartition {t}"
+        for t in ambiguous
+        if t not in chosen
+    )
+    app = App(facts.app_id, topology, counts, chosen, facts.protocol)
+    return Model(app, Basis.TOPOLOGY, notes)
+
+
+def _fixed_by_counts(app: App) -> tuple[dict[str, int], list[str]]:
+    """Repartition topics whose count differs from what upstream gives them are fixed;
+    those whose count agrees may or may not be (the ambiguous ones)."""
+    expected = sizes(app, {t: n for t, n in app.counts.items() if not app.is_repartition(t)})
+    fixed: dict[str, int] = {}
+    ambiguous: list[str] = []
+    for sub in app.topology.subtopologies:
+        for t in sub.sink_topics:
+            full = app.internal(t)
+            if not app.is_repartition(t) or full not in app.counts:
+                continue
+            if app.counts[full] != expected.internal.get(full):
+                fixed[t] = app.counts[full]
+            else:
+                ambiguous.append(t)
+    return fixed, ambiguous
+
+
+def inferred(facts: Facts, fixed: Sequence[str] = ()) -> Model:
+    """An app built from topic names and counts alone (see the module docstring)."""
+    repartitions = {facts.bare(t): n for t, n in facts.internal.items() if is_repartition_name(t)}
+    stores = {
+        facts.bare(t)[: -len(CHANGELOG_SUFFIX)]: n
+        for t, n in facts.internal.items()
+        if t.endswith(CHANGELOG_SUFFIX)
+    }
+    by_count: dict[int, list[str]] = {}
+    for topic, n in sorted(facts.sources.items()):
+        by_count.setdefault(n, []).append(topic)
+    subs = [
+        _inferred_sub(i, topics, sinks=[r for r, m in repartitions.items() if m == n])
+        for i, (n, topics) in enumerate(sorted(by_count.items()))
+    ]
+    unfixed = {r for s in subs for r in s.sink_topics}
+    orphans = [r for r in repartitions if r not in unfixed]
+    if subs and orphans:  # a count no source has: the app fixed it; someone upstream writes it
+        subs[0].nodes.append(Node("sink", "inferred-sink", topics=tuple(orphans)))
+    subs += [_inferred_sub(len(subs) + i, [r]) for i, r in enumerate(repartitions)]
+    _place_stores(subs, stores, repartitions, facts)
+    topology = Topology(subs)
+    chosen = {r: repartitions[r] for r in [*orphans, *fixed] if r in repartitions}
+    app = App(facts.app_id, topology, facts.counts, chosen, facts.protocol, stores_known=False)
+    return Model(app, Basis.INFERRED)
+
+
+def _inferred_sub(sub_id: int, topics: list[str], sinks: Sequence[str] = ()) -> SubTopology:
+    sub = SubTopology(sub_id, nodes=[Node("source", "inferred-source", topics=tuple(topics))])
+    if sinks:
+        sub.nodes.append(Node("sink", "inferred-sink", topics=tuple(sinks)))
+    return sub
+
+
+def _place_stores(
+    subs: list[SubTopology],
+    stores: Mapping[str, int],
+    repartitions: Mapping[str, int],
+    facts: Facts,
+) -> None:
+    """Each store joins a sub-topology of its changelog's count: behind a repartition topic
+    first (aggregations follow a groupBy), else a source's; an orphan joins the first one,
+    where the health check shows its mismatch."""
+    counts = {t: n for t, n in facts.sources.items()} | dict(repartitions)
+    for store, n in sorted(stores.items()):
+        home = next(
+            (s for s in reversed(subs) if any(counts.get(t) == n for t in s.source_topics)),
+            subs[0] if subs else None,
+        )
+        if home is not None:
+            home.nodes.append(Node("processor", f"inferred-{store}", stores=(store,)))

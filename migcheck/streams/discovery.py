@@ -1,0 +1,65 @@
+"""Finding a Kafka Streams application on the cluster, strictly read-only.
+
+An application's group id is its ``application.id``.  Its source topics are the
+topics its group committed offsets for, less its internal topics; its internal
+topics are named ``<application.id>-<name>-changelog``, ``-repartition``, or a
+foreign-key join's ``-SUBSCRIPTION-...-topic``.  Every count and cleanup policy
+comes from the same read-only metadata calls ``analyze`` makes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from migcheck.errors import UsageError
+from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.groups import GroupInfo, describe_group, topics_with_prefix
+from migcheck.kafka.metadata import TopicMeta, describe_topics
+from migcheck.streams.build import CHANGELOG_SUFFIX, Facts
+from migcheck.streams.rules import Protocol, is_repartition_name
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What the cluster says about an application."""
+
+    facts: Facts
+    group: GroupInfo | None
+    topics: dict[str, TopicMeta]  # every topic involved, by name
+
+
+def is_internal(app_id: str, topic: str) -> bool:
+    """Kafka Streams' internal-topic naming, under this application's prefix."""
+    return topic.startswith(f"{app_id}-") and (
+        topic.endswith(CHANGELOG_SUFFIX) or is_repartition_name(topic)
+    )
+
+
+def discover(client: ClientConfig, app_id: str, also: Sequence[str] = ()) -> Discovery:
+    """The group, source and internal topics of ``app_id``; ``also`` are topics to describe
+    as well (the ones to alter, a topology's other sources) when they exist."""
+    group = describe_group(client, app_id)
+    existing = set(topics_with_prefix(client, ""))
+    internal = sorted(t for t in existing if is_internal(app_id, t))
+    if group is None and not internal:
+        raise UsageError(
+            f"no Kafka Streams application {app_id!r} at {client.bootstrap_servers}: "
+            f"no group of that id and no internal topic named {app_id}-..."
+        )
+    committed = [] if group is None else list(group.committed_topics)
+    sources = [t for t in committed if t not in internal and t in existing]
+    wanted = dict.fromkeys([*sources, *internal, *(t for t in also if t in existing)])
+    metas = {m.name: m for m in describe_topics(client, list(wanted))}
+    protocol = (
+        Protocol.STREAMS
+        if group is not None and group.group_type == "streams"
+        else (Protocol.CLASSIC)
+    )
+    facts = Facts(
+        app_id,
+        {t: metas[t].partition_count for t in sources},
+        {t: metas[t].partition_count for t in internal},
+        protocol,
+    )
+    return Discovery(facts, group, metas)

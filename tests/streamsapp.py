@@ -1,0 +1,132 @@
+"""Drive the real Kafka Streams fixture app (fixtures/java/streams) through an alter.
+
+The scenario is FINDINGS.md's: 400 keys ``k0..k399`` on a 3-partition input,
+key ``ki`` written ``1 + i % 3`` times (799 records), the app run until idle;
+then, after the alter, one more record per key and a second run.  Expected
+outcomes come from the app itself (its crash line, its stores' contents) and
+from kafka-python's murmur2 (tests/oracles.py), never from migcheck.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkatest import REPO, STREAMS_SRC, Kafka, compile_fixture, run
+from oracles import java_partition
+
+KEYS = [f"k{i}" for i in range(400)]
+LOG_CONFIG = REPO / "fixtures" / "java" / "streams" / "log4j2.yaml"
+DESCRIBE = REPO / "fixtures" / "java" / "streams" / "describe"
+
+
+def phase1() -> list[tuple[str, str]]:
+    """799 records: key ``ki`` ``1 + i % 3`` times, value ``v<i % 50>``."""
+    return [(k, f"v{i % 50}") for i, k in enumerate(KEYS) for _ in range(1 + i % 3)]
+
+
+def phase2() -> list[tuple[str, str]]:
+    return [(k, f"v{(i + 7) % 50}") for i, k in enumerate(KEYS)]
+
+
+def moved_keys(old: int, new: int) -> set[str]:
+    """The keys the Java producer's rule sends elsewhere, by kafka-python's murmur2."""
+    return {k for k in KEYS if java_partition(k.encode(), old) != java_partition(k.encode(), new)}
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    crash: str | None  # the app's CRASH: line, without the prefix
+    state: list[tuple[str, str, str]]  # (store, key, value) over every local task's store
+    stderr: str
+
+    def values(self, store: str) -> Counter[str]:
+        """How many tasks' stores hold each key (2: the key's state is split)."""
+        return Counter(k for s, k, _ in self.state if s == store)
+
+
+@dataclass
+class StreamsApp:
+    """One application of the fixture: its topics, id and state directory."""
+
+    kafka: Kafka
+    topology: str
+    protocol: str = "classic"
+    input_partitions: int = 3
+    app_id: str = ""
+    input: str = ""
+    table: str = ""
+    output: str = ""
+    state_dir: Path = field(default_factory=Path)
+
+    def __post_init__(self) -> None:
+        k = self.kafka
+        self.app_id = k.unique(f"app-{self.topology}")
+        self.input = k.create_topic(f"{self.app_id}-orders", self.input_partitions)
+        self.table = k.create_topic(f"{self.app_id}-customers", 3)
+        self.output = k.create_topic(f"{self.app_id}-enriched", 3)
+        self.state_dir = Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+        self.state_dir = self.state_dir / "streams-state" / self.app_id
+        self.cp = compile_fixture(self.state_dir.parent.parent, STREAMS_SRC)
+
+    def produce(self, topic: str, records: list[tuple[str, str]]) -> None:
+        """Records placed by Kafka's Java producer's default partitioner."""
+        self.kafka.produce(topic, [(k.encode(), v.encode(), None) for k, v in records])
+
+    def run(self, max_seconds: int = 60) -> Run:
+        """Run the app until it is idle, crashes or times out; read its stores."""
+        rc, out, err = run(
+            [
+                "java",
+                f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+                "-cp",
+                self.cp,
+                "StreamsFixture",
+                "run",
+                "--topology",
+                self.topology,
+                "--bootstrap-server",
+                self.kafka.bootstrap,
+                "--application-id",
+                self.app_id,
+                "--input",
+                self.input,
+                "--table",
+                self.table,
+                "--output",
+                self.output,
+                "--state-dir",
+                str(self.state_dir),
+                "--protocol",
+                self.protocol,
+                "--idle-ms",
+                "1500",
+                "--max-seconds",
+                str(max_seconds),
+            ],
+            timeout=max_seconds + 60,
+        )
+        crash = next(
+            (ln[len("CRASH: ") :] for ln in out.splitlines() if ln.startswith("CRASH: ")), None
+        )
+        state = [tuple(ln.split("\t")[1:4]) for ln in out.splitlines() if ln.startswith("STATE\t")]
+        return Run(rc, crash, state, err)  # type: ignore[arg-type]
+
+    def alter(self, topic: str, partitions: int) -> None:
+        rc, out, err = self.kafka.tool(
+            "kafka-topics",
+            "--bootstrap-server",
+            self.kafka.bootstrap,
+            "--alter",
+            "--topic",
+            topic,
+            "--partitions",
+            str(partitions),
+        )
+        assert rc == 0, f"kafka-topics --alter failed: {out} {err}"
+
+    def describe_file(self) -> Path:
+        return DESCRIBE / f"{self.topology}.txt"
