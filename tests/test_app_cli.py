@@ -1,0 +1,110 @@
+"""`migcheck app` as a user runs it: bad input, saved reports, Markdown, and read-only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kafkatest import Kafka
+from oracles import run_cli
+from streamsapp import StreamsApp, phase1
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture(scope="module")
+def count_app(kafka: Kafka) -> StreamsApp:
+    """One real count-per-key app that has run once: 3 partitions and its changelog."""
+    app = StreamsApp(kafka, "count")
+    app.produce(app.input, phase1())
+    assert app.run().code == 0
+    return app
+
+
+def _app(app: StreamsApp, *args: str):
+    return run_cli(
+        "app", "--bootstrap-server", app.kafka.bootstrap, "--application-id", app.app_id, *args
+    )
+
+
+def _one_line_error(p, *words: str) -> None:
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("migcheck: error: ") and "Traceback" not in p.stderr
+    for word in words:
+        assert word in p.stderr, p.stderr
+
+
+def test_bad_input_is_one_line_and_exit_2(count_app: StreamsApp, tmp_path: Path) -> None:
+    topic = count_app.input
+    _one_line_error(_app(count_app, "--topic", topic, "--to", "2"), "below the current 3")
+    _one_line_error(_app(count_app, "--topic", "no-such-topic", "--to", "6"), "does not exist")
+    other = count_app.kafka.create_topic("unrelated", 3)
+    _one_line_error(_app(count_app, "--topic", other, "--to", "6"), "is not read by application")
+    bad = tmp_path / "bad.txt"
+    bad.write_text(
+        "Topologies:\n   Sub-topology: 0\n    Spout: x (topics: [a])\n", encoding="utf-8"
+    )
+    _one_line_error(
+        _app(count_app, "--topology", str(bad), "--topic", topic, "--to", "6"), "line 3"
+    )
+    p = run_cli(
+        "app",
+        "--bootstrap-server",
+        count_app.kafka.bootstrap,
+        "--application-id",
+        "nobody",
+        "--topic",
+        topic,
+        "--to",
+        "6",
+    )
+    _one_line_error(p, "no Kafka Streams application 'nobody'")
+
+
+def test_saved_report_renders_again(count_app: StreamsApp, tmp_path: Path) -> None:
+    saved = tmp_path / "app.json"
+    p = _app(
+        count_app,
+        "--topic",
+        count_app.input,
+        "--to",
+        "6,3",
+        "--format",
+        "json",
+        "--output",
+        str(saved),
+    )
+    assert p.returncode == 1, p.stderr
+    report = json.loads(saved.read_text(encoding="utf-8"))
+    assert [c["verdict"] for c in report["candidates"]] == ["CRASH", "SAFE"]  # 3 is no change
+    assert report["verdict"] == "CRASH"  # the largest candidate's
+    md = run_cli("render", str(saved), "--format", "markdown")
+    assert md.returncode == 0, md.stderr
+    changelog = f"{count_app.app_id}-counts-changelog"
+    assert md.stdout.startswith(f"# migcheck app: {count_app.app_id}")  # no Markdown specials
+    assert f"Existing internal topic {changelog} has invalid partitions" in md.stdout
+    text = run_cli("render", str(saved), "--format", "text")
+    assert "Verdict: CRASH" in text.stdout and "6 partitions: CRASH" in text.stdout
+
+
+def test_app_changes_nothing_on_the_cluster(count_app: StreamsApp) -> None:
+    kafka = count_app.kafka
+
+    def snapshot() -> tuple[str, str]:
+        topics = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe")
+        groups = kafka.tool(
+            "kafka-consumer-groups",
+            "--bootstrap-server",
+            kafka.bootstrap,
+            "--describe",
+            "--group",
+            count_app.app_id,
+        )
+        return topics[1], groups[1]
+
+    before = snapshot()
+    p = _app(count_app, "--topic", count_app.input, "--to", "6")
+    assert p.returncode == 1
+    assert snapshot() == before
