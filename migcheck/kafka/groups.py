@@ -1,16 +1,26 @@
 """What the cluster knows about an application: its group, committed offsets and topics.
 
-Strictly read-only: ListGroups, DescribeGroups, OffsetFetch and Metadata
-requests only.  A Kafka Streams application's group id is its
-``application.id``; on the classic protocol it is a consumer group, on the
-streams protocol (KIP-1071, Kafka 4.2+) a *streams* group.  Both commit the
-source offsets the same way, so the committed offsets name the source topics
-under either protocol.
+Strictly read-only: ListGroups, DescribeGroups, StreamsGroupDescribe,
+OffsetFetch and Metadata requests only.  A Kafka Streams application's group
+id is its ``application.id``; on the classic protocol it is a consumer group,
+on the streams protocol (KIP-1071, Kafka 4.2+) a *streams* group.  Both
+commit the source offsets the same way, so the committed offsets name the
+source topics under either protocol.  A streams group also tells its
+topology to the broker, which :func:`describe_streams_group` reads back.
+
+Observed on Kafka 4.3.1: the broker keeps describing a streams group's
+topology after every member has left (state ``Empty``; tests/test_groups.py),
+but does not recompute it then: after an input topic was altered from 2 to 4
+partitions, an Empty group still reported its internal topics with 2 (seen
+by hand).  An Empty group's counts are as of the last time it had members.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line, open_admin
@@ -18,7 +28,7 @@ from migcheck.kafka.config import ClientConfig, first_line, open_admin
 
 @dataclass(frozen=True)
 class Member:
-    """A member of a classic group: its client id carries the Streams thread name."""
+    """A group member (classic or streams): its client id carries the Streams thread name."""
 
     member_id: str
     client_id: str
@@ -41,30 +51,120 @@ class GroupInfo:
         return tuple(sorted({t for t, _ in self.committed}))
 
 
-def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
-    """The group ``group_id`` with its committed offsets, or None when no such group exists."""
+@dataclass(frozen=True)
+class TopicInfo:
+    """An internal topic of a streams group's topology, with the partition count the broker set.
+
+    ``partitions`` is the count in the broker's *configured* topology: the
+    count the app fixes (``Repartitioned.withNumberOfPartitions``) or else the
+    one the broker derives from the sub-topology's source topics, so a fixed
+    and a derived count look alike; compare it with the source topics' counts
+    to tell them apart.  0 means the broker names no count (the app does not
+    fix one and the broker has not resolved one); Kafka 4.3.1 always resolves.
+    """
+
+    name: str
+    partitions: int
+
+
+@dataclass(frozen=True)
+class StreamsSubtopology:
+    """One sub-topology as the broker knows it; its tasks are numbered by input partition.
+
+    ``source_topics`` are the user topics it reads (patterns already resolved
+    to names); repartition topics it reads are in ``repartition_source_topics``
+    only.  ``source_topic_regex`` is always ``()`` from StreamsGroupDescribe
+    v0, whose answer carries resolved names and no patterns.
+    """
+
+    subtopology_id: str
+    source_topics: tuple[str, ...]
+    source_topic_regex: tuple[str, ...]
+    repartition_sink_topics: tuple[str, ...]
+    state_changelog_topics: tuple[TopicInfo, ...]
+    repartition_source_topics: tuple[TopicInfo, ...]
+
+
+@dataclass(frozen=True)
+class StreamsMember:
+    """A member (one stream thread) of a streams group and its current task assignment.
+
+    Tasks map a sub-topology id to the partitions (task numbers) the member
+    owns, e.g. ``{"0": (0, 2)}`` for tasks 0_0 and 0_2.
+    """
+
+    member_id: str
+    client_id: str
+    process_id: str
+    client_host: str
+    active_tasks: Mapping[str, tuple[int, ...]]
+    standby_tasks: Mapping[str, tuple[int, ...]]
+    warmup_tasks: Mapping[str, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class StreamsGroup:
+    """A streams group (KIP-1071) as its coordinator describes it.
+
+    ``topology`` is None while the broker has no configured topology: before
+    the first member joined, or while source topics are missing or not
+    co-partitioned (exactly when a partition change has broken the app).
+    ``topology_epoch`` is -1 when the broker sent no topology at all.
+    """
+
+    group_id: str
+    state: str
+    group_epoch: int
+    topology_epoch: int
+    topology: tuple[StreamsSubtopology, ...] | None
+    members: tuple[StreamsMember, ...]
+
+
+@contextmanager
+def _admin(client: ClientConfig, doing: str) -> Iterator[Any]:
+    """An admin client, closed after use; a Kafka error becomes one ReadError line.
+
+    ``doing`` says what was being read; the bootstrap servers follow it.
+    """
     from kafka.errors import KafkaError
 
     admin = open_admin(client)
     try:
+        yield admin
+    except KafkaError as e:
+        where = client.bootstrap_servers
+        raise ReadError(f"{doing} {where}: {first_line(e)}") from None
+    finally:
+        admin.close()
+
+
+def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
+    """The group ``group_id`` with its committed offsets, or None when no such group exists."""
+    with _admin(client, f"reading group {group_id!r} from") as admin:
         listed = {g["group_id"]: g for g in admin.list_groups()}
         if group_id not in listed:
             return None
         entry = listed[group_id]
         offsets = admin.list_group_offsets(group_id).get(group_id, {})
         committed = {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()}
-        group_type = str(entry.get("group_type") or entry.get("protocol_type") or "")
+        group_type = str(entry.get("group_type") or entry.get("protocol_type") or "").lower()
         state = str(entry.get("group_state") or "")
-        members = _classic_members(admin, group_id) if group_type in ("classic", "consumer") else ()
-        return GroupInfo(group_id, group_type.lower(), state, members, committed)
-    except KafkaError as e:
-        where = client.bootstrap_servers
-        raise ReadError(f"reading group {group_id!r} from {where}: {first_line(e)}") from None
-    finally:
-        admin.close()
+        members = _members(admin, group_id, group_type)
+        return GroupInfo(group_id, group_type, state, members, committed)
 
 
-def _classic_members(admin, group_id: str) -> tuple[Member, ...]:  # admin: KafkaAdminClient
+def _members(admin: Any, group_id: str, group_type: str) -> tuple[Member, ...]:
+    """The members, asked with the describe request that the group's protocol answers."""
+    if group_type in ("classic", "consumer"):
+        return _classic_members(admin, group_id)
+    if group_type == "streams":
+        streams = _describe_streams(admin, group_id)
+        members = streams.members if streams is not None else ()
+        return tuple(Member(m.member_id, m.client_id, m.client_host) for m in members)
+    return ()
+
+
+def _classic_members(admin: Any, group_id: str) -> tuple[Member, ...]:
     """The members of a classic group (kafka-python 3: {group_id: {"members": [dict]}})."""
     described = admin.describe_groups([group_id]).get(group_id) or {}
     return tuple(
@@ -75,15 +175,95 @@ def _classic_members(admin, group_id: str) -> tuple[Member, ...]:  # admin: Kafk
     )
 
 
+def describe_streams_group(client: ClientConfig, group_id: str) -> StreamsGroup | None:
+    """The streams group ``group_id`` with its topology, or None when no streams group has it.
+
+    None also for a classic or consumer group of that name, and for a broker
+    without the StreamsGroupDescribe API (older than Kafka 4.0: no streams
+    groups there).
+    """
+    with _admin(client, f"describing streams group {group_id!r} at") as admin:
+        return _describe_streams(admin, group_id)
+
+
+def _describe_streams(admin: Any, group_id: str) -> StreamsGroup | None:
+    """Ask the group's coordinator; kafka-python's errors propagate, GROUP_ID_NOT_FOUND is None."""
+    import kafka.errors as errors
+
+    try:
+        response = admin._manager.run(_ask_coordinator, admin, group_id)
+    except errors.IncompatibleBrokerVersion:
+        return None
+    (group,) = [g for g in response.groups if g.group_id == group_id]
+    if group.error_code == errors.GroupIdNotFoundError.errno:  # also "not a streams group"
+        return None
+    if group.error_code:
+        raise errors.for_code(group.error_code)(*filter(None, [group.error_message]))
+    return _streams_group(group)
+
+
+async def _ask_coordinator(admin: Any, group_id: str) -> Any:
+    """Send StreamsGroupDescribe to the group's coordinator, as kafka-python's describe_groups.
+
+    kafka-python has no public call for a request it does not know, so this
+    uses the same private coordinator lookup and connection manager that its
+    own group requests use.
+    """
+    from migcheck.kafka.schemas import StreamsGroupDescribeRequest
+
+    request = StreamsGroupDescribeRequest(group_ids=[group_id], include_authorized_operations=False)
+    node_id = await admin._find_coordinator_id(group_id)
+    return await admin._manager.send(request, node_id=node_id)
+
+
+def _streams_group(group: Any) -> StreamsGroup:
+    """Our frozen view of one described group of a StreamsGroupDescribeResponse."""
+    topology = group.topology
+    subtopologies = None if topology is None else topology.subtopologies
+    return StreamsGroup(
+        group_id=group.group_id,
+        state=group.group_state,
+        group_epoch=group.group_epoch,
+        topology_epoch=-1 if topology is None else topology.epoch,
+        topology=None if subtopologies is None else tuple(map(_subtopology, subtopologies)),
+        members=tuple(map(_streams_member, group.members)),
+    )
+
+
+def _subtopology(sub: Any) -> StreamsSubtopology:
+    return StreamsSubtopology(
+        subtopology_id=sub.subtopology_id,
+        source_topics=tuple(sub.source_topics),
+        source_topic_regex=(),
+        repartition_sink_topics=tuple(sub.repartition_sink_topics),
+        state_changelog_topics=_topic_infos(sub.state_changelog_topics),
+        repartition_source_topics=_topic_infos(sub.repartition_source_topics),
+    )
+
+
+def _topic_infos(topics: Any) -> tuple[TopicInfo, ...]:
+    return tuple(TopicInfo(t.name, t.partitions) for t in topics)
+
+
+def _streams_member(member: Any) -> StreamsMember:
+    assignment = member.assignment
+    return StreamsMember(
+        member_id=member.member_id,
+        client_id=member.client_id,
+        process_id=member.process_id,
+        client_host=member.client_host,
+        active_tasks=_tasks(assignment.active_tasks),
+        standby_tasks=_tasks(assignment.standby_tasks),
+        warmup_tasks=_tasks(assignment.warmup_tasks),
+    )
+
+
+def _tasks(task_ids: Any) -> dict[str, tuple[int, ...]]:
+    """``[TaskIds(subtopology_id, partitions)]`` as {sub-topology id: sorted partitions}."""
+    return {t.subtopology_id: tuple(sorted(t.partitions)) for t in task_ids}
+
+
 def topics_with_prefix(client: ClientConfig, prefix: str) -> list[str]:
     """Every topic whose name starts with ``prefix`` (an application's internal topics)."""
-    from kafka.errors import KafkaError
-
-    admin = open_admin(client)
-    try:
+    with _admin(client, "listing topics at") as admin:
         return sorted(t for t in admin.list_topics() if t.startswith(prefix))
-    except KafkaError as e:
-        where = client.bootstrap_servers
-        raise ReadError(f"listing topics at {where}: {first_line(e)}") from None
-    finally:
-        admin.close()
