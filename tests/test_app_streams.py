@@ -53,16 +53,19 @@ def _describe(app: StreamsApp, path: Path) -> Path:
     return path
 
 
-def _migcheck_app(app: StreamsApp, tmp_path: Path, *extra: str) -> tuple[int, dict]:
-    topology = _describe(app, tmp_path / f"{app.topology}.txt")
+def _migcheck_app(
+    app: StreamsApp, tmp_path: Path, *extra: str, topology: bool = True
+) -> tuple[int, dict]:
+    given = (
+        ["--topology", str(_describe(app, tmp_path / f"{app.topology}.txt"))] if topology else []
+    )
     p = run_cli(
         "app",
         "--bootstrap-server",
         app.kafka.bootstrap,
         "--application-id",
         app.app_id,
-        "--topology",
-        str(topology),
+        *given,
         "--topic",
         app.input,
         "--to",
@@ -213,6 +216,10 @@ def test_streams_protocol_logging_disabled_corrupts(kafka: Kafka, tmp_path: Path
     _before_and_after(app)
     rc, report = _migcheck_app(app, tmp_path)
     assert (rc, report["verdict"]) == (1, "CORRUPT")
+    # the broker's description shows the sub-topology but not the unlogged store: fail closed
+    rc, report = _migcheck_app(app, tmp_path, topology=False)
+    assert (rc, report["basis"], report["verdict"]) == (1, "broker", "CORRUPT")
+    assert report["subtopologies"][0]["sources"] == [app.input]
     second = _alter_and_rerun(app)
     assert second.crash is None
     assert _split_keys(second, "counts") == moved_keys(3, 6)

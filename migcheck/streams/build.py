@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from migcheck.kafka.groups import StreamsSubtopology
 from migcheck.streams.rules import App, Protocol, is_repartition_name, sizes
 from migcheck.streams.topology import Node, SubTopology, Topology
 
@@ -93,14 +94,51 @@ def from_topology(
     bare = App(facts.app_id, topology, counts, protocol=facts.protocol)
     found, ambiguous = _fixed_by_counts(bare)
     chosen = {**found, **{t: counts[bare.internal(t)] for t in fixed if bare.internal(t) in counts}}
-    notes = tuple(
-        f"repartition topic {facts.app_id}-{t} has the count its upstream gives it; if the app "
+    app = App(facts.app_id, topology, counts, chosen, facts.protocol)
+    return Model(app, Basis.TOPOLOGY, _ambiguity_notes(facts.app_id, ambiguous, chosen))
+
+
+def from_broker(
+    facts: Facts, described: Sequence[StreamsSubtopology], fixed: Sequence[str] = ()
+) -> Model:
+    """The app as a streams group's broker describes it: exact sub-topologies and logged
+    stores, but no store with logging disabled (so state may be unseen), and resolved
+    repartition counts (so a fixed size shows only where it differs from upstream)."""
+    topology = Topology([_broker_sub(facts, i, d) for i, d in enumerate(described)])
+    bare = App(facts.app_id, topology, facts.counts, protocol=facts.protocol)
+    found, ambiguous = _fixed_by_counts(bare)
+    chosen = {
+        **found,
+        **{t: facts.counts[bare.internal(t)] for t in fixed if bare.internal(t) in facts.counts},
+    }
+    app = App(facts.app_id, topology, facts.counts, chosen, facts.protocol, stores_known=False)
+    return Model(app, Basis.BROKER, _ambiguity_notes(facts.app_id, ambiguous, chosen))
+
+
+def _broker_sub(facts: Facts, index: int, d: StreamsSubtopology) -> SubTopology:
+    """One described sub-topology; each source topic its own node, as a join reads them."""
+    sub_id = int(d.subtopology_id) if d.subtopology_id.isdigit() else index
+    sources = [*d.source_topics, *(facts.bare(t.name) for t in d.repartition_source_topics)]
+    nodes = [Node("source", f"source-{t}", topics=(t,)) for t in sources]
+    nodes += [
+        Node("processor", f"store-{s}", stores=(s,))
+        for s in (facts.bare(t.name)[: -len(CHANGELOG_SUFFIX)] for t in d.state_changelog_topics)
+    ]
+    sinks = tuple(facts.bare(t) for t in d.repartition_sink_topics)
+    if sinks:
+        nodes.append(Node("sink", "repartition-sinks", topics=sinks))
+    return SubTopology(sub_id, nodes=nodes)
+
+
+def _ambiguity_notes(
+    app_id: str, ambiguous: Sequence[str], chosen: Mapping[str, int]
+) -> tuple[str, ...]:
+    return tuple(
+        f"repartition topic {app_id}-{t} has the count its upstream gives it; if the app "
         f"fixed its size (Repartitioned.withNumberOfPartitions), pass --fixed-repartition {t}"
         for t in ambiguous
         if t not in chosen
     )
-    app = App(facts.app_id, topology, counts, chosen, facts.protocol)
-    return Model(app, Basis.TOPOLOGY, notes)
 
 
 def _fixed_by_counts(app: App) -> tuple[dict[str, int], list[str]]:

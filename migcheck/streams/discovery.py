@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 from migcheck.errors import UsageError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.groups import GroupInfo, describe_group, topics_with_prefix
+from migcheck.kafka.groups import (
+    GroupInfo,
+    StreamsGroup,
+    describe_group,
+    describe_streams_group,
+    topics_with_prefix,
+)
 from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.streams.build import CHANGELOG_SUFFIX, Facts
 from migcheck.streams.rules import Protocol, is_repartition_name
@@ -27,6 +33,7 @@ class Discovery:
     facts: Facts
     group: GroupInfo | None
     topics: dict[str, TopicMeta]  # every topic involved, by name
+    streams_group: StreamsGroup | None = None  # the broker's description (streams protocol)
 
 
 def is_internal(app_id: str, topic: str) -> bool:
@@ -62,4 +69,5 @@ def discover(client: ClientConfig, app_id: str, also: Sequence[str] = ()) -> Dis
         {t: metas[t].partition_count for t in internal},
         protocol,
     )
-    return Discovery(facts, group, metas)
+    described = describe_streams_group(client, app_id) if protocol == Protocol.STREAMS else None
+    return Discovery(facts, group, metas, described)

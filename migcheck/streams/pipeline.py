@@ -29,7 +29,7 @@ from migcheck.analysis.pipeline import AnalyzeOptions, run_analyze
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE, ReadError, UsageError
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.kafka.config import ClientConfig
-from migcheck.streams.build import WOULD_ADD, Model, from_topology, inferred
+from migcheck.streams.build import WOULD_ADD, Model, from_broker, from_topology, inferred
 from migcheck.streams.discovery import Discovery, discover
 from migcheck.streams.rules import App, AppLevel, Reason, external_counts, health, sizes, verdict
 from migcheck.streams.topology import Topology, parse_topology
@@ -111,6 +111,9 @@ def _model(o: AppOptions, disc: Discovery, topology: Topology | None) -> Model:
     if topology is not None:
         extra = {t: m.partition_count for t, m in disc.topics.items()}
         return from_topology(disc.facts, topology, o.fixed_repartition, extra)
+    described = disc.streams_group.topology if disc.streams_group else None
+    if described:  # None too while the broker finds the topics mis-partitioned
+        return from_broker(disc.facts, described, o.fixed_repartition)
     if not disc.facts.sources and not disc.facts.internal:
         raise UsageError(
             f"application {o.app_id!r} has committed no offsets and has no internal topics: "
