@@ -92,8 +92,9 @@ def _candidate(c: AppCandidate) -> Iterator[_Block]:
     if c["error"]:
         yield _Block("p", "Kafka Streams will fail with:")
         yield _Block("code", c["error"])
-    if c["reasons"]:
-        yield _Block("list", items=[_reason_line(x) for x in c["reasons"]])
+    others = [x for x in c["reasons"] if x["text"] != c["error"]]  # the error is shown above
+    if others:
+        yield _Block("list", items=[_reason_line(x) for x in others])
     yield _Block(
         "table",
         header=("sub-topology", "tasks", f"tasks {ARROW}", "verdict"),
