@@ -129,6 +129,7 @@ def report() -> dict[str, Any]:
     clicks = topic(
         "clicks",
         cleanup_policy="compact",
+        key_layout="window",  # a window store's changelog, as migcheck app --state reads it
         state="live",
         sampled=True,
         records_total=90_000,

@@ -6,15 +6,25 @@ figure is worked out by hand in the comments beside it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from migcheck.analysis.aggregate import Cell, KeyStats, SampledKey, TopicAggregates
-from migcheck.analysis.entries import topic_entry
-from migcheck.analysis.model import Level, State
-from migcheck.analysis.pipeline import exit_code, spark_error_message
-from migcheck.analysis.verdicts import GateRules, PartitionerScore, choose_partitioner, gate
+from migcheck.analysis.entries import key_for_people, topic_entry
+from migcheck.analysis.model import KeyLayout, Level, State
+from migcheck.analysis.pipeline import AnalyzeOptions, exit_code, spark_error_message, validate
+from migcheck.analysis.verdicts import (
+    GateRules,
+    PartitionerScore,
+    choose_partitioner,
+    choose_placement,
+    gate,
+)
+from migcheck.errors import UsageError
 from migcheck.kafka.metadata import PartitionMeta, TopicMeta
 
+PLAIN, WINDOW, SESSION = KeyLayout.PLAIN, KeyLayout.WINDOW, KeyLayout.SESSION
 SCORES = {
     "murmur2": PartitionerScore(hashed=3, conforming=3, unhashed_records=0),
     "consistent_random": PartitionerScore(hashed=3, conforming=1, unhashed_records=2),
@@ -28,7 +38,7 @@ def _orders() -> tuple[TopicMeta, TopicAggregates]:
     agg = TopicAggregates(
         scanned={0: 5, 1: 3},
         null_keys=1,
-        key_stats=KeyStats(distinct_keys=3, singletons=0, doubletons=2, scores=SCORES),
+        key_stats=KeyStats(distinct_keys=3, singletons=0, doubletons=2, scores={PLAIN: SCORES}),
         partitioner="murmur2",
         cells=(
             Cell(m=4, partition=0, new=0, keys=1, records=2, bytes=20, bytes_sq=200.0),  # a
@@ -78,7 +88,7 @@ def test_sampled_compacted_entry_scales_keys_and_carries_intervals() -> None:
     )
     agg = TopicAggregates(
         scanned={0: 10, 1: 10},
-        key_stats=KeyStats(10, 10, 0, {"murmur2": PartitionerScore(10, 10, 0)}),
+        key_stats=KeyStats(10, 10, 0, {PLAIN: {"murmur2": PartitionerScore(10, 10, 0)}}),
         partitioner="murmur2",
         cells=(
             Cell(4, 0, 0, 2, 2, 200, 0.0),
@@ -107,7 +117,7 @@ def test_sampled_compacted_entry_scales_keys_and_carries_intervals() -> None:
 def test_unpredictable_topic_has_no_candidates_and_names_the_best_guess() -> None:
     meta, agg = _orders()
     scores = {"murmur2": PartitionerScore(10, 4, 0), "fnv1a": PartitionerScore(10, 2, 0)}
-    stats = KeyStats(10, 0, 0, scores)
+    stats = KeyStats(10, 0, 0, {PLAIN: scores})
     agg = TopicAggregates(scanned={0: 5, 1: 3}, key_stats=stats, partitioner=None)
     t = topic_entry(meta, [4, 8], agg, forced=False, sample_per_partition=None)
     assert t["predictable"] is False and t["candidates"] == []
@@ -131,7 +141,7 @@ def test_nothing_moves_is_safe() -> None:
     meta = TopicMeta("t", "delete", 2, (PartitionMeta(0, 0, 1), PartitionMeta(1, 0, 1)))
     agg = TopicAggregates(
         scanned={0: 1, 1: 1},
-        key_stats=KeyStats(2, 2, 0, {"murmur2": PartitionerScore(2, 2, 0)}),
+        key_stats=KeyStats(2, 2, 0, {PLAIN: {"murmur2": PartitionerScore(2, 2, 0)}}),
         partitioner="murmur2",
         cells=(Cell(4, 0, 0, 1, 1, 5, 25.0), Cell(4, 1, 1, 1, 1, 5, 25.0)),
     )
@@ -153,6 +163,105 @@ def test_choose_partitioner() -> None:
     assert choose_partitioner("auto", None) is None
     assert choose_partitioner("fnv1a", only_crc) == "fnv1a"  # forced: as given
     assert choose_partitioner("fnv1a", None) == "fnv1a"
+
+
+def _score(conformance: float) -> PartitionerScore:
+    return PartitionerScore(100, round(100 * conformance), 0)
+
+
+def test_choose_placement_takes_the_first_layout_that_places_every_key() -> None:
+    window_fits = {
+        PLAIN: {"murmur2": _score(0.34), "fnv1a": _score(0.33)},
+        WINDOW: {"murmur2": _score(0.3), "fnv1a": _score(1.0)},
+        SESSION: {"murmur2": _score(1.0), "fnv1a": _score(0.3)},  # fits too, but later
+    }
+    assert choose_placement("auto", window_fits) == ("fnv1a", WINDOW)
+    both = {PLAIN: {"murmur2": _score(1.0)}, WINDOW: {"murmur2": _score(1.0)}}
+    assert choose_placement("auto", both) == ("murmur2", PLAIN)  # plain is preferred
+    # forced: the partitioner as given, the layout still detected
+    assert choose_placement("murmur2", window_fits) == ("murmur2", SESSION)
+    assert choose_placement("murmur2", None) == ("murmur2", PLAIN)
+    assert choose_placement("auto", None) == (None, PLAIN)
+
+
+def test_choose_placement_without_a_fit_reports_the_best_layout() -> None:
+    # a key shorter than the suffix is not hashed: a layout that hashed nothing is no fit
+    none_fit = {
+        PLAIN: {"murmur2": _score(0.5)},
+        WINDOW: {"murmur2": _score(0.9)},
+        SESSION: {"murmur2": PartitionerScore(0, 0, 40)},
+    }
+    assert choose_placement("auto", none_fit) == (None, WINDOW)
+    assert choose_placement("murmur2", none_fit) == ("murmur2", WINDOW)
+    tie = {PLAIN: {"murmur2": _score(0.5)}, SESSION: {"murmur2": _score(0.5)}}
+    assert choose_placement("auto", tie) == (None, PLAIN)
+
+
+def _window_key(inner: bytes, start: int, seqnum: int = 0) -> bytes:
+    return inner + start.to_bytes(8, "big") + seqnum.to_bytes(4, "big")
+
+
+def test_window_layout_entry_names_its_layout_and_shows_inner_keys() -> None:
+    meta = TopicMeta("app-wcounts-changelog", "compact", 2, (PartitionMeta(0, 0, 2),))
+    key = _window_key(b"k7", 1_700_000_100_000, 3)
+    agg = TopicAggregates(
+        scanned={0: 2},
+        key_stats=KeyStats(
+            2,
+            2,
+            0,
+            {
+                PLAIN: {"murmur2": PartitionerScore(2, 1, 0)},
+                WINDOW: {"murmur2": PartitionerScore(2, 2, 0)},
+            },
+        ),
+        partitioner="murmur2",
+        key_layout=WINDOW,
+        layouts=(PLAIN, WINDOW),
+        cells=(Cell(4, 0, 0, 1, 1, 30, 900.0), Cell(4, 0, 2, 1, 1, 30, 900.0)),
+        samples=(SampledKey(m=4, key=key, partition=0, new=2, rank=1),),
+    )
+    t = topic_entry(meta, [4], agg, forced=False, sample_per_partition=None)
+    assert t["key_layout"] == WINDOW
+    assert t["conformance_by_partitioner"] == {"murmur2": 1.0}  # under the window layout
+    (moved,) = t["candidates"][0]["moved_key_sample"]
+    assert moved["key"] == "k7@1700000100000"
+    assert moved["key_hex"] == key.hex()  # the whole changelog key
+
+
+def test_key_layout_is_written_only_when_layouts_were_detected() -> None:
+    meta, agg = _orders()
+    assert "key_layout" not in topic_entry(meta, [4], agg, False, None)
+    t = topic_entry(meta, [4], replace(agg, layouts=(PLAIN, SESSION)), False, None)
+    assert t["key_layout"] == PLAIN
+
+
+def test_unpredictable_verdict_names_a_layout_other_than_plain() -> None:
+    meta, agg = _orders()
+    stats = KeyStats(10, 0, 0, {PLAIN: {}, SESSION: {"murmur2": PartitionerScore(10, 9, 0)}})
+    agg = TopicAggregates(
+        scanned={0: 5}, key_stats=stats, key_layout=SESSION, layouts=(PLAIN, SESSION)
+    )
+    t = topic_entry(meta, [4], agg, forced=False, sample_per_partition=None)
+    assert "(best: murmur2 at 90.0% conformance on session keys)" in t["verdict"]["text"]
+
+
+def test_key_for_people() -> None:
+    # SessionKeySchema: [key][8-byte end][8-byte start]
+    session = b"user-1" + (2_000).to_bytes(8, "big") + (1_000).to_bytes(8, "big")
+    assert key_for_people(session, SESSION) == "user-1@1000..2000"
+    assert key_for_people(_window_key(b"\x00\xff", 5), WINDOW) == "0x00ff@5"
+    assert key_for_people(b"short", WINDOW) == "short"  # never hashed under the layout
+    assert key_for_people(b"user-1", PLAIN) == "user-1"
+
+
+def test_unknown_key_layout_is_refused() -> None:
+    base = {"candidates": [4], "topics": ["t"], "bootstrap": "b:9092"}
+    validate(AnalyzeOptions(**base, key_layouts=("plain", "window", "session")))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="unknown key layout 'windowed'; known: plain, window"):
+        validate(AnalyzeOptions(**base, key_layouts=("windowed",)))  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="no key layout given"):
+        validate(AnalyzeOptions(**base, key_layouts=()))  # type: ignore[arg-type]
 
 
 def _cand(m: int, moved: int, fraction: float) -> dict:

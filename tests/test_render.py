@@ -124,6 +124,22 @@ def test_text_shows_facts_candidates_side_by_side_verdicts_and_gate() -> None:
     assert all(len(line) <= 100 and line == line.rstrip() for line in text.splitlines())
 
 
+def test_key_layout_is_a_fact_only_when_keys_were_not_hashed_whole() -> None:
+    # clicks is a window store's changelog; orders has no key_layout (analyze), custom "plain"
+    report = _report()
+    report["topics"][2]["key_layout"] = "plain"
+    fact = "window (window store changelog: hashed without the 12-byte [start][seqnum] suffix)"
+    text = render_text(report, width=200)
+    assert re.search(rf"^key layout +{re.escape(fact)}$", text, re.M)
+    assert text.count("key layout") == 1
+    md = render_markdown(report)
+    assert (
+        "| key layout | window (window store changelog: hashed without the 12-byte "
+        "\\[start\\]\\[seqnum\\] suffix) |"
+    ) in md
+    assert md.count("key layout") == 1
+
+
 def test_text_draws_small_matrices_with_the_diagonal_marked() -> None:
     text = render_text(_report())
     # row 0 of 4 -> 8: 52 stay (marked *), 48 go to partition 4, zeros as dots

@@ -12,6 +12,12 @@ Key facts that shape the numbers:
   differs from its observed partition.  Only conforming keys are predicted.
 - Compacted topics (changelogs) hold *live* state: the latest record per key,
   with tombstoned keys dropped.  Delete-policy topics count every record.
+- A key's *layout* says which of its bytes were hashed.  A window or session
+  store's changelog key is the source key plus a fixed-size suffix, and the
+  record sits where the source key's hash put it; so placement is computed on
+  the key without the suffix (stripped in Spark SQL, hashed by the same UDF),
+  while the key's identity (what compaction keeps, what counts as one key) stays
+  the whole key.
 """
 
 from __future__ import annotations
@@ -20,7 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from migcheck.analysis.verdicts import AUTO_CANDIDATES, PartitionerScore, choose_partitioner
+from migcheck.analysis.model import KeyLayout
+from migcheck.analysis.verdicts import (
+    AUTO_CANDIDATES,
+    KEY_SUFFIX,
+    PartitionerScore,
+    choose_placement,
+)
 from migcheck.kafka.metadata import TopicMeta
 
 
@@ -31,7 +43,8 @@ class KeyStats:
     distinct_keys: int
     singletons: int  # keys seen once
     doubletons: int  # keys seen twice
-    scores: dict[str, PartitionerScore]  # in the order they were scored
+    #: per key layout, then per partitioner, each in the order scored (= preference)
+    scores: dict[KeyLayout, dict[str, PartitionerScore]]
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,8 @@ class TopicAggregates:
     null_keys: int = 0
     key_stats: KeyStats | None = None  # None: no keyed record at all
     partitioner: str | None = None  # the one the prediction uses
+    key_layout: KeyLayout = KeyLayout.PLAIN  # the layout it hashes keys by
+    layouts: tuple[KeyLayout, ...] = (KeyLayout.PLAIN,)  # the layouts that were allowed
     non_conforming_keys: int = 0
     non_conforming_records: int = 0
     cells: tuple[Cell, ...] = ()
@@ -82,19 +97,25 @@ def aggregate(
     candidates: Sequence[int],
     partitioner: str = "auto",
     moved_key_sample: int = 10,
+    key_layouts: Sequence[KeyLayout] = (KeyLayout.PLAIN,),
 ) -> tuple[dict[str, TopicAggregates], Any]:
     """Aggregate ``records`` per topic; return them and the DataFrame of every moved key.
 
-    The moved-keys DataFrame (topic, key_hex, partition, candidate_partitions,
-    new_partition) is lazy: the caller writes it out for ``--moved-keys-out``.
+    Every allowed key layout is scored with every partitioner scored, and each
+    topic is predicted with the first pair that placed every key (see
+    :func:`~migcheck.analysis.verdicts.choose_placement`).  The moved-keys
+    DataFrame (topic, key_hex, partition, candidate_partitions, new_partition;
+    the whole key) is lazy: the caller writes it out for ``--moved-keys-out``.
     """
     records = records.cache()  # Kafka is read once, whatever the number of jobs below
-    scored = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
+    names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
+    layouts = tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))  # plain first
+    scored = [(layout, name) for layout in layouts for name in names]
     per_partition = _per_partition(records)
     keys = _key_histories(records, topics, scored)
     stats = _key_stats(keys, scored)
     chosen = {
-        t.name: choose_partitioner(partitioner, s.scores if (s := stats.get(t.name)) else None)
+        t.name: choose_placement(partitioner, s.scores if (s := stats.get(t.name)) else None)
         for t in topics
     }
     state, nonconforming = _state_keys(keys, chosen)
@@ -110,7 +131,9 @@ def aggregate(
             scanned=scanned,
             null_keys=null_keys,
             key_stats=stats.get(t.name),
-            partitioner=chosen[t.name],
+            partitioner=chosen[t.name][0],
+            key_layout=chosen[t.name][1],
+            layouts=layouts,
             non_conforming_keys=non_conforming_keys,
             non_conforming_records=non_conforming_records,
             cells=tuple(c for name, c in cells if name == t.name),
@@ -139,8 +162,28 @@ def _per_partition(records: Any) -> dict[str, tuple[dict[int, int], int]]:
     return out
 
 
-def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[str]) -> Any:
-    """One row per (topic, observed partition, key): its history there, hashed once."""
+#: A (key layout, partitioner) pair that is scored: one placement column each.
+Scored = tuple[KeyLayout, str]
+
+
+def _placement_name(pair: Scored) -> str:
+    return f"v_{pair[0]}_{pair[1]}"
+
+
+def _inner_key(layout: KeyLayout) -> Any:  # a pyspark Column
+    """The bytes the partitioner hashed: the key without its layout's suffix, or null
+    (not hashed) when the key is shorter than the suffix."""
+    from pyspark.sql import functions as F
+
+    size = KEY_SUFFIX[layout]
+    if size == 0:
+        return F.col("key")
+    return F.when(F.length("key") >= size, F.expr(f"substring(key, 1, length(key) - {size})"))
+
+
+def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
+    """One row per (topic, observed partition, key): its history there, hashed once per
+    scored pair."""
     from pyspark.sql import functions as F
 
     from migcheck.analysis.spark import placement_column
@@ -163,23 +206,26 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[str])
         )
         .join(F.broadcast(current), "topic")
     )
-    for name in scored:
-        keys = keys.withColumn(f"v_{name}", placement_column("key", name))
+    for layout, name in scored:
+        keys = keys.withColumn(
+            _placement_name((layout, name)), placement_column(_inner_key(layout), name)
+        )
     return keys.cache()
 
 
-def _key_stats(keys: Any, scored: list[str]) -> dict[str, KeyStats]:
-    """Per topic: distinct keys, the sample's key frequencies, every partitioner's conformance."""
+def _key_stats(keys: Any, scored: list[Scored]) -> dict[str, KeyStats]:
+    """Per topic: distinct keys, the sample's key frequencies, every pair's conformance."""
     from pyspark.sql import functions as F
 
     aggs = []
-    for name in scored:
-        v = F.col(f"v_{name}")
+    for pair in scored:
+        col = _placement_name(pair)
+        v = F.col(col)
         fits = ((v % F.col("current")) == F.col("partition")).cast("long")
         aggs += [
-            F.count(v).alias(f"hashed_{name}"),
-            F.sum(fits).alias(f"conform_{name}"),
-            F.sum(F.when(v.isNull(), F.col("n")).otherwise(0)).alias(f"unhashed_{name}"),
+            F.count(v).alias(f"hashed_{col}"),
+            F.coalesce(F.sum(fits), F.lit(0)).alias(f"conform_{col}"),  # null: none hashed
+            F.sum(F.when(v.isNull(), F.col("n")).otherwise(0)).alias(f"unhashed_{col}"),
         ]
     rows = (
         keys.groupBy("topic")
@@ -196,28 +242,34 @@ def _key_stats(keys: Any, scored: list[str]) -> dict[str, KeyStats]:
             distinct_keys=int(r["distinct_keys"]),
             singletons=int(r["f1"]),
             doubletons=int(r["f2"]),
-            scores={
-                name: PartitionerScore(
-                    int(r[f"hashed_{name}"]),
-                    int(r[f"conform_{name}"]),
-                    int(r[f"unhashed_{name}"]),
-                )
-                for name in scored
-            },
+            scores=_scores(r, scored),
         )
         for r in rows
     }
 
 
-def _state_keys(keys: Any, chosen: dict[str, str | None]) -> tuple[Any, dict[str, tuple[int, int]]]:
+def _scores(row: Any, scored: list[Scored]) -> dict[KeyLayout, dict[str, PartitionerScore]]:
+    out: dict[KeyLayout, dict[str, PartitionerScore]] = {}
+    for layout, name in scored:
+        col = _placement_name((layout, name))
+        out.setdefault(layout, {})[name] = PartitionerScore(
+            int(row[f"hashed_{col}"]), int(row[f"conform_{col}"]), int(row[f"unhashed_{col}"])
+        )
+    return out
+
+
+def _state_keys(
+    keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]
+) -> tuple[Any, dict[str, tuple[int, int]]]:
     """The predictable state keys (hashed, conforming, live when compacted), and per topic
     the non-conforming (keys, records) left out."""
     from pyspark.sql import functions as F
 
     v_expr = F.lit(None).cast("long")
-    for topic, name in chosen.items():
+    for topic, (name, layout) in chosen.items():
         if name is not None:
-            v_expr = F.when(F.col("topic") == topic, F.col(f"v_{name}")).otherwise(v_expr)
+            v = F.col(_placement_name((layout, name)))
+            v_expr = F.when(F.col("topic") == topic, v).otherwise(v_expr)
     keys_v = keys.withColumn("v", v_expr).where(F.col("v").isNotNull())
     fits = (F.col("v") % F.col("current")) == F.col("partition")
     nonconforming = {

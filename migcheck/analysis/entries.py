@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from migcheck.analysis.aggregate import Cell, SampledKey, TopicAggregates
 from migcheck.analysis.model import (
     CandidateEntry,
+    KeyLayout,
     LoadEntry,
     MovedKey,
     PartitionEntry,
@@ -30,7 +31,7 @@ from migcheck.analysis.statistics import (
     stratified_total,
     wilson_interval,
 )
-from migcheck.analysis.verdicts import topic_verdict, unpredictable_verdict
+from migcheck.analysis.verdicts import KEY_SUFFIX, topic_verdict, unpredictable_verdict
 from migcheck.hashing.keys import printable
 from migcheck.kafka.metadata import TopicMeta
 
@@ -64,7 +65,7 @@ def topic_entry(
     )
     scale = Scale(meta.sampled(sample_per_partition), meta.compacted, offsets, agg.scanned)
     distinct, interval, scale = _distinct_keys(agg, scale, records_total)
-    scores = stats.scores if stats else {}
+    scores = stats.scores.get(agg.key_layout, {}) if stats else {}
     conformance_by = {name: s.conformance for name, s in scores.items()}
     name = agg.partitioner
     state_records, state_bytes = _state_size(agg.cells, candidates, scale)
@@ -91,12 +92,15 @@ def topic_entry(
         "state_bytes": state_bytes,
         "partitions": _partition_entries(offsets, agg.scanned),
         "candidates": [],
-        "verdict": unpredictable_verdict(conformance_by),
+        "verdict": unpredictable_verdict(conformance_by, agg.key_layout),
     }
+    if agg.layouts != (KeyLayout.PLAIN,):  # only plain keys allowed: the report as it was
+        entry["key_layout"] = agg.key_layout
     if not entry["predictable"]:
         return entry
     entry["candidates"] = [
-        candidate_entry(meta.partition_count, m, agg.cells, agg.samples, scale) for m in candidates
+        candidate_entry(meta.partition_count, m, agg.cells, agg.samples, scale, agg.key_layout)
+        for m in candidates
     ]
     entry["verdict"] = topic_verdict(entry)
     return entry
@@ -155,7 +159,12 @@ def _state_size(cells: Sequence[Cell], candidates: Sequence[int], scale: Scale) 
 
 
 def candidate_entry(
-    n: int, m: int, cells: Sequence[Cell], samples: Sequence[SampledKey], scale: Scale
+    n: int,
+    m: int,
+    cells: Sequence[Cell],
+    samples: Sequence[SampledKey],
+    scale: Scale,
+    layout: KeyLayout = KeyLayout.PLAIN,
 ) -> CandidateEntry:
     """What moves going from ``n`` to ``m`` partitions, exact or estimated from the sample."""
     mc = [c for c in cells if c.m == m]
@@ -184,7 +193,7 @@ def candidate_entry(
         "matrix": matrix,
         "load": [],
         "skew": 0.0,
-        "moved_key_sample": _moved_keys(samples, m),
+        "moved_key_sample": _moved_keys(samples, m, layout),
     }
     if scale.sampled:
         cand.update(_estimates(cand, mc, moved_keys, state_keys, scale))  # type: ignore[typeddict-item]
@@ -198,10 +207,10 @@ def candidate_entry(
     return cand
 
 
-def _moved_keys(samples: Sequence[SampledKey], m: int) -> list[MovedKey]:
+def _moved_keys(samples: Sequence[SampledKey], m: int, layout: KeyLayout) -> list[MovedKey]:
     return [
         {
-            "key": printable(s.key),
+            "key": key_for_people(s.key, layout),
             "key_hex": s.key.hex(),
             "partition": s.partition,
             "new_partition": s.new,
@@ -209,6 +218,22 @@ def _moved_keys(samples: Sequence[SampledKey], m: int) -> list[MovedKey]:
         for s in sorted(samples, key=lambda s: s.rank)
         if s.m == m
     ]
+
+
+def key_for_people(key: bytes, layout: KeyLayout) -> str:
+    """A key as people read it: under a window or session layout, the inner key (what was
+    hashed, the source key) with its window in epoch milliseconds, ``key@start`` or
+    ``key@start..end``, since the suffix's bytes are unreadable and one inner key may
+    have many windows.  ``key_hex`` stays the whole key, the state entry's identity."""
+    size = KEY_SUFFIX[layout]
+    if size == 0 or len(key) < size:
+        return printable(key)
+    inner, suffix = key[: len(key) - size], key[len(key) - size :]
+    first = int.from_bytes(suffix[:8], "big", signed=True)
+    if layout == KeyLayout.WINDOW:  # [window start][seqnum]
+        return f"{printable(inner)}@{first}"
+    second = int.from_bytes(suffix[8:16], "big", signed=True)  # [session end][session start]
+    return f"{printable(inner)}@{second}..{first}"
 
 
 def _estimates(

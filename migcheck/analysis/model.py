@@ -31,6 +31,19 @@ class State(StrEnum):
     LOG = "log"  # delete policy: every keyed record
 
 
+class KeyLayout(StrEnum):
+    """How a topic's key holds the bytes its partitioner hashed.
+
+    A Kafka Streams changelog record sits in its task's partition, placed by the
+    *source* key; a window or session store's changelog key appends a fixed-size
+    suffix to that key, so only the key without the suffix (the inner key) is hashed.
+    """
+
+    PLAIN = "plain"  # the whole key
+    WINDOW = "window"  # [inner key][8-byte window start][4-byte seqnum]
+    SESSION = "session"  # [inner key][8-byte session end][8-byte session start]
+
+
 class Mode(StrEnum):
     FULL = "full"
     SAMPLE = "sample"
@@ -99,6 +112,7 @@ class TopicEntry(TypedDict):
     current_partitions: int
     partitioner: str | None
     partitioner_forced: bool
+    key_layout: NotRequired[KeyLayout]  # absent when only plain keys were allowed
     predictable: bool
     conformance: float | None
     conformance_by_partitioner: dict[str, float | None]

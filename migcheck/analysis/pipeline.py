@@ -20,7 +20,7 @@ from typing import Any
 from migcheck import __version__
 from migcheck.analysis.aggregate import aggregate
 from migcheck.analysis.entries import topic_entry
-from migcheck.analysis.model import Mode, Report, Source, SourceKind, TopicEntry
+from migcheck.analysis.model import KeyLayout, Mode, Report, Source, SourceKind, TopicEntry
 from migcheck.analysis.verdicts import GateRules, gate
 from migcheck.errors import (
     EXIT_GATE,
@@ -60,6 +60,9 @@ class AnalyzeOptions:
     key_encoding: str = "hex"
     master: str | None = None
     conf: dict[str, str] = field(default_factory=dict)
+    #: The key layouts to try (``KeyLayout`` values).  ``migcheck app --state`` allows
+    #: window and session changelog keys; ``analyze`` hashes whole keys only.
+    key_layouts: tuple[str, ...] = (KeyLayout.PLAIN,)
 
     @property
     def exact(self) -> bool:
@@ -77,6 +80,7 @@ class Outcome:
 
 def validate(o: AnalyzeOptions) -> None:
     """Refuse contradictory options before anything is read."""
+    _layouts(o)
     if o.keys_file:
         if o.bootstrap or o.topics:
             raise UsageError("use either --keys-file or --bootstrap-server/--topic, not both")
@@ -102,6 +106,17 @@ class _Plan:
     source: Source
     load: Callable[[Any], tuple[Any, Any]]  # spark -> (records DataFrame, counter or None)
     total: int
+
+
+def _layouts(o: AnalyzeOptions) -> tuple[KeyLayout, ...]:
+    """The key layouts allowed, refused when unknown or none: a typo must not silently
+    mean "plain"."""
+    known = [layout.value for layout in KeyLayout]
+    unknown = [name for name in o.key_layouts if name not in known]
+    if unknown or not o.key_layouts:
+        what = f"unknown key layout {unknown[0]!r}" if unknown else "no key layout given"
+        raise UsageError(f"{what}; known: {', '.join(known)}")
+    return tuple(KeyLayout(name) for name in o.key_layouts)
 
 
 def _plan_file(o: AnalyzeOptions) -> _Plan:
@@ -163,7 +178,12 @@ def _aggregate(
         records, counter = plan.load(spark)
         with progress(counter, plan.total):
             aggregates, moved_df = aggregate(
-                records, plan.topics, o.candidates, o.partitioner, o.moved_key_sample
+                records,
+                plan.topics,
+                o.candidates,
+                o.partitioner,
+                o.moved_key_sample,
+                _layouts(o),
             )
         if o.moved_keys_out:
             _write_moved_keys(moved_df, o.moved_keys_out)

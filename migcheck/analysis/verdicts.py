@@ -6,15 +6,29 @@ Kafka or Spark.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from migcheck.analysis.model import CandidateEntry, Gate, Level, State, TopicEntry, Verdict
+from migcheck.analysis.model import (
+    CandidateEntry,
+    Gate,
+    KeyLayout,
+    Level,
+    State,
+    TopicEntry,
+    Verdict,
+)
 
 #: What ``--partitioner auto`` scores, in order of preference.  consistent_random
 #: (librdkafka's default) stands for the CRC-32 family: it leaves empty keys
 #: unhashed, which is right for both librdkafka CRC partitioners.
 AUTO_CANDIDATES = ("murmur2", "consistent_random", "fnv1a")
+
+#: The bytes each key layout appends to the hashed (inner) key, from Kafka Streams'
+#: WindowKeySchema.toStoreKeyBinary (8-byte window start, 4-byte seqnum) and
+#: SessionKeySchema.toBinary (8-byte end, 8-byte start), which its change-logging
+#: stores write as the changelog key.  Preference order: the plain key first.
+KEY_SUFFIX: dict[KeyLayout, int] = {KeyLayout.PLAIN: 0, KeyLayout.WINDOW: 12, KeyLayout.SESSION: 16}
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,38 @@ class PartitionerScore:
     @property
     def conformance(self) -> float | None:
         return self.conforming / self.hashed if self.hashed else None
+
+    @property
+    def placed_every_key(self) -> bool:
+        """It hashed some key and put every hashed key where it is."""
+        return self.hashed > 0 and self.conforming == self.hashed
+
+
+#: Every score of a topic: per key layout (in preference order), per partitioner.
+LayoutScores = Mapping[KeyLayout, Mapping[str, PartitionerScore]]
+
+
+def choose_placement(requested: str, scores: LayoutScores | None) -> tuple[str | None, KeyLayout]:
+    """The partitioner the prediction uses (None: refuse to predict) and the key layout.
+
+    The first layout under which the partitioner (``auto``: the first that does,
+    see :func:`choose_partitioner`) placed every hashed key, so a plain key is
+    preferred.  When none did, the layout is the one that scored best, ties
+    going to the earlier layout; a forced partitioner is still used as given.
+    """
+    if not scores:
+        return choose_partitioner(requested, None), KeyLayout.PLAIN
+    for layout, by_name in scores.items():
+        if requested == "auto" and (name := choose_partitioner("auto", by_name)) is not None:
+            return name, layout
+        if requested != "auto" and requested in by_name and by_name[requested].placed_every_key:
+            return requested, layout
+    best = max(scores, key=lambda layout: _best_conformance(scores[layout].values()))
+    return choose_partitioner(requested, {}), best
+
+
+def _best_conformance(scores: Iterable[PartitionerScore]) -> float:
+    return max((s.conformance for s in scores if s.conformance is not None), default=-1.0)
 
 
 def choose_partitioner(requested: str, scores: Mapping[str, PartitionerScore] | None) -> str | None:
@@ -43,16 +89,17 @@ def choose_partitioner(requested: str, scores: Mapping[str, PartitionerScore] | 
         return requested
     if scores is None:
         return None
-    for name, score in scores.items():
-        if score.hashed > 0 and score.conforming == score.hashed:
-            return name
-    return None
+    return next((name for name, score in scores.items() if score.placed_every_key), None)
 
 
-def unpredictable_verdict(conformance_by: Mapping[str, float | None]) -> Verdict:
-    """Why no prediction was made, naming the best partitioner and its conformance."""
+def unpredictable_verdict(
+    conformance_by: Mapping[str, float | None], layout: KeyLayout = KeyLayout.PLAIN
+) -> Verdict:
+    """Why no prediction was made, naming the best partitioner, its conformance and,
+    unless the key is hashed whole, the key layout it was scored on."""
     best = max(((c, name) for name, c in conformance_by.items() if c is not None), default=None)
-    detail = f" (best: {best[1]} at {best[0]:.1%} conformance)" if best else ""
+    keys = "" if layout == KeyLayout.PLAIN else f" on {layout} keys"
+    detail = f" (best: {best[1]} at {best[0]:.1%} conformance{keys})" if best else ""
     return {
         "level": Level.UNPREDICTABLE,
         "text": "CANNOT PREDICT: no known partitioner placed every key where it is"

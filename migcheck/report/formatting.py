@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from migcheck.analysis.model import Mode, Report, SourceKind, State, TopicEntry
+from migcheck.analysis.model import KeyLayout, Mode, Report, SourceKind, State, TopicEntry
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 DASH = "\u2013"  # en dash between interval bounds
@@ -117,6 +117,13 @@ def gate_summary(report: Report) -> str | None:
     return f"passed{rule}"
 
 
+#: What each key layout other than plain means, for the topic facts.
+_LAYOUTS: dict[str, str] = {
+    KeyLayout.WINDOW: "window store changelog: hashed without the 12-byte [start][seqnum] suffix",
+    KeyLayout.SESSION: "session store changelog: hashed without the 16-byte [end][start] suffix",
+}
+
+
 def topic_facts(topic: TopicEntry) -> list[tuple[str, str]]:
     """The facts a reviewer checks before trusting a topic's prediction, as (name, value)."""
     sampled = bool(topic["sampled"])
@@ -145,6 +152,7 @@ def topic_facts(topic: TopicEntry) -> list[tuple[str, str]]:
     return [
         ("cleanup.policy", topic["cleanup_policy"]),
         ("partitioner", name),
+        *_layout_fact(topic),
         (
             "records scanned",
             f"{topic['records_scanned']:,} of {topic['records_total']:,}"
@@ -165,6 +173,15 @@ def topic_facts(topic: TopicEntry) -> list[tuple[str, str]]:
         ),
         ("state counted", f"{state}: {records} records, {size}"),
     ]
+
+
+def _layout_fact(topic: TopicEntry) -> list[tuple[str, str]]:
+    """The key layout, only when the key was not hashed whole (absent means plain)."""
+    layout = str(topic.get("key_layout", KeyLayout.PLAIN))
+    if layout == KeyLayout.PLAIN:
+        return []
+    meaning = _LAYOUTS.get(layout)  # a newer report's layout shows by name alone
+    return [("key layout", f"{layout} ({meaning})" if meaning else layout)]
 
 
 def candidate_rows(topic: TopicEntry) -> list[tuple[str, list[str]]]:
