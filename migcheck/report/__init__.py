@@ -7,7 +7,6 @@ nothing here does I/O or computes a figure the analysis did not.
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from typing import Any
 
 from migcheck.analysis.appmodel import AppReport
