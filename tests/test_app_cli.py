@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from kafkatest import Kafka
 from oracles import run_cli
-from streamsapp import StreamsApp, phase1
+from streamsapp import KEYS, StreamsApp, moved_keys, phase1
 
 pytestmark = pytest.mark.kafka
 
@@ -108,3 +108,16 @@ def test_app_changes_nothing_on_the_cluster(count_app: StreamsApp) -> None:
     p = _app(count_app, "--topic", count_app.input, "--to", "6")
     assert p.returncode == 1
     assert snapshot() == before
+
+
+def test_state_of_a_logged_store(count_app: StreamsApp) -> None:
+    p = _app(
+        count_app, "--topic", count_app.input, "--to", "6", "--state", "--full", "--format", "json"
+    )
+    assert p.returncode == 1, p.stderr
+    (store,) = json.loads(p.stdout)["candidates"][0]["stores"]
+    changelog = f"{count_app.app_id}-counts-changelog"
+    assert (store["store"], store["logged"], store["analyzed_topic"]) == ("counts", True, changelog)
+    assert (store["partitions"], store["new_partitions"]) == (3, 6)
+    assert store["moved_keys"] == len(moved_keys(3, 6))  # one live entry per key
+    assert store["restore_records"] == len(KEYS)
