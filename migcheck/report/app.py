@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from migcheck.analysis.appmodel import AppCandidate, AppReason, AppReport, StoreImpact
 from migcheck.report.formatting import ARROW, format_bytes, format_count, format_estimate
-from migcheck.report.markdown import _md, _md_table
+from migcheck.report.markdown import md_escape, md_table
 
 
 @dataclass(frozen=True)
@@ -170,16 +170,16 @@ def render_app_markdown(report: AppReport) -> str:
     first = True
     for b in _blocks(report):
         if b.kind == "h":
-            out += ["", ("# " if first else "## ") + _md(b.text), ""]
+            out += ["", ("# " if first else "## ") + md_escape(b.text), ""]
             first = False
         elif b.kind == "p":
-            out += [_md(b.text), ""]
+            out += [md_escape(b.text), ""]
         elif b.kind == "code":
             fence = "````" if "```" in b.text else "```"
             out += [fence, b.text.replace("\n", " "), fence, ""]
         elif b.kind == "list":
-            out += [f"- {_md(item)}" for item in b.items] + [""]
+            out += [f"- {md_escape(item)}" for item in b.items] + [""]
         else:
-            cells = [[_md(x) for x in row] for row in b.rows]
-            out += [*_md_table([_md(h) for h in b.header], ["---"] * len(b.header), cells), ""]
+            cells = [[md_escape(x) for x in row] for row in b.rows]
+            out += [*md_table([md_escape(h) for h in b.header], ["---"] * len(b.header), cells), ""]
     return "\n".join(out).strip("\n") + "\n"

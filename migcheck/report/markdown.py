@@ -27,7 +27,7 @@ from migcheck.report.svg import heatmap_svg
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
-def _md(value: object) -> str:
+def md_escape(value: object) -> str:
     """A value as literal Markdown text, safe in a table cell.
 
     HTML-escaped (so ``<script>`` is text), Markdown punctuation backslash-escaped
@@ -38,7 +38,7 @@ def _md(value: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
-def _md_table(
+def md_table(
     header: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[str]]
 ) -> list[str]:
     """Lines of a Markdown table; cells must already be escaped."""
@@ -58,19 +58,23 @@ def render_markdown(report: Report) -> str:
     out = [
         "# migcheck: what moves when the partition count changes",
         "",
-        f"- **Source:** {_md(source_line(report))}",
-        f"- **Mode:** {_md(mode_line(report))}",
+        f"- **Source:** {md_escape(source_line(report))}",
+        f"- **Mode:** {md_escape(mode_line(report))}",
         f"- **Proposed partition counts:** {', '.join(str(c) for c in report['candidates'])}",
-        f"- **Generated:** {_md(report['generated_at'])} by migcheck "
-        f"{_md(report['migcheck_version'])}",
+        f"- **Generated:** {md_escape(report['generated_at'])} by migcheck "
+        f"{md_escape(report['migcheck_version'])}",
     ]
     gate = gate_summary(report)
     if gate is not None:
-        out.append(f"- **Gate:** {_md(gate)}")
+        out.append(f"- **Gate:** {md_escape(gate)}")
 
     rows = []
     for t in report["topics"]:
-        name, now, level = _md(t["topic"]), str(t["current_partitions"]), _md(t["verdict"]["level"])
+        name, now, level = (
+            md_escape(t["topic"]),
+            str(t["current_partitions"]),
+            md_escape(t["verdict"]["level"]),
+        )
         if not t["candidates"]:
             rows.append([name, now, "-", "-", "-", "-", level])
         for c in t["candidates"]:
@@ -79,18 +83,20 @@ def render_markdown(report: Report) -> str:
                     name,
                     now,
                     str(c["partitions"]),
-                    _md(format_estimate(c["moved_keys"], c["moved_keys_interval"])),
-                    _md(
+                    md_escape(format_estimate(c["moved_keys"], c["moved_keys_interval"])),
+                    md_escape(
                         format_estimate(
                             c["moved_fraction"], c["moved_fraction_interval"], format_fraction
                         )
                     ),
-                    _md(format_estimate(c["moved_bytes"], c["moved_bytes_interval"], format_bytes)),
+                    md_escape(
+                        format_estimate(c["moved_bytes"], c["moved_bytes_interval"], format_bytes)
+                    ),
                     level,
                 ]
             )
     out += ["", "## Summary", ""]
-    out += _md_table(
+    out += md_table(
         [
             "topic",
             "partitions now",
@@ -110,17 +116,23 @@ def render_markdown(report: Report) -> str:
 
 def _md_topic(t: TopicEntry) -> list[str]:
     n = t["current_partitions"]
-    out = ["", f"## Topic {_md(t['topic'])}", "", f"**{_md(t['verdict']['text'])}**", ""]
-    out += _md_table(
-        ["fact", "value"], ["---", "---"], [[_md(k), _md(v)] for k, v in topic_facts(t)]
+    out = [
+        "",
+        f"## Topic {md_escape(t['topic'])}",
+        "",
+        f"**{md_escape(t['verdict']['text'])}**",
+        "",
+    ]
+    out += md_table(
+        ["fact", "value"], ["---", "---"], [[md_escape(k), md_escape(v)] for k, v in topic_facts(t)]
     )
     if not t["candidates"]:
         return out
     out += ["", f"### {n} partitions {ARROW} candidates side by side", ""]
-    out += _md_table(
+    out += md_table(
         [f"from {n} partitions", *(f"{c['partitions']} partitions" for c in t["candidates"])],
         ["---", *(["---:"] * len(t["candidates"]))],
-        [[_md(name), *(_md(v) for v in values)] for name, values in candidate_rows(t)],
+        [[md_escape(name), *(md_escape(v) for v in values)] for name, values in candidate_rows(t)],
     )
     for c in t["candidates"]:
         m = c["partitions"]
@@ -136,13 +148,13 @@ def _md_topic(t: TopicEntry) -> list[str]:
         out += [
             "",
             "Darker cells hold more keys. Keys in the red-outlined cells keep their partition "
-            f"number; every other key moves{_md(estimated)}.",
+            f"number; every other key moves{md_escape(estimated)}.",
             "",
             "<details><summary>Partition matrix as numbers (keys; rows: current partition, "
             "columns: new partition)</summary>",
             "",
         ]
-        out += _md_table(
+        out += md_table(
             ["from \\\\ to", *(str(j) for j in range(m))],
             ["---:"] * (m + 1),
             [[str(i), *(str(v) for v in row)] for i, row in enumerate(c["matrix"])],
@@ -150,12 +162,12 @@ def _md_topic(t: TopicEntry) -> list[str]:
         out += ["", "</details>"]
         if c["moved_key_sample"]:
             out += ["", f"Moved keys at {m} partitions (sample):", ""]
-            out += _md_table(
+            out += md_table(
                 ["key", "key (hex)", "from", "to"],
                 ["---", "---", "---:", "---:"],
                 [
                     [
-                        _md(s["key"]),
+                        md_escape(s["key"]),
                         "`" + _clip(s["key_hex"], 64) + "`",
                         str(s["partition"]),
                         str(s["new_partition"]),

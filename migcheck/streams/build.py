@@ -82,7 +82,10 @@ class Model:
 
 
 def from_topology(
-    facts: Facts, topology: Topology, fixed: Sequence[str] = (), extra: Mapping[str, int] = {}
+    facts: Facts,
+    topology: Topology,
+    fixed: Sequence[str] = (),
+    extra: Mapping[str, int] | None = None,
 ) -> Model:
     """The app as ``describe()`` shows it; fixed repartition sizes found or given.
 
@@ -90,7 +93,7 @@ def from_topology(
     the app sized with ``Repartitioned.withNumberOfPartitions``; ``extra`` holds
     counts of other topics the topology reads (e.g. a global table's topic).
     """
-    counts = {**extra, **facts.counts}
+    counts = {**(extra or {}), **facts.counts}
     bare = App(facts.app_id, topology, counts, protocol=facts.protocol)
     found, ambiguous = _fixed_by_counts(bare)
     chosen = {**found, **{t: counts[bare.internal(t)] for t in fixed if bare.internal(t) in counts}}
@@ -202,7 +205,7 @@ def _place_stores(
     """Each store joins a sub-topology of its changelog's count: behind a repartition topic
     first (aggregations follow a groupBy), else a source's; an orphan joins the first one,
     where the health check shows its mismatch."""
-    counts = {t: n for t, n in facts.sources.items()} | dict(repartitions)
+    counts = {**facts.sources, **repartitions}
     for store, n in sorted(stores.items()):
         home = next(
             (s for s in reversed(subs) if any(counts.get(t) == n for t in s.source_topics)),

@@ -132,15 +132,12 @@ def _check_in_app(topics: Sequence[str], app: App) -> None:
 def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:
     proposed = {t: n for t in topics}
     v = verdict(app, proposed)
-    before = external_counts(app)
-    old = sizes(app, before)
-    new = sizes(app, {**before, **{t: n for t in topics if t in before}})
     first = next((r.text for r in v.reasons if r.level == AppLevel.CRASH), None)
     subs: list[SubtopologyVerdict] = [
         {
             "id": sub.id,
-            "tasks": old.tasks.get(sub.id, 0),
-            "new_tasks": new.tasks.get(sub.id, 0),
+            "tasks": v.tasks.get(sub.id, (0, 0))[0],
+            "new_tasks": v.tasks.get(sub.id, (0, 0))[1],
             "verdict": v.subtopologies[sub.id],
         }
         for sub in app.topology.subtopologies

@@ -201,6 +201,7 @@ class Verdict:
     level: AppLevel
     reasons: tuple[Reason, ...]
     subtopologies: dict[int, AppLevel]
+    tasks: dict[int, tuple[int, int]]  # sub-topology -> (tasks today, tasks after the change)
 
 
 def external_counts(app: App) -> dict[str, int]:
@@ -293,7 +294,9 @@ def verdict(app: App, proposed: Mapping[str, int]) -> Verdict:
         )
         reasons += found
         levels[sub.id] = worst([r.level for r in found])
-    return Verdict(worst(list(levels.values())), _kafka_order(app.protocol, reasons), levels)
+    tasks = {sub: (old.tasks[sub], new.tasks.get(sub, 0)) for sub in old.tasks}
+    order = _kafka_order(app.protocol, reasons)
+    return Verdict(worst(list(levels.values())), order, levels, tasks)
 
 
 #: The order in which each protocol runs its checks.  Classic: RepartitionTopics.setup
