@@ -9,22 +9,11 @@ its own figures.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 
 from migcheck.analysis.appmodel import AppCandidate, AppReason, AppReport, StoreImpact
+from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import ARROW, format_bytes, format_count, format_estimate
-from migcheck.report.markdown import md_escape, md_table
-
-
-@dataclass(frozen=True)
-class _Block:
-    kind: str  # "h" heading, "p" paragraph, "code" verbatim, "list", "table"
-    text: str = ""
-    items: Sequence[str] = ()
-    header: Sequence[str] = ()
-    rows: Sequence[Sequence[str]] = ()
-
 
 _MEANING = {
     "SAFE": "only the order of in-flight records changes",
@@ -33,27 +22,27 @@ _MEANING = {
 }
 
 
-def _blocks(r: AppReport) -> Iterator[_Block]:
-    yield _Block("h", f"migcheck app: {r['application_id']}")
+def _blocks(r: AppReport) -> Iterator[Block]:
+    yield Block("h", f"migcheck app: {r['application_id']}")
     counts = ", ".join(str(c["partitions"]) for c in r["candidates"])
-    yield _Block(
+    yield Block(
         "p",
         f"Verdict: {r['verdict']} for {', '.join(r['changes'])} to {counts} "
         f"partitions ({_MEANING[r['verdict']]}).",
     )
     g = r["group"]
-    yield _Block(
+    yield Block(
         "p",
         f"Group: {g['type']} ({g['state'] or 'no group'}, {g['members']} members); "
         f"protocol {r['protocol']}; model from {r['basis']}.",
     )
     if r["basis_note"]:
-        yield _Block("p", f"Note: {r['basis_note']}.")
+        yield Block("p", f"Note: {r['basis_note']}.")
     yield from _health(r["health"])
     for cand in r["candidates"]:
         yield from _candidate(cand)
-    yield _Block("h", "Sub-topologies today")
-    yield _Block(
+    yield Block("h", "Sub-topologies today")
+    yield Block(
         "table",
         header=("sub-topology", "sources", "stores", "sinks", "tasks"),
         rows=[
@@ -67,7 +56,7 @@ def _blocks(r: AppReport) -> Iterator[_Block]:
             for s in r["subtopologies"]
         ],
     )
-    yield _Block(
+    yield Block(
         "table",
         header=("topic", "role", "partitions", "cleanup.policy"),
         rows=[
@@ -75,27 +64,27 @@ def _blocks(r: AppReport) -> Iterator[_Block]:
         ],
     )
     if r["notes"]:
-        yield _Block("list", items=r["notes"])
+        yield Block("list", items=r["notes"])
 
 
-def _health(reasons: list[AppReason]) -> Iterator[_Block]:
+def _health(reasons: list[AppReason]) -> Iterator[Block]:
     if not reasons:
-        yield _Block("p", "Health today: every internal topic matches its sources.")
+        yield Block("p", "Health today: every internal topic matches its sources.")
         return
-    yield _Block("h", "Health today: already broken")
-    yield _Block("p", "Internal topics disagree with their sources: a topic was already altered.")
-    yield _Block("list", items=[_reason_line(x) for x in reasons])
+    yield Block("h", "Health today: already broken")
+    yield Block("p", "Internal topics disagree with their sources: a topic was already altered.")
+    yield Block("list", items=[_reason_line(x) for x in reasons])
 
 
-def _candidate(c: AppCandidate) -> Iterator[_Block]:
-    yield _Block("h", f"{c['partitions']} partitions: {c['verdict']}")
+def _candidate(c: AppCandidate) -> Iterator[Block]:
+    yield Block("h", f"{c['partitions']} partitions: {c['verdict']}")
     if c["error"]:
-        yield _Block("p", "Kafka Streams will fail with:")
-        yield _Block("code", c["error"])
+        yield Block("p", "Kafka Streams will fail with:")
+        yield Block("code", c["error"])
     others = [x for x in c["reasons"] if x["text"] != c["error"]]  # the error is shown above
     if others:
-        yield _Block("list", items=[_reason_line(x) for x in others])
-    yield _Block(
+        yield Block("list", items=[_reason_line(x) for x in others])
+    yield Block(
         "table",
         header=("sub-topology", "tasks", f"tasks {ARROW}", "verdict"),
         rows=[
@@ -104,7 +93,7 @@ def _candidate(c: AppCandidate) -> Iterator[_Block]:
         ],
     )
     if c["stores"] is not None:
-        yield _Block(
+        yield Block(
             "table",
             header=(
                 "store",
@@ -142,44 +131,9 @@ def _reason_line(x: AppReason) -> str:
 
 def render_app_text(report: AppReport) -> str:
     """The app report for a terminal or a CI log: plain text, aligned tables."""
-    out: list[str] = []
-    for b in _blocks(report):
-        if b.kind == "h":
-            out += ["", b.text, "-" * len(b.text)]
-        elif b.kind in ("p", "code"):
-            out.append(("    " if b.kind == "code" else "") + b.text)
-        elif b.kind == "list":
-            out += [f"  - {item}" for item in b.items]
-        else:
-            out += _text_table(b.header, b.rows)
-    return "\n".join(out).strip("\n") + "\n"
-
-
-def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    lines = [
-        "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip()
-        for row in [header, *rows]
-    ]
-    return ["", *lines]
+    return blocks_text(_blocks(report))
 
 
 def render_app_markdown(report: AppReport) -> str:
     """The app report for a change ticket: every value escaped where it lands."""
-    out: list[str] = []
-    first = True
-    for b in _blocks(report):
-        if b.kind == "h":
-            out += ["", ("# " if first else "## ") + md_escape(b.text), ""]
-            first = False
-        elif b.kind == "p":
-            out += [md_escape(b.text), ""]
-        elif b.kind == "code":
-            fence = "````" if "```" in b.text else "```"
-            out += [fence, b.text.replace("\n", " "), fence, ""]
-        elif b.kind == "list":
-            out += [f"- {md_escape(item)}" for item in b.items] + [""]
-        else:
-            cells = [[md_escape(x) for x in row] for row in b.rows]
-            out += [*md_table([md_escape(h) for h in b.header], ["---"] * len(b.header), cells), ""]
-    return "\n".join(out).strip("\n") + "\n"
+    return blocks_markdown(_blocks(report))
