@@ -28,11 +28,20 @@ from migcheck.kafka.config import ClientConfig, first_line, open_admin
 
 @dataclass(frozen=True)
 class Member:
-    """A group member (classic or streams): its client id carries the Streams thread name."""
+    """A group member (classic or streams): its client id carries the Streams thread name.
+
+    On the classic protocol each Kafka Streams thread is one consumer member,
+    and ``partitions`` are the source partitions its tasks read.  On the
+    streams protocol ``process_id`` names the instance and ``active_tasks``
+    are its tasks ({sub-topology id: partitions}); ``partitions`` stays empty.
+    """
 
     member_id: str
     client_id: str
     host: str
+    partitions: tuple[tuple[str, int], ...] = ()
+    process_id: str = ""
+    active_tasks: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -160,7 +169,16 @@ def _members(admin: Any, group_id: str, group_type: str) -> tuple[Member, ...]:
     if group_type == "streams":
         streams = _describe_streams(admin, group_id)
         members = streams.members if streams is not None else ()
-        return tuple(Member(m.member_id, m.client_id, m.client_host) for m in members)
+        return tuple(
+            Member(
+                m.member_id,
+                m.client_id,
+                m.client_host,
+                process_id=m.process_id,
+                active_tasks=m.active_tasks,
+            )
+            for m in members
+        )
     return ()
 
 
@@ -169,9 +187,26 @@ def _classic_members(admin: Any, group_id: str) -> tuple[Member, ...]:
     described = admin.describe_groups([group_id]).get(group_id) or {}
     return tuple(
         Member(
-            str(m.get("member_id", "")), str(m.get("client_id", "")), str(m.get("client_host", ""))
+            str(m.get("member_id", "")),
+            str(m.get("client_id", "")),
+            str(m.get("client_host", "")),
+            _assigned(m.get("member_assignment")),
         )
         for m in described.get("members") or []
+    )
+
+
+def _assigned(assignment: Any) -> tuple[tuple[str, int], ...]:
+    """The partitions of a decoded consumer-protocol assignment, sorted; () when there is
+    none (a member between rebalances) or it is not the consumer protocol's."""
+    if not isinstance(assignment, Mapping):
+        return ()
+    return tuple(
+        sorted(
+            (str(tp["topic"]), int(p))
+            for tp in assignment.get("assigned_partitions") or []
+            for p in tp.get("partitions") or []
+        )
     )
 
 
