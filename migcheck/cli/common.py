@@ -96,6 +96,17 @@ def parse_counts(values: tuple[str, ...], option: str = "--to") -> list[int]:
     return counts
 
 
+def parse_topic_counts(values: tuple[str, ...], option: str) -> dict[str, int]:
+    """``--set orders=12 --set payments=12`` -> {"orders": 12, "payments": 12}."""
+    counts: dict[str, int] = {}
+    for value in values:
+        topic, sep, n = value.rpartition("=")
+        if not sep or not topic.strip():
+            raise UsageError(f"{option} {value!r} is not TOPIC=N")
+        (counts[topic.strip()],) = parse_counts((n,), f"{option} {topic.strip()}=")
+    return counts
+
+
 def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
     """``--conf key=value`` settings as a dict."""
     conf: dict[str, str] = {}

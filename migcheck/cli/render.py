@@ -17,13 +17,13 @@ from migcheck.report.schema import check_report
 @report_format_option
 @output_option
 def render_cmd(report: str, fmt: str, output: str | None) -> None:
-    """Render a saved ``analyze --format json`` REPORT again, e.g. as Markdown for a ticket."""
+    """Render a saved JSON REPORT (of analyze, app or plan) again, e.g. as Markdown."""
     try:
         with open(report, encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         raise UsageError(f"{report}: not a migcheck JSON report ({e})") from None
-    if not isinstance(data, dict) or "topics" not in data:
+    if not isinstance(data, dict) or not ("topics" in data or "recommendation" in data):
         raise UsageError(f"{report}: not a migcheck JSON report (no 'topics')")
     try:
         check_report(data)

@@ -11,9 +11,11 @@ from typing import Any
 
 from migcheck.analysis.appmodel import AppReport
 from migcheck.analysis.model import Report
+from migcheck.analysis.planmodel import PlanReport
 from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.jsonfmt import render_json
 from migcheck.report.markdown import render_markdown
+from migcheck.report.plan import render_plan_markdown, render_plan_text
 from migcheck.report.schema import report_class
 from migcheck.report.text import render_text
 
@@ -28,14 +30,26 @@ _APP_RENDERERS: dict[str, Callable[[AppReport], str]] = {
     "markdown": render_app_markdown,
 }
 
+_PLAN_RENDERERS: dict[str, Callable[[PlanReport], str]] = {
+    "text": render_plan_text,
+    "json": render_json,  # type: ignore[dict-item]
+    "markdown": render_plan_markdown,
+}
+_BY_CLASS: dict[type, dict[str, Any]] = {
+    Report: _RENDERERS,
+    AppReport: _APP_RENDERERS,
+    PlanReport: _PLAN_RENDERERS,
+}
+
 #: The formats :func:`render` knows, as the CLI offers them.
 FORMATS = tuple(_RENDERERS)
 
 
-def render(report: Report | AppReport, fmt: str) -> str:
+def render(report: Report | AppReport | PlanReport, fmt: str) -> str:
     """The report in ``fmt`` (one of :data:`FORMATS`); one entry point for every command,
-    ``analyze``'s and ``app``'s reports alike (told apart by :func:`report_class`)."""
-    renderers: dict[str, Any] = _APP_RENDERERS if report_class(report) is AppReport else _RENDERERS
+    ``analyze``'s, ``app``'s and ``plan``'s reports alike (told apart by
+    :func:`report_class`)."""
+    renderers = _BY_CLASS[report_class(report)]
     try:
         renderer = renderers[fmt]
     except KeyError:

@@ -6,10 +6,11 @@ import json
 
 from migcheck.analysis.appmodel import AppReport
 from migcheck.analysis.model import Report
+from migcheck.analysis.planmodel import PlanReport
 from migcheck.report.schema import ordered
 
 
-def render_json(report: Report | AppReport) -> str:
+def render_json(report: Report | AppReport | PlanReport) -> str:
     """The report as indented JSON in the documented key order, ending with a newline.
 
     The analysis builds its dicts in whatever order its steps finish; the JSON a

@@ -15,7 +15,7 @@ import types
 import typing
 from typing import Any
 
-from migcheck.analysis import appmodel, model
+from migcheck.analysis import appmodel, model, planmodel
 from migcheck.errors import ReportFormatError
 
 #: docs/report-schema.md's section headings, each with the object its table documents.
@@ -38,16 +38,24 @@ DOC_SECTIONS: dict[str, type] = {
     "Sub-topology verdict": appmodel.SubtopologyVerdict,
     "Store impact": appmodel.StoreImpact,
     "State": appmodel.AppState,
+    "Plan report": planmodel.PlanReport,
+    "Plan sub-topology": planmodel.PlanSubtopology,
+    "Plan instance": planmodel.PlanInstance,
+    "Balance": planmodel.PlanBalance,
+    "Standby": planmodel.PlanStandby,
+    "Narrow repartition": planmodel.PlanNarrow,
+    "Proposal": planmodel.PlanProposal,
 }
 
 
 def report_class(report: Any) -> type:
-    """Which report a saved JSON object is: ``migcheck app``'s names its application."""
-    return (
-        appmodel.AppReport
-        if isinstance(report, dict) and "application_id" in report
-        else (model.Report)
-    )
+    """Which report a saved JSON object is: ``migcheck plan``'s recommends, ``migcheck
+    app``'s names its application, and ``analyze``'s does neither."""
+    if isinstance(report, dict) and "recommendation" in report:
+        return planmodel.PlanReport
+    if isinstance(report, dict) and "application_id" in report:
+        return appmodel.AppReport
+    return model.Report
 
 
 @functools.cache

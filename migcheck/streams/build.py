@@ -213,3 +213,23 @@ def _place_stores(
         )
         if home is not None:
             home.nodes.append(Node("processor", f"inferred-{store}", stores=(store,)))
+
+
+def offline(app_id: str, topology: Topology, partitions: Mapping[str, int]) -> Model:
+    """An app from its ``describe()`` and the counts a user gives, with no cluster to ask.
+
+    ``partitions`` names source topics, and repartition topics (as in the
+    topology) whose size the app fixed.  Every store is taken to log to a
+    changelog (Kafka Streams' default) and every internal topic to have the
+    count Streams gives it: a healthy app, which is what a plan assumes.
+    """
+    bare = App(app_id, topology, {})
+    fixed = {t: n for t, n in partitions.items() if bare.is_repartition(t)}
+    sources = {t: n for t, n in partitions.items() if t not in fixed}
+    app = App(app_id, topology, sources, fixed)
+    counts = {**sources, **sizes(app, sources).internal}
+    note = (
+        "offline: every store is taken to log to a changelog and every internal topic to have "
+        "the count Kafka Streams gives it"
+    )
+    return Model(App(app_id, topology, counts, fixed), Basis.TOPOLOGY, (note,))

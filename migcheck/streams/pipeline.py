@@ -65,12 +65,12 @@ def run_app(o: AppOptions) -> AppOutcome:
     """Discover the app, judge every candidate, measure its state when asked."""
     if o.moved_keys_out and not (o.state and o.full):
         raise UsageError("--moved-keys-out needs --state --full: a sample lists only some keys")
-    topology = _read_topology(o.topology_file)
+    topology = read_topology(o.topology_file)
     client = ClientConfig.load(o.bootstrap, o.command_config)
-    also = [*o.topics, *(_topology_topics(topology) if topology else [])]
+    also = [*o.topics, *(topology_topics(topology) if topology else [])]
     disc = discover(client, o.app_id, also)
     _check_topics(o, disc)
-    model = _model(o, disc, topology)
+    model = model_of(disc, topology, o.fixed_repartition)
     _check_in_app(o.topics, model.app)
     candidates = [_candidate(model.app, o.topics, n) for n in o.candidates]
     unpredictable = False
@@ -84,7 +84,8 @@ def run_app(o: AppOptions) -> AppOutcome:
     return AppOutcome(report, EXIT_OK if safe else EXIT_GATE)
 
 
-def _read_topology(path: str | None) -> Topology | None:
+def read_topology(path: str | None) -> Topology | None:
+    """The ``--topology`` file, parsed; None when none was given."""
     if path is None:
         return None
     try:
@@ -95,7 +96,8 @@ def _read_topology(path: str | None) -> Topology | None:
     return parse_topology(text, f"--topology {path}")
 
 
-def _topology_topics(topology: Topology) -> list[str]:
+def topology_topics(topology: Topology) -> list[str]:
+    """The source topics a topology names (to describe them along with the app's)."""
     return [t for sub in topology.subtopologies for t in sub.source_topics]
 
 
@@ -107,19 +109,20 @@ def _check_topics(o: AppOptions, disc: Discovery) -> None:
         check_can_grow(meta.partition_count, o.candidates, f"--to (topic {topic!r})")
 
 
-def _model(o: AppOptions, disc: Discovery, topology: Topology | None) -> Model:
+def model_of(disc: Discovery, topology: Topology | None, fixed: Sequence[str] = ()) -> Model:
+    """The best model discovery allows: the given topology, the broker's, or inferred."""
     if topology is not None:
         extra = {t: m.partition_count for t, m in disc.topics.items()}
-        return from_topology(disc.facts, topology, o.fixed_repartition, extra)
+        return from_topology(disc.facts, topology, fixed, extra)
     described = disc.streams_group.topology if disc.streams_group else None
     if described:  # None too while the broker finds the topics mis-partitioned
-        return from_broker(disc.facts, described, o.fixed_repartition)
+        return from_broker(disc.facts, described, fixed)
     if not disc.facts.sources and not disc.facts.internal:
         raise UsageError(
-            f"application {o.app_id!r} has committed no offsets and has no internal topics: "
-            "nothing to infer its topology from; pass --topology"
+            f"application {disc.facts.app_id!r} has committed no offsets and has no internal "
+            "topics: nothing to infer its topology from; pass --topology"
         )
-    return inferred(disc.facts, o.fixed_repartition)
+    return inferred(disc.facts, fixed)
 
 
 def _check_in_app(topics: Sequence[str], app: App) -> None:

@@ -1,0 +1,115 @@
+"""`migcheck plan` offline, as a user runs it: its JSON contract, bad input, saved reports.
+
+Offline plans need no broker.  Expected figures are hand arithmetic on the
+describe() fixtures of fixtures/java/streams (see tests/test_plan_model.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from oracles import run_cli
+
+DESCRIBE = Path(__file__).resolve().parent.parent / "fixtures" / "java" / "streams" / "describe"
+
+
+def _plan(*args: str):
+    return run_cli("plan", *args)
+
+
+def _one_line_error(p, *words: str) -> None:
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stdout == "" and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("migcheck: error: ") and "Traceback" not in p.stderr
+    for word in words:
+        assert word in p.stderr, p.stderr
+
+
+def test_offline_json_has_the_documented_figures_and_a_proposal() -> None:
+    p = _plan(
+        "--topology",
+        str(DESCRIBE / "rekey-count.txt"),
+        "--partitions",
+        "orders=6",
+        "--instances",
+        "2",
+        "--threads",
+        "4",
+        "--set",
+        "orders=12",
+        "--format",
+        "json",
+    )
+    assert p.returncode == 1, p.stderr  # the change would crash the app: the gate closes
+    r = json.loads(p.stdout)
+    assert next(iter(r)) == "recommendation"
+    assert r["recommendation"].startswith("More threads, no partition change")
+    assert r["tasks"] == 12 and [s["tasks"] for s in r["subtopologies"]] == [6, 6]
+    assert (r["threads"], r["idle_threads"]) == (8, 0)
+    assert r["tasks_per_instance"] == [6, 6]
+    assert r["mode"] == "offline" and r["assignment"] == "predicted"
+    q = r["proposed"]
+    assert q["changes"] == {"orders": 12} and q["verdict"] == "CRASH"
+    assert q["tasks"] == 24 and q["tasks_per_instance"] == [12, 12]
+    assert (
+        "<application.id>-rekey-group-repartition has invalid partitions"
+        in (q["verdict_reasons"][0])
+    )
+
+
+def test_enough_threads_points_to_partitions_and_the_runbook() -> None:
+    p = _plan(
+        "--topology",
+        str(DESCRIBE / "count.txt"),
+        "--partitions",
+        "orders=3",
+        "--instances",
+        "2",
+        "--threads",
+        "2",
+    )
+    assert p.returncode == 0, p.stderr
+    first = p.stdout.splitlines()[2]
+    assert first.startswith("Recommendation: Every one of the 3 tasks already has its own thread")
+    assert "`migcheck runbook`" in p.stdout
+
+
+def test_markdown_and_a_saved_report_render_the_same_plan(tmp_path: Path) -> None:
+    args = ["--topology", str(DESCRIBE / "count.txt"), "--partitions", "orders=10"]
+    saved = tmp_path / "plan.json"
+    p = _plan(*args, "--instances", "3", "--format", "json", "--output", str(saved))
+    assert p.returncode == 0, p.stderr
+    md = _plan(*args, "--instances", "3", "--format", "markdown").stdout
+    again = run_cli("render", str(saved), "--format", "markdown")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == md
+    assert "| tasks per instance | 4/3/3 |" in md
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    count = str(DESCRIBE / "count.txt")
+    _one_line_error(_plan(), "--topology and --partitions")
+    _one_line_error(_plan("--topology", count), "--topology and --partitions")
+    _one_line_error(_plan("--topology", count, "--partitions", "orders"), "is not TOPIC=N")
+    _one_line_error(_plan("--topology", count, "--partitions", "orders=x"), "not a partition")
+    _one_line_error(_plan("--topology", count, "--partitions", "other=3"), "reads no topic")
+    _one_line_error(
+        _plan("--topology", str(DESCRIBE / "join.txt"), "--partitions", "orders=3"),
+        "--partitions needs",
+    )
+    _one_line_error(
+        _plan("--topology", count, "--partitions", "orders=6", "--set", "orders=3"),
+        "below the current 6",
+    )
+    _one_line_error(
+        _plan("--topology", count, "--partitions", "orders=6", "--set", "nope=8"), "no such topic"
+    )
+    _one_line_error(
+        _plan("--topology", count, "--partitions", "orders=6", "--instances", "0"), "--instances"
+    )
+    _one_line_error(_plan("--topology", str(tmp_path / "missing.txt"), "--partitions", "a=1"))
+    _one_line_error(
+        _plan("--application-id", "x", "--bootstrap-server", "h:1", "--partitions", "a=1")
+    )
+    _one_line_error(_plan("--bootstrap-server", "h:1"), "--application-id")
