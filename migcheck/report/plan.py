@@ -72,8 +72,10 @@ def _blocks(r: PlanReport) -> Iterator[Block]:
             for s in r["subtopologies"]
         ],
     )
-    yield from _members(r)
+    if r["assignment"] == "observed":  # predicted shares are in the figures table already
+        yield from _members(r)
     if r["notes"]:
+        yield Block("h", "Notes")
         yield Block("list", items=r["notes"])
 
 
@@ -96,9 +98,7 @@ def _proposal(p: PlanProposal) -> Iterator[Block]:
 
 
 def _members(r: PlanReport) -> Iterator[Block]:
-    if not r["members"]:
-        return
-    yield Block("h", "Instances")
+    yield Block("h", "Instances, as the group shows them")
     yield Block(
         "table",
         header=("instance", "threads", "tasks", "tasks per thread"),
