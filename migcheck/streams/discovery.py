@@ -1,7 +1,9 @@
 """Finding a Kafka Streams application on the cluster, strictly read-only.
 
 An application's group id is its ``application.id``.  Its source topics are the
-topics its group committed offsets for, less its internal topics; its internal
+topics its group committed offsets for (and, for a streams group, those the
+broker's description of its topology names: an idle app may have committed
+none), less its internal topics; its internal
 topics are named ``<application.id>-<name>-changelog``, ``-repartition``, or a
 foreign-key join's ``-SUBSCRIPTION-...-topic``.  Every count and cleanup policy
 comes from the same read-only metadata calls ``analyze`` makes.
@@ -54,20 +56,28 @@ def discover(client: ClientConfig, app_id: str, also: Sequence[str] = ()) -> Dis
             f"no Kafka Streams application {app_id!r} at {client.bootstrap_servers}: "
             f"no group of that id and no internal topic named {app_id}-..."
         )
-    committed = [] if group is None else list(group.committed_topics)
-    sources = [t for t in committed if t not in internal and t in existing]
-    wanted = dict.fromkeys([*sources, *internal, *(t for t in also if t in existing)])
-    metas = {m.name: m for m in describe_topics(client, list(wanted))}
     protocol = (
         Protocol.STREAMS
         if group is not None and group.group_type == "streams"
         else (Protocol.CLASSIC)
     )
+    described = describe_streams_group(client, app_id) if protocol == Protocol.STREAMS else None
+    committed = [] if group is None else list(group.committed_topics)
+    read = [*committed, *_described_sources(described)]  # an idle app may have committed none
+    sources = [t for t in dict.fromkeys(read) if t not in internal and t in existing]
+    wanted = dict.fromkeys([*sources, *internal, *(t for t in also if t in existing)])
+    metas = {m.name: m for m in describe_topics(client, list(wanted))}
     facts = Facts(
         app_id,
         {t: metas[t].partition_count for t in sources},
         {t: metas[t].partition_count for t in internal},
         protocol,
     )
-    described = describe_streams_group(client, app_id) if protocol == Protocol.STREAMS else None
     return Discovery(facts, group, metas, described)
+
+
+def _described_sources(group: StreamsGroup | None) -> list[str]:
+    """The user topics a streams group's broker-side topology reads."""
+    if group is None or not group.topology:
+        return []
+    return [t for sub in group.topology for t in sub.source_topics]
