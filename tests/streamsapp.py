@@ -76,39 +76,48 @@ class StreamsApp:
         """Records placed by Kafka's Java producer's default partitioner."""
         self.kafka.produce(topic, [(k.encode(), v.encode(), None) for k, v in records])
 
+    def command(
+        self, max_seconds: int = 60, run_seconds: int = 0, threads: int = 1, instance: int = 0
+    ) -> list[str]:
+        """The fixture's ``run`` command line; instance ``i > 0`` gets its own state dir,
+        as instances on one host must."""
+        state = self.state_dir if instance == 0 else self.state_dir / f"instance-{instance}"
+        return [
+            "java",
+            f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+            "-cp",
+            self.cp,
+            "StreamsFixture",
+            "run",
+            "--topology",
+            self.topology,
+            "--bootstrap-server",
+            self.kafka.bootstrap,
+            "--application-id",
+            self.app_id,
+            "--input",
+            self.input,
+            "--table",
+            self.table,
+            "--output",
+            self.output,
+            "--state-dir",
+            str(state),
+            "--protocol",
+            self.protocol,
+            "--threads",
+            str(threads),
+            "--idle-ms",
+            "1500",
+            "--run-seconds",
+            str(run_seconds),
+            "--max-seconds",
+            str(max_seconds),
+        ]
+
     def run(self, max_seconds: int = 60) -> Run:
         """Run the app until it is idle, crashes or times out; read its stores."""
-        rc, out, err = run(
-            [
-                "java",
-                f"-Dlog4j2.configurationFile={LOG_CONFIG}",
-                "-cp",
-                self.cp,
-                "StreamsFixture",
-                "run",
-                "--topology",
-                self.topology,
-                "--bootstrap-server",
-                self.kafka.bootstrap,
-                "--application-id",
-                self.app_id,
-                "--input",
-                self.input,
-                "--table",
-                self.table,
-                "--output",
-                self.output,
-                "--state-dir",
-                str(self.state_dir),
-                "--protocol",
-                self.protocol,
-                "--idle-ms",
-                "1500",
-                "--max-seconds",
-                str(max_seconds),
-            ],
-            timeout=max_seconds + 60,
-        )
+        rc, out, err = run(self.command(max_seconds), timeout=max_seconds + 60)
         crash = next(
             (ln[len("CRASH: ") :] for ln in out.splitlines() if ln.startswith("CRASH: ")), None
         )
@@ -128,5 +137,29 @@ class StreamsApp:
         )
         assert rc == 0, f"kafka-topics --alter failed: {out} {err}"
 
+    def describe(self, path: Path) -> Path:
+        """The app's own Topology#describe() with its real topic names, written to ``path``."""
+        rc, out, err = run(
+            [
+                "java",
+                "-cp",
+                self.cp,
+                "StreamsFixture",
+                "describe",
+                "--topology",
+                self.topology,
+                "--input",
+                self.input,
+                "--table",
+                self.table,
+                "--output",
+                self.output,
+            ]
+        )
+        assert rc == 0, err
+        path.write_text(out, encoding="utf-8")
+        return path
+
     def describe_file(self) -> Path:
+        """The committed describe() fixture, with the generic names (``orders``...)."""
         return DESCRIBE / f"{self.topology}.txt"

@@ -22,43 +22,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kafkatest import Kafka, run
+from kafkatest import Kafka
 from oracles import run_cli
 from streamsapp import KEYS, Run, StreamsApp, moved_keys, phase1, phase2
 
 pytestmark = pytest.mark.kafka
 
 
-def _describe(app: StreamsApp, path: Path) -> Path:
-    """The app's own Topology#describe(), for its real topic names."""
-    rc, out, err = run(
-        [
-            "java",
-            "-cp",
-            app.cp,
-            "StreamsFixture",
-            "describe",
-            "--topology",
-            app.topology,
-            "--input",
-            app.input,
-            "--table",
-            app.table,
-            "--output",
-            app.output,
-        ]
-    )
-    assert rc == 0, err
-    path.write_text(out, encoding="utf-8")
-    return path
-
-
 def _migcheck_app(
     app: StreamsApp, tmp_path: Path, *extra: str, topology: bool = True
 ) -> tuple[int, dict]:
-    given = (
-        ["--topology", str(_describe(app, tmp_path / f"{app.topology}.txt"))] if topology else []
-    )
+    given = ["--topology", str(app.describe(tmp_path / f"{app.topology}.txt"))] if topology else []
     p = run_cli(
         "app",
         "--bootstrap-server",
