@@ -1,4 +1,5 @@
-"""`migcheck app` as a user runs it: bad input, saved reports, Markdown, and read-only."""
+"""`migcheck app` (and `migcheck plan` live) as a user runs it: bad input, saved reports,
+Markdown, read-only, and the figures of a real app that has run once."""
 
 from __future__ import annotations
 
@@ -108,6 +109,45 @@ def test_app_changes_nothing_on_the_cluster(count_app: StreamsApp) -> None:
     p = _app(count_app, "--topic", count_app.input, "--to", "6")
     assert p.returncode == 1
     assert snapshot() == before
+    live = ["--bootstrap-server", kafka.bootstrap, "--application-id", count_app.app_id]
+    p = run_cli("plan", *live, "--set", f"{count_app.input}=6", "--standby-replicas", "1")
+    assert p.returncode == 1, p.stderr
+    assert snapshot() == before
+
+
+def _offsets(kafka: Kafka, topic: str, time: str) -> int:
+    """The sum over partitions of an offset, by Kafka's own kafka-get-offsets."""
+    rc, out, err = kafka.tool(
+        "kafka-get-offsets", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--time", time
+    )
+    assert rc == 0, err
+    return sum(int(line.rsplit(":", 1)[1]) for line in out.split())
+
+
+def test_plan_of_a_stopped_app_with_standbys(count_app: StreamsApp) -> None:
+    kafka = count_app.kafka
+    changelog = f"{count_app.app_id}-counts-changelog"
+    records = _offsets(kafka, changelog, "-1") - _offsets(kafka, changelog, "-2")
+    p = run_cli(
+        "plan",
+        "--bootstrap-server",
+        kafka.bootstrap,
+        "--application-id",
+        count_app.app_id,
+        "--instances",
+        "2",
+        "--standby-replicas",
+        "1",
+        "--format",
+        "json",
+    )
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    assert plan["assignment"] == "predicted" and plan["members"][0]["tasks"] is None
+    assert "has no member" in plan["notes"][-1]
+    assert (plan["tasks"], plan["threads"], plan["tasks_per_instance"]) == (3, 2, [2, 1])
+    assert plan["standby"]["tasks"] == 3  # one standby of each of the 3 stateful tasks
+    assert plan["standby"]["restore_records"] == records > 0
 
 
 def test_state_of_a_logged_store(count_app: StreamsApp) -> None:
