@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line, open_admin, open_consumer
@@ -82,7 +83,9 @@ def describe_topics(client: ClientConfig, topics: Iterable[str]) -> list[TopicMe
         consumer.close(autocommit=False)
 
 
-def _cleanup_policies(client: ClientConfig, topics: list[str]) -> dict[str, str]:
+def _describe_configs(client: ClientConfig, topics: list[str]) -> dict[str, dict[str, Any]]:
+    """Every config of each topic, as kafka-python 3 describes it:
+    {topic: {name: {"value": ..., "config_source": ..., "is_sensitive": ...}}}."""
     from kafka.admin import ConfigResource, ConfigResourceType
 
     admin = open_admin(client)
@@ -92,10 +95,31 @@ def _cleanup_policies(client: ClientConfig, topics: list[str]) -> dict[str, str]
         )
     finally:
         admin.close()
-    # kafka-python 3: {"topic": {name: {config: {"value": ...}}}}
     described = result.get("topic", {}) if isinstance(result, dict) else {}
-    policies = {}
-    for topic in topics:
-        entry = described.get(topic, {}).get("cleanup.policy") or {}
-        policies[topic] = entry.get("value") or "delete"
-    return policies
+    return {t: described.get(t, {}) for t in topics}
+
+
+def _cleanup_policies(client: ClientConfig, topics: list[str]) -> dict[str, str]:
+    described = _describe_configs(client, topics)
+    return {t: (described[t].get("cleanup.policy") or {}).get("value") or "delete" for t in topics}
+
+
+def topic_configs(client: ClientConfig, topic: str) -> dict[str, str]:
+    """The configs set on ``topic`` itself (not broker defaults), to give a copy the same.
+
+    A sensitive value is never returned: the broker does not send it, and a
+    topic config is no place for a secret anyway.
+    """
+    from kafka.errors import KafkaError
+
+    try:
+        described = _describe_configs(client, [topic])[topic]
+    except KafkaError as e:
+        raise ReadError(f"reading configs of {topic!r}: {first_line(e)}") from None
+    return {
+        name: str(entry.get("value"))
+        for name, entry in sorted(described.items())
+        if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG"
+        and not entry.get("is_sensitive")
+        and entry.get("value") is not None
+    }
