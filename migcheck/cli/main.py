@@ -20,6 +20,7 @@ from migcheck.cli.app import app_cmd
 from migcheck.cli.partition import partition_cmd
 from migcheck.cli.plan import plan_cmd
 from migcheck.cli.render import render_cmd
+from migcheck.cli.runbook import runbook_cmd
 from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError
 
 
@@ -34,6 +35,7 @@ cli.add_command(analyze_cmd)
 cli.add_command(render_cmd)
 cli.add_command(app_cmd)
 cli.add_command(plan_cmd)
+cli.add_command(runbook_cmd)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:

@@ -1,0 +1,232 @@
+"""The runbook's steps: what to run, in order, to widen a topic under a Kafka Streams app.
+
+Pure: :class:`RunbookFacts` (what discovery found) in, a list of :class:`Step`
+out.  :mod:`migcheck.streams.runbook_render` writes the same steps as Markdown
+for a change ticket and as a shell script.
+
+Why a new topic, and not ``kafka-topics --alter`` then a reset: the reset
+sends the app back to the earliest offsets, but each moved key's old records
+stay in its old partition while its new records arrive in the new one, so
+reprocessing splits the key's history over two tasks and its state comes out
+wrong again.  Reprocessing is correct only when every key's whole history sits
+in the partition the new count gives it: a copy into a new, wider topic with
+the producers' partitioner (``migcheck copy``), then a reset that deletes the
+internal topics, then an empty local state.  It needs the full history: a
+source whose log start offset is above 0 has lost records a reprocess needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+NEW_TOPIC = "new-topic"
+IN_PLACE = "in-place"
+
+
+@dataclass(frozen=True)
+class RunbookFacts:
+    """Everything the steps name, found on the cluster when the runbook was written."""
+
+    app_id: str
+    bootstrap: str
+    command_config: str | None
+    topic: str
+    partitions: int  # the topic's count today
+    to: int
+    new_topic: str
+    strategy: str  # NEW_TOPIC or IN_PLACE
+    protocol: str  # "classic" or "streams"
+    internal: tuple[str, ...]  # the internal topics the reset deletes
+    expected_internal: Mapping[str, int]  # internal topic -> its count after the restart
+    history_lost: tuple[str, ...] = ()  # source topics whose log start offset is above 0
+    state_dir: str | None = None
+    verdict: str = "SAFE"
+    split_keys: int | None = None  # in-place on a stateful app: keys whose history splits
+    members: int = 0
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def target(self) -> str:
+        """The topic the app reads after the change."""
+        return self.new_topic if self.strategy == NEW_TOPIC else self.topic
+
+
+@dataclass(frozen=True)
+class Run:
+    """A command: a Kafka tool (``kafka-topics``...), ``migcheck``, or a plain one."""
+
+    argv: tuple[str, ...]
+    kafka_tool: bool = False
+
+
+@dataclass(frozen=True)
+class Manual:
+    """What only a person can do: the script waits for a confirmation with ``--execute``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """A read-only check the script runs with ``--execute``; it stops the script on failure.
+
+    ``function`` is one of the script's shell functions; ``text`` says what it checks.
+    """
+
+    function: str
+    args: tuple[str, ...]
+    text: str
+
+
+Action = Run | Manual | Check
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    why: str
+    actions: tuple[Action, ...]
+    #: A destructive step runs once: a marker file records that it succeeded, and a re-run
+    #: after a later failure skips it instead of repeating it against a changed state.
+    marker: str | None = None
+
+
+def _kafka(f: RunbookFacts, tool: str, *args: str, config_flag: str = "--command-config") -> Run:
+    extra = (config_flag, f.command_config) if f.command_config else ()
+    return Run((tool, "--bootstrap-server", f.bootstrap, *extra, *args), kafka_tool=True)
+
+
+def _migcheck(f: RunbookFacts, command: str, *args: str) -> Run:
+    extra = ("--command-config", f.command_config) if f.command_config else ()
+    return Run(("migcheck", command, "--bootstrap-server", f.bootstrap, *extra, *args))
+
+
+def steps(f: RunbookFacts) -> list[Step]:
+    """The ordered procedure for ``f.strategy``."""
+    change = _new_topic(f) if f.strategy == NEW_TOPIC else _alter(f)
+    return [_prechecks(f), _stop(f), change, _reset(f), _local_state(f), _restart(f)]
+
+
+def _prechecks(f: RunbookFacts) -> Step:
+    return Step(
+        "Pre-checks",
+        "A reprocess is correct only with every source's full history: nothing deleted yet "
+        "(log start offset 0). Record today's end offsets of the topic for the final check.",
+        (
+            Check("history_intact", (f.topic,), f"{f.topic} still holds its full history"),
+            Check(
+                "record_offsets",
+                (f.topic, f"{f.topic}.end-offsets"),
+                f"record the end offsets of {f.topic}",
+            ),
+        ),
+    )
+
+
+def _stop(f: RunbookFacts) -> Step:
+    return Step(
+        "Stop the application",
+        "Every instance must be down before the copy and the reset: the reset refuses an "
+        "active group, and a running instance would keep writing state.",
+        (
+            Manual(f"Stop every instance of the application {f.app_id}."),
+            Check("group_is_empty", (), f"the group {f.app_id} has no members"),
+        ),
+    )
+
+
+def _new_topic(f: RunbookFacts) -> Step:
+    copy = _migcheck(
+        f, "copy", "--topic", f.topic, "--into", f.new_topic, "--checkpoint", "@copy.checkpoint"
+    )
+    return Step(
+        f"Create {f.new_topic} and copy the history into it",
+        f"{f.new_topic} gets {f.topic}'s configs and {f.to} partitions; migcheck copy puts "
+        "each record where the producers' partitioner sends its key under the new count, in "
+        "order per key, and verifies records per key on both sides. Its checkpoint makes the "
+        "catch-up copy take only what arrived since, never a record twice.",
+        (
+            Check(
+                "ensure_topic",
+                (f.new_topic, str(f.to), f.topic, *[f"{k}={v}" for k, v in f.configs.items()]),
+                f"{f.new_topic} exists with {f.to} partitions (created like {f.topic})",
+            ),
+            copy,
+            Manual(f"Switch every producer of {f.topic} to {f.new_topic}."),
+            copy,
+        ),
+    )
+
+
+def _alter(f: RunbookFacts) -> Step:
+    warning = (
+        ""
+        if f.split_keys is None
+        else f" This splits the history of {f.split_keys} keys (--accept-split-history)."
+    )
+    return Step(
+        f"Alter {f.topic} to {f.to} partitions in place",
+        "In place is correct only when no keyed state depends on the keys that move." + warning,
+        (
+            Check(
+                "ensure_partitions",
+                (f.topic, str(f.to)),
+                f"{f.topic} has {f.to} partitions (altered once)",
+            ),
+        ),
+    )
+
+
+def _reset(f: RunbookFacts) -> Step:
+    inputs = ",".join(dict.fromkeys([f.topic, f.target]))
+    args = ["--application-id", f.app_id, "--input-topics", inputs]
+    if f.internal:
+        args += ["--internal-topics", ",".join(f.internal)]
+    reset = _kafka(f, "kafka-streams-application-reset", *args, config_flag="--config-file")
+    dry = Run((*reset.argv, "--dry-run"), kafka_tool=True)
+    return Step(
+        "Reset the application",
+        "The reset tool sends the app back to the earliest offsets of its inputs and deletes "
+        "its internal topics (named here, as found on the cluster), so they come back with "
+        f"{f.to}-partition counts. It runs once: its dry run first, then for real.",
+        (Check("group_is_empty", (), f"the group {f.app_id} still has no members"), dry, reset),
+        marker="reset",
+    )
+
+
+def _local_state(f: RunbookFacts) -> Step:
+    where = f.state_dir or "${java.io.tmpdir}/kafka-streams"
+    actions: list[Action] = [
+        Manual(
+            f"On every instance, delete {where}/{f.app_id} (state.dir/application.id), or have "
+            "the app call KafkaStreams#cleanUp() before start(): the reset tool does not "
+            "touch local state."
+        )
+    ]
+    if f.state_dir:
+        actions.append(Run(("rm", "-rf", "--", f"{f.state_dir}/{f.app_id}")))
+    return Step(
+        "Wipe the local state",
+        "A store left on disk would be restored from, and keep the old partitioning.",
+        tuple(actions),
+        marker="local-state",
+    )
+
+
+def _restart(f: RunbookFacts) -> Step:
+    internal = [f"{t}={n}" for t, n in sorted(f.expected_internal.items())]
+    app = _migcheck(f, "app", "--application-id", f.app_id, "--topic", f.target, "--to", str(f.to))
+    return Step(
+        f"Restart the application on {f.target}",
+        "Its internal topics come back with the new counts, the lag drains to 0, and "
+        "migcheck app finds it healthy.",
+        (
+            Manual(f"Start the application reading {f.target} (instead of {f.topic}).")
+            if f.target != f.topic
+            else Manual("Start the application."),
+            Check("wait_internal_topics", tuple(internal), "the internal topics have their counts"),
+            Check("wait_lag_zero", (f.target,), f"the group's lag on {f.target} drains to 0"),
+            Check("app_is_healthy", app.argv[1:], "migcheck app reports the app healthy"),
+        ),
+    )
