@@ -68,7 +68,8 @@ def _md_action(action: Run | Manual | Check) -> list[str]:
     if isinstance(action, Manual):
         return [f"- [ ] **Manual:** {action.text}", ""]
     if isinstance(action, Check):
-        return [f"- [ ] **Check:** {action.text}", ""]
+        shown = [] if action.shown is None else _md_action(action.shown)
+        return [f"- [ ] **Check:** {action.text}", "", *shown]
     return ["```sh", " ".join(_md_arg(a) for a in action.argv), "```", ""]
 
 

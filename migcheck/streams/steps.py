@@ -77,6 +77,7 @@ class Check:
     function: str
     args: tuple[str, ...]
     text: str
+    shown: Run | None = None  # the command a person runs to check it by hand (Markdown)
 
 
 Action = Run | Manual | Check
@@ -102,6 +103,11 @@ def _migcheck(f: RunbookFacts, command: str, *args: str) -> Run:
     return Run(("migcheck", command, "--bootstrap-server", f.bootstrap, *extra, *args))
 
 
+def _group_tool(f: RunbookFacts, *args: str) -> Run:
+    tool = "kafka-streams-groups" if f.protocol == "streams" else "kafka-consumer-groups"
+    return _kafka(f, tool, "--describe", "--group", f.app_id, *args)
+
+
 def steps(f: RunbookFacts) -> list[Step]:
     """The ordered procedure for ``f.strategy``."""
     change = _new_topic(f) if f.strategy == NEW_TOPIC else _alter(f)
@@ -114,11 +120,17 @@ def _prechecks(f: RunbookFacts) -> Step:
         "A reprocess is correct only with every source's full history: nothing deleted yet "
         "(log start offset 0). Record today's end offsets of the topic for the final check.",
         (
-            Check("history_intact", (f.topic,), f"{f.topic} still holds its full history"),
+            Check(
+                "history_intact",
+                (f.topic,),
+                f"{f.topic} still holds its full history: every log start offset is 0",
+                _kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-2"),
+            ),
             Check(
                 "record_offsets",
                 (f.topic, f"{f.topic}.end-offsets"),
                 f"record the end offsets of {f.topic}",
+                _kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
             ),
         ),
     )
@@ -131,7 +143,12 @@ def _stop(f: RunbookFacts) -> Step:
         "active group, and a running instance would keep writing state.",
         (
             Manual(f"Stop every instance of the application {f.app_id}."),
-            Check("group_is_empty", (), f"the group {f.app_id} has no members"),
+            Check(
+                "group_is_empty",
+                (),
+                f"the group {f.app_id} has no members",
+                _group_tool(f, "--members"),
+            ),
         ),
     )
 
@@ -150,7 +167,18 @@ def _new_topic(f: RunbookFacts) -> Step:
             Check(
                 "ensure_topic",
                 (f.new_topic, str(f.to), f.topic, *[f"{k}={v}" for k, v in f.configs.items()]),
-                f"{f.new_topic} exists with {f.to} partitions (created like {f.topic})",
+                f"{f.new_topic} exists with {f.to} partitions (created like {f.topic}, with the "
+                f"replication factor of {f.topic})",
+                _kafka(
+                    f,
+                    "kafka-topics",
+                    "--create",
+                    "--topic",
+                    f.new_topic,
+                    "--partitions",
+                    str(f.to),
+                    *[a for k, v in f.configs.items() for a in ("--config", f"{k}={v}")],
+                ),
             ),
             copy,
             Manual(f"Switch every producer of {f.topic} to {f.new_topic}."),
@@ -173,6 +201,7 @@ def _alter(f: RunbookFacts) -> Step:
                 "ensure_partitions",
                 (f.topic, str(f.to)),
                 f"{f.topic} has {f.to} partitions (altered once)",
+                _kafka(f, "kafka-topics", "--alter", "--topic", f.topic, "--partitions", str(f.to)),
             ),
         ),
     )
@@ -190,7 +219,16 @@ def _reset(f: RunbookFacts) -> Step:
         "The reset tool sends the app back to the earliest offsets of its inputs and deletes "
         "its internal topics (named here, as found on the cluster), so they come back with "
         f"{f.to}-partition counts. It runs once: its dry run first, then for real.",
-        (Check("group_is_empty", (), f"the group {f.app_id} still has no members"), dry, reset),
+        (
+            Check(
+                "group_is_empty",
+                (),
+                f"the group {f.app_id} still has no members",
+                _group_tool(f, "--members"),
+            ),
+            dry,
+            reset,
+        ),
         marker="reset",
     )
 
@@ -225,8 +263,18 @@ def _restart(f: RunbookFacts) -> Step:
             Manual(f"Start the application reading {f.target} (instead of {f.topic}).")
             if f.target != f.topic
             else Manual("Start the application."),
-            Check("wait_internal_topics", tuple(internal), "the internal topics have their counts"),
-            Check("wait_lag_zero", (f.target,), f"the group's lag on {f.target} drains to 0"),
-            Check("app_is_healthy", app.argv[1:], "migcheck app reports the app healthy"),
+            Check(
+                "wait_internal_topics",
+                tuple(internal),
+                "the internal topics come back with their counts: " + ", ".join(internal),
+                _kafka(f, "kafka-topics", "--describe", "--topic", ",".join(f.expected_internal)),
+            ),
+            Check(
+                "wait_lag_zero",
+                (f.target,),
+                f"the group's lag on {f.target} drains to 0",
+                _group_tool(f, "--offsets"),
+            ),
+            Check("app_is_healthy", app.argv[1:], "migcheck app reports the app healthy", app),
         ),
     )
