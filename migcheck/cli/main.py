@@ -17,6 +17,7 @@ import click
 from migcheck import __version__
 from migcheck.cli.analyze import analyze_cmd
 from migcheck.cli.app import app_cmd
+from migcheck.cli.copytopic import copy_cmd
 from migcheck.cli.partition import partition_cmd
 from migcheck.cli.plan import plan_cmd
 from migcheck.cli.render import render_cmd
@@ -36,6 +37,7 @@ cli.add_command(render_cmd)
 cli.add_command(app_cmd)
 cli.add_command(plan_cmd)
 cli.add_command(runbook_cmd)
+cli.add_command(copy_cmd)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
