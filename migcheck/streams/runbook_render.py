@@ -196,7 +196,7 @@ topics_tool() {
 
 # The partition count of a topic, or nothing when it does not exist.
 partition_count() {
-  topics_tool --describe --topic "$1" 2> /dev/null \
+  { topics_tool --describe --topic "$1" 2> /dev/null || true; } \
     | sed -n 's/.*PartitionCount: *\([0-9]*\).*/\1/p' | head -n 1
 }
 
@@ -287,7 +287,7 @@ wait_internal_topics() {
 wait_lag_zero() {
   local tries lag
   for tries in $(seq 1 150); do
-    lag=$(group_tool --describe --group "$APP_ID" --offsets 2> /dev/null \
+    lag=$({ group_tool --describe --group "$APP_ID" --offsets 2> /dev/null || true; } \
       | awk -v t="$1" '$2 == t { n++; if ($6 ~ /^[0-9]+$/) s += $6; else s += 1 }
                        END { if (n == 0) print "unknown"; else print s }')
     if [ "$lag" = 0 ]; then
