@@ -112,6 +112,25 @@ def test_copy_places_every_record_once_and_catches_up(kafka: Kafka, tmp_path: Pa
     _check_exact_copy(kafka, topic, into, 6)
 
 
+def test_a_record_copied_twice_fails_the_verification(kafka: Kafka, tmp_path: Path) -> None:
+    from kafka import KafkaProducer  # kafka-python: a second, independent writer
+
+    topic = kafka.create_topic("copy-dup-src", 2)
+    into = kafka.create_topic("copy-dup-dst", 4)
+    _kcat_produce(kafka, topic, [f"k{i}\tv{i}" for i in range(50)])
+    checkpoint = tmp_path / "copy.json"
+    assert _copy(kafka, topic, into, "--checkpoint", str(checkpoint)).returncode == 0
+    p, _, k, ts, _, v = _kcat_dump(kafka, into)[0]
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap)
+    # the same key, value and timestamp, without headers, as the copy wrote it
+    producer.send(into, key=k.encode(), value=v.encode(), partition=p, timestamp_ms=int(ts))
+    producer.flush()
+    producer.close()
+    again = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    assert again.returncode == 1, again.stdout + again.stderr[-1000:]
+    assert "duplicated 1" in again.stdout and "FAILED" in again.stdout
+
+
 def test_a_killed_copy_resumes_without_a_duplicate(kafka: Kafka, tmp_path: Path) -> None:
     topic = kafka.create_topic("copy-kill-src", 3)
     into = kafka.create_topic("copy-kill-dst", 6)

@@ -134,6 +134,9 @@ def test_in_place_splits_the_keys_the_refusal_names(kafka: Kafka) -> None:
     assert last.startswith("migcheck: refused --strategy in-place: 205 keys"), last
     named = {ln for ln in refused.stdout.splitlines() if ln in set(KEYS)}
     assert named == moved_keys(3, 6)
+    accepted = _runbook(app, "--strategy", "in-place", "--accept-split-history")
+    assert accepted.returncode == 0, accepted.stderr[-1000:]
+    assert "This splits the history of 205 keys" in accepted.stdout
 
     # What the crash message suggests: alter in place, reset, wipe the state, reprocess.
     app.alter(app.input, 6)
