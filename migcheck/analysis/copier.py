@@ -194,7 +194,7 @@ def _sample_keys(
     try:
         for part in meta.partitions:
             end = min(part.log_end_offset, part.log_start_offset + per_partition)
-            for r in _records(
+            for r in read_records(
                 consumer, TopicPartition(meta.name, part.partition), part.log_start_offset, end
             ):
                 if r.key is not None:
@@ -203,7 +203,7 @@ def _sample_keys(
         consumer.close(autocommit=False)
 
 
-def _records(consumer: Any, tp: Any, start: int, end: int) -> Iterator[Any]:
+def read_records(consumer: Any, tp: Any, start: int, end: int) -> Iterator[Any]:
     """The committed records of ``tp`` in ``[start, end)``, in offset order."""
     consumer.assign([tp])
     consumer.seek(tp, start)
@@ -274,7 +274,7 @@ def copy_partition(job: Job) -> tuple[int, int, int]:
         copied = nulls = 0
         tp = TopicPartition(job.topic, job.partition)
         rr = progress.get("round_robin", job.partition)
-        records = _records(consumer, tp, start, job.end) if start < job.end else iter(())
+        records = read_records(consumer, tp, start, job.end) if start < job.end else iter(())
         for chunk in _chunks(records):
             rr, n_null = _copy_chunk(job, producer, consumer, chunk, rr)
             copied += len(chunk)
@@ -398,7 +398,7 @@ def _find(consumer: Any, job: Job, q: int, start: int, wanted: list[Any]) -> boo
 
     tp = TopicPartition(job.into, q)
     end = consumer.end_offsets([tp])[tp]
-    return any(identity(r) == wanted for r in _records(consumer, tp, start, end))
+    return any(identity(r) == wanted for r in read_records(consumer, tp, start, end))
 
 
 # --- verification ------------------------------------------------------------------

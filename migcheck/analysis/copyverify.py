@@ -70,13 +70,13 @@ def _read_identities(
 ) -> Iterator[tuple[Any, ...]]:
     from kafka import TopicPartition
 
-    from migcheck.analysis.copier import _records, digest
+    from migcheck.analysis.copier import digest, read_records
 
     if start >= end:
         return
     consumer = open_consumer(client)
     try:
-        for r in _records(consumer, TopicPartition(topic, partition), start, end):
+        for r in read_records(consumer, TopicPartition(topic, partition), start, end):
             yield r.key, r.timestamp, digest(r.value, r.headers), partition
     finally:
         consumer.close(autocommit=False)
