@@ -295,7 +295,10 @@ def test_exit_code_prefers_refusal_over_gate() -> None:
     assert exit_code({"topics": [ok, refused], "gate": {"failed": True}}) == 2  # type: ignore[typeddict-item]
 
 
-def test_spark_error_message_finds_a_migcheck_error_raised_in_a_task() -> None:
+def test_spark_error_message_finds_a_migcheck_error_raised_in_a_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MIGCHECK_SPARK_LOG", "/var/tmp/spark.log")
     worker = (
         "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
         '  File "reader.py", line 9, in read_units\n'
@@ -306,5 +309,5 @@ def test_spark_error_message_finds_a_migcheck_error_raised_in_a_task() -> None:
         "orders-3: no records between offset 5 and 9 for 30s"
     )
     assert spark_error_message(RuntimeError("\nJava heap space\nmore")) == (
-        "Spark failed: Java heap space"
+        "Spark failed: Java heap space (Spark's log: /var/tmp/spark.log)"
     )

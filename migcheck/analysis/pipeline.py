@@ -230,4 +230,7 @@ def spark_error_message(e: Exception) -> str:
     if matches:
         return matches[-1].strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return f"Spark failed: {lines[0] if lines else type(e).__name__}"
+    from migcheck.analysis.spark import spark_log_path
+
+    first = lines[0] if lines else type(e).__name__
+    return f"Spark failed: {first} (Spark's log: {spark_log_path()})"

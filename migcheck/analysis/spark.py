@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import tempfile
 from importlib import resources
 
 import pyarrow as pa
@@ -41,11 +42,39 @@ def _quiet_log4j() -> str:
     return f"-Dlog4j2.configurationFile=file:{path}"
 
 
+def spark_log_path() -> str:
+    """Where the embedded Spark's JVM output goes: its banner, its log, the executors'
+    stack traces.  None of it belongs on an operator's terminal unless asked for
+    (``migcheck --verbose``); an error names this file instead."""
+    return os.environ.get("MIGCHECK_SPARK_LOG") or os.path.join(
+        tempfile.gettempdir(), f"migcheck-spark-{os.getuid()}.log"
+    )
+
+
+def _start_quietly(master: str, settings: dict[str, str]) -> None:
+    """Launch Spark's JVM with its stdout and stderr in :func:`spark_log_path`.
+
+    ``SparkSession.builder`` would let the JVM inherit the terminal; starting the
+    gateway ourselves is the one place its output can be redirected.  The session
+    built afterwards joins this context.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._active_spark_context is not None:
+        return
+    conf = SparkConf().setAppName("migcheck").setMaster(master).setAll(list(settings.items()))
+    with open(spark_log_path(), "wb") as log:  # the last run's log, not every run's
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+    SparkContext(conf=conf, gateway=gateway)
+
+
 def get_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
     """Start (or join) the Spark session the pipeline runs on.
 
     With no ``master``: inside spark-submit (``PYSPARK_GATEWAY_PORT`` is set) the
-    submitted master is used; otherwise the embedded ``local[*]`` default.
+    submitted master is used; otherwise the embedded ``local[*]`` default.  The
+    JVM's own output goes to :func:`spark_log_path` unless ``MIGCHECK_VERBOSE`` is set.
     """
     conf = dict(conf or {})
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
@@ -61,6 +90,9 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         # whatever ``python3`` is first on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings.update(conf)
+    chosen = master or settings.get("spark.master") or "local[*]"
+    if not under_submit and not os.environ.get("MIGCHECK_VERBOSE"):
+        _start_quietly(chosen, settings)
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -9,6 +9,7 @@ should fail in a script or CI gate.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -27,8 +28,13 @@ from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="migcheck")
-def cli() -> None:
+@click.option(
+    "--verbose", is_flag=True, help="Show Spark's own output (else in its log file, in $TMPDIR)."
+)
+def cli(verbose: bool) -> None:
     """Check what a Kafka partition-count change does to keyed data and Streams state."""
+    if verbose:
+        os.environ["MIGCHECK_VERBOSE"] = "1"
 
 
 cli.add_command(partition_cmd)
