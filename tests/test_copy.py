@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
-from oracles import run_cli
+from oracles import crc_partition, run_cli
 
 pytestmark = pytest.mark.kafka
 
@@ -102,14 +102,34 @@ def test_copy_places_every_record_once_and_catches_up(kafka: Kafka, tmp_path: Pa
     assert "copied this run: 2003 records (3 with a null key, round-robin)" in p.stdout
     assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout
     _check_exact_copy(kafka, topic, into, 6)
-    nulls = [r for r in _kcat_dump(kafka, into) if not r[2]]
-    assert len({r[0] for r in nulls}) == 3  # round-robin: three partitions
+    _check_null_keys_round_robin(kafka, topic, into, 3, 6)
 
     _kcat_produce(kafka, topic, [f"k{i}\tlate{i}" for i in range(100)])
     again = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
     assert again.returncode == 0, again.stderr[-2000:]
     assert "copied this run: 100 records" in again.stdout
     _check_exact_copy(kafka, topic, into, 6)
+
+    # a catch-up places keys as the first run did: another partitioner is refused
+    other = _copy(kafka, topic, into, "--checkpoint", str(checkpoint), "--partitioner", "fnv1a")
+    assert other.returncode == 2 and other.stderr.count("\n") == 1, other.stderr[-2000:]
+    assert "placed keys with consistent_random" in other.stderr
+    assert len(_kcat_dump(kafka, into)) == 2103
+
+
+def _check_null_keys_round_robin(kafka: Kafka, topic: str, into: str, n: int, n2: int) -> None:
+    """Each source partition's null keys alternate over the destination partitions equal
+    to it modulo ``n``: no two source partitions send null keys to one partition."""
+    source_of = {v: p for p, _, k, _, _, v in _kcat_dump(kafka, topic) if not k}
+    landed: dict[int, Counter[int]] = defaultdict(Counter)
+    for q, _, k, _, _, v in _kcat_dump(kafka, into):
+        if not k:
+            landed[source_of[v]][q] += 1
+    assert sum(sum(c.values()) for c in landed.values()) == len(source_of)
+    for p, counts in landed.items():
+        share = [q for q in range(n2) if q % n == p]
+        assert set(counts) <= set(share), (p, counts)
+        assert max(counts.values()) - min(counts[q] for q in share) <= 1, (p, counts)
 
 
 def test_a_record_copied_twice_fails_the_verification(kafka: Kafka, tmp_path: Path) -> None:
@@ -129,6 +149,51 @@ def test_a_record_copied_twice_fails_the_verification(kafka: Kafka, tmp_path: Pa
     again = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
     assert again.returncode == 1, again.stdout + again.stderr[-1000:]
     assert "duplicated 1" in again.stdout and "FAILED" in again.stdout
+
+
+def test_auto_refuses_a_topic_that_no_partitioner_placed_whole(kafka: Kafka) -> None:
+    """Keys placed by CRC-32 first, then by the Java producer (murmur2), each partition's
+    first thousand records all CRC-32's: ``analyze --full`` refuses to name a partitioner,
+    and the copy must refuse before writing, or each key's history splits."""
+    topic = kafka.create_topic("copy-mixed-src", 3)
+    into = kafka.create_topic("copy-mixed-dst", 6)
+    keys = [f"k{i}".encode() for i in range(4000)]
+    kafka.produce(
+        topic, [(k, b"old", crc_partition(k, 3)) for k in keys] + [(k, b"new", None) for k in keys]
+    )
+    p = _copy(kafka, topic, into)
+    assert p.returncode == 2, p.stdout + p.stderr[-2000:]
+    assert p.stderr.startswith("migcheck: error: no known partitioner placed every key")
+    assert len(p.stderr.splitlines()) == 1, p.stderr  # Spark's own output is in its log
+    assert _kcat_dump(kafka, into) == []
+
+
+def test_an_interrupted_chunk_is_not_mistaken_for_an_equal_record(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Killed inside partition 1's chunk, after it recorded the destination's end offsets
+    and before it committed, while partition 0's task committed a record equal to it (null
+    key, same value and timestamp): the re-run must copy partition 1's record, not take
+    the other one for it.  The kill is staged: the progress file it would leave."""
+    from kafka import KafkaProducer  # kafka-python: explicit partitions and timestamps
+
+    topic = kafka.create_topic("copy-twin-src", 2)
+    into = kafka.create_topic("copy-twin-dst", 2)
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap)
+    for partition, value in ((0, b"y"), (0, b"x")):
+        producer.send(topic, value=value, partition=partition, timestamp_ms=1_000).get(30)
+    checkpoint = tmp_path / "copy.json"
+    assert _copy(kafka, topic, into, "--checkpoint", str(checkpoint)).returncode == 0
+    producer.send(topic, value=b"x", partition=1, timestamp_ms=1_000).get(30)
+    producer.close()
+    pending = {"from": 0, "to": 1, "ends": {"0": 0, "1": 0}}  # before partition 0 committed
+    progress = {"next": 0, "round_robin": 1, "pending": pending}
+    (Path(f"{checkpoint}.parts") / "1.json").write_text(json.dumps(progress), encoding="utf-8")
+
+    p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout
+    assert Counter(r[5] for r in _kcat_dump(kafka, into)) == {"y": 1, "x": 2}
 
 
 def test_a_killed_copy_resumes_without_a_duplicate(kafka: Kafka, tmp_path: Path) -> None:

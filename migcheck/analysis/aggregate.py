@@ -258,6 +258,23 @@ def _scores(row: Any, scored: list[Scored]) -> dict[KeyLayout, dict[str, Partiti
     return out
 
 
+def score_partitioners(
+    records: Any,  # pyspark DataFrame of migcheck.kafka.reader.RECORD_SCHEMA
+    topics: Sequence[TopicMeta],
+    names: Sequence[str] = AUTO_CANDIDATES,
+) -> dict[str, KeyStats]:
+    """Every (topic, partition, key) scored with ``names`` on plain keys, as :func:`aggregate`
+    scores them, without the candidates: ``migcheck copy`` feeds the result to
+    :func:`~migcheck.analysis.verdicts.choose_placement`, so it picks a partitioner
+    exactly as ``analyze`` would, from every key rather than a sample."""
+    scored = [(KeyLayout.PLAIN, name) for name in names]
+    keys = _key_histories(records, topics, scored)
+    try:
+        return _key_stats(keys, scored)
+    finally:
+        keys.unpersist()  # cached for aggregate()'s several jobs; this is the only one
+
+
 def _state_keys(
     keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]
 ) -> tuple[Any, dict[str, tuple[int, int]]]:

@@ -1,24 +1,34 @@
 """``migcheck copy``: every committed record of a topic into a wider one, exactly once.
 
 Each record goes to the partition the producers' partitioner gives its key
-under the destination's count (the same kernels as ``analyze``); null keys,
-which no partitioner hashes, go round-robin.  Value, key, timestamp and
-headers are copied as they are.  One Spark task copies each source partition
-in offset order, so the records of a key (which a hash partitioner keeps in
-one source partition) keep their order.
+under the destination's count (the same kernels as ``analyze``, and the same
+choice: the first partitioner that placed every key read, never a sample, so
+each key sits in one source partition).  Null keys, which no partitioner
+hashes, go round-robin.  Value, key, timestamp and headers are copied as they
+are.  One Spark task copies each source partition in offset order, so the
+records of a key keep their order.  The checkpoint pins the partitioner and the
+destination's count: a catch-up places keys as the first run did.
 
 Exactly once, also across a killed run: each task writes its partition in
 chunks, one Kafka transaction per chunk, under a ``transactional.id`` that is
 the same on every run.  Before a chunk, the task records in its progress file
-(beside ``--checkpoint``) the chunk's offsets, the destination's end offsets
-and the chunk's first record per destination partition.  After the commit it
-records the chunk as done.  A re-run first initialises the same
-transactional id, which makes Kafka finish or abort whatever the dead run
-left open; a chunk still marked pending then either committed (its first
-record is in the destination after the recorded end offsets: the chunk is
-skipped) or did not (it is copied again).  Records that producers write to
-the destination after they switch do not confuse this: a chunk is found by
-its own first record (key, value, timestamp and headers), not by counts.
+(beside ``--checkpoint``) the chunk's source offsets and the destination's end
+offsets; after the commit it records the chunk as done.  A re-run first
+initialises the same transactional id, which makes Kafka finish or abort
+whatever the dead run left open, so the destination is final.  A chunk still
+marked pending is then read again from the source and placed again: it
+committed if all its records are in the destination, in order, after the
+recorded end offsets (skipped), else it did not (copied again).  The end
+offsets alone prove nothing once producers write to the destination, and one
+record proves nothing either: another task could have written an equal one.
+So no two tasks share a key (a key sits in one source partition) and, when the
+destination is at least as wide, no two tasks send null keys to the same
+partition (:func:`unhashed_share`): what a task finds in its partitions after
+those offsets, equal to its chunk, is its chunk.  Left open: producers writing
+exact twins of source records (same key, value, headers and timestamp) into
+the destination, a narrower destination whose chunk holds only null-key
+records all equalled by other tasks', and a forced ``--partitioner`` that
+leaves a key in several source partitions (then its order is not kept either).
 
 The verification compares identities (key, timestamp, a digest of value and
 headers) of the copied source range with the destination's: each must appear
@@ -38,11 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.analysis.aggregate import KeyStats, score_partitioners
+from migcheck.analysis.model import KeyLayout
+from migcheck.analysis.verdicts import AUTO_CANDIDATES, PartitionerScore, choose_placement
+from migcheck.errors import EXIT_GATE, EXIT_OK, MigcheckError, UsageError
 from migcheck.hashing.partitioners import PARTITIONERS, UNHASHED, partition_array
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.kafka.producer import open_transactional_producer, transactional_id
+from migcheck.kafka.reader import WorkUnit
 
 #: Records per transaction: a killed copy redoes at most one chunk per partition.
 CHUNK = 5_000
@@ -79,6 +93,7 @@ class Job:
     into_partitions: int
     partitioner: str
     progress: str  # this partition's progress file
+    partitions: int  # the source's partition count
 
 
 def run_copy(o: CopyOptions) -> CopyOutcome:
@@ -86,19 +101,42 @@ def run_copy(o: CopyOptions) -> CopyOutcome:
     if o.topic == o.into:
         raise UsageError("--into must differ from --topic")
     source, dest = describe_topics(client, [o.topic, o.into])
-    state = _load_checkpoint(o)
-    if state is None and any(p.records for p in dest.partitions):
+    saved = _load_checkpoint(o)
+    if saved is None and any(p.records for p in dest.partitions):
         raise UsageError(
             f"{o.into} is not empty and no --checkpoint records an earlier copy into it"
         )
-    partitioner = o.partitioner if o.partitioner != "auto" else detect_partitioner(client, source)
-    if state is None:  # a first run: the checkpoint exists from now on, and no old progress
+    try:
+        return _copy(o, client, source, dest, saved)
+    except MigcheckError:
+        raise
+    except Exception as e:  # Spark wraps a task's error (a broker gone, a fenced producer)
+        from migcheck.analysis.pipeline import spark_error_message
+
+        raise MigcheckError(spark_error_message(e)) from None
+
+
+def _copy(
+    o: CopyOptions,
+    client: ClientConfig,
+    source: TopicMeta,
+    dest: TopicMeta,
+    saved: Checkpoint | None,
+) -> CopyOutcome:
+    if saved and saved.partitions not in (None, dest.partition_count):
+        raise UsageError(
+            f"--checkpoint {o.checkpoint} copied into {saved.partitions} partitions and "
+            f"{o.into} now has {dest.partition_count}: keys would be placed two ways"
+        )
+    state = saved.next if saved else {}
+    partitioner = choose_copy_partitioner(o, client, source, saved)
+    if saved is None:  # a first run: the checkpoint exists from now on, and no old progress
         shutil.rmtree(_parts_dir(o), ignore_errors=True)
-        _save_checkpoint(o, partitioner, {})
-    jobs = _jobs(o, client, source, dest, state or {}, partitioner)
+        _save_checkpoint(o, partitioner, dest, {})
+    jobs = _jobs(o, client, source, dest, state, partitioner)
     results = _run_jobs(o, jobs)
     done = {j.partition: j.end for j in jobs}
-    _save_checkpoint(o, partitioner, {**(state or {}), **done})
+    _save_checkpoint(o, partitioner, dest, {**state, **done})
     report = verify(o, client, source, dest, partitioner, done)
     return _outcome(o, partitioner, results, report)
 
@@ -113,8 +151,19 @@ def _parts_dir(o: CopyOptions) -> Path:
     return Path(f"{base}.parts")
 
 
-def _load_checkpoint(o: CopyOptions) -> dict[int, int] | None:
-    """Source partition -> next offset to copy; None when no copy was checkpointed."""
+@dataclass(frozen=True)
+class Checkpoint:
+    """What an earlier run recorded: the next source offset per partition, the
+    partitioner it placed keys with and the destination's partition count (None
+    in a checkpoint that did not record them)."""
+
+    next: dict[int, int]
+    partitioner: str | None
+    partitions: int | None
+
+
+def _load_checkpoint(o: CopyOptions) -> Checkpoint | None:
+    """The checkpoint of an earlier copy of this pair; None when no copy was checkpointed."""
     if o.checkpoint is None or not os.path.exists(o.checkpoint):
         return None
     try:
@@ -122,7 +171,9 @@ def _load_checkpoint(o: CopyOptions) -> dict[int, int] | None:
             data = json.load(f)
         pair = (data["topic"], data["into"])
         offsets = {int(p): int(n) for p, n in data["next"].items()}
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        partitioner = data.get("partitioner")
+        partitions = None if data.get("partitions") is None else int(data["partitions"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise UsageError(
             f"--checkpoint {o.checkpoint}: not a migcheck copy checkpoint ({e})"
         ) from None
@@ -131,7 +182,9 @@ def _load_checkpoint(o: CopyOptions) -> dict[int, int] | None:
             f"--checkpoint {o.checkpoint} records a copy of {pair[0]} into {pair[1]}, "
             f"not of {o.topic} into {o.into}"
         )
-    return offsets
+    if partitioner is not None and partitioner not in PARTITIONERS:
+        raise UsageError(f"--checkpoint {o.checkpoint}: unknown partitioner {partitioner!r}")
+    return Checkpoint(offsets, partitioner, partitions)
 
 
 def write_json_atomically(path: str | Path, data: Any) -> None:
@@ -144,13 +197,16 @@ def write_json_atomically(path: str | Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
-def _save_checkpoint(o: CopyOptions, partitioner: str, offsets: dict[int, int]) -> None:
+def _save_checkpoint(
+    o: CopyOptions, partitioner: str, dest: TopicMeta, offsets: dict[int, int]
+) -> None:
     if o.checkpoint is None:
         return
     data = {
         "topic": o.topic,
         "into": o.into,
         "partitioner": partitioner,
+        "partitions": dest.partition_count,
         "next": {str(p): n for p, n in sorted(offsets.items())},
     }
     try:
@@ -162,45 +218,84 @@ def _save_checkpoint(o: CopyOptions, partitioner: str, offsets: dict[int, int]) 
 # --- the partitioner ---------------------------------------------------------------
 
 
-def detect_partitioner(client: ClientConfig, meta: TopicMeta, per_partition: int = 1000) -> str:
-    """The first partitioner (in registry order) that placed every sampled key where it is.
+def choose_copy_partitioner(
+    o: CopyOptions, client: ClientConfig, source: TopicMeta, saved: Checkpoint | None
+) -> str:
+    """The partitioner this run places keys with, decided before anything is written.
 
-    ``analyze`` decides the same way over all its keys; the copy needs the answer
-    before it writes, from the first records of each partition.
+    A later run keeps the checkpoint's partitioner: another one would put a key's
+    new records away from its history, so it is refused.  Otherwise the choice is
+    ``analyze``'s (:func:`~migcheck.analysis.verdicts.choose_placement`) over every
+    key read, never a sample: a key placed by no hash may sit in several source
+    partitions, and then neither its placement nor its order can be kept.  A forced
+    ``--partitioner`` is used as given.  With ``auto``, a later run checks that the
+    records that arrived since were placed by the checkpoint's partitioner too.
     """
-    keys: list[bytes] = []
-    actual: list[int] = []
-    for p, key in _sample_keys(client, meta, per_partition):
-        keys.append(key)
-        actual.append(p)
-    if not keys:
-        return "murmur2"  # nothing to place by hash: only null keys, or an empty topic
-    for name in PARTITIONERS:
-        placed = partition_array(keys, meta.partition_count, name)
-        if all(int(a) == b for a, b in zip(placed, actual, strict=True) if a != UNHASHED):
-            return name
-    raise UsageError(
-        f"no known partitioner placed the keys of {meta.name}; pass --partitioner "
-        f"(one of {', '.join(PARTITIONERS)})"
-    )
+    pinned = saved.partitioner if saved else None
+    if pinned and o.partitioner not in ("auto", pinned):
+        raise UsageError(
+            f"--checkpoint {o.checkpoint} placed keys with {pinned}: a later run must use "
+            f"the same partitioner, or a key's new records land away from its history"
+        )
+    if o.partitioner != "auto":
+        return o.partitioner
+    start = saved.next if saved else {}
+    ranges = {
+        p.partition: (max(start.get(p.partition, 0), p.log_start_offset), p.log_end_offset)
+        for p in source.partitions
+    }
+    units = [WorkUnit(source.name, p, a, b) for p, (a, b) in ranges.items() if a < b]
+    stats = _key_stats(o, client, source, units, pinned)
+    if stats is None:  # no keyed record: nothing is placed by hash, all go round-robin
+        return pinned or "murmur2"
+    return _placed_every_key(source, stats, pinned)
 
 
-def _sample_keys(
-    client: ClientConfig, meta: TopicMeta, per_partition: int
-) -> Iterator[tuple[int, bytes]]:
-    from kafka import TopicPartition
+def _placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> str:
+    """``pinned`` if it placed every key read, else the first of ``analyze``'s choices
+    that did; a refusal when none did."""
+    scores = stats.scores[KeyLayout.PLAIN]
+    if pinned is not None:
+        score = scores[pinned]
+        if score.hashed == 0 or score.placed_every_key:
+            return pinned
+        raise UsageError(
+            f"records that arrived in {source.name} since the last copy are not all placed "
+            f"by {pinned} ({_percent(score)} of keys are); pass --partitioner {pinned} to "
+            "copy them anyway"
+        )
+    name, _ = choose_placement("auto", stats.scores)
+    if name is None:
+        best = max(scores, key=lambda n: scores[n].conformance or 0.0)
+        raise UsageError(
+            f"no known partitioner placed every key of {source.name} (best: {best}, "
+            f"{_percent(scores[best])} of keys); a custom partitioner or explicit "
+            "partitions? Force one with --partitioner"
+        )
+    return name
 
-    consumer = open_consumer(client)
-    try:
-        for part in meta.partitions:
-            end = min(part.log_end_offset, part.log_start_offset + per_partition)
-            for r in read_records(
-                consumer, TopicPartition(meta.name, part.partition), part.log_start_offset, end
-            ):
-                if r.key is not None:
-                    yield part.partition, r.key
-    finally:
-        consumer.close(autocommit=False)
+
+def _percent(score: PartitionerScore) -> str:
+    return f"{100 * (score.conformance or 0.0):.1f}%"
+
+
+def _key_stats(
+    o: CopyOptions,
+    client: ClientConfig,
+    source: TopicMeta,
+    units: list[WorkUnit],
+    pinned: str | None,
+) -> KeyStats | None:
+    """Partitioner scores of every key in ``units``, read and scored as ``analyze`` does;
+    None when there is no keyed record."""
+    if not units:
+        return None
+    from migcheck.analysis.sources import kafka_records
+    from migcheck.analysis.spark import get_session
+
+    records, _ = kafka_records(get_session(o.master, o.conf), client, units)
+    names = [pinned] if pinned else list(AUTO_CANDIDATES)
+    return score_partitioners(records, [source], names).get(source.name)
 
 
 def read_records(consumer: Any, tp: Any, start: int, end: int) -> Iterator[Any]:
@@ -246,6 +341,7 @@ def _jobs(
             dest.partition_count,
             partitioner,
             str(parts / f"{p.partition}.json"),
+            source.partition_count,
         )
         for p in source.partitions
     ]
@@ -297,13 +393,15 @@ def _chunks(records: Iterator[Any]) -> Iterator[list[Any]]:
 
 
 def _targets(job: Job, chunk: list[Any], rr: int) -> tuple[list[int], int, int]:
-    """Each record's destination partition; unhashed keys round-robin from ``rr``."""
+    """Each record's destination partition; unhashed keys round-robin from ``rr`` over
+    :func:`unhashed_share`."""
     placed = partition_array([r.key for r in chunk], job.into_partitions, job.partitioner)
+    share = unhashed_share(job.partition, job.partitions, job.into_partitions)
     out = []
     nulls = 0
     for p in placed:
         if p == UNHASHED:
-            out.append(rr % job.into_partitions)
+            out.append(share[rr % len(share)])
             rr += 1
             nulls += 1
         else:
@@ -311,15 +409,25 @@ def _targets(job: Job, chunk: list[Any], rr: int) -> tuple[list[int], int, int]:
     return out, rr, nulls
 
 
+def unhashed_share(partition: int, partitions: int, into_partitions: int) -> list[int]:
+    """The destination partitions that source ``partition``'s unhashed records (null keys)
+    go round-robin over: those equal to it modulo the source's count.
+
+    When the destination is at least as wide, no two tasks then write an unhashed
+    record to the same partition, and hashed keys never share one across tasks (each
+    key sits in one source partition), so whatever a task finds of its own records
+    in a partition it writes to was written by it: see :func:`_resolve`.  Narrower,
+    each task takes one partition, shared.
+    """
+    return list(range(partition, into_partitions, partitions)) or [partition % into_partitions]
+
+
 def _copy_chunk(
     job: Job, producer: Any, consumer: Any, chunk: list[Any], rr: int
 ) -> tuple[int, int]:
     targets, next_rr, nulls = _targets(job, chunk, rr)
-    first: dict[str, list[Any]] = {}
-    for r, q in zip(chunk, targets, strict=True):
-        first.setdefault(str(q), identity(r))
-    ends = _dest_ends(consumer, job, [int(q) for q in first])
-    pending = {"from": chunk[0].offset, "to": chunk[-1].offset + 1, "first": first, "ends": ends}
+    ends = _dest_ends(consumer, job, sorted(set(targets)))
+    pending = {"from": chunk[0].offset, "to": chunk[-1].offset + 1, "ends": ends}
     _write_progress(job, {"next": chunk[0].offset, "round_robin": rr, "pending": pending})
     producer.begin_transaction()
     for r, q in zip(chunk, targets, strict=True):
@@ -373,32 +481,72 @@ def _write_progress(job: Job, data: dict[str, Any]) -> None:
 
 
 def _resolve(job: Job, consumer: Any, progress: dict[str, Any]) -> dict[str, Any]:
-    """A pending chunk of a dead run: committed if its first record reached the destination.
+    """A pending chunk of a dead run: committed if all of it is in the destination.
 
     The producer was initialised first, so Kafka has already committed or aborted
-    that chunk's transaction: what the destination shows now is final.
+    that chunk's transaction: what the destination shows now is final.  The chunk
+    is read again from the source (its records never change) and placed as it was
+    (the same round-robin start).  It committed if, in every destination partition
+    it writes to, all its records appear in order after the end offset recorded
+    before it began.  One record proves nothing: another task may have written an
+    equal one there meanwhile (two null-key records with the same value and
+    timestamp in two source partitions).
     """
     pending = progress.get("pending")
     if not pending:
         return progress
-    committed = any(
-        _find(consumer, job, int(q), pending["ends"][q], rec) for q, rec in pending["first"].items()
+    rr = progress.get("round_robin", job.partition)
+    chunk = _reread(job, consumer, pending["from"], pending["to"])
+    targets, next_rr, _ = _targets(job, chunk, rr)
+    wanted: dict[int, list[list[Any]]] = {}
+    for r, q in zip(chunk, targets, strict=True):
+        wanted.setdefault(q, []).append(identity(r))
+    ends = pending["ends"]
+    if any(str(q) not in ends for q in wanted):
+        raise UsageError(
+            f"{job.progress}: an interrupted chunk placed otherwise than this migcheck "
+            "places it; finish the copy with the migcheck version that started it"
+        )
+    committed = all(
+        _holds_in_order(consumer, job, q, int(ends[str(q)]), ids) for q, ids in wanted.items()
     )
     resolved = {
         "next": pending["to"] if committed else pending["from"],
-        "round_robin": progress.get("round_robin", job.partition),
+        "round_robin": next_rr if committed else rr,
         "pending": None,
     }
     _write_progress(job, resolved)
     return resolved
 
 
-def _find(consumer: Any, job: Job, q: int, start: int, wanted: list[Any]) -> bool:
+def _reread(job: Job, consumer: Any, start: int, end: int) -> list[Any]:
+    """The source records ``[start, end)`` of an interrupted chunk, exactly as first read."""
+    from kafka import TopicPartition
+
+    tp = TopicPartition(job.topic, job.partition)
+    chunk = list(read_records(consumer, tp, start, end))
+    if not chunk or chunk[0].offset != start or chunk[-1].offset != end - 1:
+        raise UsageError(
+            f"{job.topic}-{job.partition}: the records {start}-{end - 1} of an interrupted "
+            "chunk are no longer there (retention?); cannot tell whether they were copied"
+        )
+    return chunk
+
+
+def _holds_in_order(consumer: Any, job: Job, q: int, start: int, wanted: list[Any]) -> bool:
+    """Whether partition ``q`` of the destination holds ``wanted`` in order from ``start``
+    (other records may sit between them)."""
     from kafka import TopicPartition
 
     tp = TopicPartition(job.into, q)
     end = consumer.end_offsets([tp])[tp]
-    return any(identity(r) == wanted for r in read_records(consumer, tp, start, end))
+    i = 0
+    for r in read_records(consumer, tp, start, end):
+        if identity(r) == wanted[i]:
+            i += 1
+            if i == len(wanted):
+                return True
+    return False
 
 
 # --- verification ------------------------------------------------------------------
