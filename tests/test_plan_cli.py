@@ -7,6 +7,7 @@ describe() fixtures of fixtures/java/streams (see tests/test_plan_model.py).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from oracles import run_cli
@@ -113,3 +114,21 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         _plan("--application-id", "x", "--bootstrap-server", "h:1", "--partitions", "a=1")
     )
     _one_line_error(_plan("--bootstrap-server", "h:1"), "--application-id")
+
+
+def test_output_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    args = ["--topology", str(DESCRIBE / "count.txt"), "--partitions", "orders=3"]
+    target = tmp_path / "plan.md"
+    p = _plan(*args, "--format", "markdown", "--output", str(target))
+    assert p.returncode == 0 and p.stderr == f"migcheck: report written to {target}\n"
+    assert target.read_text(encoding="utf-8").startswith("# migcheck plan")
+    assert [f.name for f in tmp_path.iterdir()] == ["plan.md"]  # no temporary file left
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)  # a directory it cannot write into
+    bad = _plan(*args, "--output", str(locked / "plan.md"))
+    locked.chmod(0o700)
+    if os.geteuid() != 0:  # root writes anywhere: only the missing directory applies then
+        _one_line_error(bad, "--output", "Permission denied")
+        assert list(locked.iterdir()) == []
+    _one_line_error(_plan(*args, "--output", str(tmp_path / "no-dir" / "plan.md")), "No such file")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 
 import click
@@ -119,13 +121,21 @@ def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
 
 
 def write_text(text: str, output: str | None) -> None:
-    """Write a report to ``output`` (saying where on stderr) or to stdout."""
+    """Write a report to ``output`` (saying where on stderr) or to stdout.
+
+    Atomically: into a temporary file beside the target, then renamed over it, so
+    a failure (a full disk, Ctrl-C) never leaves a file that looks complete.
+    """
     if output is None:
         sys.stdout.write(text)
         return
+    tmp = f"{output}.tmp-{os.getpid()}"
     try:
-        with open(output, "w", encoding="utf-8") as f:
+        with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
+        os.replace(tmp, output)
     except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise UsageError(f"--output {output}: {e.strerror}") from None
     click.echo(f"migcheck: report written to {output}", err=True)
