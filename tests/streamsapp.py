@@ -10,12 +10,13 @@ from kafka-python's murmur2 (tests/oracles.py), never from migcheck.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkatest import REPO, STREAMS_SRC, Kafka, compile_fixture, run
-from oracles import java_partition
+from oracles import java_partition, run_cli
 
 KEYS = [f"k{i}" for i in range(400)]
 LOG_CONFIG = REPO / "fixtures" / "java" / "streams" / "log4j2.yaml"
@@ -83,24 +84,11 @@ class StreamsApp:
         as instances on one host must."""
         state = self.state_dir if instance == 0 else self.state_dir / f"instance-{instance}"
         return [
-            "java",
-            f"-Dlog4j2.configurationFile={LOG_CONFIG}",
-            "-cp",
-            self.cp,
-            "StreamsFixture",
-            "run",
-            "--topology",
-            self.topology,
+            *self._fixture("run", f"-Dlog4j2.configurationFile={LOG_CONFIG}"),
             "--bootstrap-server",
             self.kafka.bootstrap,
             "--application-id",
             self.app_id,
-            "--input",
-            self.input,
-            "--table",
-            self.table,
-            "--output",
-            self.output,
             "--state-dir",
             str(state),
             "--protocol",
@@ -114,6 +102,36 @@ class StreamsApp:
             "--max-seconds",
             str(max_seconds),
         ]
+
+    def _fixture(self, action: str, *jvm_options: str) -> list[str]:
+        """``java ... StreamsFixture ACTION`` with this app's topology and topic names."""
+        return [
+            "java",
+            *jvm_options,
+            "-cp",
+            self.cp,
+            "StreamsFixture",
+            action,
+            "--topology",
+            self.topology,
+            "--input",
+            self.input,
+            "--table",
+            self.table,
+            "--output",
+            self.output,
+        ]
+
+    def migcheck(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """``migcheck COMMAND`` on this app (its broker and application id) as a process."""
+        return run_cli(
+            command,
+            "--bootstrap-server",
+            self.kafka.bootstrap,
+            "--application-id",
+            self.app_id,
+            *args,
+        )
 
     def run(self, max_seconds: int = 60) -> Run:
         """Run the app until it is idle, crashes or times out; read its stores."""
@@ -139,23 +157,7 @@ class StreamsApp:
 
     def describe(self, path: Path) -> Path:
         """The app's own Topology#describe() with its real topic names, written to ``path``."""
-        rc, out, err = run(
-            [
-                "java",
-                "-cp",
-                self.cp,
-                "StreamsFixture",
-                "describe",
-                "--topology",
-                self.topology,
-                "--input",
-                self.input,
-                "--table",
-                self.table,
-                "--output",
-                self.output,
-            ]
-        )
+        rc, out, err = run(self._fixture("describe"))
         assert rc == 0, err
         path.write_text(out, encoding="utf-8")
         return path

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
-from oracles import run_cli
 from streamsapp import KEYS, Run, StreamsApp, moved_keys, phase1, phase2
 
 pytestmark = pytest.mark.kafka
@@ -33,12 +32,8 @@ def _migcheck_app(
     app: StreamsApp, tmp_path: Path, *extra: str, topology: bool = True
 ) -> tuple[int, dict]:
     given = ["--topology", str(app.describe(tmp_path / f"{app.topology}.txt"))] if topology else []
-    p = run_cli(
+    p = app.migcheck(
         "app",
-        "--bootstrap-server",
-        app.kafka.bootstrap,
-        "--application-id",
-        app.app_id,
         *given,
         "--topic",
         app.input,

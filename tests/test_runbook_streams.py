@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 from kafkatest import KAFKA_LOCAL, Kafka
-from oracles import run_cli
 from streamsapp import KEYS, StreamsApp, moved_keys, phase1, phase2
 
 pytestmark = pytest.mark.kafka
@@ -28,18 +27,7 @@ BIN = Path(sys.executable).parent
 
 
 def _runbook(app: StreamsApp, *args: str):
-    return run_cli(
-        "runbook",
-        "--bootstrap-server",
-        app.kafka.bootstrap,
-        "--application-id",
-        app.app_id,
-        "--topic",
-        app.input,
-        "--to",
-        "6",
-        *args,
-    )
+    return app.migcheck("runbook", "--topic", app.input, "--to", "6", *args)
 
 
 def _counts(app: StreamsApp, run_state: list[tuple[str, str, str]]) -> dict[str, int]:

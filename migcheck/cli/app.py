@@ -7,9 +7,11 @@ from typing import Any
 import click
 
 from migcheck.cli.common import (
+    application_id_option,
     bootstrap_option,
     command_config_option,
     conf_option,
+    fixed_repartition_option,
     full_option,
     master_option,
     output_option,
@@ -19,6 +21,7 @@ from migcheck.cli.common import (
     report_format_option,
     sample_option,
     to_option,
+    topology_option,
     write_text,
 )
 from migcheck.errors import UsageError
@@ -29,20 +32,8 @@ from migcheck.streams.pipeline import AppOptions, run_app
 @click.command("app")
 @bootstrap_option
 @command_config_option
-@click.option(
-    "--application-id",
-    "app_id",
-    required=True,
-    metavar="ID",
-    help="The app's application.id: its group id and internal-topic prefix.",
-)
-@click.option(
-    "--topology",
-    "topology_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The text Topology#describe() prints; without it the topology is inferred.",
-)
+@application_id_option(help="The app's application.id: its group id and internal-topic prefix.")
+@topology_option()
 @click.option(
     "--topic",
     "topics",
@@ -52,13 +43,7 @@ from migcheck.streams.pipeline import AppOptions, run_app
     help="A topic whose partition count would change (repeatable).",
 )
 @to_option
-@click.option(
-    "--fixed-repartition",
-    multiple=True,
-    metavar="NAME",
-    help="A repartition topic (name as in the topology) the app sized with "
-    "Repartitioned.withNumberOfPartitions (repeatable).",
-)
+@fixed_repartition_option
 @click.option("--state", is_flag=True, help="Also measure the state that moves, per store.")
 @full_option
 @sample_option

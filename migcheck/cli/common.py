@@ -69,6 +69,31 @@ partitioner_option = click.option(
     show_default=True,
     help="The producers' partitioner; auto picks the one that placed every key.",
 )
+
+
+#: Options of the commands that read a Kafka Streams application.
+def application_id_option(required: bool = True, help: str = "The app's application.id."):
+    """``--application-id``: the group id and internal-topic prefix, as StreamsResetter names it."""
+    return click.option("--application-id", "app_id", required=required, metavar="ID", help=help)
+
+
+def topology_option(
+    help: str = "The text Topology#describe() prints; without it the topology is inferred.",
+):
+    """``--topology``: a file holding the text ``Topology#describe()`` prints."""
+    return click.option(
+        "--topology", "topology_file", type=click.Path(dir_okay=False), default=None, help=help
+    )
+
+
+fixed_repartition_option = click.option(
+    "--fixed-repartition",
+    multiple=True,
+    metavar="NAME",
+    help="A repartition topic (name as in the topology) the app sized with "
+    "Repartitioned.withNumberOfPartitions (repeatable).",
+)
+
 #: Options of the commands that run Spark.
 master_option = click.option(
     "--master", default=None, help="Spark master URL (default: embedded local[*])."

@@ -7,11 +7,14 @@ from typing import Any
 import click
 
 from migcheck.cli.common import (
+    application_id_option,
     bootstrap_option,
     command_config_option,
+    fixed_repartition_option,
     output_option,
     parse_topic_counts,
     report_format_option,
+    topology_option,
     write_text,
 )
 from migcheck.report import render
@@ -19,21 +22,13 @@ from migcheck.streams.plan import PlanOptions, run_plan
 
 
 @click.command("plan")
-@click.option(
-    "--application-id",
-    "app_id",
-    metavar="ID",
+@application_id_option(
+    required=False,
     help="The app's application.id (live: its group id and internal-topic prefix).",
 )
 @bootstrap_option
 @command_config_option
-@click.option(
-    "--topology",
-    "topology_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The text Topology#describe() prints (required offline).",
-)
+@topology_option(help="The text Topology#describe() prints (required offline).")
 @click.option(
     "--partitions",
     multiple=True,
@@ -67,12 +62,7 @@ from migcheck.streams.plan import PlanOptions, run_plan
     show_default=True,
     help="num.standby.replicas: standby tasks and the restore volume they cost.",
 )
-@click.option(
-    "--fixed-repartition",
-    multiple=True,
-    metavar="NAME",
-    help="A repartition topic the app sized with Repartitioned.withNumberOfPartitions.",
-)
+@fixed_repartition_option
 @report_format_option
 @output_option
 def plan_cmd(

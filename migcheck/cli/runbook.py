@@ -8,11 +8,14 @@ import click
 
 from migcheck.cli.common import (
     PARTITION_COUNT,
+    application_id_option,
     bootstrap_option,
     command_config_option,
     conf_option,
+    fixed_repartition_option,
     master_option,
     parse_conf,
+    topology_option,
     write_text,
 )
 from migcheck.errors import UsageError
@@ -23,16 +26,8 @@ from migcheck.streams.steps import IN_PLACE, NEW_TOPIC
 @click.command("runbook")
 @bootstrap_option
 @command_config_option
-@click.option(
-    "--application-id", "app_id", required=True, metavar="ID", help="The app's application.id."
-)
-@click.option(
-    "--topology",
-    "topology_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The text Topology#describe() prints; without it the topology is inferred.",
-)
+@application_id_option()
+@topology_option()
 @click.option("--topic", required=True, metavar="TOPIC", help="The topic to widen.")
 @click.option(
     "--to", required=True, type=PARTITION_COUNT, metavar="N", help="Its new partition count."
@@ -55,12 +50,7 @@ from migcheck.streams.steps import IN_PLACE, NEW_TOPIC
 @click.option(
     "--state-dir", default=None, metavar="DIR", help="The app's state.dir, to wipe on this host."
 )
-@click.option(
-    "--fixed-repartition",
-    multiple=True,
-    metavar="NAME",
-    help="A repartition topic the app sized with Repartitioned.withNumberOfPartitions.",
-)
+@fixed_repartition_option
 @click.option(
     "--format",
     "fmt",
