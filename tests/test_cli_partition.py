@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from typing import Any
 
 import pytest
-from oracles import crc_partition
+from oracles import crc_partition, sarama_hash_partition
 from oracles import java_partition as java
 from oracles import run_cli as run
 
@@ -113,3 +116,25 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str]) -> None:
 def test_below_current_count_names_the_rule() -> None:
     r = run("partition", "--partitions", "6", "--to", "4", "k")
     assert "Kafka can only add partitions" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("partitioner", "oracle"),
+    [("murmur2", java), ("consistent", crc_partition), ("fnv1a", sarama_hash_partition)],
+)
+def test_a_few_keys_are_hashed_without_numba(partitioner: str, oracle: Any) -> None:
+    """A lookup of a few keys runs the kernels' source interpreted (no numba import, for a
+    fast start) and still agrees with the independent oracles, byte for byte."""
+    keys = ["a", "ab", "abc", "abcd", "abcde", "user-1", "ключ", "x" * 37]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "migcheck", "partition", "--partitions",
+         "7", "--to", "13", "--partitioner", partitioner, "--format", "json", *keys],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
+    assert not {"numba", "pyspark", "pyarrow"} & imported
+    rows = json.loads(proc.stdout)
+    assert [(r["partition"], r["new_partition"]) for r in rows] == [
+        (oracle(k.encode(), 7), oracle(k.encode(), 13)) for k in keys
+    ]

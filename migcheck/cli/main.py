@@ -9,6 +9,7 @@ should fail in a script or CI gate.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -16,17 +17,40 @@ from collections.abc import Sequence
 import click
 
 from migcheck import __version__
-from migcheck.cli.analyze import analyze_cmd
-from migcheck.cli.app import app_cmd
-from migcheck.cli.copytopic import copy_cmd
-from migcheck.cli.partition import partition_cmd
-from migcheck.cli.plan import plan_cmd
-from migcheck.cli.render import render_cmd
-from migcheck.cli.runbook import runbook_cmd
 from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError
 
+#: Each command and where it lives, in the order ``--help`` lists them.
+COMMANDS = {
+    "partition": "migcheck.cli.partition:partition_cmd",
+    "analyze": "migcheck.cli.analyze:analyze_cmd",
+    "render": "migcheck.cli.render:render_cmd",
+    "app": "migcheck.cli.app:app_cmd",
+    "plan": "migcheck.cli.plan:plan_cmd",
+    "runbook": "migcheck.cli.runbook:runbook_cmd",
+    "copy": "migcheck.cli.copytopic:copy_cmd",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command runs.
+
+    ``migcheck partition`` answers in a fraction of a second only if it does not
+    first import Spark's, Arrow's and the report renderers' modules for the
+    commands it is not running.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[cmd_name].split(":")
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="migcheck")
 @click.option(
     "--verbose", is_flag=True, help="Show Spark's own output (else in its log file, in $TMPDIR)."
@@ -35,15 +59,6 @@ def cli(verbose: bool) -> None:
     """Check what a Kafka partition-count change does to keyed data and Streams state."""
     if verbose:
         os.environ["MIGCHECK_VERBOSE"] = "1"
-
-
-cli.add_command(partition_cmd)
-cli.add_command(analyze_cmd)
-cli.add_command(render_cmd)
-cli.add_command(app_cmd)
-cli.add_command(plan_cmd)
-cli.add_command(runbook_cmd)
-cli.add_command(copy_cmd)
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:

@@ -13,13 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from migcheck.errors import UnhashedKeyError, UsageError
 from migcheck.hashing import kernels
+
+if TYPE_CHECKING:  # pyarrow is imported only for Arrow input: a one-key lookup skips it
+    import pyarrow as pa
+
+#: Keys as the public functions take them: an Arrow array, or Python bytes (None = null).
+Keys: TypeAlias = "pa.Array | pa.ChunkedArray | Iterable[bytes | None]"
 
 #: Kafka's upper bound on a topic's partition count (a positive Java int).
 MAX_PARTITIONS = 2**31 - 1
@@ -93,6 +98,11 @@ def check_can_grow(current: int, targets: Iterable[int], option: str = "--to") -
 # --- Arrow plumbing -------------------------------------------------------------
 
 
+def _is_arrow(keys: object) -> bool:
+    """An Arrow array, told apart without importing pyarrow when it is not loaded."""
+    return type(keys).__module__.startswith("pyarrow")
+
+
 def to_binary_array(keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None]) -> pa.Array:
     """Return ``keys`` as one Arrow binary or large_binary array, copying only when needed.
 
@@ -100,6 +110,9 @@ def to_binary_array(keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None]) -
     not re-encoded.  View and fixed-size layouts are cast to the offsets layout
     the kernels read.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
     if not isinstance(keys, pa.Array):
@@ -123,6 +136,8 @@ def to_binary_array(keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None]) -
 
 def arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The offsets (for this slice) and data buffers of a binary array, as numpy views."""
+    import pyarrow as pa
+
     _, offsets_buf, data_buf = arr.buffers()
     offset_type = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
     n = len(arr)
@@ -135,6 +150,8 @@ def arrow_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def _unhashed_mask(arr: pa.Array, partitioner: Partitioner) -> np.ndarray | None:
     """Which entries the partitioner does not hash, or None when it hashes them all."""
+    import pyarrow.compute as pc
+
     mask = None
     if arr.null_count:
         mask = np.asarray(arr.is_null())
@@ -144,39 +161,60 @@ def _unhashed_mask(arr: pa.Array, partitioner: Partitioner) -> np.ndarray | None
     return mask
 
 
+def _python_buffers(keys: Iterable[bytes | None]) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """Offsets and data for a list of Python keys (a null key hashes as empty, then is masked)."""
+    listed = [None if k is None else bytes(k) for k in keys]
+    lengths = np.fromiter((0 if k is None else len(k) for k in listed), np.int64, len(listed))
+    offsets = np.zeros(len(listed) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.frombuffer(b"".join(k for k in listed if k is not None), dtype=np.uint8)
+    return offsets, data, listed
+
+
+def _key_buffers(keys: Keys, p: Partitioner) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The kernels' input (offsets, data) and which keys ``p`` does not hash (None: all hashed).
+
+    Python lists are laid out with numpy alone, so a lookup of a few keys never
+    loads pyarrow; Arrow arrays are read in place.
+    """
+    if _is_arrow(keys):
+        arr = to_binary_array(keys)
+        offsets, data = arrow_buffers(arr)
+        return offsets, data, _unhashed_mask(arr, p)
+    offsets, data, listed = _python_buffers(keys)
+    unhashed = [k is None or (not k and not p.hashes_empty_key) for k in listed]
+    return offsets, data, (np.array(unhashed, dtype=bool) if any(unhashed) else None)
+
+
 # --- Public API -----------------------------------------------------------------
 
 
 def murmur2(key: bytes) -> int:
     """Kafka's ``Utils.murmur2(key)``: the signed 32-bit value Java returns."""
     out = np.empty(1, dtype=np.int64)
-    offsets, data = arrow_buffers(to_binary_array([bytes(key)]))
+    offsets, data, _ = _python_buffers([key])
     kernels.raw_hashes(kernels.MURMUR2, offsets, data, out)
     raw = int(out[0])
     return raw - 2**32 if raw >= 2**31 else raw
 
 
-def placement_array(
-    keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None], partitioner: str = "murmur2"
-) -> np.ndarray:
+def placement_array(keys: Keys, partitioner: str = "murmur2") -> np.ndarray:
     """The non-negative value each key's partition is taken modulo of (int64), ``-1`` if unhashed.
 
     Hashing once and taking the modulo later lets one pass serve several
     candidate partition counts, which is what the analysis does on Spark.
     """
     p = get_partitioner(partitioner)
-    arr = to_binary_array(keys)
-    offsets, data = arrow_buffers(arr)
-    out = np.empty(len(arr), dtype=np.int64)
+    offsets, data, mask = _key_buffers(keys, p)
+    out = np.empty(len(offsets) - 1, dtype=np.int64)
     kernels.placements(p.kind, offsets, data, out)
-    mask = _unhashed_mask(arr, p)
     if mask is not None:
         out[mask] = UNHASHED
     return out
 
 
 def partition_array(
-    keys: pa.Array | pa.ChunkedArray | Iterable[bytes | None],
+    keys: Keys,
     num_partitions: int,
     partitioner: str = "murmur2",
 ) -> np.ndarray:
@@ -187,11 +225,9 @@ def partition_array(
     """
     n = check_partition_count(num_partitions)
     p = get_partitioner(partitioner)
-    arr = to_binary_array(keys)
-    offsets, data = arrow_buffers(arr)
-    out = np.empty(len(arr), dtype=np.int32)
+    offsets, data, mask = _key_buffers(keys, p)
+    out = np.empty(len(offsets) - 1, dtype=np.int32)
     kernels.partitions(p.kind, offsets, data, n, out)
-    mask = _unhashed_mask(arr, p)
     if mask is not None:
         out[mask] = UNHASHED
     return out
