@@ -288,7 +288,13 @@ def test_read_only_groups_topics_and_offsets_unchanged(
     assert snapshot() == before
 
 
-def test_sasl_command_config_never_prints_the_secret(kafka: Kafka, tmp_path: Path) -> None:
+def test_sasl_command_config_never_prints_the_secret(
+    kafka: Kafka, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over SASL the full scan runs in Spark's JVM Kafka source, which gets the JAAS
+    config: the password must reach neither the terminal nor Spark's own log."""
+    spark_log = tmp_path / "spark.log"
+    monkeypatch.setenv("MIGCHECK_SPARK_LOG", str(spark_log))
     if kafka.sasl_bootstrap is None:
         pytest.fail("the broker under test has no SASL_PLAINTEXT listener")
     topic = kafka.create_topic("secure", 2)
@@ -320,6 +326,8 @@ def test_sasl_command_config_never_prints_the_secret(kafka: Kafka, tmp_path: Pat
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["topics"][0]["records_scanned"] == 100
     assert "alice-secret" not in r.stdout + r.stderr
+    assert "default log level" in spark_log.read_text()  # the JVM wrote this file
+    assert "alice-secret" not in spark_log.read_text()
     r = cli(
         "analyze",
         "--bootstrap-server",

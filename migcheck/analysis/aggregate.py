@@ -107,12 +107,12 @@ def aggregate(
     DataFrame (topic, key_hex, partition, candidate_partitions, new_partition;
     the whole key) is lazy: the caller writes it out for ``--moved-keys-out``.
     """
-    records = records.cache()  # Kafka is read once, whatever the number of jobs below
     names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
     layouts = tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))  # plain first
     scored = [(layout, name) for layout in layouts for name in names]
-    per_partition = _per_partition(records)
-    keys = _key_histories(records, topics, scored)
+    histories = _key_histories(records, topics, scored)  # Kafka is read once, here
+    per_partition = _per_partition(histories)
+    keys = histories.where(histories["key"].isNotNull())
     stats = _key_stats(keys, scored)
     chosen = {
         t.name: choose_placement(partitioner, s.scores if (s := stats.get(t.name)) else None)
@@ -142,15 +142,16 @@ def aggregate(
     return result, _moved_keys_frame(moved)
 
 
-def _per_partition(records: Any) -> dict[str, tuple[dict[int, int], int]]:
-    """topic -> ({partition: records read}, null-key records)."""
+def _per_partition(histories: Any) -> dict[str, tuple[dict[int, int], int]]:
+    """topic -> ({partition: records read}, null-key records), from the key histories
+    (the null key's row holds the partition's null-key records)."""
     from pyspark.sql import functions as F
 
     rows = (
-        records.groupBy("topic", "partition")
+        histories.groupBy("topic", "partition")
         .agg(
-            F.count(F.lit(1)).alias("records"),
-            F.sum(F.col("key").isNull().cast("long")).alias("null_keys"),
+            F.sum("n").alias("records"),
+            F.sum(F.when(F.col("key").isNull(), F.col("n")).otherwise(0)).alias("null_keys"),
         )
         .collect()
     )
@@ -183,7 +184,11 @@ def _inner_key(layout: KeyLayout) -> Any:  # a pyspark Column
 
 def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
     """One row per (topic, observed partition, key): its history there, hashed once per
-    scored pair."""
+    scored pair; cached, since every figure is computed from it.
+
+    The null key gets a row per partition too (its placements null): the records are
+    grouped in one pass, so a topic is read once and its records are never cached,
+    only their per-key histories."""
     from pyspark.sql import functions as F
 
     from migcheck.analysis.spark import placement_column
@@ -195,8 +200,7 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
     )
     size = F.col("key_size") + F.coalesce(F.col("value_size"), F.lit(0))
     keys = (
-        records.where(F.col("key").isNotNull())
-        .groupBy("topic", "partition", "key")
+        records.groupBy("topic", "partition", "key")
         .agg(
             F.count(F.lit(1)).alias("n"),
             F.sum(size.cast("long")).alias("bytes"),
@@ -268,11 +272,11 @@ def score_partitioners(
     :func:`~migcheck.analysis.verdicts.choose_placement`, so it picks a partitioner
     exactly as ``analyze`` would, from every key rather than a sample."""
     scored = [(KeyLayout.PLAIN, name) for name in names]
-    keys = _key_histories(records, topics, scored)
+    histories = _key_histories(records, topics, scored)
     try:
-        return _key_stats(keys, scored)
+        return _key_stats(histories.where(histories["key"].isNotNull()), scored)
     finally:
-        keys.unpersist()  # cached for aggregate()'s several jobs; this is the only one
+        histories.unpersist()  # cached for aggregate()'s several jobs; this is the only one
 
 
 def _state_keys(

@@ -56,7 +56,7 @@ from migcheck.hashing.partitioners import PARTITIONERS, UNHASHED, partition_arra
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.kafka.producer import open_transactional_producer, transactional_id
-from migcheck.kafka.reader import WorkUnit
+from migcheck.kafka.reader import WorkUnit, read_range
 
 #: Records per transaction: a killed copy redoes at most one chunk per partition.
 CHUNK = 5_000
@@ -290,31 +290,12 @@ def _key_stats(
     None when there is no keyed record."""
     if not units:
         return None
-    from migcheck.analysis.sources import kafka_records
+    from migcheck.analysis.kafkasource import jvm_records
     from migcheck.analysis.spark import get_session
 
-    records, _ = kafka_records(get_session(o.master, o.conf), client, units)
+    records, _ = jvm_records(get_session(o.master, o.conf), client, units)
     names = [pinned] if pinned else list(AUTO_CANDIDATES)
     return score_partitioners(records, [source], names).get(source.name)
-
-
-def read_records(consumer: Any, tp: Any, start: int, end: int) -> Iterator[Any]:
-    """The committed records of ``tp`` in ``[start, end)``, in offset order."""
-    consumer.assign([tp])
-    consumer.seek(tp, start)
-    idle = 0
-    while consumer.position(tp) < end:
-        polled = consumer.poll(timeout_ms=1000, max_records=CHUNK).get(tp, [])
-        if not polled:
-            idle += 1
-            if idle > 30:
-                raise UsageError(f"{tp.topic}-{tp.partition}: no records before offset {end}")
-            continue
-        idle = 0
-        for r in polled:
-            if r.offset >= end:
-                return
-            yield r
 
 
 # --- the Spark jobs ------------------------------------------------------------------
@@ -358,8 +339,6 @@ def _run_jobs(o: CopyOptions, jobs: list[Job]) -> list[tuple[int, int, int]]:
 
 def copy_partition(job: Job) -> tuple[int, int, int]:
     """Copy one source partition, chunk by chunk (runs in a Spark task)."""
-    from kafka import TopicPartition
-
     producer = open_transactional_producer(
         job.client, transactional_id(job.topic, job.into, job.partition)
     )
@@ -368,9 +347,8 @@ def copy_partition(job: Job) -> tuple[int, int, int]:
         progress = _resolve(job, consumer, _read_progress(job))
         start = max(job.start, progress.get("next", 0))
         copied = nulls = 0
-        tp = TopicPartition(job.topic, job.partition)
         rr = progress.get("round_robin", job.partition)
-        records = read_records(consumer, tp, start, job.end) if start < job.end else iter(())
+        records = read_range(consumer, job.topic, job.partition, start, job.end)
         for chunk in _chunks(records):
             rr, n_null = _copy_chunk(job, producer, consumer, chunk, rr)
             copied += len(chunk)
@@ -521,10 +499,7 @@ def _resolve(job: Job, consumer: Any, progress: dict[str, Any]) -> dict[str, Any
 
 def _reread(job: Job, consumer: Any, start: int, end: int) -> list[Any]:
     """The source records ``[start, end)`` of an interrupted chunk, exactly as first read."""
-    from kafka import TopicPartition
-
-    tp = TopicPartition(job.topic, job.partition)
-    chunk = list(read_records(consumer, tp, start, end))
+    chunk = list(read_range(consumer, job.topic, job.partition, start, end))
     if not chunk or chunk[0].offset != start or chunk[-1].offset != end - 1:
         raise UsageError(
             f"{job.topic}-{job.partition}: the records {start}-{end - 1} of an interrupted "
@@ -541,7 +516,7 @@ def _holds_in_order(consumer: Any, job: Job, q: int, start: int, wanted: list[An
     tp = TopicPartition(job.into, q)
     end = consumer.end_offsets([tp])[tp]
     i = 0
-    for r in read_records(consumer, tp, start, end):
+    for r in read_range(consumer, job.into, q, start, end):
         if identity(r) == wanted[i]:
             i += 1
             if i == len(wanted):

@@ -13,6 +13,7 @@ from typing import Any
 
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.metadata import TopicMeta
+from migcheck.kafka.reader import read_range
 
 _SCHEMA = "key binary, timestamp long, digest string, partition int"
 
@@ -68,15 +69,13 @@ def _identities(spark: Any, client: ClientConfig, ranges: list[tuple[str, int, i
 def _read_identities(
     client: ClientConfig, topic: str, partition: int, start: int, end: int
 ) -> Iterator[tuple[Any, ...]]:
-    from kafka import TopicPartition
-
-    from migcheck.analysis.copier import digest, read_records
+    from migcheck.analysis.copier import digest
 
     if start >= end:
         return
     consumer = open_consumer(client)
     try:
-        for r in read_records(consumer, TopicPartition(topic, partition), start, end):
+        for r in read_range(consumer, topic, partition, start, end):
             yield r.key, r.timestamp, digest(r.value, r.headers), partition
     finally:
         consumer.close(autocommit=False)

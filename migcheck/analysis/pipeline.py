@@ -130,6 +130,7 @@ def _plan_file(o: AnalyzeOptions) -> _Plan:
 
 
 def _plan_kafka(o: AnalyzeOptions) -> _Plan:
+    from migcheck.analysis.kafkasource import jvm_records
     from migcheck.analysis.sources import kafka_records
 
     client = ClientConfig.load(o.bootstrap or "", o.command_config)
@@ -139,7 +140,10 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     units = plan_units(metas, None if o.full else o.sample_per_partition)
     source: Source = {"kind": SourceKind.KAFKA, "bootstrap_servers": o.bootstrap or ""}
     total = sum(u.end - u.start for u in units)
-    return _Plan(metas, source, lambda spark: kafka_records(spark, client, units), total)
+    # A full scan decodes every record in the JVM (Spark's Kafka source); a sample reads
+    # a few windows per partition, sized to each window, with kafka-python.
+    read = jvm_records if o.full else kafka_records
+    return _Plan(metas, source, lambda spark: read(spark, client, units), total)
 
 
 def run_analyze(o: AnalyzeOptions, progress: Progress | None = None) -> Outcome:
@@ -230,7 +234,11 @@ def spark_error_message(e: Exception) -> str:
     if matches:
         return matches[-1].strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    from migcheck.analysis.kafkasource import missing_source_message
     from migcheck.analysis.spark import spark_log_path
+
+    if re.search(r"DATA_SOURCE_NOT_FOUND|Failed to find (the )?data source: kafka", text):
+        return missing_source_message()
 
     first = lines[0] if lines else type(e).__name__
     return f"Spark failed: {first} (Spark's log: {spark_log_path()})"

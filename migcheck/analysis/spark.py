@@ -19,10 +19,12 @@ import tempfile
 from importlib import resources
 
 import pyarrow as pa
+from pyspark import SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
+from migcheck.analysis import kafkasource
 from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_array
 
 #: Settings for the embedded session.  Any of them can be overridden with ``--conf``.
@@ -33,6 +35,10 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
+    # The Kafka source's options carry --command-config's secrets (sasl.jaas.config):
+    # redact them wherever Spark prints options or settings (plans, logs, errors).
+    "spark.sql.redaction.options.regex": "(?i)url|jaas|password|secret|token|ssl\\..*key",
+    "spark.redaction.regex": "(?i)secret|password|token|access[.]?key|jaas",
 }
 
 
@@ -58,11 +64,9 @@ def _start_quietly(master: str, settings: dict[str, str]) -> None:
     gateway ourselves is the one place its output can be redirected.  The session
     built afterwards joins this context.
     """
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkConf
     from pyspark.java_gateway import launch_gateway
 
-    if SparkContext._active_spark_context is not None:
-        return
     conf = SparkConf().setAppName("migcheck").setMaster(master).setAll(list(settings.items()))
     with open(spark_log_path(), "wb") as log:  # the last run's log, not every run's
         gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
@@ -90,13 +94,18 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         # whatever ``python3`` is first on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings.update(conf)
+    starting = not under_submit and SparkContext._active_spark_context is None
+    if starting:
+        settings.update(kafkasource.jar_settings(settings))
     chosen = master or settings.get("spark.master") or "local[*]"
-    if not under_submit and not os.environ.get("MIGCHECK_VERBOSE"):
+    if starting and not os.environ.get("MIGCHECK_VERBOSE"):
         _start_quietly(chosen, settings)
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if starting:
+        kafkasource.remember_jars(settings)
     return session
 
 

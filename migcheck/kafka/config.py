@@ -112,6 +112,9 @@ class ClientConfig:
 
     bootstrap_servers: str
     options: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: The ``--command-config`` properties as written, for the JVM clients (Spark's
+    #: Kafka source), which take them as Kafka's own tools do.
+    properties: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         return f"ClientConfig({self.bootstrap_servers!r}, options={sorted(self.options)})"
@@ -127,7 +130,7 @@ class ClientConfig:
             opts.update(_sasl_options(props))
         if protocol.endswith("SSL"):
             opts.update(_ssl_options(props))
-        return cls(bootstrap_servers, opts)
+        return cls(bootstrap_servers, opts, dict(props))
 
     @classmethod
     def load(cls, bootstrap_servers: str, command_config: str | None) -> ClientConfig:
@@ -156,18 +159,21 @@ def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
     from kafka import KafkaConsumer
     from kafka.errors import KafkaError
 
+    tunable = {
+        "request_timeout_ms": 30_000,
+        "bootstrap_timeout_ms": 10_000,
+        "max_partition_fetch_bytes": 8 * 1024 * 1024,
+        "client_id": "migcheck",
+    }
     try:
         return KafkaConsumer(
+            **{**tunable, **extra},
+            **client.kafka_kwargs(),
+            # last, so nothing can override them: no group, no commits, committed data
             group_id=None,
             enable_auto_commit=False,
             isolation_level="read_committed",
             auto_offset_reset="earliest",
-            request_timeout_ms=30_000,
-            bootstrap_timeout_ms=10_000,
-            max_partition_fetch_bytes=8 * 1024 * 1024,
-            client_id="migcheck",
-            **client.kafka_kwargs(),
-            **extra,
         )
     except KafkaError as e:
         where = client.bootstrap_servers

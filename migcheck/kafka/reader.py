@@ -102,7 +102,9 @@ def read_units(
     that stops answering for ``idle_timeout_s`` fails the task rather than
     hanging it.
     """
-    consumer = open_consumer(client, fetch_max_bytes=64 * 1024 * 1024)
+    # A sample window is a few thousand records: a 1 MiB fetch holds one, where the
+    # default 8 MiB fetched (and with kafka-python's prefetch, often decoded) far more.
+    consumer = open_consumer(client, max_partition_fetch_bytes=1024 * 1024)
     try:
         for unit in units:
             yield from _read_unit(consumer, unit, idle_timeout_s)
@@ -110,33 +112,50 @@ def read_units(
         consumer.close(autocommit=False)
 
 
-def _read_unit(consumer: Any, unit: WorkUnit, idle_timeout_s: float) -> Iterator[pa.RecordBatch]:
-    """One unit's records, in batches of at most about ``_BATCH_ROWS`` rows."""
+def read_range(
+    consumer: Any, topic: str, partition: int, start: int, end: int, idle_timeout_s: float = 30.0
+) -> Iterator[Any]:
+    """The committed records (kafka-python ``ConsumerRecord``) of ``topic``-``partition`` in
+    ``[start, end)``, in offset order: the one polling loop every kafka-python read uses.
+
+    Compaction gaps, transaction markers and aborted records simply do not appear.
+    It never asks for more records than the range still holds: kafka-python decodes
+    lazily, so records past the end are neither decoded nor thrown away.  A partition
+    that stops answering for ``idle_timeout_s`` raises :class:`ReadError` rather than
+    hanging.
+    """
     from kafka import TopicPartition
 
-    tp = TopicPartition(unit.topic, unit.partition)
+    tp = TopicPartition(topic, partition)
     consumer.assign([tp])
-    consumer.seek(tp, unit.start)
-    cols = _empty_columns()
+    consumer.seek(tp, start)
     last_progress = time.monotonic()
-    while consumer.position(tp) < unit.end:
-        polled = consumer.poll(timeout_ms=1000, max_records=10_000).get(tp, [])
+    while (position := consumer.position(tp)) < end:
+        wanted = min(10_000, end - position)
+        polled = consumer.poll(timeout_ms=1000, max_records=wanted).get(tp, [])
         if not polled:
             if time.monotonic() - last_progress > idle_timeout_s:
                 raise ReadError(
-                    f"{unit.topic}-{unit.partition}: no records between offset "
-                    f"{consumer.position(tp)} and {unit.end} for {idle_timeout_s:.0f}s"
+                    f"{topic}-{partition}: no records between offset {position} and {end} "
+                    f"for {idle_timeout_s:.0f}s"
                 )
             continue
         last_progress = time.monotonic()
         for r in polled:
-            if r.offset >= unit.end:
-                break
-            cols["offset"].append(r.offset)
-            cols["key"].append(r.key)
-            cols["key_size"].append(None if r.key is None else len(r.key))
-            cols["value_size"].append(None if r.value is None else len(r.value))
-            cols["timestamp"].append(r.timestamp)
+            if r.offset >= end:
+                return
+            yield r
+
+
+def _read_unit(consumer: Any, unit: WorkUnit, idle_timeout_s: float) -> Iterator[pa.RecordBatch]:
+    """One unit's records, in batches of at most ``_BATCH_ROWS`` rows."""
+    cols = _empty_columns()
+    for r in read_range(consumer, unit.topic, unit.partition, unit.start, unit.end, idle_timeout_s):
+        cols["offset"].append(r.offset)
+        cols["key"].append(r.key)
+        cols["key_size"].append(None if r.key is None else len(r.key))
+        cols["value_size"].append(None if r.value is None else len(r.value))
+        cols["timestamp"].append(r.timestamp)
         if len(cols["offset"]) >= _BATCH_ROWS:
             yield _batch(unit, cols)
             cols = _empty_columns()
