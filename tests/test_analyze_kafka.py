@@ -288,6 +288,16 @@ def test_read_only_groups_topics_and_offsets_unchanged(
     assert snapshot() == before
 
 
+def test_a_topic_named_twice_is_read_once(
+    spark, kafka: Kafka, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topic = kafka.create_topic("twice", 2)
+    kafka.produce(topic, [(f"t{i}".encode(), 5, None) for i in range(40)])
+    report = analyze_json(capsys, kafka, "--topic", topic, "--topic", topic, "--to", "3", "--full")
+    assert [t["topic"] for t in report["topics"]] == [topic]
+    assert report["topics"][0]["records_scanned"] == 40
+
+
 def test_sasl_command_config_never_prints_the_secret(
     kafka: Kafka, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -134,7 +134,7 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     from migcheck.analysis.sources import kafka_records
 
     client = ClientConfig.load(o.bootstrap or "", o.command_config)
-    metas = describe_topics(client, o.topics)
+    metas = describe_topics(client, list(dict.fromkeys(o.topics)))  # named twice: read once
     for meta in metas:
         check_can_grow(meta.partition_count, o.candidates, f"--to (topic {meta.name!r})")
     units = plan_units(metas, None if o.full else o.sample_per_partition)

@@ -88,6 +88,15 @@ def read_keys_file(path: str, key_encoding: str, topic: str | None = None) -> pa
         if required not in table.column_names:
             raise ReadError(f"--keys-file {path}: no {required!r} column")
     keys = _decode_keys(table.column("key").to_pylist(), key_encoding, path)
+    try:
+        return _records_table(table, keys, topic or p.stem)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
+        raise ReadError(f"--keys-file {path}: {first_line(e)}") from None
+
+
+def _records_table(table: pa.Table, keys: list[bytes | None], topic: str) -> pa.Table:
+    """The export's columns as :data:`RECORD_SCHEMA` (Arrow refuses a bad cell, e.g. a
+    partition that is not an integer)."""
     n = table.num_rows
     value_size = (
         table.column("value_size").to_pylist() if "value_size" in table.column_names else [0] * n
@@ -96,7 +105,7 @@ def read_keys_file(path: str, key_encoding: str, topic: str | None = None) -> pa
     topics = (
         [str(t) for t in table.column("topic").to_pylist()]
         if "topic" in table.column_names
-        else [topic or p.stem] * n
+        else [topic] * n
     )
     return pa.table(
         {
