@@ -66,8 +66,11 @@ def kafka() -> Iterator[Kafka]:
             f"scripts/kafka-local start failed (exit {rc}): {err.strip()}\n{tail}", pytrace=False
         )
     bootstrap = out.strip().splitlines()[-1]
-    sasl_rc, sasl_out, _ = run([str(KAFKA_LOCAL), "sasl-address"])
-    yield Kafka(bootstrap, fixture_cp, sasl_out.strip() if sasl_rc == 0 else None)
+    secured = []
+    for command in ("sasl-address", "ssl-address", "ca"):
+        rc, out, _ = run([str(KAFKA_LOCAL), command])
+        secured.append(out.strip() if rc == 0 else None)
+    yield Kafka(bootstrap, fixture_cp, *secured)
     if not was_running and os.environ.get("MIGCHECK_KEEP_KAFKA") != "1":
         run([str(KAFKA_LOCAL), "stop"])
 

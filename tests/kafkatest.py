@@ -82,10 +82,19 @@ class Kafka:
 
     _names = itertools.count()
 
-    def __init__(self, bootstrap: str, fixture_cp: str, sasl_bootstrap: str | None) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        fixture_cp: str,
+        sasl_bootstrap: str | None,
+        ssl_bootstrap: str | None = None,
+        ca: str | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
         self.fixture_cp = fixture_cp
-        self.sasl_bootstrap = sasl_bootstrap
+        self.sasl_bootstrap = sasl_bootstrap  # PLAIN and SCRAM-SHA-512
+        self.ssl_bootstrap = ssl_bootstrap  # TLS, server certificate signed by ``ca``
+        self.ca = ca
 
     def unique(self, prefix: str) -> str:
         return f"{prefix}-{next(self._names)}-{uuid.uuid4().hex[:6]}"

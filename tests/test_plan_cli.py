@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from oracles import run_cli
@@ -132,3 +136,23 @@ def test_output_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
         _one_line_error(bad, "--output", "Permission denied")
         assert list(locked.iterdir()) == []
     _one_line_error(_plan(*args, "--output", str(tmp_path / "no-dir" / "plan.md")), "No such file")
+
+
+def _full_disk() -> None:
+    """In the child: files may not grow past 200 bytes, as on a full disk (EFBIG)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+
+
+def test_a_full_disk_leaves_the_old_report_whole(tmp_path: Path) -> None:
+    target = tmp_path / "plan.md"
+    target.write_text("yesterday's report\n", encoding="utf-8")
+    args = ["--topology", str(DESCRIBE / "count.txt"), "--partitions", "orders=3"]
+    p = subprocess.run(
+        [sys.executable, "-m", "migcheck", "plan", *args, "--format", "markdown", "--output",
+         str(target)],
+        capture_output=True, text=True, timeout=120, preexec_fn=_full_disk, check=False,
+    )  # fmt: skip
+    _one_line_error(p, "--output", "File too large")
+    assert target.read_text(encoding="utf-8") == "yesterday's report\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["plan.md"]  # the partial temp file is gone

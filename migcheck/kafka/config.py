@@ -8,7 +8,10 @@ and never in its ``repr`` or in an error message.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,18 +157,66 @@ def first_line(error: BaseException) -> str:
     return text.splitlines()[0]
 
 
+#: How long a client may take to reach the cluster: past it, "cannot reach Kafka".  Short
+#: enough that a wrong address or password fails in seconds, not after 30 s of retries.
+BOOTSTRAP_TIMEOUT_MS = 8_000
+
+
+class _AuthFailures(logging.Handler):
+    """Collects kafka-python's authentication and authorization failures, which it logs
+    and retries until the bootstrap times out, so the error can name the real cause."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[str] = []
+        self.dropped = False  # a connection was made, then closed by the broker
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = " ".join(str(a) for a in (record.args or ()) if isinstance(a, BaseException))
+        text = text or record.getMessage()
+        if re.search(r"(?i)authenticat|authoriz|sasl", text):
+            self.seen.append(text.splitlines()[0])
+        elif "socket disconnected" in text:
+            self.dropped = True
+
+
+@contextlib.contextmanager
+def _reaching(client: ClientConfig) -> Iterator[None]:
+    """Turn a client's failure to bootstrap into one line that names the cause."""
+    from kafka.errors import KafkaError
+
+    failures = _AuthFailures()
+    logger = logging.getLogger("kafka")
+    logger.addHandler(failures)
+    try:
+        yield
+    except KafkaError as e:
+        where = client.bootstrap_servers
+        if failures.seen:
+            raise ReadError(f"authentication failed at {where}: {failures.seen[-1]}") from None
+        if failures.dropped and client.options.get("security_protocol", "").startswith("SASL"):
+            # Kafka closes the connection after a failed SASL exchange, at times before
+            # the client has read the error it sent.
+            raise ReadError(
+                f"authentication failed at {where}: the broker closed the connection "
+                "during SASL authentication (check the credentials in --command-config)"
+            ) from None
+        raise ReadError(f"cannot reach Kafka at {where}: {first_line(e)}") from None
+    finally:
+        logger.removeHandler(failures)
+
+
 def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
     """A consumer that cannot write: no group, no commits, committed reads only."""
     from kafka import KafkaConsumer
-    from kafka.errors import KafkaError
 
     tunable = {
         "request_timeout_ms": 30_000,
-        "bootstrap_timeout_ms": 10_000,
+        "bootstrap_timeout_ms": BOOTSTRAP_TIMEOUT_MS,
         "max_partition_fetch_bytes": 8 * 1024 * 1024,
         "client_id": "migcheck",
     }
-    try:
+    with _reaching(client):
         return KafkaConsumer(
             **{**tunable, **extra},
             **client.kafka_kwargs(),
@@ -175,20 +226,16 @@ def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
             isolation_level="read_committed",
             auto_offset_reset="earliest",
         )
-    except KafkaError as e:
-        where = client.bootstrap_servers
-        raise ReadError(f"cannot reach Kafka at {where}: {first_line(e)}") from None
 
 
 def open_admin(client: ClientConfig):  # -> kafka.KafkaAdminClient
     """An admin client for describe and list requests only; migcheck never alters a cluster."""
     from kafka import KafkaAdminClient
-    from kafka.errors import KafkaError
 
-    try:
+    with _reaching(client):
         return KafkaAdminClient(
-            client_id="migcheck", request_timeout_ms=30_000, **client.kafka_kwargs()
+            client_id="migcheck",
+            request_timeout_ms=30_000,
+            bootstrap_timeout_ms=BOOTSTRAP_TIMEOUT_MS,
+            **client.kafka_kwargs(),
         )
-    except KafkaError as e:
-        where = client.bootstrap_servers
-        raise ReadError(f"cannot reach Kafka at {where}: {first_line(e)}") from None
