@@ -160,7 +160,15 @@ def source_options(client: ClientConfig, units: Iterable[WorkUnit]) -> dict[str,
         starts.setdefault(u.topic, {})[str(u.partition)] = u.start
         ends.setdefault(u.topic, {})[str(u.partition)] = u.end
     # Measured on a 5M-record topic: fewer, larger polls read it 15% faster.
-    options = {"kafka.max.poll.records": "20000", "kafka.max.partition.fetch.bytes": str(4 << 20)}
+    options = {
+        "kafka.max.poll.records": "20000",
+        "kafka.max.partition.fetch.bytes": str(4 << 20),
+        # Offsets are listed once, by the driver: a dead broker fails that in 15 s, not
+        # Spark's default three tries of a minute.
+        "kafka.request.timeout.ms": "15000",
+        "kafka.default.api.timeout.ms": "15000",  # Kafka wants it >= the request timeout
+        "fetchOffset.numRetries": "1",
+    }
     options.update({f"kafka.{k}": v for k, v in client.properties.items() if k not in _NOT_PASSED})
     options.update(
         {
@@ -172,6 +180,9 @@ def source_options(client: ClientConfig, units: Iterable[WorkUnit]) -> dict[str,
             # Records deleted under the scan fail it: a report must never look whole
             # when part of the topic went unread.
             "failOnDataLoss": "true",
+            # A broker that stops answering fails the task in 20 s rather than Spark's
+            # default 120 s: an operator waits for an answer, not for a hung scan.
+            "kafkaConsumer.pollTimeoutMs": "20000",
         }
     )
     return options

@@ -12,11 +12,16 @@ of candidate counts: each candidate is then a native ``%`` in Spark SQL.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import signal
 import sys
 import tempfile
+import threading
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyspark import SparkContext
@@ -68,9 +73,26 @@ def _start_quietly(master: str, settings: dict[str, str]) -> None:
     from pyspark.java_gateway import launch_gateway
 
     conf = SparkConf().setAppName("migcheck").setMaster(master).setAll(list(settings.items()))
-    with open(spark_log_path(), "wb") as log:  # the last run's log, not every run's
-        gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
-    SparkContext(conf=conf, gateway=gateway)
+    before = _children()
+    try:
+        with open(spark_log_path(), "wb") as log:  # the last run's log, not every run's
+            gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+        SparkContext(conf=conf, gateway=gateway)
+    except BaseException:  # Ctrl-C or a failure while Spark starts: leave no JVM behind
+        for pid in _children() - before:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        raise
+
+
+def _children() -> set[int]:
+    """This process's child processes (from /proc; empty where there is none)."""
+    me, found = str(os.getpid()), set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            if stat.read_text().rsplit(")", 1)[1].split()[1] == me:
+                found.add(int(stat.parent.name))
+    return found
 
 
 def get_session(master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
@@ -104,9 +126,34 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None) -
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    if starting and threading.current_thread() is threading.main_thread():
+        # pyspark's own Ctrl-C handler calls into the JVM from inside the interrupted
+        # call and logs py4j tracebacks; a plain KeyboardInterrupt lets the CLI end
+        # Spark itself (stop_now) with one line.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if starting:
         kafkasource.remember_jars(settings)
     return session
+
+
+def stop_now(grace_s: float = 5.0) -> None:
+    """End an embedded Spark at once, its JVM and Python workers included (Ctrl-C).
+
+    Cancelling the jobs does not stop tasks already reading Kafka, and the JVM, when
+    the driver leaves, runs a shutdown hook that waits for them: a Ctrl-C would leave
+    a Spark JVM behind, still reading.  Under spark-submit the JVM is not ours to end.
+    """
+    _kill(getattr(SparkContext._gateway, "proc", None), grace_s)
+
+
+def _kill(proc: Any, grace_s: float = 5.0) -> None:
+    """Kill the JVM we launched: a killed read writes nothing, and the copy is built to
+    survive a kill."""
+    if proc is None:
+        return
+    proc.kill()
+    with contextlib.suppress(Exception):
+        proc.wait(grace_s)
 
 
 @functools.cache

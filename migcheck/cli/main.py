@@ -10,6 +10,7 @@ should fail in a script or CI gate.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -59,6 +60,7 @@ def cli(verbose: bool) -> None:
     """Check what a Kafka partition-count change does to keyed data and Streams state."""
     if verbose:
         os.environ["MIGCHECK_VERBOSE"] = "1"
+        logging.basicConfig(level=logging.WARNING, force=True)  # the libraries' warnings too
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
@@ -66,12 +68,28 @@ def _fail(message: str, code: int = EXIT_USAGE) -> None:
     sys.exit(code)
 
 
+def _silence_stderr() -> None:
+    """After the one line, nothing more: Spark's Python threads (its accumulator server)
+    print tracebacks of their own when its JVM is gone."""
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: run the CLI, turning every user error into one stderr line and exit 2."""
+    # The libraries log to Python's logging (py4j's tracebacks, kafka-python's retries);
+    # without a handler Python would print them.  The user gets migcheck's own lines.
+    logging.getLogger().addHandler(logging.NullHandler())
     try:
         rv = cli.main(args=argv, prog_name="migcheck", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("migcheck: aborted", err=True)
+        _silence_stderr()
+        if "pyspark" in sys.modules:  # Ctrl-C during a Spark job: end Spark with us
+            from migcheck.analysis.spark import stop_now
+
+            stop_now()
         sys.exit(130)
     except MigcheckError as e:
         _fail(str(e), e.exit_code)

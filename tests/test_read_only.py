@@ -1,0 +1,86 @@
+"""Read-only, proven for every command: a snapshot of the whole cluster before and after.
+
+The snapshot is what Kafka's own tools say: every topic with its partition count and
+config overrides (``kafka-topics --describe``), every group with its members and
+committed offsets (``kafka-consumer-groups --describe --all-groups``), and every
+partition's end offset (``kafka-get-offsets``).  ``analyze``, ``app``, ``plan`` and
+``runbook`` (generation, and its script without ``--execute``) must leave it equal;
+``copy`` may change only its destination's end offsets (and the broker's own transaction
+log, which records its transactions).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from kafkatest import KAFKA_LOCAL, Kafka
+from oracles import run_cli
+from streamsapp import StreamsApp, phase1
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+
+def _snapshot(kafka: Kafka) -> dict[str, str]:
+    views = {
+        "topics": ["kafka-topics", "--describe"],
+        "groups": ["kafka-consumer-groups", "--describe", "--all-groups", "--offsets"],
+        "offsets": ["kafka-get-offsets"],
+    }
+    out = {}
+    for name, (tool, *args) in views.items():
+        rc, text, err = kafka.tool(tool, "--bootstrap-server", kafka.bootstrap, *args)
+        assert rc == 0, err
+        # the groups view shows each member's client host and the time: keep its substance
+        out[name] = "\n".join(sorted(re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()))
+    return out
+
+
+@pytest.fixture(scope="module")
+def app(kafka: Kafka) -> StreamsApp:
+    app = StreamsApp(kafka, "count")
+    app.produce(app.input, phase1())
+    assert app.run().code == 0
+    return app
+
+
+def test_every_command_leaves_the_cluster_as_it_was(
+    kafka: Kafka, app: StreamsApp, tmp_path: Path
+) -> None:
+    into = kafka.create_topic("readonly-copy", 6)
+    before = _snapshot(kafka)
+    on_app = ["--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id]
+    changed = ["--topic", app.input, "--to", "6"]
+    script = tmp_path / "runbook.sh"
+    runs = [
+        ["analyze", "--bootstrap-server", kafka.bootstrap, *changed, "--full"],
+        ["analyze", "--bootstrap-server", kafka.bootstrap, *changed],
+        ["app", *on_app, *changed, "--state", "--full"],
+        ["plan", *on_app, "--set", f"{app.input}=6"],
+        ["runbook", *on_app, *changed, "--output", str(tmp_path / "runbook.md")],
+        ["runbook", *on_app, *changed, "--format", "sh", "--output", str(script)],
+    ]
+    for args in runs:
+        r = run_cli(*args)
+        assert r.returncode in (0, 1), f"{args[0]}: {r.stderr}"
+        assert _snapshot(kafka) == before, f"migcheck {' '.join(args[:1])} changed the cluster"
+
+    env = {**os.environ, "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool"}
+    printed = subprocess.run(
+        ["bash", str(script)], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert printed.returncode == 0, printed.stderr
+    assert _snapshot(kafka) == before, "the runbook script without --execute changed the cluster"
+
+    r = run_cli("copy", "--bootstrap-server", kafka.bootstrap, "--topic", app.input, "--into",
+                into, "--checkpoint", str(tmp_path / "copy.json"))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    after = _snapshot(kafka)
+    assert after["topics"] == before["topics"] and after["groups"] == before["groups"]
+    moved = set(after["offsets"].splitlines()) ^ set(before["offsets"].splitlines())
+    # the broker's own transaction log records the copy's transactions; no other topic moves
+    moved = {line for line in moved if not line.startswith("__transaction_state:")}
+    assert moved and all(line.startswith(f"{into}:") for line in moved), moved
