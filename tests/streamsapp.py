@@ -165,3 +165,11 @@ class StreamsApp:
     def describe_file(self) -> Path:
         """The committed describe() fixture, with the generic names (``orders``...)."""
         return DESCRIBE / f"{self.topology}.txt"
+
+
+def ran_once(kafka: Kafka, topology: str = "count") -> StreamsApp:
+    """A real app that has run once over :func:`phase1`: its input, store and changelog."""
+    app = StreamsApp(kafka, topology)
+    app.produce(app.input, phase1())
+    assert app.run().code == 0
+    return app

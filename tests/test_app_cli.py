@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from kafkatest import Kafka
 from oracles import run_cli
-from streamsapp import KEYS, StreamsApp, moved_keys, phase1
+from streamsapp import KEYS, StreamsApp, moved_keys, ran_once
 
 pytestmark = pytest.mark.kafka
 
@@ -17,10 +17,7 @@ pytestmark = pytest.mark.kafka
 @pytest.fixture(scope="module")
 def count_app(kafka: Kafka) -> StreamsApp:
     """One real count-per-key app that has run once: 3 partitions and its changelog."""
-    app = StreamsApp(kafka, "count")
-    app.produce(app.input, phase1())
-    assert app.run().code == 0
-    return app
+    return ran_once(kafka)
 
 
 def _app(app: StreamsApp, *args: str):

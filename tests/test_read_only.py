@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from kafkatest import KAFKA_LOCAL, Kafka
 from oracles import run_cli
-from streamsapp import StreamsApp, phase1
+from streamsapp import StreamsApp, ran_once
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -41,10 +41,7 @@ def _snapshot(kafka: Kafka) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def app(kafka: Kafka) -> StreamsApp:
-    app = StreamsApp(kafka, "count")
-    app.produce(app.input, phase1())
-    assert app.run().code == 0
-    return app
+    return ran_once(kafka)
 
 
 def test_every_command_leaves_the_cluster_as_it_was(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from kafkatest import Kafka
 from oracles import java_partition, run_cli
-from streamsapp import StreamsApp, phase1
+from streamsapp import StreamsApp, phase1, ran_once
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -43,10 +43,7 @@ def count_app(kafka: Kafka) -> StreamsApp:
     """A real count app that has run once (over plaintext), to be inspected securely."""
     if kafka.sasl_bootstrap is None or kafka.ssl_bootstrap is None or kafka.ca is None:
         pytest.fail("the broker under test has no SASL/TLS listeners (kafka-local start --sasl)")
-    app = StreamsApp(kafka, "count")
-    app.produce(app.input, phase1())
-    assert app.run().code == 0
-    return app
+    return ran_once(kafka)
 
 
 @pytest.mark.parametrize("listener", ["scram", "tls"])
