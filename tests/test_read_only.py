@@ -1,13 +1,17 @@
 """Read-only, proven for every command: a snapshot of the whole cluster before and after.
 
 The snapshot is what Kafka's own tools say: every topic with its partition count and
-config overrides (``kafka-topics --describe``), every group with its members and
-committed offsets (``kafka-consumer-groups --describe --all-groups``), and every
-partition's end offset (``kafka-get-offsets``).  ``analyze``, ``app``, ``plan`` and
-``runbook`` (generation, and its script without ``--execute``) must leave it equal;
-``copy`` may change only its destination's end offsets.  The broker's own logs
-(``__consumer_offsets``, ``__transaction_state``) are left out: other groups' members
-expire on their own while this test runs.
+config overrides (``kafka-topics --describe``), every group id (``kafka-consumer-groups
+--list``), the application's committed offsets (``kafka-consumer-groups --describe
+--offsets``), and every partition's end offset (``kafka-get-offsets``).  ``analyze``,
+``app``, ``plan`` and ``runbook`` (generation, and its script without ``--execute``)
+must leave it equal; ``copy`` may change only its destination's end offsets.
+
+Other tests' groups are not stable ground: a killed app's members expire on their own,
+its group rebalances (the tool then prints no offsets for it) and, with nothing
+committed, disappears.  So no group may appear, and the application's own group, the
+one the commands look at, must keep its offsets.  The broker's own logs
+(``__consumer_offsets``, ``__transaction_state``) move by themselves and are left out.
 """
 
 from __future__ import annotations
@@ -25,11 +29,11 @@ from streamsapp import StreamsApp, ran_once
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 
-def _snapshot(kafka: Kafka) -> dict[str, str]:
+def _snapshot(kafka: Kafka, app_id: str) -> dict[str, str]:
     views = {
         "topics": ["kafka-topics", "--describe"],
         "group_ids": ["kafka-consumer-groups", "--list"],
-        "groups": ["kafka-consumer-groups", "--describe", "--all-groups", "--offsets"],
+        "groups": ["kafka-consumer-groups", "--describe", "--group", app_id, "--offsets"],
         "offsets": ["kafka-get-offsets"],
     }
     out = {}
@@ -38,14 +42,22 @@ def _snapshot(kafka: Kafka) -> dict[str, str]:
         assert rc == 0, err
         rows = [re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines()]
         if name == "groups":
-            # a group's committed offsets (group, topic, partition, offset): its members
-            # and their lag change on their own as earlier tests' apps time out
+            # committed offsets (group, topic, partition, offset); lag is not ours to keep
             fields = [r.split(" ") for r in rows]
             rows = [" ".join(f[:4]) for f in fields if len(f) >= 4 and f[2].isdigit()]
+            assert rows, f"{app_id} has no committed offsets to watch: {text}"
         # the broker's own logs (__consumer_offsets, __transaction_state) move by themselves
         rows = [r for r in rows if r and not r.startswith("__")]
         out[name] = "\n".join(sorted(rows))
     return out
+
+
+def _assert_unchanged(before: dict[str, str], after: dict[str, str], who: str) -> None:
+    """Equal views; of the group ids, only a new one counts (others' groups may die)."""
+    born = set(after["group_ids"].splitlines()) - set(before["group_ids"].splitlines())
+    assert not born, f"{who} created groups {born}"
+    for view in ("topics", "groups", "offsets"):
+        assert after[view] == before[view], f"{who} changed the cluster's {view}"
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +69,7 @@ def test_every_command_leaves_the_cluster_as_it_was(
     kafka: Kafka, app: StreamsApp, tmp_path: Path
 ) -> None:
     into = kafka.create_topic("readonly-copy", 6)
-    before = _snapshot(kafka)
+    before = _snapshot(kafka, app.app_id)
     on_app = ["--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id]
     changed = ["--topic", app.input, "--to", "6"]
     script = tmp_path / "runbook.sh"
@@ -72,19 +84,19 @@ def test_every_command_leaves_the_cluster_as_it_was(
     for args in runs:
         r = run_cli(*args)
         assert r.returncode in (0, 1), f"{args[0]}: {r.stderr}"
-        assert _snapshot(kafka) == before, f"migcheck {' '.join(args[:1])} changed the cluster"
+        _assert_unchanged(before, _snapshot(kafka, app.app_id), f"migcheck {args[0]}")
 
     env = {**os.environ, "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool"}
     printed = subprocess.run(
         ["bash", str(script)], capture_output=True, text=True, env=env, timeout=300, check=False
     )
     assert printed.returncode == 0, printed.stderr
-    assert _snapshot(kafka) == before, "the runbook script without --execute changed the cluster"
+    _assert_unchanged(before, _snapshot(kafka, app.app_id), "the runbook script (no --execute)")
 
     r = run_cli("copy", "--bootstrap-server", kafka.bootstrap, "--topic", app.input, "--into",
                 into, "--checkpoint", str(tmp_path / "copy.json"))  # fmt: skip
     assert r.returncode == 0, r.stderr
-    after = _snapshot(kafka)
-    assert all(after[view] == before[view] for view in ("topics", "group_ids", "groups"))
+    after = _snapshot(kafka, app.app_id)
+    _assert_unchanged(before, {**after, "offsets": before["offsets"]}, "migcheck copy")
     moved = set(after["offsets"].splitlines()) ^ set(before["offsets"].splitlines())
     assert moved and all(line.startswith(f"{into}:") for line in moved), moved
