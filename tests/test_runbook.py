@@ -52,7 +52,7 @@ def test_new_topic_steps_come_in_the_safe_order() -> None:
         "Wipe the local state",
         "Restart the application on orders-p6",
     ]
-    destructive = [s.title for s in steps(_facts()) if s.marker]
+    destructive = [s.title for s in steps(_facts()) if s.destructive]
     assert destructive == ["Reset the application", "Wipe the local state"]
 
 
@@ -78,6 +78,34 @@ def test_the_script_prints_every_step_and_acts_only_with_execute(tmp_path: Path)
     assert "--config-file '/etc/kafka/client admin.properties'" in reset
     bad = subprocess.run(["bash", str(script), "--now"], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "usage:" in bad.stderr
+
+
+def test_a_rerun_resumes_after_the_steps_that_succeeded(tmp_path: Path) -> None:
+    script = _script(tmp_path, _facts())
+    work = tmp_path / "work"
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(work)}
+    work.mkdir()
+    (work / "runbook.id").write_text("shop-counter orders 3->6 new-topic orders-p6\n")
+    for n in range(1, 7):  # as a run that failed nowhere would have left them
+        (work / f"step-{n}.done").touch()
+    # --execute, and no Kafka tool on PATH: only skipping every step can succeed
+    p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("done before: skipped") == 6
+    assert p.stdout.rstrip().endswith("Runbook complete.")
+
+
+def test_a_work_directory_of_another_change_is_refused(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "runbook.id").write_text("shop-counter orders 3->12 new-topic orders-p12\n")
+    (work / "step-4.done").touch()
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(work)}
+    script = _script(tmp_path, _facts())
+    p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
+    assert p.returncode == 1
+    assert "holds the progress of another change (shop-counter orders 3->12" in p.stderr
+    assert "== Step" not in p.stdout
 
 
 def test_markdown_names_the_real_topics_and_warns_about_lost_history() -> None:

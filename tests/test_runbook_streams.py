@@ -3,15 +3,18 @@
 A count-per-key app with a changelog runs on a 3-partition input.  The `sh`
 runbook for `--to 6` runs with `--execute`; this test answers its manual
 steps the way an operator would (records arrive before the producers switch,
-the app restarts on the new topic).  More records then go to the new topic,
-and every key's count must equal the true count of all the records produced
-for it.  The second test shows what goes wrong without the runbook, and that
+the app restarts on the new topic), and makes each step fail once by injection
+(a command that did its work and then reports a failure, or a declined manual
+step), running the script again after each.  More records then go to the new
+topic, and every key's count must equal the true count of all the records
+produced for it.  The second test shows what goes wrong without the runbook, and that
 the refused `--strategy in-place` names exactly the keys that split.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -39,44 +42,108 @@ def _late() -> list[tuple[str, str]]:
     return [(k, "late") for k in KEYS[:50]]
 
 
-def _execute(script: Path, app: StreamsApp, work: Path) -> tuple[int, str]:
-    """Run the script with --execute, answering each manual step as an operator would."""
-    env = {
-        **os.environ,
-        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
-        "MIGCHECK_RUNBOOK_DIR": str(work),
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-    }
-    proc = subprocess.Popen(
-        ["bash", str(script), "--execute"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
+#: Where each run of the script fails once, in the order the script reaches them: a
+#: command runs to its end and then reports a failure (the worst case for a re-run: the
+#: work is done but the script does not know), or the operator declines a manual step.
+FAULTS = (
+    r"^kafka-get-offsets .*--time -2",  # 1. pre-checks
+    r"MANUAL: Stop every instance",  # 2. stop
+    r"^kafka-topics .*--create",  # 3. the new topic is created...
+    r"^migcheck copy",  # ...and the history copied
+    r"^kafka-streams-application-reset .*--dry-run",  # 4. reset: its dry run...
+    r"^kafka-streams-application-reset (?!.*--dry-run)",  # ...and the reset itself
+    r"MANUAL: On every instance, delete",  # 5. the state wipe
+    r"^migcheck app ",  # 6. the restarted app's health
+)
+
+#: Runs the real command, then fails once if its command line matches $INJECT.
+_WRAPPER = """#!{python}
+import os, re, subprocess, sys
+line = " ".join([*{name!r}, *sys.argv[1:]])
+code = subprocess.call([*{real!r}, *sys.argv[1:]])
+done = os.environ["INJECT_DONE"]
+if code == 0 and re.search(os.environ.get("INJECT", "(?!)"), line) and not os.path.exists(done):
+    open(done, "w").close()
+    print("injected failure after: " + line, file=sys.stderr)
+    sys.exit(1)
+sys.exit(code)
+"""
+
+
+def _wrappers(where: Path) -> dict[str, str]:
+    """Kafka's tools and migcheck behind the fault injector: the script's environment."""
+    (where / "bin").mkdir(parents=True)
+    tools = where / "kafka-tool"
+    tools.write_text(
+        _WRAPPER.format(python=sys.executable, name=[], real=[str(KAFKA_LOCAL), "tool"])
     )
-    assert proc.stdin is not None and proc.stdout is not None
-    seen: list[str] = []
-    background: subprocess.Popen[str] | None = None
-    for line in proc.stdout:
-        seen.append(line)
-        if "MANUAL: Switch every producer" in line:
-            app.produce(app.input, _late())
-        elif "MANUAL: Start the application reading" in line:
-            app.input = app.input + "-p6"
-            background = subprocess.Popen(
-                app.command(max_seconds=120), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    migcheck = where / "bin" / "migcheck"
+    migcheck.write_text(
+        _WRAPPER.format(python=sys.executable, name=["migcheck"], real=[str(BIN / "migcheck")])
+    )
+    for f in (tools, migcheck):
+        f.chmod(0o755)
+    return {
+        "MIGCHECK_KAFKA_TOOL": str(tools),
+        "PATH": f"{where / 'bin'}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+class Operator:
+    """Runs the script with --execute and answers its manual steps as an operator would:
+    records arrive before the producers switch, the app restarts on the new topic."""
+
+    def __init__(self, script: Path, app: StreamsApp, work: Path) -> None:
+        self.script, self.app, self.work = script, app, work
+        self.env = {**os.environ, **_wrappers(work.parent / "inject")}
+        self.env["MIGCHECK_RUNBOOK_DIR"] = str(work)
+        self.switched = False
+        self.background: subprocess.Popen[str] | None = None
+
+    def run(self, inject: str | None = None) -> tuple[int, str]:
+        env = {**self.env, "INJECT_DONE": str(self.work.parent / f"injected-{hash(inject)}")}
+        if inject:
+            env["INJECT"] = inject
+        proc = subprocess.Popen(
+            ["bash", str(self.script), "--execute"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        seen: list[str] = []
+        for line in proc.stdout:
+            seen.append(line)
+            if "MANUAL:" in line:
+                declined = inject is not None and re.search(inject, line)
+                if not declined:
+                    self._act(line)
+                proc.stdin.write("n\n" if declined else "y\n")
+                proc.stdin.flush()
+        return proc.wait(timeout=600), "".join(seen)
+
+    def _act(self, line: str) -> None:
+        if "MANUAL: Switch every producer" in line and not self.switched:
+            self.app.produce(self.app.input, _late())
+            self.switched = True
+        elif "MANUAL: Start the application reading" in line and self.background is None:
+            self.app.input = self.app.input + "-p6"
+            self.background = subprocess.Popen(
+                self.app.command(max_seconds=120),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
-        if "MANUAL:" in line:
-            proc.stdin.write("y\n")
-            proc.stdin.flush()
-    code = proc.wait(timeout=600)
-    if background is not None:
-        background.wait(timeout=180)
-    return code, "".join(seen)
+
+    def done(self) -> None:
+        if self.background is not None:
+            self.background.wait(timeout=180)
 
 
-def test_the_runbook_restores_every_count(kafka: Kafka, tmp_path: Path) -> None:
+def test_the_runbook_restores_every_count_through_a_failure_at_each_step(
+    kafka: Kafka, tmp_path: Path
+) -> None:
     app = StreamsApp(kafka, "count")
     old_input = app.input
     app.produce(app.input, phase1())
@@ -89,8 +156,16 @@ def test_the_runbook_restores_every_count(kafka: Kafka, tmp_path: Path) -> None:
     lint = subprocess.run([str(BIN / "shellcheck"), str(script)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout
 
-    code, out = _execute(script, app, tmp_path / "work")
+    operator = Operator(script, app, tmp_path / "work")
+    for fault in FAULTS:
+        code, out = operator.run(inject=fault)
+        assert code != 0, f"{fault}: {out}"
+        assert "injected failure after" in out or "stopped at a manual step" in out, out
+        assert "Runbook complete." not in out
+    code, out = operator.run()
+    operator.done()
     assert code == 0, out
+    assert out.count("done before: skipped") == 5, out  # it resumed at the restart
     assert "Runbook complete." in out and "migcheck app: healthy" in out
     assert app.input == f"{old_input}-p6"
 

@@ -2,10 +2,13 @@
 
 The script (``--format sh``) prints every step and acts only with
 ``--execute``; it stops at each manual step for a ``y`` on stdin unless
-``--yes`` answers them in advance.  Each step can be re-run after a failure:
-checks are read-only, topic creation and the copy see what already exists,
-and the destructive steps (the reset, the local state wipe) leave a marker in
-the work directory and never run twice.  Secrets stay in the
+``--yes`` answers them in advance.  A re-run after a failure resumes at the
+failed step: each step that succeeds leaves a marker in the work directory,
+so the reset and the state wipe never run twice, and the stop is not asked
+for again once the app has restarted.  The failed step itself runs again from
+its start, so each of its actions can repeat: checks only read, topic creation
+and the copy see what already exists.  The work directory belongs to one
+change (its id is recorded there); a script for another change refuses it.  Secrets stay in the
 ``--command-config`` file, which the script only names.  Kafka's tools come from
 ``$MIGCHECK_KAFKA_TOOL`` (a command taking the tool's name), else
 ``$KAFKA_HOME/bin/<tool>.sh``, else ``<tool>.sh`` or ``<tool>`` on PATH.
@@ -57,7 +60,7 @@ def render_markdown(f: RunbookFacts, steps: list[Step], version: str, generated:
     out += [*(f"> {line}" for line in _header(f, version, generated)), ""]
     for number, step in enumerate(steps, start=1):
         out += [f"## {number}. {step.title}", "", step.why, ""]
-        if step.marker:
+        if step.destructive:
             out += ["Destructive: run it once.", ""]
         for action in step.actions:
             out += _md_action(action)
@@ -85,19 +88,20 @@ def render_sh(f: RunbookFacts, steps: list[Step], version: str, generated: str) 
         f"APP_ID={shlex.quote(f.app_id)}",
         f"PROTOCOL={shlex.quote(f.protocol)}",
         f'WORKDIR="${{MIGCHECK_RUNBOOK_DIR:-migcheck-runbook-{_safe(f.app_id)}}}"',
+        f"RUNBOOK_ID={shlex.quote(_change_id(f))}",
         _PRELUDE,
     ]
     for number, step in enumerate(steps, start=1):
         out += ["", f"step {number} {shlex.quote(step.title)}"]
-        body = [_sh_action(a) for a in step.actions]
-        if step.marker:
-            m = shlex.quote(step.marker)
-            out += [f"if already_done {m}; then", "  say '  done before: skipped'", "else"]
-            out += [f"  {line}" for line in body] + [f"  mark_done {m}", "fi"]
-        else:
-            out += body
+        out += [f"if already_done step-{number}; then", "  say '  done before: skipped'", "else"]
+        out += [f"  {_sh_action(a)}" for a in step.actions] + [f"  mark_done step-{number}", "fi"]
     out += ["", "say ''", "say 'Runbook complete.'", ""]
     return "\n".join(out)
+
+
+def _change_id(f: RunbookFacts) -> str:
+    """What a work directory's progress belongs to: the same change resumes, another refuses."""
+    return f"{f.app_id} {f.topic} {f.partitions}->{f.to} {f.strategy} {f.target}"
 
 
 def _safe(text: str) -> str:
@@ -112,7 +116,8 @@ def _sh_action(action: Run | Manual | Check) -> str:
         return f"check {action.function} {args}".rstrip()
     args = " ".join(_sh_arg(a) for a in action.argv[1:] if a)
     name = action.argv[0]
-    return f"run {'kafka_tool ' if action.kafka_tool else ''}{name} {args}".rstrip()
+    via = action.via or ("kafka_tool" if action.kafka_tool else "")
+    return f"run {via + ' ' if via else ''}{name} {args}".rstrip()
 
 
 _PRELUDE = r"""
@@ -125,7 +130,16 @@ for arg in "$@"; do
     *) echo "usage: $0 [--execute] [--yes]" >&2; exit 2 ;;
   esac
 done
-if [ "$EXECUTE" = 1 ]; then mkdir -p "$WORKDIR"; fi
+if [ "$EXECUTE" = 1 ]; then
+  mkdir -p "$WORKDIR"
+  if [ ! -f "$WORKDIR/runbook.id" ]; then
+    printf '%s\n' "$RUNBOOK_ID" > "$WORKDIR/runbook.id"
+  elif [ "$(cat "$WORKDIR/runbook.id")" != "$RUNBOOK_ID" ]; then
+    echo "$WORKDIR holds the progress of another change ($(cat "$WORKDIR/runbook.id")):" \
+      "move it away or set MIGCHECK_RUNBOOK_DIR" >&2
+    exit 1
+  fi
+fi
 
 say() { printf '%s\n' "$*"; }
 step() { say ''; say "== Step $1: $2"; }
@@ -297,6 +311,27 @@ wait_lag_zero() {
     [ "$tries" -lt 150 ] || fail "the lag on $1 is still $lag after 300 s"
     sleep 2
   done
+}
+
+# The reset tool, naming only the internal topics that still exist: it refuses a topic
+# that is gone, and a re-run after a reset that deleted them and then failed must go on.
+reset_tool() {
+  local -a args=() kept=() wanted=()
+  local t
+  while (($#)); do
+    if [ "$1" = --internal-topics ]; then
+      IFS=, read -r -a wanted <<< "$2"
+      for t in "${wanted[@]}"; do
+        if [ -n "$(partition_count "$t")" ]; then kept+=("$t"); else say "  $t: deleted before"; fi
+      done
+      if ((${#kept[@]})); then args+=(--internal-topics "$(IFS=,; printf '%s' "${kept[*]}")"); fi
+      shift 2
+    else
+      args+=("$1")
+      shift
+    fi
+  done
+  kafka_tool "${args[@]}"
 }
 
 app_is_healthy() {

@@ -58,6 +58,9 @@ class Run:
 
     argv: tuple[str, ...]
     kafka_tool: bool = False
+    #: The script runs it through this shell function of its own (which then calls the
+    #: Kafka tool) where a re-run needs more care than the bare command gives.
+    via: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,9 +91,11 @@ class Step:
     title: str
     why: str
     actions: tuple[Action, ...]
-    #: A destructive step runs once: a marker file records that it succeeded, and a re-run
-    #: after a later failure skips it instead of repeating it against a changed state.
-    marker: str | None = None
+    #: Destructive (the reset, the state wipe): said in the Markdown.  The script runs
+    #: every step once anyway: a marker records that it succeeded, and a re-run after a
+    #: later failure resumes at the failed step instead of repeating earlier ones against
+    #: a changed state (stopping the restarted app, resetting it, wiping its new state).
+    destructive: bool = False
 
 
 def _kafka(f: RunbookFacts, tool: str, *args: str, config_flag: str = "--command-config") -> Run:
@@ -212,8 +217,10 @@ def _reset(f: RunbookFacts) -> Step:
     args = ["--application-id", f.app_id, "--input-topics", inputs]
     if f.internal:
         args += ["--internal-topics", ",".join(f.internal)]
-    reset = _kafka(f, "kafka-streams-application-reset", *args, config_flag="--config-file")
-    dry = Run((*reset.argv, "--dry-run"), kafka_tool=True)
+    tool = _kafka(f, "kafka-streams-application-reset", *args, config_flag="--config-file")
+    # a reset that deleted the internal topics and then failed must be able to run again
+    reset = Run(tool.argv, kafka_tool=True, via="reset_tool")
+    dry = Run((*tool.argv, "--dry-run"), kafka_tool=True, via="reset_tool")
     return Step(
         "Reset the application",
         "The reset tool sends the app back to the earliest offsets of its inputs and deletes "
@@ -229,7 +236,7 @@ def _reset(f: RunbookFacts) -> Step:
             dry,
             reset,
         ),
-        marker="reset",
+        destructive=True,
     )
 
 
@@ -248,7 +255,7 @@ def _local_state(f: RunbookFacts) -> Step:
         "Wipe the local state",
         "A store left on disk would be restored from, and keep the old partitioning.",
         tuple(actions),
-        marker="local-state",
+        destructive=True,
     )
 
 
