@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from oracles import run_cli
 
 DESCRIBE = Path(__file__).resolve().parent.parent / "fixtures" / "java" / "streams" / "describe"
@@ -156,3 +159,22 @@ def test_a_full_disk_leaves_the_old_report_whole(tmp_path: Path) -> None:
     _one_line_error(p, "--output", "File too large")
     assert target.read_text(encoding="utf-8") == "yesterday's report\n"
     assert [f.name for f in tmp_path.iterdir()] == ["plan.md"]  # the partial temp file is gone
+
+
+def test_a_read_only_disk_is_one_line_and_leaves_the_old_report(tmp_path: Path) -> None:
+    """The directory is bind-mounted read-only in a user namespace (root ignores chmod)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("util-linux unshare is not installed")
+    target = tmp_path / "plan.md"
+    target.write_text("yesterday's report\n", encoding="utf-8")
+    args = ["--topology", str(DESCRIBE / "count.txt"), "--partitions", "orders=3"]
+    d = shlex.quote(str(tmp_path))
+    run = shlex.join([sys.executable, "-m", "migcheck", "plan", *args, "--output", str(target)])
+    p = subprocess.run(
+        ["unshare", "-rm", "sh", "-c",
+         f"mount --bind {d} {d} && mount -o remount,ro,bind {d} && exec {run}"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    _one_line_error(p, "--output", "not writable")
+    assert target.read_text(encoding="utf-8") == "yesterday's report\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["plan.md"]
