@@ -40,6 +40,7 @@ def candidate(m: int, matrix: list[list[int]], **figures: Any) -> dict[str, Any]
         "moved_bytes": 0,
         "moved_bytes_interval": None,
         "matrix": matrix,
+        "flows": [[i, j, v] for i, row in enumerate(matrix) for j, v in enumerate(row) if v],
         "load": [
             {"partition": j, "keys": sum(row[j] for row in matrix), "bytes": 0} for j in range(m)
         ],

@@ -72,6 +72,7 @@ def test_full_scan_entry_has_exact_figures() -> None:
     assert c["moved_fraction"] == pytest.approx(2 / 3)
     assert c["expected_moved_fraction"] == 0.5  # 1 - min(2, 4) / lcm(2, 4)
     assert c["matrix"] == [[1, 0, 1, 0], [0, 0, 0, 1]]
+    assert c["flows"] == [[0, 0, 1], [0, 2, 1], [1, 3, 1]]
     assert [(p["keys"], p["bytes"]) for p in c["load"]] == [(1, 20), (0, 0), (1, 30), (1, 60)]
     assert c["skew"] == pytest.approx(4 / 3)  # max 1 over mean 3/4
     assert [k["key"] for k in c["moved_key_sample"]] == ["b", "c"]  # by rank
@@ -110,6 +111,7 @@ def test_sampled_compacted_entry_scales_keys_and_carries_intervals() -> None:
     assert c["moved_records"] == 60  # live: one record per key
     assert c["moved_bytes"] == 9000  # 60 keys x the mean moved size 900 / 6
     assert c["matrix"] == [[20, 0, 30, 0], [0, 20, 0, 30]]
+    assert c["flows"] == [[0, 0, 20], [0, 2, 30], [1, 1, 20], [1, 3, 30]]
     assert c["skew"] == pytest.approx(1.2)  # 30 over the mean 25
     assert "~60.0% of keys (~60) and ~9,000 bytes of live state" in t["verdict"]["text"]
 
@@ -135,6 +137,7 @@ def test_topic_without_keyed_records_is_empty_not_unpredictable() -> None:
     assert t["verdict"]["level"] == Level.EMPTY
     (c,) = t["candidates"]
     assert c["matrix"] == [[0] * 6] * 3 and c["moved_keys"] == 0 and c["skew"] == 0.0
+    assert c["flows"] == []
 
 
 def test_nothing_moves_is_safe() -> None:

@@ -73,6 +73,7 @@ def test_json_keeps_the_documented_key_order_whatever_the_dict_order() -> None:
         "moved_bytes",
         "moved_bytes_interval",
         "matrix",
+        "flows",
         "load",
         "skew",
         "moved_key_sample",

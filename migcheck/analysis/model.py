@@ -100,7 +100,8 @@ class CandidateEntry(TypedDict):
     moved_records_interval: Interval | None
     moved_bytes: int
     moved_bytes_interval: Interval | None
-    matrix: list[list[int]]
+    matrix: list[list[int]] | None
+    flows: list[list[int]]
     load: list[LoadEntry]
     skew: float
     moved_key_sample: list[MovedKey]

@@ -10,7 +10,7 @@ import html
 import re
 from collections.abc import Sequence
 
-from migcheck.analysis.model import Report, TopicEntry
+from migcheck.analysis.model import CandidateEntry, Report, TopicEntry
 from migcheck.report.formatting import (
     ARROW,
     candidate_rows,
@@ -135,47 +135,59 @@ def _md_topic(t: TopicEntry) -> list[str]:
         [[md_escape(name), *(md_escape(v) for v in values)] for name, values in candidate_rows(t)],
     )
     for c in t["candidates"]:
-        m = c["partitions"]
-        estimated = " (estimated from the sample)" if t["sampled"] else ""
-        out += ["", f"### {n} {ARROW} {m} partitions", ""]
-        out.append(
-            heatmap_svg(
-                c["matrix"],
-                f"{t['topic']}: keys from current partition (row) to new partition (column), "
-                f"{n} {ARROW} {m}{estimated}",
-            )
-        )
-        out += [
-            "",
-            "Darker cells hold more keys. Keys in the red-outlined cells keep their partition "
-            f"number; every other key moves{md_escape(estimated)}.",
-            "",
-            "<details><summary>Partition matrix as numbers (keys; rows: current partition, "
-            "columns: new partition)</summary>",
-            "",
-        ]
-        out += md_table(
-            ["from \\\\ to", *(str(j) for j in range(m))],
-            ["---:"] * (m + 1),
-            [[str(i), *(str(v) for v in row)] for i, row in enumerate(c["matrix"])],
-        )
-        out += ["", "</details>"]
-        if c["moved_key_sample"]:
-            out += ["", f"Moved keys at {m} partitions (sample):", ""]
-            out += md_table(
-                ["key", "key (hex)", "from", "to"],
-                ["---", "---", "---:", "---:"],
-                [
-                    [
-                        md_escape(s["key"]),
-                        "`" + _clip(s["key_hex"], 64) + "`",
-                        str(s["partition"]),
-                        str(s["new_partition"]),
-                    ]
-                    for s in c["moved_key_sample"]
-                ],
-            )
+        out += ["", f"### {n} {ARROW} {c['partitions']} partitions", ""]
+        out += _md_matrix(t, c) + _md_moved_sample(c)
     return out
+
+
+def _md_matrix(t: TopicEntry, c: CandidateEntry) -> list[str]:
+    """The heatmap and the numbers behind it; only a line when the matrix is too large."""
+    n, m = t["current_partitions"], c["partitions"]
+    if c["matrix"] is None:
+        return [
+            f"The {n} {ARROW} {m} matrix is too large to draw ({n * m:,} cells); its "
+            f"{len(c['flows']):,} nonzero cells are the `flows` of `--format json`."
+        ]
+    estimated = " (estimated from the sample)" if t["sampled"] else ""
+    out = [
+        heatmap_svg(
+            c["matrix"],
+            f"{t['topic']}: keys from current partition (row) to new partition (column), "
+            f"{n} {ARROW} {m}{estimated}",
+        ),
+        "",
+        "Darker cells hold more keys. Keys in the red-outlined cells keep their partition "
+        f"number; every other key moves{md_escape(estimated)}.",
+        "",
+        "<details><summary>Partition matrix as numbers (keys; rows: current partition, "
+        "columns: new partition)</summary>",
+        "",
+    ]
+    out += md_table(
+        ["from \\\\ to", *(str(j) for j in range(m))],
+        ["---:"] * (m + 1),
+        [[str(i), *(str(v) for v in row)] for i, row in enumerate(c["matrix"])],
+    )
+    return [*out, "", "</details>"]
+
+
+def _md_moved_sample(c: CandidateEntry) -> list[str]:
+    if not c["moved_key_sample"]:
+        return []
+    out = ["", f"Moved keys at {c['partitions']} partitions (sample):", ""]
+    return out + md_table(
+        ["key", "key (hex)", "from", "to"],
+        ["---", "---", "---:", "---:"],
+        [
+            [
+                md_escape(s["key"]),
+                "`" + _clip(s["key_hex"], 64) + "`",
+                str(s["partition"]),
+                str(s["new_partition"]),
+            ]
+            for s in c["moved_key_sample"]
+        ],
+    )
 
 
 def _clip(text: str, limit: int) -> str:

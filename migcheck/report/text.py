@@ -95,14 +95,19 @@ def _text_candidate(console: Console, topic: TopicEntry, cand: CandidateEntry) -
     console.print(
         f"{n} -> {m}: keys by current (rows) and new partition (columns), * stays{estimated}"
     )
-    table = None
-    if m <= TEXT_MATRIX_MAX_COLUMNS:
+    matrix, table = cand["matrix"], None
+    if matrix is not None and m <= TEXT_MATRIX_MAX_COLUMNS:
         for fmt in (format_count, short_count):  # exact if it fits, else short counts
-            table = _text_matrix(cand["matrix"], m, fmt)
+            table = _text_matrix(matrix, m, fmt)
             if _natural_width(console, table) <= console.width:
                 break
             table = None
-    if table is None:
+    if matrix is None:
+        console.print(
+            f"  ({n} x {m} matrix: too large to draw; its {len(cand['flows']):,} nonzero cells "
+            "are the flows in --format json)"
+        )
+    elif table is None:
         console.print(
             f"  ({n} x {m} matrix: too wide for {console.width} columns; "
             "it is in --format json and --format markdown)"

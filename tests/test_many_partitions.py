@@ -1,0 +1,107 @@
+"""A topic of 10,000 partitions: metadata, planning and the report stay quick and readable.
+
+It gets a broker of its own: 10,000 partitions hold about 10,000 open files and slow every
+metadata call, which the shared broker's other tests should not pay for.  KRaft's controller
+takes at most 10,000 records in one operation, so the topic is created with 5,000
+partitions and then widened to 10,000, as an operator would have to do.  Keys are placed by
+kcat's murmur2 (Kafka's Java rule); the expected flows come from kafka-python's murmur2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kafkatest import KAFKA_LOCAL
+from oracles import java_partition, run_cli
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+PARTITIONS, TO, KEYS = 10_000, 12_000, 20_000
+DESCRIBE = Path(__file__).resolve().parent.parent / "fixtures" / "java" / "streams" / "describe"
+
+
+def _tool(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(KAFKA_LOCAL), "tool", *args], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The bootstrap address of a broker whose topic ``wide`` has 10,000 filled partitions."""
+    home = tmp_path_factory.mktemp("wide-broker")
+    env = {**os.environ, "MIGCHECK_KAFKA_HOME": str(home)}
+    started = subprocess.run([str(KAFKA_LOCAL), "start"], env=env, capture_output=True,
+                             text=True, check=True, timeout=180)  # fmt: skip
+    bootstrap = started.stdout.split()[-1]
+    try:
+        topics = ["kafka-topics", "--bootstrap-server", bootstrap, "--topic", "wide"]
+        assert _tool(env, *topics, "--create", "--partitions", "5000").returncode == 0
+        assert _tool(env, *topics, "--alter", "--partitions", str(PARTITIONS)).returncode == 0
+        _until_every_partition_answers(env, bootstrap)
+        lines = "".join(f"key-{i}\tv{i}\n" for i in range(KEYS))
+        subprocess.run(
+            ["kcat", "-P", "-b", bootstrap, "-t", "wide", "-K", "\t", "-X",
+             "partitioner=murmur2_random", "-X", "linger.ms=50"],
+            input=lines, text=True, check=True, timeout=300,
+        )  # fmt: skip
+        yield bootstrap
+    finally:
+        subprocess.run([str(KAFKA_LOCAL), "stop"], env=env, capture_output=True, check=False)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _until_every_partition_answers(env: dict[str, str], bootstrap: str) -> None:
+    """New partitions get their leader a few seconds after the alter returns."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        got = _tool(env, "kafka-get-offsets", "--bootstrap-server", bootstrap, "--topic", "wide")
+        if got.returncode == 0 and len(got.stdout.splitlines()) == PARTITIONS:
+            return
+        time.sleep(2)
+    raise AssertionError("the 10,000 partitions never all had a leader")
+
+
+def test_a_10000_partition_topic_is_analyzed_whole_and_reported_readably(
+    wide: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "wide.json"
+    r = run_cli("analyze", "--bootstrap-server", wide, "--topic", "wide", "--to", str(TO),
+                "--format", "json", "--output", str(report))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    (t,) = json.loads(report.read_text(encoding="utf-8"))["topics"]
+    assert t["current_partitions"] == PARTITIONS and len(t["partitions"]) == PARTITIONS
+    assert t["records_scanned"] == KEYS and t["partitioner"] == "murmur2"
+    keys = [f"key-{i}".encode() for i in range(KEYS)]
+    flows = Counter((java_partition(k, PARTITIONS), java_partition(k, TO)) for k in keys)
+    (c,) = t["candidates"]
+    assert c["matrix"] is None  # 120 million cells, nearly all empty
+    assert c["flows"] == sorted([p, q, n] for (p, q), n in flows.items())
+    assert c["moved_keys"] == sum(n for (p, q), n in flows.items() if p != q)
+    assert len(c["load"]) == TO
+
+    text = run_cli("render", str(report))
+    assert text.returncode == 0, text.stderr
+    assert len(text.stdout.splitlines()) < 60, text.stdout
+    assert "10000 x 12000 matrix: too large to draw" in text.stdout
+    markdown = run_cli("render", "--format", "markdown", str(report))
+    assert markdown.returncode == 0, markdown.stderr
+    assert len(markdown.stdout) < 100_000 and "<svg" not in markdown.stdout
+    assert "`flows` of `--format json`" in markdown.stdout
+
+
+def test_planning_10000_tasks_is_a_page() -> None:
+    count = str(DESCRIBE / "count.txt")
+    for fmt in ("text", "markdown"):
+        p = run_cli("plan", "--topology", count, "--partitions", f"orders={PARTITIONS}",
+                    "--format", fmt)  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        assert len(p.stdout.splitlines()) < 80, p.stdout
+        assert "10000" in p.stdout
