@@ -1,10 +1,15 @@
-"""A topic of 10,000 partitions: metadata, planning and the report stay quick and readable.
+"""Scale: 10,000 partitions, and 5 million distinct keys under a driver memory cap.
 
+A topic of 10,000 partitions: metadata, planning and the report stay quick and readable.
 It gets a broker of its own: 10,000 partitions hold about 10,000 open files and slow every
 metadata call, which the shared broker's other tests should not pay for.  KRaft's controller
 takes at most 10,000 records in one operation, so the topic is created with 5,000
 partitions and then widened to 10,000, as an operator would have to do.  Keys are placed by
 kcat's murmur2 (Kafka's Java rule); the expected flows come from kafka-python's murmur2.
+
+5,000,000 distinct keys are scanned whole by a driver of 512 MiB: Spark aggregates per
+key and never collects keys to the driver.  kcat places them by CRC-32 (librdkafka's
+default), and zlib's CRC-32 gives the exact number that moves.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafkatest import KAFKA_LOCAL
-from oracles import java_partition, run_cli
+from kafkatest import KAFKA_LOCAL, Kafka
+from oracles import crc_partition, java_partition, run_cli
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -105,3 +110,23 @@ def test_planning_10000_tasks_is_a_page() -> None:
         assert p.returncode == 0, p.stderr
         assert len(p.stdout.splitlines()) < 80, p.stdout
         assert "10000" in p.stdout
+
+
+def test_5_million_distinct_keys_under_a_512m_driver(kafka: Kafka, tmp_path: Path) -> None:
+    topic = kafka.create_topic("distinct", 12)
+    keys = [f"k{i:x}" for i in range(5_000_000)]
+    subprocess.run(
+        ["kcat", "-P", "-b", kafka.bootstrap, "-t", topic, "-K", "\t", "-X", "linger.ms=50",
+         "-X", "batch.num.messages=10000", "-X", "queue.buffering.max.messages=1000000"],
+        input="".join(f"{k}\tv\n" for k in keys), text=True, check=True, timeout=300,
+    )  # fmt: skip
+    report = tmp_path / "distinct.json"
+    r = run_cli("analyze", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--to",
+                "16", "--full", "--conf", "spark.driver.memory=512m", "--format", "json",
+                "--output", str(report), timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    (t,) = json.loads(report.read_text(encoding="utf-8"))["topics"]
+    assert t["records_scanned"] == t["distinct_keys"] == len(keys)
+    assert t["partitioner"] == "consistent_random" and t["conformance"] == 1.0
+    moved = sum(crc_partition(k.encode(), 12) != crc_partition(k.encode(), 16) for k in keys)
+    assert t["candidates"][0]["moved_keys"] == moved
