@@ -96,7 +96,7 @@ def test_ctrl_c_during_a_scan_exits_130_and_leaves_nothing(kafka: Kafka, tmp_pat
     pids = _wait_for_spark(proc, settle=7.0)  # past Spark's start, into the scan
     proc.send_signal(signal.SIGINT)
     line = _one_line_failure(proc, output, timeout=60)
-    assert proc.returncode == 130 and "aborted" in line
+    assert proc.returncode == 130 and "aborted" in line, line
     _nothing_left(pids)
 
 

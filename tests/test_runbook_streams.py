@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -184,6 +185,53 @@ def test_the_runbook_restores_every_count_through_a_failure_at_each_step(
         f"{app.app_id}-counts-changelog",
     )
     assert rc == 0 and "PartitionCount: 6" in described, described
+
+
+def test_a_running_app_is_named_and_execute_stops_before_touching_anything(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """An application id with active members: the runbook says so, and even --yes cannot
+    take the script past the check that the group is empty."""
+    app = StreamsApp(kafka, "count")
+    app.produce(app.input, phase1())
+    running = subprocess.Popen(
+        app.command(max_seconds=90, run_seconds=90, threads=2),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _until_members(kafka, app.app_id, 2)
+        p = _runbook(app, "--format", "sh", "--state-dir", str(app.state_dir))
+        assert p.returncode == 0, p.stderr
+        assert "# The group has 2 members now: step 2 stops them." in p.stdout
+        script = tmp_path / "runbook.sh"
+        script.write_text(p.stdout, encoding="utf-8")
+        env = {**os.environ, "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
+               "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}  # fmt: skip
+        run = subprocess.run(["bash", str(script), "--execute", "--yes"], capture_output=True,
+                             text=True, env=env, timeout=300, check=False)  # fmt: skip
+    finally:
+        running.kill()
+        running.wait(timeout=30)
+    assert run.returncode == 1, run.stdout
+    assert f"the group {app.app_id} still has members; stop every instance first" in run.stderr
+    assert "== Step 3" not in run.stdout
+    done = sorted(f.name for f in (tmp_path / "work").glob("*.done"))
+    assert done == ["step-1.done"]  # the pre-checks (read-only) and nothing after them
+    rc, listed, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--list")
+    assert rc == 0
+    assert f"{app.input}-p6" not in listed.split()  # nothing created
+
+
+def _until_members(kafka: Kafka, group: str, members: int) -> None:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        _, out, _ = kafka.tool("kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap,
+                               "--describe", "--group", group, "--members")  # fmt: skip
+        if sum(1 for line in out.splitlines() if line.startswith(group)) == members:
+            return
+        time.sleep(1)
+    raise AssertionError(f"{group} never had {members} members")
 
 
 def test_in_place_splits_the_keys_the_refusal_names(kafka: Kafka) -> None:

@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import click
 
@@ -76,6 +77,34 @@ def _silence_stderr() -> None:
     os.dup2(devnull, 2)
 
 
+def _interrupted(error: BaseException) -> bool:
+    """Whether Ctrl-C is behind ``error``: a KeyboardInterrupt in the middle of a py4j
+    call leaves its connection half-read, so pyspark's clean-up call fails next, and
+    that failure (wrapped as a Spark error) is what reaches us, with the interrupt as
+    its context."""
+    stack: list[BaseException | None] = [error]
+    seen: set[int] = set()
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        stack += [e.__cause__, e.__context__]
+    return False
+
+
+def _aborted() -> NoReturn:
+    click.echo("migcheck: aborted", err=True)
+    _silence_stderr()
+    if "pyspark" in sys.modules:  # Ctrl-C during a Spark job: end Spark with us
+        from migcheck.analysis.spark import stop_now
+
+        stop_now()
+    sys.exit(130)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: run the CLI, turning every user error into one stderr line and exit 2."""
     # The libraries log to Python's logging (py4j's tracebacks, kafka-python's retries);
@@ -84,14 +113,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="migcheck", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("migcheck: aborted", err=True)
-        _silence_stderr()
-        if "pyspark" in sys.modules:  # Ctrl-C during a Spark job: end Spark with us
-            from migcheck.analysis.spark import stop_now
-
-            stop_now()
-        sys.exit(130)
+        _aborted()
     except MigcheckError as e:
+        if _interrupted(e):
+            _aborted()
         _fail(str(e), e.exit_code)
     except click.ClickException as e:
         _fail(e.format_message(), EXIT_USAGE if e.exit_code in (1, 2) else e.exit_code)

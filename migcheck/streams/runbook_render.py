@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shlex
 
+from migcheck.streams.advice import plural
 from migcheck.streams.steps import Check, Manual, Run, RunbookFacts, Step
 
 #: Arguments naming a file in the script's work directory start with this.
@@ -50,7 +51,7 @@ def _header(f: RunbookFacts, version: str, generated: str) -> list[str]:
             + " no longer hold their full history (log start offset above 0).",
         )
     if f.members:
-        lines.append(f"The group has {f.members} members now: step 2 stops them.")
+        lines.append(f"The group has {plural(f.members, 'member')} now: step 2 stops them.")
     return lines
 
 
