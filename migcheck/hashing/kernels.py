@@ -158,9 +158,11 @@ def _partitions(
     kind: int, offsets: np.ndarray, data: np.ndarray, num_partitions: int, out: np.ndarray
 ) -> None:
     """Fill ``out[i]`` with key ``i``'s partition among ``num_partitions``, in one pass."""
-    n = np.uint64(num_partitions)  # unsigned: no sign fix-up in the modulo
+    # Unsigned 32-bit on both sides (every placement and count fits): no sign fix-up, and
+    # the compiler divides in 32 bits, several times faster than a 64-bit division.
+    n = np.uint32(num_partitions)
     for i in range(out.shape[0]):
-        value = np.uint64(_placement(kind, _raw_hash(kind, data, offsets[i], offsets[i + 1])))
+        value = np.uint32(_placement(kind, _raw_hash(kind, data, offsets[i], offsets[i + 1])))
         out[i] = value % n
 
 
