@@ -8,12 +8,11 @@ happen inside a Spark task and reach the driver only as a traceback's text.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import datetime as dt
 import re
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,12 +174,13 @@ def exit_code(report: Report) -> int:
 def _aggregate(
     o: AnalyzeOptions, plan: _Plan, sample: int | None, progress: Progress
 ) -> list[TopicEntry]:
-    from migcheck.analysis.spark import get_session
+    from migcheck.analysis.spark import get_session, small_data
 
     try:
         spark = get_session(o.master, o.conf)
         records, counter = plan.load(spark)
-        with progress(counter, plan.total):
+        adaptive = nullcontext() if sample is None else small_data(spark, o.conf)
+        with adaptive, progress(counter, plan.total):
             aggregates, moved_df = aggregate(
                 records,
                 plan.topics,
@@ -203,7 +203,7 @@ def _aggregate(
 
 
 def _no_progress(counter: Any, total: int) -> AbstractContextManager[object]:
-    return contextlib.nullcontext()
+    return nullcontext()
 
 
 def _write_moved_keys(moved_df: Any, path: str) -> None:
