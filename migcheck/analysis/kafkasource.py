@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.config import FETCH_MAX_WAIT_MS, ClientConfig
 from migcheck.kafka.reader import WorkUnit
 
 ARTIFACT = "spark-sql-kafka-0-10_2.13"
@@ -163,6 +163,7 @@ def source_options(client: ClientConfig, units: Iterable[WorkUnit]) -> dict[str,
     options = {
         "kafka.max.poll.records": "20000",
         "kafka.max.partition.fetch.bytes": str(4 << 20),
+        "kafka.fetch.max.wait.ms": str(FETCH_MAX_WAIT_MS),
         # Offsets are listed once, by the driver: a dead broker fails that in 15 s, not
         # Spark's default three tries of a minute.
         "kafka.request.timeout.ms": "15000",
