@@ -72,12 +72,19 @@ def package() -> str:
     return f"org.apache.spark:{ARTIFACT}:{spark_version()}"
 
 
-def cache_dir() -> Path:
-    """Where the resolved jars are kept: ``$MIGCHECK_CACHE_DIR`` or ``~/.cache/migcheck``."""
-    root = os.environ.get("MIGCHECK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "migcheck"
+def cache_root() -> Path:
+    """migcheck's cache: ``$MIGCHECK_CACHE_DIR``, or ``migcheck`` in the XDG cache."""
+    return Path(
+        os.environ.get("MIGCHECK_CACHE_DIR")
+        or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "migcheck"
+        )
     )
-    return Path(root) / f"spark-kafka-{spark_version()}"
+
+
+def cache_dir() -> Path:
+    """Where the resolved jars are kept."""
+    return cache_root() / f"spark-kafka-{spark_version()}"
 
 
 def _manifest() -> Path:

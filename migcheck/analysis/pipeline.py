@@ -177,7 +177,7 @@ def _aggregate(
     from migcheck.analysis.spark import get_session, small_data
 
     try:
-        spark = get_session(o.master, o.conf)
+        spark = get_session(o.master, o.conf, short_run=sample is not None)
         records, counter = plan.load(spark)
         adaptive = nullcontext() if sample is None else small_data(spark, o.conf)
         with adaptive, progress(counter, plan.total):

@@ -1,0 +1,89 @@
+"""Spark's class archive (AppCDS): dumped by the first embedded run, mapped by the next.
+
+The proof that a JVM uses the archive comes from the kernel, not from migcheck:
+the archive file appears in the JVM's ``/proc/<pid>/maps``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: Starts an embedded session (without the Kafka source's jars, which need no
+#: resolving here), runs one job, and prints the archive files the JVM has mapped.
+_RUN = """
+from pyspark import SparkContext
+from migcheck.analysis.spark import get_session
+spark = get_session("local[1]", {"spark.jars": ""})
+assert spark.range(5).count() == 5
+maps = open(f"/proc/{SparkContext._gateway.proc.pid}/maps").read()
+print(sorted({line.split()[-1] for line in maps.splitlines() if line.endswith(".jsa")}))
+"""
+
+
+Run = subprocess.CompletedProcess[str]
+
+
+def _run(cache: Path) -> Run:
+    env = {**os.environ, "MIGCHECK_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-c", _RUN], env=env, capture_output=True, text=True, timeout=180
+    )
+
+
+def _archives(cache: Path) -> list[Path]:
+    return sorted(cache.glob("spark-*/*.jsa"))
+
+
+@pytest.fixture(scope="module")
+def dumped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
+    cache = tmp_path_factory.mktemp("cache")
+    return cache, _run(cache)
+
+
+def test_the_first_run_saves_the_archive_and_says_so(dumped) -> None:
+    cache, first = dumped
+    assert first.returncode == 0, first.stderr
+    assert "saving Spark's classes" in first.stderr
+    archives = _archives(cache)
+    assert len(archives) == 1 and archives[0].stat().st_size > 1_000_000
+    assert not list(cache.glob("spark-*/*.tmp")), "the private dump file was left behind"
+
+
+def test_a_later_run_maps_it_and_saves_nothing(dumped) -> None:
+    cache, _ = dumped
+    (archive,) = _archives(cache)
+    before = archive.stat().st_mtime_ns
+    later = _run(cache)
+    assert later.returncode == 0, later.stderr
+    assert str(archive) in later.stdout  # the kernel's word: the JVM mapped the file
+    assert "saving" not in later.stderr
+    assert archive.stat().st_mtime_ns == before
+
+
+def test_a_damaged_archive_only_costs_speed(tmp_path: Path, dumped) -> None:
+    cache, _ = dumped
+    (archive,) = _archives(cache)
+    damaged = tmp_path / archive.relative_to(cache)
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(b"not an archive" * 1000)
+    run = _run(tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert str(damaged) not in run.stdout  # not mapped, and the job still ran
+
+
+def test_a_killed_runs_dump_is_removed_by_the_next_dumping_run(tmp_path: Path, dumped) -> None:
+    cache, _ = dumped
+    (archive,) = _archives(cache)
+    folder = tmp_path / archive.parent.name
+    folder.mkdir()
+    orphan = folder / f"{archive.name}.999999999.tmp"  # no such process: killed long ago
+    orphan.write_bytes(b"half a dump")
+    run = _run(tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert not orphan.exists()
+    assert (folder / archive.name).is_file()  # and this run saved a whole one
