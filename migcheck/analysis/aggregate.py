@@ -193,11 +193,6 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
 
     from migcheck.analysis.spark import placement_column
 
-    spark = records.sparkSession
-    current = spark.createDataFrame(
-        [(t.name, t.partition_count, t.compacted) for t in topics],
-        "topic string, current int, compacted boolean",
-    )
     size = F.col("key_size") + F.coalesce(F.col("value_size"), F.lit(0))
     keys = (
         records.groupBy("topic", "partition", "key")
@@ -208,13 +203,23 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
             F.max_by(F.col("value_size").isNull(), F.col("offset")).alias("tombstoned"),
             F.max_by(size.cast("long"), F.col("offset")).alias("last_bytes"),
         )
-        .join(F.broadcast(current), "topic")
+        .withColumn("current", _per_topic({t.name: t.partition_count for t in topics}, "int"))
+        .withColumn("compacted", _per_topic({t.name: t.compacted for t in topics}, "boolean"))
     )
     for layout, name in scored:
         keys = keys.withColumn(
             _placement_name((layout, name)), placement_column(_inner_key(layout), name)
         )
     return keys.cache()
+
+
+def _per_topic(values: dict[str, Any], sql_type: str) -> Any:  # a pyspark Column
+    """Each row's topic's value, as a literal map: a join with a table of topics made Spark
+    start a Python worker (about a second) just to broadcast a few rows."""
+    from pyspark.sql import functions as F
+
+    pairs = [F.lit(x) for name, value in values.items() for x in (name, value)]
+    return F.create_map(*pairs)[F.col("topic")].cast(sql_type)
 
 
 def _key_stats(keys: Any, scored: list[Scored]) -> dict[str, KeyStats]:
