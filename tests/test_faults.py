@@ -51,10 +51,15 @@ def _alive(pids: set[int]) -> set[int]:
 
 
 def _scan(bootstrap: str, topic: str, output: Path, tmp: Path) -> subprocess.Popen[str]:
+    """A full scan made slow on purpose, through a client setting a user may pass (8 KiB
+    fetches): it still reads when the fault lands, however fast a normal scan gets."""
     env = {**os.environ, "MIGCHECK_SPARK_LOG": str(tmp / "spark.log")}
+    slow = tmp / "slow-fetches.properties"
+    slow.write_text("max.partition.fetch.bytes=8192\nmax.poll.records=50\n")
     return subprocess.Popen(
         [sys.executable, "-m", "migcheck", "analyze", "--bootstrap-server", bootstrap,
-         "--topic", topic, "--to", "32", "--full", "--output", str(output)],
+         "--topic", topic, "--to", "32", "--full", "--output", str(output),
+         "--command-config", str(slow)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
 
