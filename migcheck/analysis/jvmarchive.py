@@ -84,12 +84,14 @@ def _remove_orphans(folder: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Signal 0 checks that ``pid`` exists; a process of another user answers
+    PermissionError, and is alive too."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True  # someone else's process: alive
+    except PermissionError:
+        pass
     return True
 
 

@@ -161,7 +161,8 @@ def get_session(
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings.update(conf)
     starting = not under_submit and SparkContext._active_spark_context is None
-    archive = dump = None
+    archive: Path | None = None
+    dump: Path | None = None
     if starting:
         settings.update(kafkasource.jar_settings(settings))
         if "spark.driver.extraJavaOptions" not in conf:  # the user's options win whole
@@ -186,7 +187,7 @@ def get_session(
     return session
 
 
-def _with_class_archive(settings: dict[str, str]) -> tuple[Any, Any]:
+def _with_class_archive(settings: dict[str, str]) -> tuple[Path | None, Path | None]:
     """Add the class-data archive's option to the driver JVM's (see :mod:`jvmarchive`);
     returns the archive and the file this run dumps it to (None when it maps one)."""
     archive = jvmarchive.archive_path(kafkasource.cache_root())
