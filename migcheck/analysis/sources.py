@@ -32,25 +32,17 @@ def kafka_records(
     total = sum(u.end - u.start for u in units)
     tasks = max(spark.sparkContext.defaultParallelism, -(-total // records_per_task))
     packed = pack_units(units, tasks)
-    # as many slices as bins: each slice (Spark task) holds exactly one bin
-    bins = spark.sparkContext.parallelize(
-        [[(u.topic, u.partition, u.start, u.end) for u in b] for b in packed], len(packed)
-    )
-    units_df = spark.createDataFrame(
-        bins.flatMap(lambda b: b), "topic string, partition int, start long, end long"
-    )
+    # One row per bin, one bin per task: spark.range splits n rows over n slices one each,
+    # and, unlike a parallelized Python list, starts no Python worker of its own.
+    bin_ids = spark.range(0, len(packed), 1, len(packed)).selectExpr("cast(id as int) as bin")
 
     def read_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        mine = [
-            WorkUnit(r["topic"], r["partition"], r["start"], r["end"])
-            for batch in batches
-            for r in batch.to_pylist()
-        ]
+        mine = [u for batch in batches for b in batch.column("bin").to_pylist() for u in packed[b]]
         for out in read_units(client, mine):
             counter.add(out.num_rows)
             yield out
 
-    return units_df.mapInArrow(read_task, RECORD_DDL), counter
+    return bin_ids.mapInArrow(read_task, RECORD_DDL), counter
 
 
 def read_keys_file(path: str, key_encoding: str, topic: str | None = None) -> pa.Table:

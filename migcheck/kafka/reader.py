@@ -9,15 +9,19 @@ task yields Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.metadata import TopicMeta
+
+if TYPE_CHECKING:
+    from migcheck.kafka.recordbatch import Columns
 
 #: What every reader yields, one row per record.  A null ``key`` is a null key;
 #: a null ``value_size`` is a tombstone (null value).
@@ -88,8 +92,6 @@ def plan_units(
 
 # --- reading records ---------------------------------------------------------------
 
-_BATCH_ROWS = 50_000
-
 
 def read_units(
     client: ClientConfig, units: Iterable[WorkUnit], idle_timeout_s: float = 30.0
@@ -97,17 +99,28 @@ def read_units(
     """Yield the committed records of ``units`` as Arrow batches (runs inside Spark tasks).
 
     One consumer serves all the units of a task: connecting costs more than
-    reading a small partition.  A unit ends at its end offset; compaction gaps,
-    transaction markers and aborted records simply do not appear.  A partition
-    that stops answering for ``idle_timeout_s`` fails the task rather than
-    hanging it.
+    reading a small partition.  Its fetched bytes become columns in compiled code
+    (:mod:`migcheck.kafka.recordbatch`), never a Python object per record.  A unit
+    ends at its end offset; compaction gaps, transaction markers and aborted records
+    simply do not appear.  A partition that stops answering for ``idle_timeout_s``
+    fails the task rather than hanging it.
     """
+    from kafka import TopicPartition
+
+    from migcheck.kafka.recordbatch import install
+
     # A sample window is a few thousand records: a 1 MiB fetch holds one, where the
-    # default 8 MiB fetched (and with kafka-python's prefetch, often decoded) far more.
+    # default 8 MiB fetched far more.
     consumer = open_consumer(client, max_partition_fetch_bytes=1024 * 1024)
+    ends: dict[Any, int] = {}
+    install(consumer, ends)
     try:
         for unit in units:
-            yield from _read_unit(consumer, unit, idle_timeout_s)
+            ends[TopicPartition(unit.topic, unit.partition)] = unit.end
+            for polled in _polls(consumer, unit.topic, unit.partition, unit.start, unit.end,
+                                 idle_timeout_s, lambda position: 100):  # fmt: skip
+                for chunk in polled:
+                    yield _batch(unit, chunk)
     finally:
         consumer.close(autocommit=False)
 
@@ -116,13 +129,34 @@ def read_range(
     consumer: Any, topic: str, partition: int, start: int, end: int, idle_timeout_s: float = 30.0
 ) -> Iterator[Any]:
     """The committed records (kafka-python ``ConsumerRecord``) of ``topic``-``partition`` in
-    ``[start, end)``, in offset order: the one polling loop every kafka-python read uses.
+    ``[start, end)``, in offset order, for the reads that need whole records (copies).
+
+    It never asks for more records than the range still holds: kafka-python decodes
+    lazily, so records past the end are neither decoded nor thrown away.
+    """
+    for polled in _polls(consumer, topic, partition, start, end, idle_timeout_s,
+                         lambda position: min(10_000, end - position)):  # fmt: skip
+        for r in polled:
+            if r.offset >= end:
+                return
+            yield r
+
+
+def _polls(
+    consumer: Any,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    idle_timeout_s: float,
+    max_records: Callable[[int], int],
+) -> Iterator[list[Any]]:
+    """The one polling loop of every kafka-python read: each non-empty poll of
+    ``topic``-``partition`` from ``start`` until its position reaches ``end``.
 
     Compaction gaps, transaction markers and aborted records simply do not appear.
-    It never asks for more records than the range still holds: kafka-python decodes
-    lazily, so records past the end are neither decoded nor thrown away.  A partition
-    that stops answering for ``idle_timeout_s`` raises :class:`ReadError` rather than
-    hanging.
+    A partition that stops answering for ``idle_timeout_s`` raises :class:`ReadError`
+    rather than hanging.
     """
     from kafka import TopicPartition
 
@@ -131,8 +165,7 @@ def read_range(
     consumer.seek(tp, start)
     last_progress = time.monotonic()
     while (position := consumer.position(tp)) < end:
-        wanted = min(10_000, end - position)
-        polled = consumer.poll(timeout_ms=1000, max_records=wanted).get(tp, [])
+        polled = consumer.poll(timeout_ms=1000, max_records=max_records(position)).get(tp, [])
         if not polled:
             if time.monotonic() - last_progress > idle_timeout_s:
                 raise ReadError(
@@ -141,30 +174,7 @@ def read_range(
                 )
             continue
         last_progress = time.monotonic()
-        for r in polled:
-            if r.offset >= end:
-                return
-            yield r
-
-
-def _read_unit(consumer: Any, unit: WorkUnit, idle_timeout_s: float) -> Iterator[pa.RecordBatch]:
-    """One unit's records, in batches of at most ``_BATCH_ROWS`` rows."""
-    cols = _empty_columns()
-    for r in read_range(consumer, unit.topic, unit.partition, unit.start, unit.end, idle_timeout_s):
-        cols["offset"].append(r.offset)
-        cols["key"].append(r.key)
-        cols["key_size"].append(None if r.key is None else len(r.key))
-        cols["value_size"].append(None if r.value is None else len(r.value))
-        cols["timestamp"].append(r.timestamp)
-        if len(cols["offset"]) >= _BATCH_ROWS:
-            yield _batch(unit, cols)
-            cols = _empty_columns()
-    if cols["offset"]:
-        yield _batch(unit, cols)
-
-
-def _empty_columns() -> dict[str, list[Any]]:
-    return {name: [] for name in RECORD_SCHEMA.names}
+        yield polled
 
 
 def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
@@ -178,8 +188,24 @@ def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
     return [b for b in bins if b]
 
 
-def _batch(unit: WorkUnit, cols: dict[str, list[Any]]) -> pa.RecordBatch:
-    n = len(cols["offset"])
-    cols["topic"] = [unit.topic] * n
-    cols["partition"] = [unit.partition] * n
-    return pa.RecordBatch.from_pydict(cols, schema=RECORD_SCHEMA)
+def _batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:
+    """One chunk of decoded records as :data:`RECORD_SCHEMA`, built from its arrays."""
+    n = c.n
+    key_offsets = np.zeros(n + 1, np.int32)
+    key_offsets[1:] = c.key_ends
+    valid = np.packbits(~c.key_null, bitorder="little")
+    keys = pa.Array.from_buffers(
+        pa.binary(), n, [pa.py_buffer(valid), pa.py_buffer(key_offsets), pa.py_buffer(c.key_data)]
+    )
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.repeat(pa.scalar(unit.topic, pa.string()), n),
+            pa.repeat(pa.scalar(unit.partition, pa.int32()), n),
+            pa.array(c.offsets, pa.int64()),
+            keys,
+            pa.array(np.diff(key_offsets), pa.int32(), mask=c.key_null),
+            pa.array(c.value_sizes, pa.int32(), mask=c.value_sizes < 0),
+            pa.array(c.timestamps, pa.int64()),
+        ],
+        schema=RECORD_SCHEMA,
+    )
