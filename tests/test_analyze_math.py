@@ -119,3 +119,13 @@ def test_pack_units_balances_and_keeps_all() -> None:
     assert sorted(u for b in bins for u in b) == sorted(units)
     loads = sorted(sum(u.end - u.start for u in b) for b in bins)
     assert loads == [1000, 1000, 1000]
+
+
+def test_pack_units_keeps_a_partitions_windows_in_one_task_in_offset_order() -> None:
+    windows = [WorkUnit("t", p, s, s + 10) for s in (500, 0, 250) for p in range(5)]
+    bins = pack_units(windows, 2)
+    assert sorted(u for b in bins for u in b) == sorted(windows)
+    for b in bins:
+        assert b == sorted(b)  # partition by partition, each in offset order
+    owners = {u.partition: i for i, b in enumerate(bins) for u in b}
+    assert all(sum(u.partition == p for u in bins[owners[p]]) == 3 for p in range(5))

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from migcheck.analysis.histories import Scored, placement_name
 from migcheck.analysis.model import KeyLayout
 from migcheck.analysis.verdicts import (
     AUTO_CANDIDATES,
@@ -92,7 +93,7 @@ class TopicAggregates:
 
 
 def aggregate(
-    records: Any,  # pyspark DataFrame of migcheck.kafka.reader.RECORD_SCHEMA
+    records: Any,  # pyspark DataFrame of RECORD_SCHEMA records, or of HISTORY_DDL histories
     topics: Sequence[TopicMeta],
     candidates: Sequence[int],
     partitioner: str = "auto",
@@ -107,9 +108,8 @@ def aggregate(
     DataFrame (topic, key_hex, partition, candidate_partitions, new_partition;
     the whole key) is lazy: the caller writes it out for ``--moved-keys-out``.
     """
-    names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
     layouts = tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))  # plain first
-    scored = [(layout, name) for layout in layouts for name in names]
+    scored = scored_pairs(partitioner, key_layouts)
     histories = _key_histories(records, topics, scored)  # Kafka is read once, here
     per_partition = _per_partition(histories)
     keys = histories.where(histories["key"].isNotNull())
@@ -142,6 +142,14 @@ def aggregate(
     return result, _moved_keys_frame(moved)
 
 
+def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Scored]:
+    """Every (key layout, partitioner) pair scored, in preference order: plain keys
+    first, then each partitioner in the order ``auto`` tries them."""
+    names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
+    layouts = sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__)
+    return [(layout, name) for layout in layouts for name in names]
+
+
 def _per_partition(histories: Any) -> dict[str, tuple[dict[int, int], int]]:
     """topic -> ({partition: records read}, null-key records), from the key histories
     (the null key's row holds the partition's null-key records)."""
@@ -163,54 +171,42 @@ def _per_partition(histories: Any) -> dict[str, tuple[dict[int, int], int]]:
     return out
 
 
-#: A (key layout, partitioner) pair that is scored: one placement column each.
-Scored = tuple[KeyLayout, str]
-
-
-def _placement_name(pair: Scored) -> str:
-    return f"v_{pair[0]}_{pair[1]}"
-
-
-def _inner_key(layout: KeyLayout) -> Any:  # a pyspark Column
-    """The bytes the partitioner hashed: the key without its layout's suffix, or null
-    (not hashed) when the key is shorter than the suffix."""
-    from pyspark.sql import functions as F
-
-    size = KEY_SUFFIX[layout]
-    if size == 0:
-        return F.col("key")
-    return F.when(F.length("key") >= size, F.expr(f"substring(key, 1, length(key) - {size})"))
-
-
 def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
-    """One row per (topic, observed partition, key): its history there, hashed once per
-    scored pair; cached, since every figure is computed from it.
+    """One row per (topic, observed partition, key): its history there
+    (:data:`~migcheck.analysis.histories.HISTORY_DDL`), hashed once per scored pair;
+    cached, since every figure is computed from it.
 
-    The null key gets a row per partition too (its placements null): the records are
-    grouped in one pass, so a topic is read once and its records are never cached,
-    only their per-key histories."""
-    from pyspark.sql import functions as F
+    ``records`` are grouped here (a full scan, a key export) unless a sample's read
+    tasks grouped them already (they come with ``n``).  The null key gets a row per
+    partition too (its placements null): the records are grouped in one pass, so a
+    topic is read once and its records are never cached, only their per-key histories."""
 
     from migcheck.analysis.spark import placement_column
 
-    size = F.col("key_size") + F.coalesce(F.col("value_size"), F.lit(0))
-    keys = (
-        records.groupBy("topic", "partition", "key")
-        .agg(
-            F.count(F.lit(1)).alias("n"),
-            F.sum(size.cast("long")).alias("bytes"),
-            F.sum(size.cast("double") ** 2).alias("bytes_sq"),
-            F.max_by(F.col("value_size").isNull(), F.col("offset")).alias("tombstoned"),
-            F.max_by(size.cast("long"), F.col("offset")).alias("last_bytes"),
-        )
-        .withColumn("current", _per_topic({t.name: t.partition_count for t in topics}, "int"))
-        .withColumn("compacted", _per_topic({t.name: t.compacted for t in topics}, "boolean"))
-    )
+    keys = records if "n" in records.columns else _grouped(records)
+    keys = keys.withColumn(
+        "current", _per_topic({t.name: t.partition_count for t in topics}, "int")
+    ).withColumn("compacted", _per_topic({t.name: t.compacted for t in topics}, "boolean"))
     for layout, name in scored:
-        keys = keys.withColumn(
-            _placement_name((layout, name)), placement_column(_inner_key(layout), name)
-        )
+        column = placement_name((layout, name))
+        if column not in keys.columns:  # not hashed by a sample's read task
+            keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
     return keys.cache()
+
+
+def _grouped(records: Any) -> Any:
+    """Records grouped into histories by Spark, the figures of
+    :func:`~migcheck.analysis.histories.partition_histories`."""
+    from pyspark.sql import functions as F
+
+    size = F.col("key_size") + F.coalesce(F.col("value_size"), F.lit(0))
+    return records.groupBy("topic", "partition", "key").agg(
+        F.count(F.lit(1)).alias("n"),
+        F.sum(size.cast("long")).alias("bytes"),
+        F.sum(size.cast("double") ** 2).alias("bytes_sq"),
+        F.max_by(F.col("value_size").isNull(), F.col("offset")).alias("tombstoned"),
+        F.max_by(size.cast("long"), F.col("offset")).alias("last_bytes"),
+    )
 
 
 def _per_topic(values: dict[str, Any], sql_type: str) -> Any:  # a pyspark Column
@@ -228,7 +224,7 @@ def _key_stats(keys: Any, scored: list[Scored]) -> dict[str, KeyStats]:
 
     aggs = []
     for pair in scored:
-        col = _placement_name(pair)
+        col = placement_name(pair)
         v = F.col(col)
         fits = ((v % F.col("current")) == F.col("partition")).cast("long")
         aggs += [
@@ -260,7 +256,7 @@ def _key_stats(keys: Any, scored: list[Scored]) -> dict[str, KeyStats]:
 def _scores(row: Any, scored: list[Scored]) -> dict[KeyLayout, dict[str, PartitionerScore]]:
     out: dict[KeyLayout, dict[str, PartitionerScore]] = {}
     for layout, name in scored:
-        col = _placement_name((layout, name))
+        col = placement_name((layout, name))
         out.setdefault(layout, {})[name] = PartitionerScore(
             int(row[f"hashed_{col}"]), int(row[f"conform_{col}"]), int(row[f"unhashed_{col}"])
         )
@@ -294,7 +290,7 @@ def _state_keys(
     v_expr = F.lit(None).cast("long")
     for topic, (name, layout) in chosen.items():
         if name is not None:
-            v = F.col(_placement_name((layout, name)))
+            v = F.col(placement_name((layout, name)))
             v_expr = F.when(F.col("topic") == topic, v).otherwise(v_expr)
     keys_v = keys.withColumn("v", v_expr).where(F.col("v").isNotNull())
     fits = (F.col("v") % F.col("current")) == F.col("partition")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from migcheck import __version__
-from migcheck.analysis.aggregate import aggregate
+from migcheck.analysis.aggregate import aggregate, scored_pairs
 from migcheck.analysis.entries import topic_entry
 from migcheck.analysis.model import KeyLayout, Mode, Report, Source, SourceKind, TopicEntry
 from migcheck.analysis.verdicts import GateRules, gate
@@ -103,7 +103,7 @@ class _Plan:
 
     topics: list[TopicMeta]
     source: Source
-    load: Callable[[Any], tuple[Any, Any]]  # spark -> (records DataFrame, counter or None)
+    load: Callable[[Any], tuple[Any, Any]]  # spark -> (records or histories, counter or None)
     total: int
 
 
@@ -130,7 +130,7 @@ def _plan_file(o: AnalyzeOptions) -> _Plan:
 
 def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     from migcheck.analysis.kafkasource import jvm_records
-    from migcheck.analysis.sources import kafka_records
+    from migcheck.analysis.sources import kafka_histories
 
     client = ClientConfig.load(o.bootstrap or "", o.command_config)
     metas = describe_topics(client, list(dict.fromkeys(o.topics)))  # named twice: read once
@@ -140,9 +140,11 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     source: Source = {"kind": SourceKind.KAFKA, "bootstrap_servers": o.bootstrap or ""}
     total = sum(u.end - u.start for u in units)
     # A full scan decodes every record in the JVM (Spark's Kafka source); a sample reads
-    # a few windows per partition, sized to each window, with kafka-python.
-    read = jvm_records if o.full else kafka_records
-    return _Plan(metas, source, lambda spark: read(spark, client, units), total)
+    # a few windows per partition with kafka-python, and groups them in its read tasks.
+    if o.full:
+        return _Plan(metas, source, lambda spark: jvm_records(spark, client, units), total)
+    scored = scored_pairs(o.partitioner, _layouts(o))
+    return _Plan(metas, source, lambda spark: kafka_histories(spark, client, units, scored), total)
 
 
 def run_analyze(o: AnalyzeOptions, progress: Progress | None = None) -> Outcome:

@@ -1,32 +1,41 @@
-"""Where records come from: a Kafka topic (read by Spark tasks) or an offline key export.
+"""Where records come from: a Kafka topic sampled by Spark tasks, or an offline key export.
 
-Both sources give a Spark DataFrame of
-:data:`~migcheck.kafka.reader.RECORD_SCHEMA` rows, so the aggregation never
-knows which one it reads.
+A sample's tasks group their records into key histories themselves
+(:mod:`migcheck.analysis.histories`); a key export is a table of
+:data:`~migcheck.kafka.reader.RECORD_SCHEMA` rows that Spark groups, as it
+groups a full scan's (:mod:`migcheck.analysis.kafkasource`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from migcheck.analysis.histories import Scored, histories_by_partition, history_ddl
 from migcheck.errors import KeyFormatError, ReadError
 from migcheck.hashing.keys import decode_text
 from migcheck.kafka.config import ClientConfig, first_line
-from migcheck.kafka.reader import RECORD_DDL, RECORD_SCHEMA, WorkUnit, pack_units, read_units
+from migcheck.kafka.reader import RECORD_SCHEMA, WorkUnit, pack_units, read_units
 
 
-def kafka_records(
-    spark: Any, client: ClientConfig, units: list[WorkUnit], records_per_task: int = 500_000
+def kafka_histories(
+    spark: Any,
+    client: ClientConfig,
+    units: list[WorkUnit],
+    scored: Sequence[Scored],
+    records_per_task: int = 500_000,
 ) -> tuple[Any, Any]:
-    """The records of ``units`` as a Spark DataFrame, read by parallel Spark tasks.
+    """The key histories (:data:`~migcheck.analysis.histories.HISTORY_DDL`) of ``units``,
+    read, grouped and hashed (one placement column per ``scored`` pair) by parallel
+    Spark tasks: a sample's reads.
 
-    Units are packed into at least one task per core and about
-    ``records_per_task`` records per task.  Returns the DataFrame and an
-    accumulator of records read, which the driver polls for the progress bar.
+    Units are packed into at least one task per core and about ``records_per_task``
+    records per task, a partition's units in one task, so each task groups whole
+    partitions.  Returns the DataFrame and an accumulator of records read, which the
+    driver polls for the progress bar.
     """
     counter = spark.sparkContext.accumulator(0)
     total = sum(u.end - u.start for u in units)
@@ -38,11 +47,15 @@ def kafka_records(
 
     def read_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         mine = [u for batch in batches for b in batch.column("bin").to_pylist() for u in packed[b]]
-        for out in read_units(client, mine):
-            counter.add(out.num_rows)
-            yield out
+        yield from histories_by_partition(_counted(read_units(client, mine), counter), scored)
 
-    return bin_ids.mapInArrow(read_task, RECORD_DDL), counter
+    return bin_ids.mapInArrow(read_task, history_ddl(scored)), counter
+
+
+def _counted(batches: Iterator[pa.RecordBatch], counter: Any) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        counter.add(batch.num_rows)
+        yield batch
 
 
 def read_keys_file(path: str, key_encoding: str, topic: str | None = None) -> pa.Table:

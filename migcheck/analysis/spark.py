@@ -1,6 +1,6 @@
 """Spark: the session migcheck runs on, and the partitioner as a Spark column function.
 
-The column functions wrap :func:`migcheck.hashing.partitioners.placement_array` in an
+The column functions wrap :func:`migcheck.hashing.partitioners.placement_values` in an
 Arrow-native UDF (``pyspark.sql.functions.arrow_udf``, Spark 4.1+), so Spark
 hands the kernel whole Arrow batches of keys and the same compiled code runs
 on the driver, in tests and on executors.
@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
 from migcheck.analysis import jvmarchive, kafkasource
-from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_array
+from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
 
 #: Settings for the embedded session.  Any of them can be overridden with ``--conf``.
 EMBEDDED_DEFAULTS: dict[str, str] = {
@@ -218,20 +218,20 @@ def _kill(proc: Any, grace_s: float = 5.0) -> None:
 
 
 @functools.cache
-def _placement_udf(partitioner: str):  # returns a pyspark UserDefinedFunction
+def _placement_udf(partitioner: str, suffix: int):  # returns a pyspark UserDefinedFunction
     get_partitioner(partitioner)  # fail on the driver, not inside a task
 
     @arrow_udf("long")
     def placement(keys: pa.Array) -> pa.Array:
-        values = placement_array(keys, partitioner)
-        return pa.array(values, type=pa.int64(), mask=values < 0)
+        return placement_values(keys, partitioner, suffix)
 
     return placement
 
 
-def placement_column(key: Column | str, partitioner: str = "murmur2") -> Column:
-    """The placement value of a binary key column: null where the key is not hashed."""
-    return _placement_udf(partitioner)(key)
+def placement_column(key: Column | str, partitioner: str = "murmur2", suffix: int = 0) -> Column:
+    """The placement value of a binary key column: null where the key is not hashed.
+    ``suffix``: that many trailing bytes are not hashed (see ``placement_values``)."""
+    return _placement_udf(partitioner, suffix)(key)
 
 
 def partition_column(

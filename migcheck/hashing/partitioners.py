@@ -213,6 +213,26 @@ def placement_array(keys: Keys, partitioner: str = "murmur2") -> np.ndarray:
     return out
 
 
+def placement_values(keys: pa.Array, partitioner: str = "murmur2", suffix: int = 0) -> pa.Array:
+    """Each Arrow key's placement (int64, null where unhashed): the one Arrow-side entry
+    to the kernels, shared by Spark's UDF and a sample's read tasks.
+
+    With ``suffix``, the key's last ``suffix`` bytes are not hashed (null when the key
+    is shorter): a window or session store's changelog key sits where its source
+    key's hash put it.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if suffix:
+        long_enough = pc.greater_equal(pc.binary_length(keys), suffix)
+        keys = pc.if_else(
+            long_enough, pc.binary_slice(keys, 0, -suffix), pa.scalar(None, pa.binary())
+        )
+    values = placement_array(keys, partitioner)
+    return pa.array(values, type=pa.int64(), mask=values < 0)
+
+
 def partition_array(
     keys: Keys,
     num_partitions: int,

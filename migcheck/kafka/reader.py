@@ -178,14 +178,22 @@ def _polls(
 
 
 def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
-    """Share units out over at most ``tasks`` tasks of about equal size (largest first)."""
-    bins: list[list[WorkUnit]] = [[] for _ in range(max(1, min(tasks, len(units))))]
+    """Share units out over at most ``tasks`` tasks of about equal size.
+
+    A partition's units stay together, in offset order, so a task sees every record
+    of each partition it reads (it groups them by key itself); partitions are placed
+    largest first, each in the task with the least so far.
+    """
+    groups: dict[tuple[str, int], list[WorkUnit]] = {}
+    for unit in sorted(units):
+        groups.setdefault((unit.topic, unit.partition), []).append(unit)
+    bins: list[list[WorkUnit]] = [[] for _ in range(max(1, min(tasks, len(groups))))]
     sizes = [0] * len(bins)
-    for unit in sorted(units, key=lambda u: u.end - u.start, reverse=True):
+    for group in sorted(groups.values(), key=lambda g: -sum(u.end - u.start for u in g)):
         i = sizes.index(min(sizes))
-        bins[i].append(unit)
-        sizes[i] += unit.end - unit.start
-    return [b for b in bins if b]
+        bins[i].extend(group)
+        sizes[i] += sum(u.end - u.start for u in group)
+    return [sorted(b) for b in bins if b]
 
 
 def _batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:

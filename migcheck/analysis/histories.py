@@ -1,0 +1,136 @@
+"""Key histories: what the aggregation keeps of one key's records in one partition.
+
+One row per (topic, partition, key): how many records, their bytes (key plus
+value), the bytes' squares (for the variance of a sample's estimates), and what
+the key's last record says (a tombstone? how big?), which is its live state in a
+compacted topic.  The null key gets a row per partition too.
+
+Each history also carries one placement column per scored (key layout,
+partitioner) pair, :func:`placement_name`.  A full scan's histories are grouped and
+hashed by Spark (:mod:`migcheck.analysis.aggregate`).  A sample's read task holds
+whole windows of whole partitions, so it groups and hashes its own records before
+they leave the task (:func:`partition_histories`): a sample has about as many keys
+as records, and shuffling them to group them, then handing them to a UDF's Python
+worker, cost more than the read.  Both hash with
+:func:`~migcheck.hashing.partitioners.placement_values`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+import pyarrow as pa
+
+from migcheck.analysis.model import KeyLayout
+from migcheck.analysis.verdicts import KEY_SUFFIX
+from migcheck.hashing.partitioners import placement_values
+
+#: A (key layout, partitioner) pair that is scored: one placement column each.
+Scored = tuple[KeyLayout, str]
+
+#: A history row, in Spark's DDL.  ``bytes`` and ``last_bytes`` are null for the null
+#: key (its records have no key size); ``tombstoned``: the last record's value is null.
+HISTORY_DDL = (
+    "topic string, partition int, key binary, n long, bytes long, bytes_sq double, "
+    "tombstoned boolean, last_bytes long"
+)
+
+
+def placement_name(pair: Scored) -> str:
+    """The column of a pair's placement values."""
+    return f"v_{pair[0]}_{pair[1]}"
+
+
+def history_ddl(scored: Sequence[Scored]) -> str:
+    """:data:`HISTORY_DDL` with the placement columns of ``scored``."""
+    return ", ".join([HISTORY_DDL, *(f"{placement_name(p)} long" for p in scored)])
+
+
+HISTORY_SCHEMA = pa.schema(
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("key", pa.binary()),
+        ("n", pa.int64()),
+        ("bytes", pa.int64()),
+        ("bytes_sq", pa.float64()),
+        ("tombstoned", pa.bool_()),
+        ("last_bytes", pa.int64()),
+    ]
+)
+
+
+def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.Table:
+    """The histories of one topic-partition's records (``RECORD_SCHEMA``, in offset order),
+    with the placement of each key under each of ``scored``.
+
+    The same figures as Spark's grouping: a record's bytes are its key's size plus its
+    value's (0 for a tombstone), null for the null key; "last" is the record of
+    highest offset, which Arrow's ordered grouping (no threads) finds as the last seen.
+    """
+    import pyarrow.compute as pc
+
+    size = pc.add(records.column("key_size"), pc.fill_null(records.column("value_size"), 0))
+    size = pc.cast(size, pa.int64())
+    table = pa.table(
+        {
+            "key": records.column("key"),
+            "size": size,
+            "size_sq": pc.power(pc.cast(size, pa.float64()), 2),
+            "tombstone": pc.is_null(records.column("value_size")),
+        }
+    )
+    last = pc.ScalarAggregateOptions(skip_nulls=False)
+    grouped = table.group_by("key", use_threads=False).aggregate(
+        [
+            ([], "count_all"),
+            ("size", "sum"),
+            ("size_sq", "sum"),
+            ("tombstone", "last", last),
+            ("size", "last", last),
+        ]
+    )
+    n = grouped.num_rows
+    keys = grouped.column("key").combine_chunks()
+    table = pa.table(
+        [
+            pa.repeat(records.column("topic")[0], n).cast(pa.string()),
+            pa.repeat(records.column("partition")[0], n).cast(pa.int32()),
+            keys,
+            grouped.column("count_all"),
+            grouped.column("size_sum"),
+            grouped.column("size_sq_sum"),
+            grouped.column("tombstone_last"),
+            grouped.column("size_last"),
+        ],
+        schema=HISTORY_SCHEMA,
+    )
+    for layout, name in scored:
+        values = placement_values(keys, name, KEY_SUFFIX[layout])
+        table = table.append_column(pa.field(placement_name((layout, name)), pa.int64()), values)
+    return table
+
+
+def histories_by_partition(
+    batches: Iterable[pa.RecordBatch], scored: Sequence[Scored]
+) -> Iterator[pa.RecordBatch]:
+    """Histories of record batches that come partition by partition (each partition's
+    batches together, in offset order), one partition at a time."""
+    held: list[pa.RecordBatch] = []
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        if held and _partition_of(batch) != _partition_of(held[0]):
+            yield from _flush(held, scored)
+            held = []
+        held.append(batch)
+    if held:
+        yield from _flush(held, scored)
+
+
+def _partition_of(batch: pa.RecordBatch) -> tuple[str, int]:
+    return batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py()
+
+
+def _flush(held: list[pa.RecordBatch], scored: Sequence[Scored]) -> Iterator[pa.RecordBatch]:
+    yield from partition_histories(pa.Table.from_batches(held), scored).to_batches()
