@@ -111,9 +111,8 @@ def aggregate(
     layouts = tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))  # plain first
     scored = scored_pairs(partitioner, key_layouts)
     histories = _key_histories(records, topics, scored)  # Kafka is read once, here
-    per_partition = _per_partition(histories)
+    per_partition, stats = _scan_stats(histories, scored)
     keys = histories.where(histories["key"].isNotNull())
-    stats = _key_stats(keys, scored)
     chosen = {
         t.name: choose_placement(partitioner, s.scores if (s := stats.get(t.name)) else None)
         for t in topics
@@ -148,27 +147,6 @@ def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Sco
     names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
     layouts = sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__)
     return [(layout, name) for layout in layouts for name in names]
-
-
-def _per_partition(histories: Any) -> dict[str, tuple[dict[int, int], int]]:
-    """topic -> ({partition: records read}, null-key records), from the key histories
-    (the null key's row holds the partition's null-key records)."""
-    from pyspark.sql import functions as F
-
-    rows = (
-        histories.groupBy("topic", "partition")
-        .agg(
-            F.sum("n").alias("records"),
-            F.sum(F.when(F.col("key").isNull(), F.col("n")).otherwise(0)).alias("null_keys"),
-        )
-        .collect()
-    )
-    out: dict[str, tuple[dict[int, int], int]] = {}
-    for r in rows:
-        scanned, nulls = out.get(r["topic"], ({}, 0))
-        scanned[r["partition"]] = r["records"]
-        out[r["topic"]] = (scanned, nulls + r["null_keys"])
-    return out
 
 
 def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
@@ -218,42 +196,63 @@ def _per_topic(values: dict[str, Any], sql_type: str) -> Any:  # a pyspark Colum
     return F.create_map(*pairs)[F.col("topic")].cast(sql_type)
 
 
-def _key_stats(keys: Any, scored: list[Scored]) -> dict[str, KeyStats]:
-    """Per topic: distinct keys, the sample's key frequencies, every pair's conformance."""
+PerPartition = dict[str, tuple[dict[int, int], int]]
+
+
+def _scan_stats(histories: Any, scored: list[Scored]) -> tuple[PerPartition, dict[str, KeyStats]]:
+    """Per topic: ({partition: records read}, null-key records), and the keyed records'
+    statistics: distinct keys, the sample's key frequencies, every pair's conformance.
+
+    Two jobs: one sum per partition (the null key's row holds its null-key records),
+    then the distinct keys alone.  Spark's countDistinct beside the sums doubled every
+    row (its Expand) and shuffled them twice."""
     from pyspark.sql import functions as F
 
-    aggs = []
+    keyed = F.col("key").isNotNull()
+    aggs = [
+        F.sum("n").alias("records"),
+        F.sum(F.when(~keyed, F.col("n")).otherwise(0)).alias("null_keys"),
+        F.sum((keyed & (F.col("n") == 1)).cast("long")).alias("f1"),
+        F.sum((keyed & (F.col("n") == 2)).cast("long")).alias("f2"),
+    ]
     for pair in scored:
         col = placement_name(pair)
         v = F.col(col)
         fits = ((v % F.col("current")) == F.col("partition")).cast("long")
         aggs += [
-            F.count(v).alias(f"hashed_{col}"),
+            F.count(v).alias(f"hashed_{col}"),  # the null key's placement is null
             F.coalesce(F.sum(fits), F.lit(0)).alias(f"conform_{col}"),  # null: none hashed
-            F.sum(F.when(v.isNull(), F.col("n")).otherwise(0)).alias(f"unhashed_{col}"),
+            F.sum(F.when(keyed & v.isNull(), F.col("n")).otherwise(0)).alias(f"unhashed_{col}"),
         ]
-    rows = (
-        keys.groupBy("topic")
-        .agg(
-            F.countDistinct("key").alias("distinct_keys"),
-            F.sum((F.col("n") == 1).cast("long")).alias("f1"),
-            F.sum((F.col("n") == 2).cast("long")).alias("f2"),
-            *aggs,
-        )
-        .collect()
-    )
-    return {
-        r["topic"]: KeyStats(
-            distinct_keys=int(r["distinct_keys"]),
-            singletons=int(r["f1"]),
-            doubletons=int(r["f2"]),
-            scores=_scores(r, scored),
-        )
-        for r in rows
+    rows = histories.groupBy("topic", "partition").agg(*aggs).collect()
+    distinct = _distinct_keys(histories.where(keyed))
+    per_partition: PerPartition = {}
+    sums: dict[str, dict[str, int]] = {}
+    for r in rows:
+        scanned, nulls = per_partition.get(r["topic"], ({}, 0))
+        scanned[r["partition"]] = r["records"]
+        per_partition[r["topic"]] = (scanned, nulls + r["null_keys"])
+        total = sums.setdefault(r["topic"], {})
+        for name, value in r.asDict().items():
+            if name not in ("topic", "partition"):
+                total[name] = total.get(name, 0) + int(value)
+    stats = {
+        topic: KeyStats(count, sums[topic]["f1"], sums[topic]["f2"], _scores(sums[topic], scored))
+        for topic, count in distinct.items()
     }
+    return per_partition, stats
 
 
-def _scores(row: Any, scored: list[Scored]) -> dict[KeyLayout, dict[str, PartitionerScore]]:
+def _distinct_keys(keys: Any) -> dict[str, int]:
+    """Per topic with a keyed record: its distinct keys (a key seen in two partitions
+    counts once)."""
+    rows = keys.select("topic", "key").distinct().groupBy("topic").count().collect()
+    return {r["topic"]: int(r["count"]) for r in rows}
+
+
+def _scores(
+    row: dict[str, int], scored: list[Scored]
+) -> dict[KeyLayout, dict[str, PartitionerScore]]:
     out: dict[KeyLayout, dict[str, PartitionerScore]] = {}
     for layout, name in scored:
         col = placement_name((layout, name))
@@ -275,7 +274,7 @@ def score_partitioners(
     scored = [(KeyLayout.PLAIN, name) for name in names]
     histories = _key_histories(records, topics, scored)
     try:
-        return _key_stats(histories.where(histories["key"].isNotNull()), scored)
+        return _scan_stats(histories, scored)[1]
     finally:
         histories.unpersist()  # cached for aggregate()'s several jobs; this is the only one
 
