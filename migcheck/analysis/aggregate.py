@@ -93,7 +93,7 @@ class TopicAggregates:
 
 
 def aggregate(
-    records: Any,  # pyspark DataFrame of RECORD_SCHEMA records, or of HISTORY_DDL histories
+    records: Any,  # pyspark DataFrame of RECORD_SCHEMA records, or of HISTORY_SCHEMA histories
     topics: Sequence[TopicMeta],
     candidates: Sequence[int],
     partitioner: str = "auto",
@@ -151,7 +151,7 @@ def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Sco
 
 def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
     """One row per (topic, observed partition, key): its history there
-    (:data:`~migcheck.analysis.histories.HISTORY_DDL`), hashed once per scored pair;
+    (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`), hashed once per scored pair;
     cached, since every figure is computed from it.
 
     ``records`` are grouped here (a full scan, a key export) unless a sample's read

@@ -28,24 +28,32 @@ from migcheck.hashing.partitioners import placement_values
 #: A (key layout, partitioner) pair that is scored: one placement column each.
 Scored = tuple[KeyLayout, str]
 
-#: A history row, in Spark's DDL.  ``bytes`` and ``last_bytes`` are null for the null
-#: key (its records have no key size); ``tombstoned``: the last record's value is null.
-HISTORY_DDL = (
-    "topic string, partition int, key binary, n long, bytes long, bytes_sq double, "
-    "tombstoned boolean, last_bytes long"
-)
-
 
 def placement_name(pair: Scored) -> str:
     """The column of a pair's placement values."""
     return f"v_{pair[0]}_{pair[1]}"
 
 
+#: Spark's DDL names for the Arrow types of a history row.
+_DDL_TYPES = {
+    pa.string(): "string",
+    pa.int32(): "int",
+    pa.binary(): "binary",
+    pa.int64(): "long",
+    pa.float64(): "double",
+    pa.bool_(): "boolean",
+}
+
+
 def history_ddl(scored: Sequence[Scored]) -> str:
-    """:data:`HISTORY_DDL` with the placement columns of ``scored``."""
-    return ", ".join([HISTORY_DDL, *(f"{placement_name(p)} long" for p in scored)])
+    """:data:`HISTORY_SCHEMA` with the placement columns of ``scored``, in Spark's DDL
+    (for ``mapInArrow``)."""
+    columns = [f"{f.name} {_DDL_TYPES[f.type]}" for f in HISTORY_SCHEMA]
+    return ", ".join([*columns, *(f"{placement_name(p)} long" for p in scored)])
 
 
+#: A history row.  ``bytes`` and ``last_bytes`` are null for the null key (its records
+#: have no key size); ``tombstoned``: the last record's value is null.
 HISTORY_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),

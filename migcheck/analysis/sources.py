@@ -28,7 +28,7 @@ def kafka_histories(
     scored: Sequence[Scored],
     records_per_task: int = 500_000,
 ) -> tuple[Any, Any]:
-    """The key histories (:data:`~migcheck.analysis.histories.HISTORY_DDL`) of ``units``,
+    """The key histories (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`) of ``units``,
     read, grouped and hashed (one placement column per ``scored`` pair) by parallel
     Spark tasks: a sample's reads.
 

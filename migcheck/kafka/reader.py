@@ -1,8 +1,8 @@
 """Reading records: work units over offset ranges, read by a groupless consumer.
 
 Each (topic, partition, offset range) is a :class:`WorkUnit`; Spark runs one
-task per packed group of units (see :mod:`migcheck.analysis.sources`), and each
-task yields Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
+task per packed group of units (see :mod:`migcheck.analysis.sources`), in which
+:func:`read_units` yields Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
 ``isolation_level=read_committed``, so aborted transactions never count.
 """
 
@@ -35,12 +35,6 @@ RECORD_SCHEMA = pa.schema(
         ("value_size", pa.int32()),
         ("timestamp", pa.int64()),
     ]
-)
-
-#: The same schema in Spark's DDL, for ``mapInArrow``.
-RECORD_DDL = (
-    "topic string, partition int, offset long, key binary, key_size int, value_size int, "
-    "timestamp long"
 )
 
 
