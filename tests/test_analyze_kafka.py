@@ -1,8 +1,8 @@
 """``migcheck analyze`` against the real broker, on data Kafka's own clients placed.
 
 Expected values come from the records as Kafka's Java consumer reads them back
-(``kafka.dump``), from kafka-python's murmur2, zlib's CRC-32 and the records the
-test itself produced; never from migcheck.
+(``kafka.dump``), from kafka-python's murmur2, zlib's CRC-32, the mmh3 library and
+the records the test itself produced; never from migcheck.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import random
 from pathlib import Path
 
+import mmh3
 import pytest
 from kafkatest import Kafka, run
 from oracles import crc_partition, java_partition
@@ -88,6 +89,9 @@ def test_full_scan_matches_an_independent_oracle(
         for s in cand["moved_key_sample"]:
             key = bytes.fromhex(s["key_hex"])
             assert (key, s["partition"], s["new_partition"]) in expected
+        # the stable sample: the 10 moved keys of lowest mmh3 (seed "mig"), lowest first
+        ranked = sorted(moved_keys, key=lambda k: (mmh3.hash(k, 0x6D6967, signed=False), k))
+        assert [bytes.fromhex(s["key_hex"]) for s in cand["moved_key_sample"]] == ranked[:10]
 
 
 def test_compacted_topic_counts_live_state(

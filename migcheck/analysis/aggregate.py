@@ -110,7 +110,8 @@ def aggregate(
     """
     layouts = tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))  # plain first
     scored = scored_pairs(partitioner, key_layouts)
-    histories = _key_histories(records, topics, scored)  # Kafka is read once, here
+    ranked = moved_key_sample > 0
+    histories = _key_histories(records, topics, scored, ranked)  # Kafka is read once, here
     per_partition, stats = _scan_stats(histories, scored)
     keys = histories.where(histories["key"].isNotNull())
     chosen = {
@@ -149,17 +150,21 @@ def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Sco
     return [(layout, name) for layout in layouts for name in names]
 
 
-def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
+def _key_histories(
+    records: Any, topics: Sequence[TopicMeta], scored: list[Scored], ranked: bool = False
+) -> Any:
     """One row per (topic, observed partition, key): its history there
-    (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`), hashed once per scored pair;
-    cached, since every figure is computed from it.
+    (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`), hashed once per scored pair
+    and, when ``ranked``, ranked; cached, since every figure is computed from it.
 
     ``records`` are grouped here (a full scan, a key export) unless a sample's read
     tasks grouped them already (they come with ``n``).  The null key gets a row per
     partition too (its placements null): the records are grouped in one pass, so a
-    topic is read once and its records are never cached, only their per-key histories."""
+    topic is read once and its records are never cached, only their per-key histories.
+    The rank is hashed in the placements' pass (one Python worker pass over the keys),
+    not later over the moved keys, once per candidate."""
 
-    from migcheck.analysis.spark import placement_column
+    from migcheck.analysis.spark import placement_column, sample_rank_column
 
     keys = records if "n" in records.columns else _grouped(records)
     keys = keys.withColumn(
@@ -169,6 +174,8 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
         column = placement_name((layout, name))
         if column not in keys.columns:  # not hashed by a sample's read task
             keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
+    if ranked and "rank" not in keys.columns:
+        keys = keys.withColumn("rank", sample_rank_column("key"))
     return keys.cache()
 
 
@@ -309,6 +316,7 @@ def _state_keys(
             "partition",
             "key",
             "v",
+            *(["rank"] if "rank" in keys_v.columns else []),
             F.when(live, F.lit(1)).otherwise(F.col("n")).alias("state_records"),
             F.when(live, F.col("last_bytes")).otherwise(F.col("bytes")).alias("state_bytes"),
             F.when(live, F.col("last_bytes").cast("double") ** 2)
@@ -359,12 +367,9 @@ def _moved_sample(moved: Any, size: int) -> list[tuple[str, SampledKey]]:
     from pyspark.sql import functions as F
     from pyspark.sql.window import Window
 
-    from migcheck.analysis.spark import sample_rank_column
-
-    ranked = moved.withColumn("rank", sample_rank_column("key"))
     w = Window.partitionBy("topic", "m").orderBy("rank", "key")
     rows = (
-        ranked.withColumn("i", F.row_number().over(w))
+        moved.withColumn("i", F.row_number().over(w))
         .where(F.col("i") <= size)
         .select("topic", "m", "key", "partition", "new", "i")
         .collect()

@@ -24,6 +24,7 @@ import pyarrow as pa
 from migcheck.analysis.model import KeyLayout
 from migcheck.analysis.verdicts import KEY_SUFFIX
 from migcheck.hashing.partitioners import placement_values
+from migcheck.hashing.sampling import sample_ranks
 
 #: A (key layout, partitioner) pair that is scored: one placement column each.
 Scored = tuple[KeyLayout, str]
@@ -53,7 +54,9 @@ def history_ddl(scored: Sequence[Scored]) -> str:
 
 
 #: A history row.  ``bytes`` and ``last_bytes`` are null for the null key (its records
-#: have no key size); ``tombstoned``: the last record's value is null.
+#: have no key size); ``tombstoned``: the last record's value is null; ``rank``: the
+#: key's stable sampling rank (:func:`~migcheck.hashing.sampling.sample_ranks`), hashed
+#: here with the placements so that picking the moved keys to show needs no Python.
 HISTORY_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),
@@ -64,13 +67,14 @@ HISTORY_SCHEMA = pa.schema(
         ("bytes_sq", pa.float64()),
         ("tombstoned", pa.bool_()),
         ("last_bytes", pa.int64()),
+        ("rank", pa.int64()),
     ]
 )
 
 
 def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.Table:
     """The histories of one topic-partition's records (``RECORD_SCHEMA``, in offset order),
-    with the placement of each key under each of ``scored``.
+    with each key's rank and its placement under each of ``scored``.
 
     The same figures as Spark's grouping: a record's bytes are its key's size plus its
     value's (0 for a tombstone), null for the null key; "last" is the record of
@@ -110,6 +114,7 @@ def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.
             grouped.column("size_sq_sum"),
             grouped.column("tombstone_last"),
             grouped.column("size_last"),
+            sample_ranks(keys),
         ],
         schema=HISTORY_SCHEMA,
     )

@@ -32,6 +32,7 @@ from pyspark.sql.functions import arrow_udf
 
 from migcheck.analysis import jvmarchive, kafkasource
 from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
+from migcheck.hashing.sampling import sample_ranks
 
 #: Settings for the embedded session.  Any of them can be overridden with ``--conf``.
 EMBEDDED_DEFAULTS: dict[str, str] = {
@@ -252,16 +253,9 @@ def partition_column(
 
 @functools.cache
 def _sample_rank_udf():  # returns a pyspark UserDefinedFunction
-    import mmh3
-
     @arrow_udf("long")
     def rank(keys: pa.Array) -> pa.Array:
-        # MurmurHash3, independent of Kafka's murmur2: a key's rank is the same in
-        # every run and on every machine, so "the k smallest" is a stable sample.
-        return pa.array(
-            [None if k is None else mmh3.hash(k, 0x6D6967, signed=False) for k in keys.to_pylist()],
-            type=pa.int64(),
-        )
+        return sample_ranks(keys)
 
     return rank
 
