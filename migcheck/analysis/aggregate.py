@@ -108,7 +108,7 @@ def aggregate(
     DataFrame (topic, key_hex, partition, candidate_partitions, new_partition;
     the whole key) is lazy: the caller writes it out for ``--moved-keys-out``.
     """
-    layouts = tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))  # plain first
+    layouts = ordered_layouts(key_layouts)
     scored = scored_pairs(partitioner, key_layouts)
     ranked = moved_key_sample > 0
     histories = _key_histories(records, topics, scored, ranked)  # Kafka is read once, here
@@ -142,12 +142,17 @@ def aggregate(
     return result, _moved_keys_frame(moved)
 
 
+def ordered_layouts(key_layouts: Sequence[KeyLayout]) -> tuple[KeyLayout, ...]:
+    """The allowed key layouts once each, in preference order: plain keys first, then by
+    the suffix they strip."""
+    return tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))
+
+
 def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Scored]:
-    """Every (key layout, partitioner) pair scored, in preference order: plain keys
-    first, then each partitioner in the order ``auto`` tries them."""
+    """Every (key layout, partitioner) pair scored, in preference order: layouts as
+    :func:`ordered_layouts`, then each partitioner in the order ``auto`` tries them."""
     names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
-    layouts = sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__)
-    return [(layout, name) for layout in layouts for name in names]
+    return [(layout, name) for layout in ordered_layouts(key_layouts) for name in names]
 
 
 def _key_histories(
