@@ -22,7 +22,8 @@ Key facts that shape the numbers:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,17 +113,20 @@ def aggregate(
     scored = scored_pairs(partitioner, key_layouts)
     ranked = moved_key_sample > 0
     histories = _key_histories(records, topics, scored, ranked)  # Kafka is read once, here
-    per_partition, stats = _scan_stats(histories, scored)
+    per_partition, sums = _partition_sums(histories, scored)
+    scores = _topic_scores(sums, scored)
+    chosen = {t.name: choose_placement(partitioner, scores.get(t.name)) for t in topics}
     keys = histories.where(histories["key"].isNotNull())
-    chosen = {
-        t.name: choose_placement(partitioner, s.scores if (s := stats.get(t.name)) else None)
-        for t in topics
-    }
-    state, nonconforming = _state_keys(keys, chosen)
+    state, nonconforming_keys = _state_keys(keys, chosen)
     by_candidate = _by_candidate(state, candidates)
-    cells = _cells(by_candidate)
     moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
-    samples = _moved_sample(moved, moved_key_sample)
+    distinct, nonconforming, cells, samples = _concurrently(
+        lambda: _distinct_keys(keys),
+        lambda: _nonconforming(nonconforming_keys),
+        lambda: _cells(by_candidate),
+        lambda: _moved_sample(moved, moved_key_sample),
+    )
+    stats = _key_stats(sums, scores, distinct)
     result = {}
     for t in topics:
         scanned, null_keys = per_partition.get(t.name, ({}, 0))
@@ -211,13 +215,30 @@ def _per_topic(values: dict[str, Any], sql_type: str) -> Any:  # a pyspark Colum
 PerPartition = dict[str, tuple[dict[int, int], int]]
 
 
-def _scan_stats(histories: Any, scored: list[Scored]) -> tuple[PerPartition, dict[str, KeyStats]]:
-    """Per topic: ({partition: records read}, null-key records), and the keyed records'
-    statistics: distinct keys, the sample's key frequencies, every pair's conformance.
+def _concurrently(*jobs: Callable[[], Any]) -> list[Any]:
+    """Run independent Spark jobs from threads at once; their results in order.
 
-    Two jobs: one sum per partition (the null key's row holds its null-key records),
-    then the distinct keys alone.  Spark's countDistinct beside the sums doubled every
-    row (its Expand) and shuffled them twice."""
+    Each of the report's small jobs leaves the cores idle while the driver plans it
+    and while its last single task runs; submitted together, Spark fills those gaps
+    with the others' tasks.  An error in any is raised here; so is Ctrl-C, without
+    waiting for the others (the CLI then stops Spark, which ends them)."""
+    pool = ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="migcheck-job")
+    try:
+        futures = [pool.submit(job) for job in jobs]
+        return [f.result() for f in futures]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _partition_sums(
+    histories: Any, scored: list[Scored]
+) -> tuple[PerPartition, dict[str, dict[str, int]]]:
+    """One job of sums per partition (the null key's row holds its null-key records):
+    per topic ({partition: records read}, null-key records), and the topic's totals of
+    every sum: records, null keys, keys seen once and twice, each pair's conformance.
+
+    Distinct keys are a job of their own: Spark's countDistinct beside these sums
+    doubled every row (its Expand) and shuffled them twice."""
     from pyspark.sql import functions as F
 
     keyed = F.col("key").isNotNull()
@@ -236,11 +257,9 @@ def _scan_stats(histories: Any, scored: list[Scored]) -> tuple[PerPartition, dic
             F.coalesce(F.sum(fits), F.lit(0)).alias(f"conform_{col}"),  # null: none hashed
             F.sum(F.when(keyed & v.isNull(), F.col("n")).otherwise(0)).alias(f"unhashed_{col}"),
         ]
-    rows = histories.groupBy("topic", "partition").agg(*aggs).collect()
-    distinct = _distinct_keys(histories.where(keyed))
     per_partition: PerPartition = {}
     sums: dict[str, dict[str, int]] = {}
-    for r in rows:
+    for r in histories.groupBy("topic", "partition").agg(*aggs).collect():
         scanned, nulls = per_partition.get(r["topic"], ({}, 0))
         scanned[r["partition"]] = r["records"]
         per_partition[r["topic"]] = (scanned, nulls + r["null_keys"])
@@ -248,11 +267,29 @@ def _scan_stats(histories: Any, scored: list[Scored]) -> tuple[PerPartition, dic
         for name, value in r.asDict().items():
             if name not in ("topic", "partition"):
                 total[name] = total.get(name, 0) + int(value)
-    stats = {
-        topic: KeyStats(count, sums[topic]["f1"], sums[topic]["f2"], _scores(sums[topic], scored))
+    return per_partition, sums
+
+
+def _topic_scores(
+    sums: dict[str, dict[str, int]], scored: list[Scored]
+) -> dict[str, dict[KeyLayout, dict[str, PartitionerScore]]]:
+    """Every pair's score per topic that has a keyed record (the others have none)."""
+    return {
+        topic: _scores(total, scored)
+        for topic, total in sums.items()
+        if total["records"] > total["null_keys"]
+    }
+
+
+def _key_stats(
+    sums: dict[str, dict[str, int]],
+    scores: dict[str, dict[KeyLayout, dict[str, PartitionerScore]]],
+    distinct: dict[str, int],
+) -> dict[str, KeyStats]:
+    return {
+        topic: KeyStats(count, sums[topic]["f1"], sums[topic]["f2"], scores[topic])
         for topic, count in distinct.items()
     }
-    return per_partition, stats
 
 
 def _distinct_keys(keys: Any) -> dict[str, int]:
@@ -286,16 +323,16 @@ def score_partitioners(
     scored = [(KeyLayout.PLAIN, name) for name in names]
     histories = _key_histories(records, topics, scored)
     try:
-        return _scan_stats(histories, scored)[1]
+        _, sums = _partition_sums(histories, scored)
+        keys = histories.where(histories["key"].isNotNull())
+        return _key_stats(sums, _topic_scores(sums, scored), _distinct_keys(keys))
     finally:
         histories.unpersist()  # cached for aggregate()'s several jobs; this is the only one
 
 
-def _state_keys(
-    keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]
-) -> tuple[Any, dict[str, tuple[int, int]]]:
-    """The predictable state keys (hashed, conforming, live when compacted), and per topic
-    the non-conforming (keys, records) left out."""
+def _state_keys(keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]) -> tuple[Any, Any]:
+    """The predictable state keys (hashed, conforming, live when compacted), and the
+    hashed keys that do not conform (left out), both lazy."""
     from pyspark.sql import functions as F
 
     v_expr = F.lit(None).cast("long")
@@ -305,13 +342,6 @@ def _state_keys(
             v_expr = F.when(F.col("topic") == topic, v).otherwise(v_expr)
     keys_v = keys.withColumn("v", v_expr).where(F.col("v").isNotNull())
     fits = (F.col("v") % F.col("current")) == F.col("partition")
-    nonconforming = {
-        r["topic"]: (int(r["keys"]), int(r["records"]))
-        for r in keys_v.where(~fits)
-        .groupBy("topic")
-        .agg(F.count(F.lit(1)).alias("keys"), F.sum("n").alias("records"))
-        .collect()
-    }
     live = F.col("compacted")
     state = (
         keys_v.where(fits)
@@ -329,7 +359,19 @@ def _state_keys(
             .alias("state_bytes_sq"),
         )
     )
-    return state, nonconforming
+    return state, keys_v.where(~fits)
+
+
+def _nonconforming(keys: Any) -> dict[str, tuple[int, int]]:
+    """Per topic, the (keys, records) that do not conform to the chosen placement."""
+    from pyspark.sql import functions as F
+
+    rows = (
+        keys.groupBy("topic")
+        .agg(F.count(F.lit(1)).alias("keys"), F.sum("n").alias("records"))
+        .collect()
+    )
+    return {r["topic"]: (int(r["keys"]), int(r["records"])) for r in rows}
 
 
 def _by_candidate(state: Any, candidates: Sequence[int]) -> Any:
