@@ -111,8 +111,7 @@ def aggregate(
     """
     layouts = ordered_layouts(key_layouts)
     scored = scored_pairs(partitioner, key_layouts)
-    ranked = moved_key_sample > 0
-    histories = _key_histories(records, topics, scored, ranked)  # Kafka is read once, here
+    histories = _key_histories(records, topics, scored)  # Kafka is read once, here
     per_partition, sums = _partition_sums(histories, scored)
     scores = _topic_scores(sums, scored)
     chosen = {t.name: choose_placement(partitioner, scores.get(t.name)) for t in topics}
@@ -159,12 +158,10 @@ def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Sco
     return [(layout, name) for layout in ordered_layouts(key_layouts) for name in names]
 
 
-def _key_histories(
-    records: Any, topics: Sequence[TopicMeta], scored: list[Scored], ranked: bool = False
-) -> Any:
+def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
     """One row per (topic, observed partition, key): its history there
-    (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`), hashed once per scored pair
-    and, when ``ranked``, ranked; cached, since every figure is computed from it.
+    (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`, rank included), hashed once
+    per scored pair; cached, since every figure is computed from it.
 
     ``records`` are grouped here (a full scan, a key export) unless a sample's read
     tasks grouped them already (they come with ``n``).  The null key gets a row per
@@ -183,7 +180,7 @@ def _key_histories(
         column = placement_name((layout, name))
         if column not in keys.columns:  # not hashed by a sample's read task
             keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
-    if ranked and "rank" not in keys.columns:
+    if "rank" not in keys.columns:  # not ranked by a sample's read task
         keys = keys.withColumn("rank", sample_rank_column("key"))
     return keys.cache()
 
@@ -351,7 +348,7 @@ def _state_keys(keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]) -> t
             "partition",
             "key",
             "v",
-            *(["rank"] if "rank" in keys_v.columns else []),
+            "rank",
             F.when(live, F.lit(1)).otherwise(F.col("n")).alias("state_records"),
             F.when(live, F.col("last_bytes")).otherwise(F.col("bytes")).alias("state_bytes"),
             F.when(live, F.col("last_bytes").cast("double") ** 2)
