@@ -22,9 +22,7 @@ from migcheck.hashing.partitioners import (
     partition_array,
     placement_array,
 )
-
-#: The one place the version is written (pyproject.toml reads it from here).
-__version__ = "0.1.0"
+from migcheck.version import __version__
 
 __all__ = [
     "PARTITIONERS",

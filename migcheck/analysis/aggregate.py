@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from migcheck.analysis.histories import Scored, placement_name
-from migcheck.analysis.model import KeyLayout
 from migcheck.analysis.verdicts import (
-    AUTO_CANDIDATES,
     KEY_SUFFIX,
     PartitionerScore,
     choose_placement,
 )
+from migcheck.hashing.partitioners import AUTO_CANDIDATES
 from migcheck.kafka.metadata import TopicMeta
+from migcheck.model.analyze import KeyLayout
 
 
 @dataclass(frozen=True)

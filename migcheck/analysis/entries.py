@@ -1,7 +1,7 @@
 """Report entries from aggregates: pure functions, one topic and one candidate at a time.
 
 The input is a topic's metadata and its :class:`TopicAggregates`; the output is
-the topic's entry of the report (:class:`~migcheck.analysis.model.TopicEntry`).
+the topic's entry of the report (:class:`~migcheck.model.analyze.TopicEntry`).
 In sample mode a key's movement depends on its hash alone, not on how often it
 was written, so the keys a sample sees are a fair sample for the moved
 fraction; totals are scaled per partition and carry 95% intervals.
@@ -13,15 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from migcheck.analysis.aggregate import Cell, SampledKey, TopicAggregates
-from migcheck.analysis.model import (
-    CandidateEntry,
-    KeyLayout,
-    LoadEntry,
-    MovedKey,
-    PartitionEntry,
-    State,
-    TopicEntry,
-)
 from migcheck.analysis.statistics import (
     Stratum,
     distinct_estimate,
@@ -34,6 +25,15 @@ from migcheck.analysis.statistics import (
 from migcheck.analysis.verdicts import KEY_SUFFIX, topic_verdict, unpredictable_verdict
 from migcheck.hashing.keys import printable
 from migcheck.kafka.metadata import TopicMeta
+from migcheck.model.analyze import (
+    CandidateEntry,
+    KeyLayout,
+    LoadEntry,
+    MovedKey,
+    PartitionEntry,
+    State,
+    TopicEntry,
+)
 
 
 @dataclass(frozen=True)

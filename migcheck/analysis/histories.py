@@ -21,10 +21,10 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
-from migcheck.analysis.model import KeyLayout
 from migcheck.analysis.verdicts import KEY_SUFFIX
 from migcheck.hashing.partitioners import placement_values
 from migcheck.hashing.sampling import sample_ranks
+from migcheck.model.analyze import KeyLayout
 
 #: A (key layout, partitioner) pair that is scored: one placement column each.
 Scored = tuple[KeyLayout, str]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from migcheck.analysis.model import (
+from migcheck.model.analyze import (
     CandidateEntry,
     Gate,
     KeyLayout,
@@ -18,11 +18,6 @@ from migcheck.analysis.model import (
     TopicEntry,
     Verdict,
 )
-
-#: What ``--partitioner auto`` scores, in order of preference.  consistent_random
-#: (librdkafka's default) stands for the CRC-32 family: it leaves empty keys
-#: unhashed, which is right for both librdkafka CRC partitioners.
-AUTO_CANDIDATES = ("murmur2", "consistent_random", "fnv1a")
 
 #: The bytes each key layout appends to the hashed (inner) key, from Kafka Streams'
 #: WindowKeySchema.toStoreKeyBinary (8-byte window start, 4-byte seqnum) and

@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from migcheck.analysis.pipeline import AnalyzeOptions, run_analyze
 from migcheck.cli.common import (
     PARTITION_COUNT,
     bootstrap_option,
@@ -25,6 +24,7 @@ from migcheck.cli.common import (
     write_text,
 )
 from migcheck.cli.progress import RecordsProgress
+from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.hashing.keys import KEY_ENCODINGS
 from migcheck.report import render
 

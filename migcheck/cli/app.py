@@ -24,9 +24,9 @@ from migcheck.cli.common import (
     topology_option,
     write_text,
 )
+from migcheck.commands.app import AppOptions, run_app
 from migcheck.errors import UsageError
 from migcheck.report import render
-from migcheck.streams.pipeline import AppOptions, run_app
 
 
 @click.command("app")

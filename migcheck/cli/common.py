@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 
 import click
 
 from migcheck.errors import UsageError
+from migcheck.files import write_atomically
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
 from migcheck.report import FORMATS
 
@@ -154,13 +153,8 @@ def write_text(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    tmp = f"{output}.tmp-{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, output)
+        write_atomically(output, text)
     except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise UsageError(f"--output {output}: {e.strerror}") from None
     click.echo(f"migcheck: report written to {output}", err=True)

@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from migcheck.analysis.copier import CopyOptions, run_copy
 from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
@@ -15,7 +14,9 @@ from migcheck.cli.common import (
     parse_conf,
     partitioner_option,
 )
+from migcheck.commands.copy import CopyOptions, run_copy
 from migcheck.errors import UsageError
+from migcheck.report.copy import render_copy_summary
 
 
 @click.command("copy")
@@ -41,6 +42,6 @@ def copy_cmd(bootstrap: str | None, conf: tuple[str, ...], **opts: Any) -> int:
     """
     if not bootstrap:
         raise UsageError("--bootstrap-server is required")
-    outcome = run_copy(CopyOptions(bootstrap=bootstrap, conf=parse_conf(conf), **opts))
-    click.echo(outcome.summary, nl=False)
-    return outcome.exit_code
+    result, code = run_copy(CopyOptions(bootstrap=bootstrap, conf=parse_conf(conf), **opts))
+    click.echo(render_copy_summary(result), nl=False)
+    return code

@@ -18,8 +18,8 @@ from typing import NoReturn
 
 import click
 
-from migcheck import __version__
 from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError
+from migcheck.version import __version__
 
 #: Each command and where it lives, in the order ``--help`` lists them.
 COMMANDS = {

@@ -17,8 +17,8 @@ from migcheck.cli.common import (
     topology_option,
     write_text,
 )
+from migcheck.commands.plan import PlanOptions, run_plan
 from migcheck.report import render
-from migcheck.streams.plan import PlanOptions, run_plan
 
 
 @click.command("plan")

@@ -18,9 +18,9 @@ from migcheck.cli.common import (
     topology_option,
     write_text,
 )
+from migcheck.commands.runbook import RunbookOptions, run_runbook
 from migcheck.errors import UsageError
-from migcheck.streams.runbook import RunbookOptions, run_runbook
-from migcheck.streams.steps import IN_PLACE, NEW_TOPIC
+from migcheck.model.runbook import IN_PLACE, NEW_TOPIC
 
 
 @click.command("runbook")

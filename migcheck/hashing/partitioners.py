@@ -36,12 +36,19 @@ UNHASHED = -1
 
 @dataclass(frozen=True)
 class Partitioner:
-    """A client's keyed-record partitioner: which hash, and which keys it hashes."""
+    """A client's keyed-record partitioner: which hash, which keys it hashes, and whether
+    ``--partitioner auto`` scores it.
+
+    ``auto_detect`` is off for a partitioner that places every key exactly as another
+    one does (``murmur2_random`` is ``murmur2`` for keyed records): scoring both would
+    only make every detection ambiguous.
+    """
 
     name: str
     kind: int
     hashes_empty_key: bool
     clients: str
+    auto_detect: bool = False
 
 
 PARTITIONERS: dict[str, Partitioner] = {
@@ -52,6 +59,7 @@ PARTITIONERS: dict[str, Partitioner] = {
             kernels.MURMUR2,
             True,
             "Java client default (BuiltInPartitioner), kafka-python, librdkafka murmur2",
+            auto_detect=True,
         ),
         Partitioner("murmur2_random", kernels.MURMUR2, True, "librdkafka murmur2_random"),
         Partitioner("consistent", kernels.CRC32, True, "librdkafka consistent (CRC-32)"),
@@ -60,11 +68,23 @@ PARTITIONERS: dict[str, Partitioner] = {
             kernels.CRC32,
             False,
             "librdkafka consistent_random, librdkafka's default (CRC-32)",
+            # stands for the CRC-32 family: it leaves empty keys unhashed, which is
+            # right for both librdkafka CRC partitioners
+            auto_detect=True,
         ),
-        Partitioner("fnv1a", kernels.FNV1A, True, "librdkafka fnv1a, Sarama's default hash"),
+        Partitioner(
+            "fnv1a",
+            kernels.FNV1A,
+            True,
+            "librdkafka fnv1a, Sarama's default hash",
+            auto_detect=True,
+        ),
         Partitioner("fnv1a_random", kernels.FNV1A, True, "librdkafka fnv1a_random"),
     )
 }
+
+#: What ``--partitioner auto`` scores, in order of preference: the registry's order.
+AUTO_CANDIDATES: tuple[str, ...] = tuple(p.name for p in PARTITIONERS.values() if p.auto_detect)
 
 
 def get_partitioner(name: str) -> Partitioner:

@@ -9,7 +9,7 @@ source topics under either protocol.  A streams group also tells its
 topology to the broker, which :func:`describe_streams_group` reads back.
 
 Observed on Kafka 4.3.1: the broker keeps describing a streams group's
-topology after every member has left (state ``Empty``; tests/test_groups.py),
+topology after every member has left (state ``Empty``; tests/integration/test_groups.py),
 but does not recompute it then: after an input topic was altered from 2 to 4
 partitions, an Empty group still reported its internal topics with 2 (seen
 by hand).  An Empty group's counts are as of the last time it had members.

@@ -1,6 +1,6 @@
 """Rendering reports: text for a terminal, JSON for machines, Markdown for change tickets.
 
-Pure functions from the report (:mod:`migcheck.analysis.model`) to a string;
+Pure functions from the report (:mod:`migcheck.model.analyze`) to a string;
 nothing here does I/O or computes a figure the analysis did not.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from migcheck.analysis.appmodel import AppReport
-from migcheck.analysis.model import Report
-from migcheck.analysis.planmodel import PlanReport
+from migcheck.model.analyze import Report
+from migcheck.model.app import AppReport
+from migcheck.model.plan import PlanReport
 from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.jsonfmt import render_json
 from migcheck.report.markdown import render_markdown

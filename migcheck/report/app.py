@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migcheck.analysis.appmodel import AppCandidate, AppReason, AppReport, StoreImpact
+from migcheck.model.app import AppCandidate, AppReason, AppReport, StoreImpact
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import ARROW, format_bytes, format_count, format_estimate
 

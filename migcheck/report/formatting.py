@@ -1,6 +1,6 @@
 """What every report format shares: numbers as people read them, and the facts to show.
 
-Pure functions over the report (:mod:`migcheck.analysis.model`).  Estimates
+Pure functions over the report (:mod:`migcheck.model.analyze`).  Estimates
 (sampled topics) are always shown with their interval, so nobody takes an
 extrapolation for a count.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from migcheck.analysis.model import KeyLayout, Mode, Report, SourceKind, State, TopicEntry
+from migcheck.model.analyze import KeyLayout, Mode, Report, SourceKind, State, TopicEntry
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 DASH = "\u2013"  # en dash between interval bounds

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from migcheck.analysis.appmodel import AppReport
-from migcheck.analysis.model import Report
-from migcheck.analysis.planmodel import PlanReport
+from migcheck.model.analyze import Report
+from migcheck.model.app import AppReport
+from migcheck.model.plan import PlanReport
 from migcheck.report.schema import ordered
 
 

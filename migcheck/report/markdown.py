@@ -10,7 +10,7 @@ import html
 import re
 from collections.abc import Sequence
 
-from migcheck.analysis.model import CandidateEntry, Report, TopicEntry
+from migcheck.model.analyze import CandidateEntry, Report, TopicEntry
 from migcheck.report.formatting import (
     ARROW,
     candidate_rows,

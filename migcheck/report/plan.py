@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migcheck.analysis.planmodel import PlanFigures, PlanProposal, PlanReport
+from migcheck.model.plan import PlanFigures, PlanProposal, PlanReport
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 
 

@@ -1,6 +1,6 @@
 """The report schema as the renderers and docs see it, derived from its one definition.
 
-:mod:`migcheck.analysis.model` defines every object of the JSON report as a
+:mod:`migcheck.model.analyze` defines every object of the JSON report as a
 TypedDict.  From those, this module derives the key order of the JSON output
 (:func:`ordered`), the check that a saved report is complete before it is
 rendered again (:func:`check_report`), and the map from each documented
@@ -15,8 +15,10 @@ import types
 import typing
 from typing import Any
 
-from migcheck.analysis import appmodel, model, planmodel
 from migcheck.errors import ReportFormatError
+from migcheck.model import analyze as model
+from migcheck.model import app as appmodel
+from migcheck.model import plan as planmodel
 
 #: docs/report-schema.md's section headings, each with the object its table documents.
 DOC_SECTIONS: dict[str, type] = {

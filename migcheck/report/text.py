@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 
-from migcheck.analysis.model import CandidateEntry, Report, TopicEntry
+from migcheck.model.analyze import CandidateEntry, Report, TopicEntry
 from migcheck.report.formatting import (
     candidate_rows,
     format_count,

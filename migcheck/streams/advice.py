@@ -11,11 +11,7 @@ from __future__ import annotations
 
 from migcheck.streams.parallelism import Figures
 from migcheck.streams.rules import AppLevel
-
-
-def plural(n: int, word: str) -> str:
-    """``1 thread``, ``2 threads``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+from migcheck.words import plural
 
 
 def recommend(f: Figures) -> str:

@@ -1,7 +1,7 @@
 """The runbook's steps: what to run, in order, to widen a topic under a Kafka Streams app.
 
 Pure: :class:`RunbookFacts` (what discovery found) in, a list of :class:`Step`
-out.  :mod:`migcheck.streams.runbook_render` writes the same steps as Markdown
+out.  :mod:`migcheck.report.runbook` writes the same steps as Markdown
 for a change ticket and as a shell script.
 
 Why a new topic, and not ``kafka-topics --alter`` then a reset: the reset
@@ -17,85 +17,15 @@ source whose log start offset is above 0 has lost records a reprocess needs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-
-NEW_TOPIC = "new-topic"
-IN_PLACE = "in-place"
-
-
-@dataclass(frozen=True)
-class RunbookFacts:
-    """Everything the steps name, found on the cluster when the runbook was written."""
-
-    app_id: str
-    bootstrap: str
-    command_config: str | None
-    topic: str
-    partitions: int  # the topic's count today
-    to: int
-    new_topic: str
-    strategy: str  # NEW_TOPIC or IN_PLACE
-    protocol: str  # "classic" or "streams"
-    internal: tuple[str, ...]  # the internal topics the reset deletes
-    expected_internal: Mapping[str, int]  # internal topic -> its count after the restart
-    history_lost: tuple[str, ...] = ()  # source topics whose log start offset is above 0
-    state_dir: str | None = None
-    verdict: str = "SAFE"
-    split_keys: int | None = None  # in-place on a stateful app: keys whose history splits
-    members: int = 0
-    configs: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def target(self) -> str:
-        """The topic the app reads after the change."""
-        return self.new_topic if self.strategy == NEW_TOPIC else self.topic
-
-
-@dataclass(frozen=True)
-class Run:
-    """A command: a Kafka tool (``kafka-topics``...), ``migcheck``, or a plain one."""
-
-    argv: tuple[str, ...]
-    kafka_tool: bool = False
-    #: The script runs it through this shell function of its own (which then calls the
-    #: Kafka tool) where a re-run needs more care than the bare command gives.
-    via: str | None = None
-
-
-@dataclass(frozen=True)
-class Manual:
-    """What only a person can do: the script waits for a confirmation with ``--execute``."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Check:
-    """A read-only check the script runs with ``--execute``; it stops the script on failure.
-
-    ``function`` is one of the script's shell functions; ``text`` says what it checks.
-    """
-
-    function: str
-    args: tuple[str, ...]
-    text: str
-    shown: Run | None = None  # the command a person runs to check it by hand (Markdown)
-
-
-Action = Run | Manual | Check
-
-
-@dataclass(frozen=True)
-class Step:
-    title: str
-    why: str
-    actions: tuple[Action, ...]
-    #: Destructive (the reset, the state wipe): said in the Markdown.  The script runs
-    #: every step once anyway: a marker records that it succeeded, and a re-run after a
-    #: later failure resumes at the failed step instead of repeating earlier ones against
-    #: a changed state (stopping the restarted app, resetting it, wiping its new state).
-    destructive: bool = False
+from migcheck.model.runbook import (
+    NEW_TOPIC,
+    Action,
+    Check,
+    Manual,
+    Run,
+    RunbookFacts,
+    Step,
+)
 
 
 def _kafka(f: RunbookFacts, tool: str, *args: str, config_flag: str = "--command-config") -> Run:

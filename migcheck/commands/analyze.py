@@ -1,0 +1,217 @@
+"""``analyze`` end to end: plan the read, aggregate on Spark, build the report, apply the gate.
+
+This module wires the steps together and returns the report with its exit
+code; it neither renders nor prints (the CLI does).  Every failure a user can
+fix becomes a :class:`~migcheck.errors.MigcheckError`, including the ones that
+happen inside a Spark task and reach the driver only as a traceback's text.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+from migcheck.analysis.aggregate import aggregate, scored_pairs
+from migcheck.analysis.entries import topic_entry
+from migcheck.analysis.errors import spark_errors
+from migcheck.analysis.verdicts import GateRules, gate
+from migcheck.errors import (
+    EXIT_GATE,
+    EXIT_OK,
+    EXIT_USAGE,
+    MigcheckError,
+    UsageError,
+)
+from migcheck.hashing.partitioners import check_can_grow
+from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.metadata import TopicMeta, describe_topics
+from migcheck.kafka.reader import plan_units
+from migcheck.model.analyze import KeyLayout, Mode, Report, Source, SourceKind, TopicEntry
+from migcheck.model.header import report_header
+
+#: Shows progress while records are read: given Spark's records-read accumulator
+#: and the total expected, it returns a context manager that runs for the read.
+Progress = Callable[[Any, int], AbstractContextManager[object]]
+
+
+@dataclass
+class AnalyzeOptions:
+    """Everything ``analyze`` was asked to do, apart from how to render the report."""
+
+    candidates: list[int]
+    topics: list[str] = field(default_factory=list)
+    bootstrap: str | None = None
+    command_config: str | None = None
+    full: bool = False
+    sample_per_partition: int = 20_000
+    partitioner: str = "auto"
+    moved_keys_out: str | None = None
+    moved_key_sample: int = 10
+    fail_if_moved: bool = False
+    max_moved_fraction: float | None = None
+    keys_file: str | None = None
+    from_partitions: int | None = None
+    key_encoding: str = "hex"
+    master: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    #: The key layouts to try (``KeyLayout`` values).  ``migcheck app --state`` allows
+    #: window and session changelog keys; ``analyze`` hashes whole keys only.
+    key_layouts: tuple[str, ...] = (KeyLayout.PLAIN,)
+
+    @property
+    def exact(self) -> bool:
+        """Every record is read: a full scan, or an offline key file."""
+        return self.full or self.keys_file is not None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The report and the exit code it calls for (0, 1 gate failed, 2 refused to predict)."""
+
+    report: Report
+    exit_code: int
+
+
+def validate(o: AnalyzeOptions) -> None:
+    """Refuse contradictory options before anything is read."""
+    _layouts(o)
+    if o.keys_file:
+        if o.bootstrap or o.topics:
+            raise UsageError("use either --keys-file or --bootstrap-server/--topic, not both")
+        if o.from_partitions is None:
+            raise UsageError("--keys-file needs --from N, the current partition count")
+        check_can_grow(o.from_partitions, o.candidates)
+        return
+    if not o.bootstrap:
+        raise UsageError("--bootstrap-server is required (or --keys-file for an export)")
+    if not o.topics:
+        raise UsageError("at least one --topic is required")
+    if o.from_partitions is not None:
+        raise UsageError("--from goes with --keys-file; a topic's count is read from Kafka")
+    if o.moved_keys_out and not o.full:
+        raise UsageError("--moved-keys-out needs --full: a sample would list only some keys")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What to read, before Spark starts: the topics, a loader and the records expected."""
+
+    topics: list[TopicMeta]
+    source: Source
+    load: Callable[[Any], tuple[Any, Any]]  # spark -> (records or histories, counter or None)
+    total: int
+
+
+def _layouts(o: AnalyzeOptions) -> tuple[KeyLayout, ...]:
+    """The key layouts allowed, refused when unknown or none: a typo must not silently
+    mean "plain"."""
+    known = [layout.value for layout in KeyLayout]
+    unknown = [name for name in o.key_layouts if name not in known]
+    if unknown or not o.key_layouts:
+        what = f"unknown key layout {unknown[0]!r}" if unknown else "no key layout given"
+        raise UsageError(f"{what}; known: {', '.join(known)}")
+    return tuple(KeyLayout(name) for name in o.key_layouts)
+
+
+def _plan_file(o: AnalyzeOptions) -> _Plan:
+    from migcheck.analysis.sources import read_keys_file
+
+    table = read_keys_file(o.keys_file or "", o.key_encoding)
+    names = sorted(set(table.column("topic").to_pylist()))
+    metas = [TopicMeta(t, "delete", o.from_partitions or 1) for t in names]
+    source: Source = {"kind": SourceKind.FILE, "path": o.keys_file or ""}
+    return _Plan(metas, source, lambda spark: (spark.createDataFrame(table), None), table.num_rows)
+
+
+def _plan_kafka(o: AnalyzeOptions) -> _Plan:
+    from migcheck.analysis.kafkasource import jvm_records
+    from migcheck.analysis.sources import kafka_histories
+
+    client = ClientConfig.load(o.bootstrap or "", o.command_config)
+    metas = describe_topics(client, list(dict.fromkeys(o.topics)))  # named twice: read once
+    for meta in metas:
+        check_can_grow(meta.partition_count, o.candidates, f"--to (topic {meta.name!r})")
+    units = plan_units(metas, None if o.full else o.sample_per_partition)
+    source: Source = {"kind": SourceKind.KAFKA, "bootstrap_servers": o.bootstrap or ""}
+    total = sum(u.end - u.start for u in units)
+    # A full scan decodes every record in the JVM (Spark's Kafka source); a sample reads
+    # a few windows per partition with kafka-python, and groups them in its read tasks.
+    if o.full:
+        return _Plan(metas, source, lambda spark: jvm_records(spark, client, units), total)
+    scored = scored_pairs(o.partitioner, _layouts(o))
+    return _Plan(metas, source, lambda spark: kafka_histories(spark, client, units, scored), total)
+
+
+def run_analyze(o: AnalyzeOptions, progress: Progress | None = None) -> Outcome:
+    """Read, aggregate and judge; write ``--moved-keys-out``; return the report and exit code."""
+    validate(o)
+    plan = _plan_file(o) if o.keys_file else _plan_kafka(o)
+    sample = None if o.exact else o.sample_per_partition
+    entries = _aggregate(o, plan, sample, progress or _no_progress)
+    report: Report = {
+        **report_header(),
+        "source": plan.source,
+        "mode": Mode.FULL if o.exact else Mode.SAMPLE,
+        "sample_per_partition": sample,
+        "candidates": o.candidates,
+        "topics": entries,
+        "gate": gate(entries, GateRules(o.fail_if_moved, o.max_moved_fraction)),
+    }
+    return Outcome(report, exit_code(report))
+
+
+def exit_code(report: Report) -> int:
+    """2 when a topic could not be predicted, 1 when the gate failed, else 0."""
+    if any(not t["predictable"] for t in report["topics"]):
+        return EXIT_USAGE
+    return EXIT_GATE if report["gate"]["failed"] else EXIT_OK
+
+
+def _aggregate(
+    o: AnalyzeOptions, plan: _Plan, sample: int | None, progress: Progress
+) -> list[TopicEntry]:
+    from migcheck.analysis.spark import get_session, small_data
+
+    with spark_errors():
+        spark = get_session(o.master, o.conf, short_run=sample is not None)
+        records, counter = plan.load(spark)
+        adaptive = nullcontext() if sample is None else small_data(spark, o.conf)
+        with adaptive, progress(counter, plan.total):
+            aggregates, moved_df = aggregate(
+                records,
+                plan.topics,
+                o.candidates,
+                o.partitioner,
+                o.moved_key_sample,
+                _layouts(o),
+            )
+        if o.moved_keys_out:
+            _write_moved_keys(moved_df, o.moved_keys_out)
+    forced = o.partitioner != "auto"
+    return [
+        topic_entry(meta, o.candidates, aggregates[meta.name], forced, sample)
+        for meta in plan.topics
+    ]
+
+
+def _no_progress(counter: Any, total: int) -> AbstractContextManager[object]:
+    return nullcontext()
+
+
+def _write_moved_keys(moved_df: Any, path: str) -> None:
+    """Stream every moved key to CSV on the driver, one partition of results at a time."""
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(
+                ["topic", "key_hex", "partition", "candidate_partitions", "new_partition"]
+            )
+            for row in moved_df.orderBy(
+                "topic", "candidate_partitions", "key_hex"
+            ).toLocalIterator():
+                writer.writerow(list(row))
+    except OSError as e:
+        raise MigcheckError(f"--moved-keys-out {path}: {e.strerror}") from None

@@ -1,0 +1,352 @@
+"""``migcheck app`` end to end: discover, model, judge each candidate, measure state.
+
+It returns the report and its exit code and neither renders nor prints.  The
+verdict needs only metadata; ``--state`` adds the analysis pipeline's figures
+for every store whose sub-topology changes, read from its changelog (or, for
+a store with no changelog, from the source topic that feeds it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from migcheck.commands.analyze import AnalyzeOptions, run_analyze
+from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE, ReadError, UsageError
+from migcheck.hashing.partitioners import check_can_grow
+from migcheck.kafka.config import ClientConfig
+from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
+from migcheck.model.app import (
+    AppCandidate,
+    AppGroup,
+    AppReason,
+    AppReport,
+    AppState,
+    AppSubtopology,
+    AppTopic,
+    StoreImpact,
+    SubtopologyVerdict,
+)
+from migcheck.model.header import report_header
+from migcheck.streams.build import WOULD_ADD, Model, from_broker, from_topology, inferred
+from migcheck.streams.discovery import Discovery, discover
+from migcheck.streams.rules import App, AppLevel, Reason, external_counts, health, sizes, verdict
+from migcheck.streams.topology import Topology, parse_topology
+
+
+@dataclass
+class AppOptions:
+    """Everything ``migcheck app`` was asked, apart from how to render the report."""
+
+    bootstrap: str
+    app_id: str
+    topics: list[str]
+    candidates: list[int]
+    command_config: str | None = None
+    topology_file: str | None = None
+    fixed_repartition: list[str] = field(default_factory=list)
+    state: bool = False
+    full: bool = False
+    sample_per_partition: int = 20_000
+    partitioner: str = "auto"
+    moved_keys_out: str | None = None
+    master: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AppOutcome:
+    report: AppReport
+    exit_code: int
+
+
+def run_app(o: AppOptions) -> AppOutcome:
+    """Discover the app, judge every candidate, measure its state when asked."""
+    if o.moved_keys_out and not (o.state and o.full):
+        raise UsageError("--moved-keys-out needs --state --full: a sample lists only some keys")
+    topology = read_topology(o.topology_file)
+    client = ClientConfig.load(o.bootstrap, o.command_config)
+    also = [*o.topics, *(topology_topics(topology) if topology else [])]
+    disc = discover(client, o.app_id, also)
+    _check_topics(o, disc)
+    model = model_of(disc, topology, o.fixed_repartition)
+    _check_in_app(o.topics, model.app)
+    candidates = [_candidate(model.app, o.topics, n) for n in o.candidates]
+    unpredictable = False
+    state: AppState | None = None
+    if o.state:
+        state, unpredictable = _state(o, model.app, candidates)
+    report = _report(o, disc, model, candidates, state)
+    if unpredictable:
+        return AppOutcome(report, EXIT_USAGE)
+    safe = all(c["verdict"] == AppLevel.SAFE for c in candidates)
+    return AppOutcome(report, EXIT_OK if safe else EXIT_GATE)
+
+
+def read_topology(path: str | None) -> Topology | None:
+    """The ``--topology`` file, parsed; None when none was given."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--topology {path}: {getattr(e, 'strerror', None) or e}") from None
+    return parse_topology(text, f"--topology {path}")
+
+
+def topology_topics(topology: Topology) -> list[str]:
+    """The source topics a topology names (to describe them along with the app's)."""
+    return [t for sub in topology.subtopologies for t in sub.source_topics]
+
+
+def _check_topics(o: AppOptions, disc: Discovery) -> None:
+    for topic in o.topics:
+        meta = disc.topics.get(topic)
+        if meta is None:
+            raise ReadError(f"topic {topic!r} does not exist at {o.bootstrap}")
+        check_can_grow(meta.partition_count, o.candidates, f"--to (topic {topic!r})")
+
+
+def model_of(disc: Discovery, topology: Topology | None, fixed: Sequence[str] = ()) -> Model:
+    """The best model discovery allows: the given topology, the broker's, or inferred."""
+    if topology is not None:
+        extra = {t: m.partition_count for t, m in disc.topics.items()}
+        return from_topology(disc.facts, topology, fixed, extra)
+    described = disc.streams_group.topology if disc.streams_group else None
+    if described:  # None too while the broker finds the topics mis-partitioned
+        return from_broker(disc.facts, described, fixed)
+    if not disc.facts.sources and not disc.facts.internal:
+        raise UsageError(
+            f"application {disc.facts.app_id!r} has committed no offsets and has no internal "
+            "topics: nothing to infer its topology from; pass --topology"
+        )
+    return inferred(disc.facts, fixed)
+
+
+def _check_in_app(topics: Sequence[str], app: App) -> None:
+    read = {t for sub in app.topology.subtopologies for t in sub.source_topics}
+    for topic in topics:
+        if topic not in read and topic not in app.counts:
+            raise UsageError(f"topic {topic!r} is not read by application {app.app_id!r}")
+
+
+def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:
+    proposed = {t: n for t in topics}
+    v = verdict(app, proposed)
+    first = next((r.text for r in v.reasons if r.level == AppLevel.CRASH), None)
+    subs: list[SubtopologyVerdict] = [
+        {
+            "id": sub.id,
+            "tasks": v.tasks.get(sub.id, (0, 0))[0],
+            "new_tasks": v.tasks.get(sub.id, (0, 0))[1],
+            "verdict": v.subtopologies[sub.id],
+        }
+        for sub in app.topology.subtopologies
+    ]
+    return {
+        "partitions": n,
+        "verdict": v.level,
+        "error": first,
+        "reasons": [_reason(r) for r in v.reasons],
+        "subtopologies": subs,
+        "stores": None,
+    }
+
+
+def _reason(r: Reason) -> AppReason:
+    return {
+        "level": r.level,
+        "subtopology": None if r.subtopology < 0 else r.subtopology,
+        "text": r.text,
+        "topics": list(r.topics),
+        "stores": list(r.stores),
+    }
+
+
+def _report(
+    o: AppOptions,
+    disc: Discovery,
+    model: Model,
+    candidates: list[AppCandidate],
+    state: AppState | None,
+) -> AppReport:
+    app = model.app
+    today = sizes(app, external_counts(app))
+    group = disc.group
+    group_entry: AppGroup = {
+        "type": group.group_type if group else "none",
+        "state": group.state if group else None,
+        "members": len(group.members) if group else 0,
+    }
+    largest = max(candidates, key=lambda c: c["partitions"])
+    return {
+        **report_header(),
+        "source": {"kind": SourceKind.KAFKA, "bootstrap_servers": o.bootstrap},
+        "application_id": o.app_id,
+        "group": group_entry,
+        "protocol": app.protocol,
+        "basis": model.basis,
+        "basis_note": WOULD_ADD[model.basis] or None,
+        "notes": list(model.notes),
+        "topics": _topics(disc),
+        "subtopologies": _subtopologies(app, today.tasks),
+        "health": [_reason(r) for r in health(app)],
+        "changes": list(o.topics),
+        "candidates": candidates,
+        "verdict": largest["verdict"],
+        "state": state,
+    }
+
+
+def _topics(disc: Discovery) -> list[AppTopic]:
+    internal = disc.facts.internal
+    rows: list[AppTopic] = []
+    for name, meta in disc.topics.items():
+        role = "source"
+        if name in internal:
+            role = "changelog" if name.endswith("-changelog") else "repartition"
+        rows.append(
+            {
+                "topic": name,
+                "role": role,
+                "partitions": meta.partition_count,
+                "cleanup_policy": meta.cleanup_policy,
+            }
+        )
+    return rows
+
+
+def _subtopologies(app: App, tasks: dict[int, int]) -> list[AppSubtopology]:
+    return [
+        {
+            "id": sub.id,
+            "is_global": sub.is_global,
+            "sources": list(sub.source_topics),
+            "sinks": list(sub.sink_topics),
+            "stores": list(sub.stores),
+            "tasks": 0 if sub.is_global else tasks.get(sub.id, 0),
+        }
+        for sub in app.topology.subtopologies
+    ]
+
+
+# --- --state: what each store's move costs -------------------------------------------
+
+
+@dataclass(frozen=True)
+class _StoreRef:
+    store: str
+    subtopology: int
+    changelog: str | None  # None: no changelog (logging disabled, or a source topic)
+
+
+def _stores(app: App) -> list[_StoreRef]:
+    return [
+        _StoreRef(
+            store, sub.id, app.changelog(store) if app.changelog(store) in app.counts else None
+        )
+        for sub in app.topology.subtopologies
+        if not sub.is_global
+        for store in sub.stores
+    ]
+
+
+def _state(o: AppOptions, app: App, candidates: list[AppCandidate]) -> tuple[AppState, bool]:
+    """Analyze the changed topics and every affected changelog; fill each candidate's stores."""
+    tasks = {
+        c["partitions"]: {s["id"]: s["new_tasks"] for s in c["subtopologies"]} for c in candidates
+    }
+    stores = _stores(app)
+    entries: dict[str, TopicEntry] = {}
+    unpredictable = False
+    jobs = [(list(o.topics), list(o.candidates), o.moved_keys_out, ("plain",))]
+    for current, logs in _changelog_groups(app, stores).items():
+        wanted = sorted({tasks[n][s.subtopology] for n in tasks for s in logs} - {current})
+        if wanted:
+            names = [s.changelog for s in logs if s.changelog]
+            jobs.append((names, wanted, None, ("plain", "window", "session")))
+    for topics, counts, moved_out, layouts in jobs:
+        outcome = run_analyze(_analyze_options(o, topics, counts, moved_out, layouts))
+        unpredictable |= outcome.exit_code == EXIT_USAGE
+        entries.update({t["topic"]: t for t in outcome.report["topics"]})
+    for cand in candidates:
+        cand["stores"] = [
+            _impact(app, s, cand["partitions"], tasks[cand["partitions"]], entries, o.topics)
+            for s in stores
+        ]
+    mode = Mode.FULL if o.full else Mode.SAMPLE
+    sample = None if o.full else o.sample_per_partition
+    return {"mode": mode, "sample_per_partition": sample, "topics": list(entries.values())}, (
+        unpredictable
+    )
+
+
+def _changelog_groups(app: App, stores: list[_StoreRef]) -> dict[int, list[_StoreRef]]:
+    """Logged stores by their changelog's count: one analysis run per count (Kafka only grows)."""
+    groups: dict[int, list[_StoreRef]] = {}
+    for s in stores:
+        if s.changelog:
+            groups.setdefault(app.counts[s.changelog], []).append(s)
+    return groups
+
+
+def _analyze_options(
+    o: AppOptions,
+    topics: list[str],
+    counts: list[int],
+    moved_out: str | None,
+    layouts: tuple[str, ...],
+) -> AnalyzeOptions:
+    return AnalyzeOptions(
+        candidates=counts,
+        topics=topics,
+        bootstrap=o.bootstrap,
+        command_config=o.command_config,
+        full=o.full,
+        sample_per_partition=o.sample_per_partition,
+        partitioner=o.partitioner,
+        moved_keys_out=moved_out,
+        master=o.master,
+        conf=o.conf,
+        key_layouts=layouts,
+    )
+
+
+def _impact(
+    app: App,
+    s: _StoreRef,
+    n: int,
+    new_tasks: dict[int, int],
+    entries: dict[str, TopicEntry],
+    changed: Sequence[str],
+) -> StoreImpact:
+    """One store under candidate ``n``: its changelog's figures, or its feeding source's."""
+    sub = next(x for x in app.topology.subtopologies if x.id == s.subtopology)
+    if s.changelog:
+        topic, target = s.changelog, new_tasks[s.subtopology]
+    else:
+        topic = next((t for t in sub.source_topics if t in changed), changed[0])
+        target = n
+    entry = entries.get(topic)
+    current = app.counts.get(topic, 0)
+    cand = _candidate_entry(entry, target) if entry and target != current else None
+    restore = entry if (entry and s.changelog) else None
+    return {
+        "store": s.store,
+        "subtopology": s.subtopology,
+        "logged": s.changelog is not None,
+        "analyzed_topic": topic,
+        "partitions": current,
+        "new_partitions": target,
+        "moved_keys": cand["moved_keys"] if cand else 0,
+        "moved_keys_interval": cand["moved_keys_interval"] if cand else None,
+        "moved_bytes": cand["moved_bytes"] if cand else 0,
+        "moved_bytes_interval": cand["moved_bytes_interval"] if cand else None,
+        "restore_records": restore["state_records"] if restore else 0,
+        "restore_bytes": restore["state_bytes"] if restore else 0,
+    }
+
+
+def _candidate_entry(entry: TopicEntry, m: int) -> CandidateEntry | None:
+    return next((c for c in entry["candidates"] if c["partitions"] == m), None)

@@ -1,0 +1,246 @@
+"""``migcheck plan`` end to end: the model, the deployment, today's figures and a change's.
+
+Live, the application comes from discovery (as ``migcheck app`` finds it) and
+the deployment from its group's members: one member per stream thread, its
+tasks from its assignment.  Offline, a ``describe()`` and the partition counts
+a user gives stand in for the cluster.  It returns the report and its exit
+code and neither renders nor prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from migcheck.commands.app import model_of, read_topology, topology_topics
+from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.hashing.partitioners import check_can_grow
+from migcheck.kafka.config import ClientConfig
+from migcheck.model.header import report_header
+from migcheck.model.plan import (
+    PlanFigures,
+    PlanInstance,
+    PlanProposal,
+    PlanReport,
+    PlanSubtopology,
+)
+from migcheck.streams import advice
+from migcheck.streams.build import Model, offline
+from migcheck.streams.discovery import Discovery, discover
+from migcheck.streams.parallelism import Deployment, Figures, figures, observed, uniform
+from migcheck.streams.rules import App, AppLevel, external_counts, verdict
+from migcheck.streams.topology import Topology
+
+#: The application id an offline plan names internal topics with, when none is given.
+OFFLINE_APP_ID = "<application.id>"
+
+
+@dataclass
+class PlanOptions:
+    """Everything ``migcheck plan`` was asked, apart from how to render the report."""
+
+    app_id: str | None = None
+    bootstrap: str | None = None
+    command_config: str | None = None
+    topology_file: str | None = None
+    partitions: dict[str, int] = field(default_factory=dict)
+    changes: dict[str, int] = field(default_factory=dict)
+    instances: int | None = None
+    threads: int | None = None
+    standby_replicas: int = 0
+    fixed_repartition: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    report: PlanReport
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What a plan is computed on: the model, who runs it, and the changelogs' sizes."""
+
+    model: Model
+    deployment: Deployment
+    records: Mapping[str, list[int]] | None
+    mode: str
+    notes: tuple[str, ...] = ()
+
+
+def run_plan(o: PlanOptions) -> PlanOutcome:
+    """Today's parallelism and, with ``--set``, the proposed change's, with its verdict."""
+    setting = _live(o) if o.bootstrap else _offline(o)
+    app = setting.model.app
+    today = figures(
+        app, external_counts(app), setting.deployment, o.standby_replicas, setting.records
+    )
+    proposal = _proposal(o, setting, today) if o.changes else None
+    report = _report(o, setting, today, proposal)
+    gate = proposal is not None and proposal["verdict"] != AppLevel.SAFE
+    return PlanOutcome(report, EXIT_GATE if gate else EXIT_OK)
+
+
+def _live(o: PlanOptions) -> _Setting:
+    if not o.app_id:
+        raise UsageError("--bootstrap-server needs --application-id (the app's group id)")
+    if o.partitions:
+        raise UsageError("--partitions is for an offline plan; live counts come from the cluster")
+    topology = read_topology(o.topology_file)
+    client = ClientConfig.load(o.bootstrap or "", o.command_config)
+    also = [*o.changes, *(topology_topics(topology) if topology else [])]
+    disc = discover(client, o.app_id, also)
+    model = model_of(disc, topology, o.fixed_repartition)
+    deployment, notes = _live_deployment(o, model.app, disc)
+    records = {t: [p.records for p in m.partitions] for t, m in disc.topics.items()}
+    return _Setting(model, deployment, records, "live", notes)
+
+
+def _live_deployment(
+    o: PlanOptions, app: App, disc: Discovery
+) -> tuple[Deployment, tuple[str, ...]]:
+    """The group's members, unless --instances/--threads describe another deployment."""
+    members = disc.group.members if disc.group else ()
+    seen = observed(app, members)
+    if o.instances is None and o.threads is None and members:
+        return seen, ()
+    instances = o.instances or len(seen.instances) or 1
+    threads = o.threads or (seen.threads_per_instance if members else 1)
+    shape = f"{instances} instance(s) of {threads} thread(s)"
+    if members:
+        note = f"figures for {shape}, as given"
+    elif o.instances or o.threads:
+        note = f"group {app.app_id!r} has no member: figures for {shape}, as given"
+    else:
+        note = (
+            f"group {app.app_id!r} has no member: figures for {shape}; "
+            "pass --instances and --threads for the real deployment"
+        )
+    return uniform(instances, threads), (note,)
+
+
+def _offline(o: PlanOptions) -> _Setting:
+    if not o.topology_file or not o.partitions:
+        raise UsageError(
+            "pass --application-id and --bootstrap-server (live), or --topology and "
+            "--partitions TOPIC=N (offline)"
+        )
+    topology = read_topology(o.topology_file)
+    assert topology is not None
+    _check_offline_counts(topology, o.partitions)
+    model = offline(o.app_id or OFFLINE_APP_ID, topology, o.partitions)
+    deployment = uniform(o.instances or 1, o.threads or 1)
+    return _Setting(model, deployment, None, "offline")
+
+
+def _check_offline_counts(topology: Topology, partitions: Mapping[str, int]) -> None:
+    app = App(OFFLINE_APP_ID, topology, {})
+    named = {t for sub in topology.subtopologies for t in sub.source_topics + sub.sink_topics}
+    for topic in partitions:
+        if topic not in named:
+            raise UsageError(f"--partitions {topic}: the topology reads no topic of that name")
+    for sub in topology.subtopologies:
+        for topic in sub.source_topics:
+            if not app.is_repartition(topic) and topic not in partitions:
+                raise UsageError(f"--partitions needs {topic}=N: sub-topology {sub.id} reads it")
+
+
+def _proposal(o: PlanOptions, setting: _Setting, today: Figures) -> PlanProposal:
+    app = setting.model.app
+    _check_changes(app, o.changes)
+    v = verdict(app, o.changes)
+    changed = replace(app, counts={**app.counts, **o.changes})
+    # After a change the assignor starts over: predict it for the same instances and threads.
+    shape = Deployment(tuple(replace(i, thread_tasks=None) for i in setting.deployment.instances))
+    after = figures(changed, external_counts(changed), shape, o.standby_replicas, setting.records)
+    return {
+        **_figures(changed, after, advice.recommend_change(today, after, v.level)),
+        "changes": dict(o.changes),
+        "verdict": str(v.level),
+        "verdict_reasons": [r.text for r in v.reasons],
+    }  # type: ignore[typeddict-item]
+
+
+def _check_changes(app: App, changes: Mapping[str, int]) -> None:
+    for topic, n in changes.items():
+        if topic not in app.counts:
+            raise UsageError(f"--set {topic}: application {app.app_id!r} has no such topic")
+        check_can_grow(app.counts[topic], [n], f"--set (topic {topic!r})")
+
+
+def _figures(app: App, f: Figures, recommendation: str) -> PlanFigures:
+    subs: list[PlanSubtopology] = [
+        {
+            "id": sub.id,
+            "sources": [app.internal(t) if app.is_repartition(t) else t for t in sub.source_topics],
+            "stores": list(sub.stores),
+            "tasks": f.subtopology_tasks[sub.id],
+        }
+        for sub in app.topology.subtopologies
+        if not sub.is_global
+    ]
+    return {
+        "recommendation": recommendation,
+        "tasks": f.tasks,
+        "ceiling": f.ceiling,
+        "subtopologies": subs,
+        "instances": f.instances,
+        "threads": f.threads,
+        "active_threads": f.active_threads,
+        "idle_threads": f.idle_threads,
+        "instances_needed": f.instances_needed,
+        "threads_needed": f.threads_needed,
+        "tasks_per_instance": list(f.tasks_per_instance),
+        "tasks_per_thread": list(f.tasks_per_thread),
+        "balance": {
+            "busiest_over_least_pct": f.imbalance_pct,
+            "even_split": list(f.even_split),
+            "even_instances": list(f.even_instances),
+        },
+        "standby": {
+            "replicas": f.standby.replicas,
+            "tasks": f.standby.tasks,
+            "unplaced": f.standby.unplaced,
+            "restore_records": f.standby.restore_records,
+            "largest_task_records": f.standby.largest_task_records,
+        },
+        "narrow_repartitions": [
+            {
+                "topic": n.topic,
+                "partitions": n.partitions,
+                "upstream_tasks": n.upstream_tasks,
+                "downstream_subtopologies": list(n.downstream),
+                "stores": list(n.stores),
+            }
+            for n in f.narrow
+        ],
+    }
+
+
+def _report(
+    o: PlanOptions, setting: _Setting, today: Figures, proposal: PlanProposal | None
+) -> PlanReport:
+    app = setting.model.app
+    text = advice.recommend(today)
+    if proposal is not None and today.threads < today.tasks:
+        text += " The proposed partition change is not needed for that."
+    members: list[PlanInstance] = [
+        {
+            "instance": i.name,
+            "threads": i.threads,
+            "tasks": None if i.thread_tasks is None else sum(i.thread_tasks),
+            "tasks_per_thread": None if i.thread_tasks is None else list(i.thread_tasks),
+        }
+        for i in setting.deployment.instances
+    ]
+    return {
+        **_figures(app, today, text),
+        **report_header(),
+        "application_id": o.app_id,
+        "mode": setting.mode,
+        "basis": str(setting.model.basis),
+        "assignment": "observed" if setting.deployment.observed else "predicted",
+        "members": members,
+        "notes": [*setting.model.notes, *setting.notes],
+        "proposed": proposal,
+    }  # type: ignore[typeddict-item]

@@ -1,0 +1,160 @@
+"""``migcheck runbook`` end to end: discover the app, judge the change, write the steps.
+
+Read-only like ``migcheck app``: it finds the application's real topics, the
+topic's own configs and each source's log start offsets, and judges the
+in-place change with the same rules.  ``--strategy in-place`` on an app whose
+state depends on the moved keys is refused, naming every key whose history
+would split (a full scan through the analysis pipeline), unless
+``--accept-split-history`` is given.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from migcheck.commands.analyze import AnalyzeOptions, run_analyze
+from migcheck.commands.app import model_of, read_topology, topology_topics
+from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.hashing.keys import printable
+from migcheck.hashing.partitioners import check_can_grow
+from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.metadata import topic_configs
+from migcheck.model.header import report_header
+from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, RunbookFacts
+from migcheck.report.runbook import refusal_line, render_markdown, render_refusal, render_sh
+from migcheck.streams.discovery import Discovery, discover
+from migcheck.streams.rules import App, AppLevel, external_counts, sizes, verdict
+from migcheck.streams.steps import steps
+
+
+@dataclass
+class RunbookOptions:
+    """Everything ``migcheck runbook`` was asked."""
+
+    bootstrap: str
+    app_id: str
+    topic: str
+    to: int
+    command_config: str | None = None
+    topology_file: str | None = None
+    new_topic: str | None = None
+    strategy: str = NEW_TOPIC
+    state_dir: str | None = None
+    fmt: str = "markdown"
+    accept_split_history: bool = False
+    fixed_repartition: list[str] = field(default_factory=list)
+    master: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunbookOutcome:
+    text: str
+    exit_code: int
+    message: str | None = None  # one line for stderr (a refusal)
+
+
+def run_runbook(o: RunbookOptions) -> RunbookOutcome:
+    """The runbook, or the refusal of an in-place change that would split state."""
+    topology = read_topology(o.topology_file)
+    client = ClientConfig.load(o.bootstrap, o.command_config)
+    new_topic = o.new_topic or f"{o.topic}-p{o.to}"
+    also = [o.topic, new_topic, *(topology_topics(topology) if topology else [])]
+    disc = discover(client, o.app_id, also)
+    _check(o, disc, new_topic)
+    model = model_of(disc, topology, o.fixed_repartition)
+    level = verdict(model.app, {o.topic: o.to}).level
+    split = None
+    if o.strategy == IN_PLACE and level != AppLevel.SAFE:
+        keys = _split_keys(o)
+        if not o.accept_split_history:
+            return _refusal(o, level, keys)
+        split = len(keys)
+    facts = _facts(o, disc, model.app, client, new_topic, level, split)
+    header = report_header()
+    render = render_sh if o.fmt == "sh" else render_markdown
+    text = render(facts, steps(facts), header["migcheck_version"], header["generated_at"])
+    return RunbookOutcome(text, EXIT_OK)
+
+
+def _check(o: RunbookOptions, disc: Discovery, new_topic: str) -> None:
+    meta = disc.topics.get(o.topic)
+    if meta is None:
+        raise UsageError(f"topic {o.topic!r} does not exist at {o.bootstrap}")
+    if o.topic not in disc.facts.sources and o.topic not in disc.facts.internal:
+        raise UsageError(f"topic {o.topic!r} is not read by application {o.app_id!r}")
+    check_can_grow(meta.partition_count, [o.to], f"--to (topic {o.topic!r})")
+    if o.strategy == NEW_TOPIC and new_topic == o.topic:
+        raise UsageError("--new-topic must differ from --topic")
+    existing = disc.topics.get(new_topic)
+    if o.strategy == NEW_TOPIC and existing and existing.partition_count != o.to:
+        raise UsageError(
+            f"--new-topic {new_topic} exists with {existing.partition_count} partitions, not {o.to}"
+        )
+
+
+def _facts(
+    o: RunbookOptions,
+    disc: Discovery,
+    app: App,
+    client: ClientConfig,
+    new_topic: str,
+    level: AppLevel,
+    split: int | None,
+) -> RunbookFacts:
+    after = {**external_counts(app), o.topic: o.to}
+    lost = tuple(
+        t
+        for t in disc.facts.sources
+        if any(p.log_start_offset > 0 for p in disc.topics[t].partitions)
+    )
+    return RunbookFacts(
+        app_id=o.app_id,
+        bootstrap=o.bootstrap,
+        command_config=o.command_config,
+        topic=o.topic,
+        partitions=disc.topics[o.topic].partition_count,
+        to=o.to,
+        new_topic=new_topic,
+        strategy=o.strategy,
+        protocol=str(disc.facts.protocol),
+        internal=tuple(sorted(disc.facts.internal)),
+        expected_internal=sizes(app, after).internal,
+        history_lost=lost,
+        state_dir=o.state_dir,
+        verdict=str(level),
+        split_keys=split,
+        members=len(disc.group.members) if disc.group else 0,
+        configs=topic_configs(client, o.topic),
+    )
+
+
+def _split_keys(o: RunbookOptions) -> list[str]:
+    """Every key of the topic that changes partition: its history would split."""
+    fd, path = tempfile.mkstemp(prefix="migcheck-split-", suffix=".csv")
+    os.close(fd)
+    try:
+        run_analyze(
+            AnalyzeOptions(
+                candidates=[o.to],
+                topics=[o.topic],
+                bootstrap=o.bootstrap,
+                command_config=o.command_config,
+                full=True,
+                moved_keys_out=path,
+                master=o.master,
+                conf=o.conf,
+            )
+        )
+        with open(path, encoding="utf-8", newline="") as f:
+            return [printable(bytes.fromhex(row["key_hex"])) for row in csv.DictReader(f)]
+    finally:
+        os.unlink(path)
+
+
+def _refusal(o: RunbookOptions, level: AppLevel, keys: list[str]) -> RunbookOutcome:
+    text = render_refusal(o.app_id, o.topic, o.to, str(level), keys, o.fmt)
+    return RunbookOutcome(text, EXIT_GATE, refusal_line(o.topic, keys))

@@ -1,0 +1,23 @@
+"""The copy's own errors: each a one-line :class:`~migcheck.errors.UsageError` (exit 2).
+
+Kept apart so a caller (or a test) can tell a refused checkpoint from a chunk
+that cannot be recovered, while the CLI prints both as one line.
+"""
+
+from __future__ import annotations
+
+from migcheck.errors import UsageError
+
+
+class CheckpointError(UsageError):
+    """``--checkpoint`` cannot be used for this copy: another pair, another partitioner,
+    another destination count, or not a checkpoint at all."""
+
+
+class RecoveryError(UsageError):
+    """A dead run's pending chunk cannot be settled: its source records are gone, or it
+    was placed otherwise than this migcheck places it."""
+
+
+class PlacementError(UsageError):
+    """No partitioner placed every key of the source, so keys cannot keep their order."""

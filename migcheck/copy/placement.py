@@ -1,0 +1,135 @@
+"""Where each copied record goes, and the partitioner that decides it.
+
+Hashed keys go where the producers' partitioner puts them at the destination's
+count; unhashed ones (null keys) go round-robin over the source partition's
+share of the destination (:func:`unhashed_share`), so no two tasks ever write
+the same records into one partition.  Pure, apart from :func:`choose_partitioner`,
+which reads every key through Spark as ``analyze`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from migcheck.analysis.aggregate import KeyStats, score_partitioners
+from migcheck.analysis.verdicts import PartitionerScore, choose_placement
+from migcheck.copy.checkpoint import Checkpoint
+from migcheck.copy.errors import CheckpointError, PlacementError
+from migcheck.hashing.partitioners import AUTO_CANDIDATES, UNHASHED, partition_array
+from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.metadata import TopicMeta
+from migcheck.kafka.reader import WorkUnit
+from migcheck.model.analyze import KeyLayout
+
+
+def unhashed_share(partition: int, partitions: int, into_partitions: int) -> list[int]:
+    """The destination partitions that source ``partition``'s unhashed records (null keys)
+    go round-robin over: those equal to it modulo the source's count.
+
+    When the destination is at least as wide, no two tasks then write an unhashed
+    record to the same partition, and hashed keys never share one across tasks (each
+    key sits in one source partition), so whatever a task finds of its own records
+    in a partition it writes to was written by it (see :mod:`migcheck.copy.task`).
+    Narrower, each task takes one partition, shared.
+    """
+    return list(range(partition, into_partitions, partitions)) or [partition % into_partitions]
+
+
+def targets(
+    keys: Sequence[bytes | None],
+    partitioner: str,
+    share: list[int],
+    into_partitions: int,
+    rr: int,
+) -> tuple[list[int], int, int]:
+    """Each key's destination partition, the next round-robin position and the number of
+    unhashed keys; unhashed keys round-robin from ``rr`` over ``share``."""
+    placed = partition_array(list(keys), into_partitions, partitioner)
+    out = []
+    nulls = 0
+    for p in placed:
+        if p == UNHASHED:
+            out.append(share[rr % len(share)])
+            rr += 1
+            nulls += 1
+        else:
+            out.append(int(p))
+    return out, rr, nulls
+
+
+def choose_partitioner(
+    requested: str,
+    checkpoint_path: str | None,
+    saved: Checkpoint | None,
+    source: TopicMeta,
+    read_stats: Any,  # (units, names) -> KeyStats | None: every key read and scored
+) -> str:
+    """The partitioner this run places keys with, decided before anything is written.
+
+    A later run keeps the checkpoint's partitioner: another one would put a key's
+    new records away from its history, so it is refused.  Otherwise the choice is
+    ``analyze``'s (:func:`~migcheck.analysis.verdicts.choose_placement`) over every
+    key read, never a sample: a key placed by no hash may sit in several source
+    partitions, and then neither its placement nor its order can be kept.  A forced
+    ``--partitioner`` is used as given.  With ``auto``, a later run checks that the
+    records that arrived since were placed by the checkpoint's partitioner too.
+    """
+    pinned = saved.partitioner if saved else None
+    if pinned and requested not in ("auto", pinned):
+        raise CheckpointError(
+            f"--checkpoint {checkpoint_path} placed keys with {pinned}: a later run must use "
+            f"the same partitioner, or a key's new records land away from its history"
+        )
+    if requested != "auto":
+        return requested
+    start = saved.next if saved else {}
+    ranges = {
+        p.partition: (max(start.get(p.partition, 0), p.log_start_offset), p.log_end_offset)
+        for p in source.partitions
+    }
+    units = [WorkUnit(source.name, p, a, b) for p, (a, b) in ranges.items() if a < b]
+    names = [pinned] if pinned else list(AUTO_CANDIDATES)
+    stats = read_stats(units, names) if units else None
+    if stats is None:  # no keyed record: nothing is placed by hash, all go round-robin
+        return pinned or "murmur2"
+    return placed_every_key(source.name, stats, pinned)
+
+
+def placed_every_key(topic: str, stats: KeyStats, pinned: str | None) -> str:
+    """``pinned`` if it placed every key read, else the first of ``analyze``'s choices
+    that did; a refusal when none did."""
+    scores = stats.scores[KeyLayout.PLAIN]
+    if pinned is not None:
+        score = scores[pinned]
+        if score.hashed == 0 or score.placed_every_key:
+            return pinned
+        raise PlacementError(
+            f"records that arrived in {topic} since the last copy are not all placed "
+            f"by {pinned} ({_percent(score)} of keys are); pass --partitioner {pinned} to "
+            "copy them anyway"
+        )
+    name, _ = choose_placement("auto", stats.scores)
+    if name is None:
+        best = max(scores, key=lambda n: scores[n].conformance or 0.0)
+        raise PlacementError(
+            f"no known partitioner placed every key of {topic} (best: {best}, "
+            f"{_percent(scores[best])} of keys); a custom partitioner or explicit "
+            "partitions? Force one with --partitioner"
+        )
+    return name
+
+
+def _percent(score: PartitionerScore) -> str:
+    return f"{100 * (score.conformance or 0.0):.1f}%"
+
+
+def spark_key_stats(
+    spark: Any, client: ClientConfig, source: TopicMeta, units: list[WorkUnit], names: list[str]
+) -> KeyStats | None:
+    """Partitioner scores of every key in ``units``, read and scored as ``analyze`` does;
+    None when there is no keyed record."""
+    from migcheck.analysis.kafkasource import jvm_records
+
+    records, _ = jvm_records(spark, client, units)
+    return score_partitioners(records, [source], names).get(source.name)

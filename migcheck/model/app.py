@@ -1,0 +1,99 @@
+"""The ``migcheck app`` report's one typed definition: its JSON, field by field.
+
+Like :mod:`migcheck.model.analyze` (whose topic entries it reuses for the
+``--state`` analysis), each TypedDict is one JSON object with its fields in the
+documented order; :mod:`migcheck.report.schema` derives the key order and the
+saved-report check from here, and ``docs/report-schema.md`` is tested against
+it.  It sits in ``analysis/`` because ``streams/`` builds it and ``report/``
+renders it, and those two layers do not import each other.
+"""
+
+from typing import TypedDict
+
+from migcheck.model.analyze import Interval, Mode, Source, TopicEntry
+
+
+class AppGroup(TypedDict):
+    type: str  # "classic", "streams" or "none"
+    state: str | None
+    members: int
+
+
+class AppTopic(TypedDict):
+    topic: str
+    role: str  # "source", "changelog", "repartition"
+    partitions: int
+    cleanup_policy: str
+
+
+class AppSubtopology(TypedDict):
+    id: int
+    is_global: bool
+    sources: list[str]
+    sinks: list[str]
+    stores: list[str]
+    tasks: int
+
+
+class AppReason(TypedDict):
+    level: str  # SAFE, CORRUPT or CRASH
+    subtopology: int | None
+    text: str
+    topics: list[str]
+    stores: list[str]
+
+
+class SubtopologyVerdict(TypedDict):
+    id: int
+    tasks: int
+    new_tasks: int
+    verdict: str
+
+
+class StoreImpact(TypedDict):
+    store: str
+    subtopology: int
+    logged: bool
+    analyzed_topic: str
+    partitions: int
+    new_partitions: int
+    moved_keys: int
+    moved_keys_interval: Interval | None
+    moved_bytes: int
+    moved_bytes_interval: Interval | None
+    restore_records: int
+    restore_bytes: int
+
+
+class AppCandidate(TypedDict):
+    partitions: int
+    verdict: str
+    error: str | None
+    reasons: list[AppReason]
+    subtopologies: list[SubtopologyVerdict]
+    stores: list[StoreImpact] | None
+
+
+class AppState(TypedDict):
+    mode: Mode
+    sample_per_partition: int | None
+    topics: list[TopicEntry]
+
+
+class AppReport(TypedDict):
+    migcheck_version: str
+    generated_at: str
+    source: Source
+    application_id: str
+    group: AppGroup
+    protocol: str
+    basis: str
+    basis_note: str | None
+    notes: list[str]
+    topics: list[AppTopic]
+    subtopologies: list[AppSubtopology]
+    health: list[AppReason]
+    changes: list[str]
+    candidates: list[AppCandidate]
+    verdict: str
+    state: AppState | None

@@ -1,0 +1,18 @@
+"""``migcheck copy``'s summary, as the terminal shows it."""
+
+from __future__ import annotations
+
+from migcheck.model.copy import CopyResult
+
+
+def render_copy_summary(r: CopyResult) -> str:
+    """What was copied per source partition, then the verification's counts and verdict."""
+    v = r.verification
+    lines = [
+        f"migcheck copy: {r.topic} -> {r.into} (partitioner {r.partitioner})",
+        f"copied this run: {r.copied} records ({r.null_keys} with a null key, round-robin)",
+        *(f"  source partition {p.partition}: {p.records}" for p in r.partitions),
+        f"verified: {v.records} source records; missing {v.missing}, duplicated "
+        f"{v.duplicated}, misplaced {v.misplaced}: {'OK' if v.ok else 'FAILED'}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,83 @@
+"""A sample's read tasks group and hash their own records; a full scan leaves both to
+Spark, over records Spark's Kafka source (the JVM consumer) decoded.  On topics small
+enough for the sample to read every record, the two paths must agree exactly, for every
+key layout, tombstone, null key and non-conforming key.
+
+The records come from Kafka's Java producer, placed on explicit partitions computed
+with kafka-python's murmur2 (tests/oracles.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from kafkatest import Kafka
+from oracles import java_partition
+from test_key_layouts import ALL, T0, session_key, window_key
+
+from migcheck.analysis.aggregate import TopicAggregates, aggregate, scored_pairs
+from migcheck.analysis.kafkasource import jvm_records
+from migcheck.analysis.sources import kafka_histories
+from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.metadata import describe_topics
+from migcheck.kafka.reader import plan_units
+from migcheck.model.analyze import KeyLayout
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+INNER = [f"user-{i}".encode() for i in range(150)]
+
+
+def _produce(kafka: Kafka) -> dict[str, str]:
+    """A window and a session changelog (compacted) and a plain topic (delete policy, so
+    it may hold null keys), 3 partitions each, with tombstones, repeated keys and one
+    key on the wrong partition."""
+    layouts = {
+        "window": lambda k, i: window_key(k, T0 + 300_000 * (i % 2)),
+        "session": lambda k, i: session_key(k, T0, T0 + i),
+        "plain": lambda k, i: k,
+    }
+    names = {}
+    for layout, key_of in layouts.items():
+        policy = "delete" if layout == "plain" else "compact"
+        topic = kafka.create_topic(f"paths-{layout}", 3, cleanup_policy=policy)
+        records = [
+            (key_of(k, i), None if i % 7 == 0 else 10 + i % 40, java_partition(k, 3))
+            for i, k in enumerate(INNER * 2)
+        ]
+        wrong = (java_partition(b"stray", 3) + 1) % 3
+        records.append((key_of(b"stray", 0), 9, wrong))
+        if layout == "plain":
+            records += [(None, 12, 1), (None, None, 2)]
+        kafka.produce(topic, records)
+        names[layout] = topic
+    return names
+
+
+def _normal(t: TopicAggregates) -> TopicAggregates:
+    """Cells and samples in one order (Spark collects them in any)."""
+    return dataclasses.replace(
+        t,
+        cells=tuple(sorted(t.cells, key=dataclasses.astuple)),
+        samples=tuple(sorted(t.samples, key=dataclasses.astuple)),
+    )
+
+
+def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka: Kafka) -> None:
+    names = _produce(kafka)
+    client = ClientConfig.load(kafka.bootstrap, None)
+    metas = describe_topics(client, list(names.values()))
+    sample_units = plan_units(metas, 20_000)  # every partition is smaller: read whole
+    assert sample_units == plan_units(metas, None)
+    histories, _ = kafka_histories(spark, client, sample_units, scored_pairs("murmur2", ALL))
+    records, _ = jvm_records(spark, client, plan_units(metas, None))
+    sampled, _ = aggregate(histories, metas, [4, 6], "murmur2", 500, ALL)
+    scanned, _ = aggregate(records, metas, [4, 6], "murmur2", 500, ALL)
+    for layout, topic in names.items():
+        assert sampled[topic].key_layout == KeyLayout(layout)
+        assert sampled[topic].partitioner == "murmur2"
+        assert sampled[topic].non_conforming_keys == 1
+        assert sampled[topic].null_keys == (2 if layout == "plain" else 0)
+        assert any(c.moved for c in sampled[topic].cells)
+        assert _normal(sampled[topic]) == _normal(scanned[topic])

@@ -1,0 +1,180 @@
+"""Helpers for tests against the real Kafka broker.
+
+Data is placed by Kafka's own Java producer (``fixtures/java/KafkaFixture.java``)
+and read back by Kafka's own Java consumer, so expected values never come from
+migcheck.  Topics get unique names, so tests never see each other's data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import subprocess
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+KAFKA_LOCAL = REPO / "scripts" / "kafka-local"
+FIXTURE_SRC = REPO / "fixtures" / "java" / "KafkaFixture.java"
+STREAMS_SRC = REPO / "fixtures" / "java" / "streams" / "StreamsFixture.java"
+
+#: A record for :meth:`Kafka.produce`: (key, value, partition).  ``value`` is bytes,
+#: None (tombstone) or an int (that many filler bytes); ``partition`` None lets the
+#: Java producer's default partitioner decide.  The strings "!begin", "!commit" and
+#: "!abort" are transaction markers.
+Record = tuple[bytes | None, bytes | int | None, int | None] | str
+
+
+@dataclass(frozen=True)
+class Dumped:
+    partition: int
+    offset: int
+    key: bytes | None
+    value_size: int  # -1 for a null value (tombstone)
+
+
+def run(cmd: Sequence[str], stdin: str | None = None, timeout: float = 300) -> tuple[int, str, str]:
+    r = subprocess.run(
+        list(cmd), input=stdin, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    return r.returncode, r.stdout, r.stderr
+
+
+def kafka_classpath() -> str:
+    rc, out, err = run([str(KAFKA_LOCAL), "classpath"])
+    if rc != 0:
+        raise RuntimeError(f"scripts/kafka-local classpath failed: {err.strip()}")
+    return out.strip().splitlines()[-1]
+
+
+def compile_fixture(state_dir: Path, source: Path = FIXTURE_SRC) -> str:
+    """Compile a Java fixture once per source version; return the classpath to run it."""
+    cp = kafka_classpath()
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    classes = state_dir / f"{source.stem}-classes-{digest}"
+    if not (classes / f"{source.stem}.class").exists():
+        classes.mkdir(parents=True, exist_ok=True)
+        rc, _, err = run(["javac", "-nowarn", "-d", str(classes), "-cp", cp, str(source)])
+        if rc != 0:
+            raise RuntimeError(f"javac {source.name} failed: {err}")
+    return f"{classes}{os.pathsep}{cp}"
+
+
+def _encode(record: Record) -> str:
+    if isinstance(record, str):
+        return record
+    key, value, partition = record
+    k = "~" if key is None else key.hex()
+    if value is None:
+        v = "~"
+    elif isinstance(value, int):
+        v = f"#{value}"
+    else:
+        v = value.hex()
+    return f"{k}\t{v}" + ("" if partition is None else f"\t{partition}")
+
+
+class Kafka:
+    """The broker under test: its address, plus Java-side produce, dump and tools."""
+
+    _names = itertools.count()
+
+    def __init__(
+        self,
+        bootstrap: str,
+        fixture_cp: str,
+        sasl_bootstrap: str | None,
+        ssl_bootstrap: str | None = None,
+        ca: str | None = None,
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.fixture_cp = fixture_cp
+        self.sasl_bootstrap = sasl_bootstrap  # PLAIN and SCRAM-SHA-512
+        self.ssl_bootstrap = ssl_bootstrap  # TLS, server certificate signed by ``ca``
+        self.ca = ca
+
+    def unique(self, prefix: str) -> str:
+        return f"{prefix}-{next(self._names)}-{uuid.uuid4().hex[:6]}"
+
+    def tool(self, name: str, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+        """Run one of Kafka's own command-line tools through scripts/kafka-local."""
+        return run([str(KAFKA_LOCAL), "tool", name, *args], stdin=stdin)
+
+    def create_topic(self, prefix: str, partitions: int, **configs: str) -> str:
+        name = self.unique(prefix)
+        args = [
+            "--bootstrap-server",
+            self.bootstrap,
+            "--create",
+            "--topic",
+            name,
+            "--partitions",
+            str(partitions),
+            "--replication-factor",
+            "1",
+        ]
+        for key, value in configs.items():
+            args += ["--config", f"{key.replace('_', '.')}={value}"]
+        rc, out, err = self.tool("kafka-topics", *args)
+        assert rc == 0 and "Created topic" in out, f"kafka-topics --create failed: {out} {err}"
+        return name
+
+    def produce(
+        self,
+        topic: str,
+        records: Iterable[Record],
+        transactional_id: str | None = None,
+        *properties: str,
+    ) -> None:
+        """Send records with Kafka's Java producer (its default partitioner places keys)."""
+        cmd = [
+            "java",
+            "-cp",
+            self.fixture_cp,
+            "KafkaFixture",
+            "produce",
+            "--bootstrap-server",
+            self.bootstrap,
+            "--topic",
+            topic,
+        ]
+        if transactional_id:
+            cmd += ["--transactional-id", transactional_id]
+        for prop in properties:
+            cmd += ["--property", prop]
+        rc, _, err = run(cmd, stdin="\n".join(_encode(r) for r in records) + "\n")
+        assert rc == 0, f"Java producer failed: {err}"
+
+    def dump(self, topic: str) -> list[Dumped]:
+        """Every committed record, read back by Kafka's Java consumer."""
+        rc, out, err = run(
+            [
+                "java",
+                "-cp",
+                self.fixture_cp,
+                "KafkaFixture",
+                "dump",
+                "--bootstrap-server",
+                self.bootstrap,
+                "--topic",
+                topic,
+            ]
+        )
+        assert rc == 0, f"dump failed: {err}"
+        rows = []
+        for line in out.splitlines():
+            p, o, k, v = line.split("\t")
+            rows.append(Dumped(int(p), int(o), None if k == "~" else bytes.fromhex(k), int(v)))
+        return rows
+
+    def serialize(self, items: Iterable[tuple[str, str]]) -> list[bytes]:
+        """The bytes Kafka's own serializers write for (type, text) pairs."""
+        rc, out, err = run(
+            ["java", "-cp", self.fixture_cp, "KafkaFixture", "serialize"],
+            stdin="".join(f"{t}\t{v}\n" for t, v in items),
+        )
+        assert rc == 0, f"serialize failed: {err}"
+        return [bytes.fromhex(line) for line in out.split()]

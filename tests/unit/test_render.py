@@ -1,0 +1,363 @@
+"""Renderers: every format shows what the report holds, escaped, with estimates as intervals.
+
+The report below is built by hand, and every expected string is written out
+from its numbers, never taken from a second call to a renderer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from oracles import run_cli
+from sample_report import EVIL_KEY, MARKUP_KEY
+from sample_report import candidate as _candidate
+from sample_report import report as _report
+from sample_report import topic as _topic
+
+from migcheck.report import FORMATS, render
+from migcheck.report.formatting import format_bytes, format_estimate, format_fraction
+from migcheck.report.jsonfmt import render_json
+from migcheck.report.markdown import render_markdown
+from migcheck.report.svg import heatmap_svg
+from migcheck.report.text import render_text
+
+SVG = "{http://www.w3.org/2000/svg}"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
+
+
+def _svgs(markdown: str) -> list[str]:
+    return re.findall(r"^<svg .*?^</svg>$", markdown, re.M | re.S)
+
+
+# --- JSON -------------------------------------------------------------------------------
+
+
+def test_json_round_trips_to_the_same_dict() -> None:
+    report = _report()
+    out = render_json(report)
+    assert out.endswith("}\n")
+    assert json.loads(out) == report
+    assert '\n  "topics": [\n' in out  # indented
+
+
+def test_json_keeps_the_documented_key_order_whatever_the_dict_order() -> None:
+    report = _report()
+    cand = report["topics"][0]["candidates"][0]
+    report["topics"][0]["candidates"][0] = {"extra": 1, **dict(reversed(list(cand.items())))}
+    report = {k: report[k] for k in reversed(list(report))}
+    parsed = json.loads(render_json(report))
+    assert list(parsed) == [
+        "migcheck_version",
+        "generated_at",
+        "source",
+        "mode",
+        "sample_per_partition",
+        "candidates",
+        "topics",
+        "gate",
+    ]
+    assert list(parsed["topics"][0]["candidates"][0]) == [
+        "partitions",
+        "moved_keys",
+        "moved_keys_interval",
+        "moved_fraction",
+        "moved_fraction_interval",
+        "expected_moved_fraction",
+        "moved_records",
+        "moved_records_interval",
+        "moved_bytes",
+        "moved_bytes_interval",
+        "matrix",
+        "flows",
+        "load",
+        "skew",
+        "moved_key_sample",
+        "extra",  # unknown fields are kept, after the documented ones
+    ]
+    assert list(parsed["topics"][0]["candidates"][0]["moved_key_sample"][0]) == [
+        "key",
+        "key_hex",
+        "partition",
+        "new_partition",
+    ]
+
+
+def test_json_refuses_nan_rather_than_writing_invalid_json() -> None:
+    report = _report()
+    report["topics"][0]["candidates"][0]["skew"] = float("nan")
+    with pytest.raises(ValueError):
+        render_json(report)
+
+
+# --- text -------------------------------------------------------------------------------
+
+
+def test_text_shows_facts_candidates_side_by_side_verdicts_and_gate() -> None:
+    text = render_text(_report())
+    # both candidates' figures, exact for the full-scan topic
+    assert re.search(r"^moved keys\s+262\s+202$", text, re.M)
+    assert re.search(r"^moved fraction\s+65\.5%\s+50\.5%$", text, re.M)
+    assert re.search(r"^expected \(uniform hashing\)\s+66\.7%\s+50\.0%$", text, re.M)
+    assert re.search(r"^moved bytes\s+1\.5 MiB\s+1\.2 MiB$", text, re.M)
+    # the sampled topic's estimates carry their intervals (6150.4 rounds to 6,150)
+    assert "~5,900 (95%: 5,700\u20136,150)" in text
+    assert "~5.8 MiB (95%: 5.6 MiB\u20136.0 MiB)" in text
+    assert "~9,000 (bounds: 8,800\u20139,300)" in text  # distinct keys: certain bounds
+    assert "20,000 of 90,000 (sampled)" in text
+    assert "live state" in text
+    # facts
+    assert "murmur2, conformance 100.0% (scored: murmur2 100.0%, consistent_random 26.0%)" in text
+    assert "none identified, conformance 41.0%" in text
+    # verdicts, one per topic, and the gate
+    for topic in _report()["topics"]:
+        assert f"VERDICT: {topic['verdict']['text']}\n" in text
+    assert text.rstrip().endswith(
+        "GATE: FAILED (--max-moved-fraction 60.0%): "
+        "orders: 65.5% of keys move at 6 partitions (limit 60.0%)"
+    )
+    # plain text: no colour codes, nothing wider than asked, no padding at line ends
+    assert "\x1b" not in text
+    assert all(len(line) <= 100 and line == line.rstrip() for line in text.splitlines())
+
+
+def test_key_layout_is_a_fact_only_when_keys_were_not_hashed_whole() -> None:
+    # clicks is a window store's changelog; orders has no key_layout (analyze), custom "plain"
+    report = _report()
+    report["topics"][2]["key_layout"] = "plain"
+    fact = "window (window store changelog: hashed without the 12-byte [start][seqnum] suffix)"
+    text = render_text(report, width=200)
+    assert re.search(rf"^key layout +{re.escape(fact)}$", text, re.M)
+    assert text.count("key layout") == 1
+    md = render_markdown(report)
+    assert (
+        "| key layout | window (window store changelog: hashed without the 12-byte "
+        "\\[start\\]\\[seqnum\\] suffix) |"
+    ) in md
+    assert md.count("key layout") == 1
+
+
+def test_text_draws_small_matrices_with_the_diagonal_marked() -> None:
+    text = render_text(_report())
+    # row 0 of 4 -> 8: 52 stay (marked *), 48 go to partition 4, zeros as dots
+    assert re.search(r"^0\s+52\*\s+\.\s+\.\s+\.\s+48\s+\.\s+\.\s+\.$", text, re.M)
+    assert re.search(r"^3\s+\.\s+30\s+\.\s+33\*\s+\.\s+37$", text, re.M)  # row 3 of 4 -> 6
+
+
+def test_text_sends_wide_matrices_to_json_and_markdown() -> None:
+    report = _report()
+    report["topics"][0]["candidates"][1] = _candidate(40, [[1] * 40 for _ in range(4)])
+    text = render_text(report, width=100)
+    assert "(4 x 40 matrix: too wide for 100 columns; it is in --format json" in text
+
+
+def test_text_matrix_is_drawn_exact_then_short_then_not_at_all_as_width_allows() -> None:
+    report = _report()
+    report["topics"] = [report["topics"][0]]
+    report["topics"][0]["candidates"] = [_candidate(24, [[1234] * 24 for _ in range(4)])]
+    assert re.search(r"^0 +1,234\* +1,234 ", render_text(report, width=200), re.M)
+    assert re.search(r"^0 +1234\* +1234 ", render_text(report, width=130), re.M)
+    narrow = render_text(report, width=100)
+    assert "(4 x 24 matrix: too wide for 100 columns" in narrow
+    assert "\u2026" not in narrow  # never squeezed into ellipses
+
+
+def test_text_keeps_keys_literal_no_rich_markup_or_emoji() -> None:
+    text = render_text(_report())
+    assert f"\n  {MARKUP_KEY}  (2 -> 0)\n" in text
+    assert f"\n  {EVIL_KEY}  (0 -> 4)\n" in text
+
+
+# --- Markdown ---------------------------------------------------------------------------
+
+
+def test_markdown_summary_facts_and_verdicts() -> None:
+    md = render_markdown(_report())
+    assert md.startswith("# ")
+    assert "- **Source:** Kafka at 127.0.0.1:9092" in md
+    assert "| orders | 4 | 6 | 262 | 65.5% | 1.5 MiB | moves |" in md
+    assert "| orders | 4 | 8 | 202 | 50.5% | 1.2 MiB | moves |" in md
+    # an estimate keeps its interval; "~" is escaped (GFM strikethrough)
+    assert "| clicks | 4 | 6 | \\~5,900 (95%: 5,700\u20136,150) |" in md
+    assert "| custom | 4 | - | - | - | - | unpredictable |" in md
+    assert "**STATE MOVES: going 4 -&gt; 6 partitions moves 65.5% of keys (262)**" in md
+    assert "**CANNOT PREDICT: no known partitioner placed every key where it is**" in md
+    assert "| moved keys | 262 | 202 |" in md  # the candidates side by side
+    assert "consistent\\_random 26.0%" in md
+
+
+def test_markdown_heatmap_has_one_rect_per_cell_and_the_numbers() -> None:
+    md = render_markdown(_report())
+    svgs = _svgs(md)
+    assert len(svgs) == 4  # orders and clicks, 6 and 8 each; custom has none
+    orders_4_8 = svgs[1]
+    assert orders_4_8.count("<rect") == 4 * 8  # no frame or legend rects
+    assert len(ET.fromstring(orders_4_8).findall(f".//{SVG}rect")) == 32
+    # Markdown keeps an HTML block only up to a blank line: the SVG must have none
+    assert "\n\n" not in orders_4_8
+    # the numbers, in the collapsible table
+    assert "<details>" in md
+    assert "| 0 | 52 | 0 | 0 | 0 | 48 | 0 | 0 | 0 |" in md
+    assert "| 3 | 0 | 30 | 0 | 33 | 0 | 37 |" in md
+
+
+def test_markdown_escapes_keys() -> None:
+    md = render_markdown(_report())
+    assert "| a\\|b&lt;script&gt;alert(1)&lt;/script&gt; | `617c62` | 0 | 4 |" in md
+    assert "<script" not in md
+    assert "| \\[bold\\]x\\[/\\] :smile: \\*y\\* \\_z\\_ \\`w\\` \\[/red\\] | `5b` | 2 | 0 |" in md
+
+
+def test_markdown_renders_as_intended_in_a_commonmark_parser() -> None:
+    # markdown-it-py comes with rich; GFM tables enabled, raw HTML allowed (as in GitLab)
+    from markdown_it import MarkdownIt
+
+    html = (
+        MarkdownIt("commonmark", {"html": True})
+        .enable(["table", "strikethrough"])
+        .render(render_markdown(_report()))
+    )
+    assert "<td>a|b&lt;script&gt;alert(1)&lt;/script&gt;</td>" in html  # literal, one cell
+    assert "<td>[bold]x[/] :smile: *y* _z_ `w` [/red]</td>" in html  # no emphasis, no code
+    assert "~5,900 (95%: 5,700\u20136,150)</td>" in html  # not struck through
+    assert html.count("<svg ") == 4 and html.count("</svg>") == 4  # kept whole as HTML
+    assert html.count("<rect ") == 4 * 6 + 4 * 8 + 4 * 6 + 4 * 8
+
+
+# --- SVG --------------------------------------------------------------------------------
+
+
+def _cells(svg: str) -> dict[tuple[int, int], ET.Element]:
+    """Each rect by (row, column), from its position in the grid."""
+    rects = ET.fromstring(svg).findall(f".//{SVG}rect")
+    x0 = min(int(r.get("x", "0")) for r in rects)
+    y0 = min(int(r.get("y", "0")) for r in rects)
+    size = int(rects[0].get("width", "0"))
+    return {
+        ((int(r.get("y", "0")) - y0) // size, (int(r.get("x", "0")) - x0) // size): r for r in rects
+    }
+
+
+def test_svg_cells_colour_counts_and_outline_what_stays() -> None:
+    matrix = [[0, 2, 4], [1, 5, 3]]
+    title = "t <&> \"q\" 'a'"
+    svg = heatmap_svg(matrix, title)
+    root = ET.fromstring(svg)  # well-formed XML despite the title
+    assert root.find(f"{SVG}title").text == title  # type: ignore[union-attr]
+    assert "<script" not in svg and "href" not in svg
+    cells = _cells(svg)
+    assert sorted(cells) == [(i, j) for i in range(2) for j in range(3)]
+    stays = {pos for pos, r in cells.items() if r.get("stroke")}
+    assert stays == {(0, 0), (1, 1)}
+    # drawn after every other cell, so no neighbour paints over half of the outline
+    order = [bool(r.get("stroke")) for r in root.iter(f"{SVG}rect")]
+    assert order == [False] * 4 + [True] * 2
+    assert cells[(1, 1)].get("fill") == "#08306b"  # the peak: darkest blue
+    assert cells[(0, 0)].get("fill") is None  # empty: the group's white
+    assert cells[(1, 0)].get("fill") not in (None, "#ffffff")  # 1 of 5 is still visible
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    for v in (2, 4, 1, 5, 3):
+        assert str(v) in texts
+
+
+def test_large_svg_has_every_cell_but_no_cell_text() -> None:
+    matrix = [[1000 + i + j for j in range(200)] for i in range(100)]
+    svg = heatmap_svg(matrix, "big")
+    root = ET.fromstring(svg)
+    assert svg.count("<rect") == 20_000
+    assert len(root.findall(f".//{SVG}rect")) == 20_000
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    assert len(texts) < 100  # axis labels and a tick every few partitions
+    values = {str(v) for row in matrix for v in row}
+    assert not values & set(texts)
+    assert int(root.get("width", "0")) <= 1000  # the cells shrank
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def test_format_bytes() -> None:
+    assert format_bytes(0) == "0 B"
+    assert format_bytes(1023) == "1023 B"
+    assert format_bytes(1024) == "1.0 KiB"
+    assert format_bytes(1536 * 1024) == "1.5 MiB"
+    assert format_bytes(1024**2 - 1) == "1.0 MiB"  # not "1024.0 KiB"
+    assert format_bytes(1023.7) == "1.0 KiB"  # estimates are floats
+    assert format_bytes(3 * 1024**3) == "3.0 GiB"
+
+
+def test_format_estimate_and_fraction() -> None:
+    assert format_estimate(912, None) == "912"
+    assert format_estimate(912.4, [850, 980.2]) == "~912 (95%: 850\u2013980)"
+    assert format_estimate(0.5, [0.488, 0.512], format_fraction) == "~50.0% (95%: 48.8%\u201351.2%)"
+    assert format_estimate(1200, None, approx=True) == "~1,200"
+    assert format_fraction(3 / 1_000_000) == "<0.1%"  # a movement never rounds to 0.0%
+    assert format_fraction(0.0) == "0.0%"
+    assert format_fraction(1 - 1e-6) == ">99.9%"
+
+
+def test_empty_topic_renders_in_every_format() -> None:
+    report = _report()
+    report["topics"] = [
+        _topic(
+            "empty",
+            partitioner=None,
+            conformance=None,
+            conformance_by_partitioner={"murmur2": None},
+            distinct_keys=0,
+            candidates=[_candidate(6, [[0] * 6 for _ in range(4)], skew=0.0)],
+            verdict={"level": "empty", "text": "NOTHING TO MOVE: no keyed records found."},
+        )
+    ]
+    assert set(FORMATS) == {"text", "json", "markdown"}
+    assert "none needed (no keyed records)" in render(report, "text")
+    assert json.loads(render(report, "json"))["topics"][0]["verdict"]["level"] == "empty"
+    assert render(report, "markdown").count("<rect") == 24
+    with pytest.raises(ValueError, match="unknown report format 'html'"):
+        render(report, "html")
+
+
+def test_schema_doc_names_every_field() -> None:
+    doc = DOCS.read_text(encoding="utf-8")
+    names: set[str] = set()
+
+    def walk(value: Any, parent: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if parent != "conformance_by_partitioner":  # its keys are partitioner names
+                    names.add(k)
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, parent)
+
+    walk(_report())
+    missing = sorted(n for n in names if f"`{n}`" not in doc)
+    assert not missing, f"docs/report-schema.md does not document {missing}"
+
+
+def test_render_command_rerenders_a_saved_report(tmp_path: Path) -> None:
+    saved = tmp_path / "report.json"
+    saved.write_text(json.dumps(_report()), encoding="utf-8")
+    r = run_cli("render", str(saved), "--format", "markdown")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("<svg") == 4 and "## Topic orders" in r.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a report"}', encoding="utf-8")
+    r = run_cli("render", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"migcheck: error: {bad}: not a migcheck JSON report (no 'topics')"
+
+
+def test_render_command_refuses_a_truncated_report_in_one_line(tmp_path) -> None:
+    saved = tmp_path / "partial.json"
+    saved.write_text(json.dumps({"topics": [{"topic": "orders"}]}))
+    r = run_cli("render", str(saved))
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith(f"migcheck: error: {saved}: incomplete migcheck JSON report")
