@@ -11,14 +11,15 @@ from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
     conf_option,
+    connection_of,
     full_option,
     master_option,
     output_option,
-    parse_conf,
     parse_counts,
     partitioner_option,
     report_format_option,
     sample_option,
+    spark_of,
     to_option,
     topic_option,
     write_text,
@@ -85,7 +86,6 @@ from migcheck.report import render
 @conf_option
 def analyze_cmd(
     to: tuple[str, ...],
-    conf: tuple[str, ...],
     topics: tuple[str, ...],
     fmt: str,
     output: str | None,
@@ -93,7 +93,11 @@ def analyze_cmd(
 ) -> int:
     """Report which keys, and how much state, a partition-count change would move."""
     options = AnalyzeOptions(
-        candidates=parse_counts(to), conf=parse_conf(conf), topics=list(topics), **opts
+        candidates=parse_counts(to),
+        topics=list(topics),
+        connection=connection_of(opts, required=False),
+        spark=spark_of(opts),
+        **opts,
     )
     outcome = run_analyze(options, RecordsProgress)
     write_text(render(outcome.report, fmt), output)

@@ -11,21 +11,21 @@ from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
     conf_option,
+    connection_of,
     fixed_repartition_option,
     full_option,
     master_option,
     output_option,
-    parse_conf,
     parse_counts,
     partitioner_option,
     report_format_option,
     sample_option,
+    spark_of,
     to_option,
     topology_option,
     write_text,
 )
 from migcheck.commands.app import AppOptions, run_app
-from migcheck.errors import UsageError
 from migcheck.report import render
 
 
@@ -60,26 +60,22 @@ from migcheck.report import render
 @conf_option
 def app_cmd(
     to: tuple[str, ...],
-    conf: tuple[str, ...],
     topics: tuple[str, ...],
     fixed_repartition: tuple[str, ...],
     fmt: str,
     output: str | None,
-    bootstrap: str | None,
     **opts: Any,
 ) -> int:
     """Say what a partition change does to a Kafka Streams app: CRASH, CORRUPT or SAFE.
 
     Exit 0 when every candidate is SAFE, 1 when any would CRASH or CORRUPT the app.
     """
-    if not bootstrap:
-        raise UsageError("--bootstrap-server is required")
     options = AppOptions(
-        bootstrap=bootstrap,
+        connection=connection_of(opts),
+        spark=spark_of(opts),
         topics=list(dict.fromkeys(topics)),
         candidates=parse_counts(to),
         fixed_repartition=list(fixed_repartition),
-        conf=parse_conf(conf),
         **opts,
     )
     outcome = run_app(options)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
+from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
@@ -142,6 +144,19 @@ def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
             raise UsageError(f"--conf {value!r} is not key=value")
         conf[key.strip()] = val.strip()
     return conf
+
+
+def connection_of(opts: dict[str, Any], required: bool = True) -> Connection:
+    """Take ``--bootstrap-server`` and ``--command-config`` out of a command's options."""
+    bootstrap = opts.pop("bootstrap", None)
+    if required and not bootstrap:
+        raise UsageError("--bootstrap-server is required")
+    return Connection(bootstrap, opts.pop("command_config", None))
+
+
+def spark_of(opts: dict[str, Any]) -> SparkSettings:
+    """Take ``--master`` and ``--conf`` out of a command's options."""
+    return SparkSettings(opts.pop("master", None), parse_conf(opts.pop("conf", ())))
 
 
 def write_text(text: str, output: str | None) -> None:

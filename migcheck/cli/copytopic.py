@@ -10,12 +10,12 @@ from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
     conf_option,
+    connection_of,
     master_option,
-    parse_conf,
     partitioner_option,
+    spark_of,
 )
 from migcheck.commands.copy import CopyOptions, run_copy
-from migcheck.errors import UsageError
 from migcheck.report.copy import render_copy_summary
 
 
@@ -33,15 +33,14 @@ from migcheck.report.copy import render_copy_summary
 )
 @master_option
 @conf_option
-def copy_cmd(bootstrap: str | None, conf: tuple[str, ...], **opts: Any) -> int:
+def copy_cmd(**opts: Any) -> int:
     """Copy every committed record of --topic into --into, each key on its new partition.
 
     Exactly once, also across a killed run (with --checkpoint), in order per key,
     with timestamps and headers.  Exit 0 when the copy verifies, 1 when it does not,
     2 on bad input (a non-empty --into without a checkpoint is refused).
     """
-    if not bootstrap:
-        raise UsageError("--bootstrap-server is required")
-    result, code = run_copy(CopyOptions(bootstrap=bootstrap, conf=parse_conf(conf), **opts))
+    options = CopyOptions(connection=connection_of(opts), spark=spark_of(opts), **opts)
+    result, code = run_copy(options)
     click.echo(render_copy_summary(result), nl=False)
     return code

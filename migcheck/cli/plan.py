@@ -10,6 +10,7 @@ from migcheck.cli.common import (
     application_id_option,
     bootstrap_option,
     command_config_option,
+    connection_of,
     fixed_repartition_option,
     output_option,
     parse_topic_counts,
@@ -83,7 +84,7 @@ def plan_cmd(
         partitions=parse_topic_counts(partitions, "--partitions"),
         changes=parse_topic_counts(changes, "--set"),
         fixed_repartition=list(fixed_repartition),
-        bootstrap=opts.pop("bootstrap"),
+        connection=connection_of(opts, required=False),
         **opts,
     )
     outcome = run_plan(options)

@@ -12,14 +12,14 @@ from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
     conf_option,
+    connection_of,
     fixed_repartition_option,
     master_option,
-    parse_conf,
+    spark_of,
     topology_option,
     write_text,
 )
 from migcheck.commands.runbook import RunbookOptions, run_runbook
-from migcheck.errors import UsageError
 from migcheck.model.runbook import IN_PLACE, NEW_TOPIC
 
 
@@ -63,9 +63,7 @@ from migcheck.model.runbook import IN_PLACE, NEW_TOPIC
 @master_option
 @conf_option
 def runbook_cmd(
-    bootstrap: str | None,
     output: str | None,
-    conf: tuple[str, ...],
     fixed_repartition: tuple[str, ...],
     **opts: Any,
 ) -> int:
@@ -74,11 +72,9 @@ def runbook_cmd(
     Exit 0 when it is written; 1 when --strategy in-place is refused (the keys whose
     history would split are listed in the output); 2 on bad input.
     """
-    if not bootstrap:
-        raise UsageError("--bootstrap-server is required")
     options = RunbookOptions(
-        bootstrap=bootstrap,
-        conf=parse_conf(conf),
+        connection=connection_of(opts),
+        spark=spark_of(opts),
         fixed_repartition=list(fixed_repartition),
         **opts,
     )

@@ -18,6 +18,7 @@ from migcheck.analysis.aggregate import aggregate, scored_pairs
 from migcheck.analysis.entries import topic_entry
 from migcheck.analysis.errors import spark_errors
 from migcheck.analysis.verdicts import GateRules, gate
+from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import (
     EXIT_GATE,
     EXIT_OK,
@@ -26,7 +27,6 @@ from migcheck.errors import (
     UsageError,
 )
 from migcheck.hashing.partitioners import check_can_grow
-from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.kafka.reader import plan_units
 from migcheck.model.analyze import KeyLayout, Mode, Report, Source, SourceKind, TopicEntry
@@ -43,8 +43,6 @@ class AnalyzeOptions:
 
     candidates: list[int]
     topics: list[str] = field(default_factory=list)
-    bootstrap: str | None = None
-    command_config: str | None = None
     full: bool = False
     sample_per_partition: int = 20_000
     partitioner: str = "auto"
@@ -55,8 +53,8 @@ class AnalyzeOptions:
     keys_file: str | None = None
     from_partitions: int | None = None
     key_encoding: str = "hex"
-    master: str | None = None
-    conf: dict[str, str] = field(default_factory=dict)
+    connection: Connection = field(default_factory=Connection)
+    spark: SparkSettings = field(default_factory=SparkSettings)
     #: The key layouts to try (``KeyLayout`` values).  ``migcheck app --state`` allows
     #: window and session changelog keys; ``analyze`` hashes whole keys only.
     key_layouts: tuple[str, ...] = (KeyLayout.PLAIN,)
@@ -79,13 +77,13 @@ def validate(o: AnalyzeOptions) -> None:
     """Refuse contradictory options before anything is read."""
     _layouts(o)
     if o.keys_file:
-        if o.bootstrap or o.topics:
+        if o.connection.bootstrap or o.topics:
             raise UsageError("use either --keys-file or --bootstrap-server/--topic, not both")
         if o.from_partitions is None:
             raise UsageError("--keys-file needs --from N, the current partition count")
         check_can_grow(o.from_partitions, o.candidates)
         return
-    if not o.bootstrap:
+    if not o.connection.bootstrap:
         raise UsageError("--bootstrap-server is required (or --keys-file for an export)")
     if not o.topics:
         raise UsageError("at least one --topic is required")
@@ -130,12 +128,12 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     from migcheck.analysis.kafkasource import jvm_records
     from migcheck.analysis.sources import kafka_histories
 
-    client = ClientConfig.load(o.bootstrap or "", o.command_config)
+    client = o.connection.client()
     metas = describe_topics(client, list(dict.fromkeys(o.topics)))  # named twice: read once
     for meta in metas:
         check_can_grow(meta.partition_count, o.candidates, f"--to (topic {meta.name!r})")
     units = plan_units(metas, None if o.full else o.sample_per_partition)
-    source: Source = {"kind": SourceKind.KAFKA, "bootstrap_servers": o.bootstrap or ""}
+    source: Source = {"kind": SourceKind.KAFKA, "bootstrap_servers": o.connection.bootstrap or ""}
     total = sum(u.end - u.start for u in units)
     # A full scan decodes every record in the JVM (Spark's Kafka source); a sample reads
     # a few windows per partition with kafka-python, and groups them in its read tasks.
@@ -176,9 +174,9 @@ def _aggregate(
     from migcheck.analysis.spark import get_session, small_data
 
     with spark_errors():
-        spark = get_session(o.master, o.conf, short_run=sample is not None)
+        spark = get_session(o.spark.master, o.spark.conf, short_run=sample is not None)
         records, counter = plan.load(spark)
-        adaptive = nullcontext() if sample is None else small_data(spark, o.conf)
+        adaptive = nullcontext() if sample is None else small_data(spark, o.spark.conf)
         with adaptive, progress(counter, plan.total):
             aggregates, moved_df = aggregate(
                 records,

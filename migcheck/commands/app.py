@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
+from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE, ReadError, UsageError
 from migcheck.hashing.partitioners import check_can_grow
-from migcheck.kafka.config import ClientConfig
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
     AppCandidate,
@@ -38,11 +38,9 @@ from migcheck.streams.topology import Topology, parse_topology
 class AppOptions:
     """Everything ``migcheck app`` was asked, apart from how to render the report."""
 
-    bootstrap: str
     app_id: str
     topics: list[str]
     candidates: list[int]
-    command_config: str | None = None
     topology_file: str | None = None
     fixed_repartition: list[str] = field(default_factory=list)
     state: bool = False
@@ -50,8 +48,8 @@ class AppOptions:
     sample_per_partition: int = 20_000
     partitioner: str = "auto"
     moved_keys_out: str | None = None
-    master: str | None = None
-    conf: dict[str, str] = field(default_factory=dict)
+    connection: Connection = field(default_factory=Connection)
+    spark: SparkSettings = field(default_factory=SparkSettings)
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ def run_app(o: AppOptions) -> AppOutcome:
     if o.moved_keys_out and not (o.state and o.full):
         raise UsageError("--moved-keys-out needs --state --full: a sample lists only some keys")
     topology = read_topology(o.topology_file)
-    client = ClientConfig.load(o.bootstrap, o.command_config)
+    client = o.connection.client()
     also = [*o.topics, *(topology_topics(topology) if topology else [])]
     disc = discover(client, o.app_id, also)
     _check_topics(o, disc)
@@ -104,7 +102,7 @@ def _check_topics(o: AppOptions, disc: Discovery) -> None:
     for topic in o.topics:
         meta = disc.topics.get(topic)
         if meta is None:
-            raise ReadError(f"topic {topic!r} does not exist at {o.bootstrap}")
+            raise ReadError(f"topic {topic!r} does not exist at {o.connection.bootstrap}")
         check_can_grow(meta.partition_count, o.candidates, f"--to (topic {topic!r})")
 
 
@@ -182,7 +180,7 @@ def _report(
     largest = max(candidates, key=lambda c: c["partitions"])
     return {
         **report_header(),
-        "source": {"kind": SourceKind.KAFKA, "bootstrap_servers": o.bootstrap},
+        "source": {"kind": SourceKind.KAFKA, "bootstrap_servers": o.connection.bootstrap},
         "application_id": o.app_id,
         "group": group_entry,
         "protocol": app.protocol,
@@ -301,14 +299,12 @@ def _analyze_options(
     return AnalyzeOptions(
         candidates=counts,
         topics=topics,
-        bootstrap=o.bootstrap,
-        command_config=o.command_config,
+        connection=o.connection,
         full=o.full,
         sample_per_partition=o.sample_per_partition,
         partitioner=o.partitioner,
         moved_keys_out=moved_out,
-        master=o.master,
-        conf=o.conf,
+        spark=o.spark,
         key_layouts=layouts,
     )
 

@@ -12,6 +12,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from migcheck.analysis.errors import spark_errors
+from migcheck.commands.options import Connection, SparkSettings
 from migcheck.copy.checkpoint import (
     Checkpoint,
     check_destination,
@@ -30,19 +31,17 @@ from migcheck.model.copy import CopyResult, PartitionCopied
 
 @dataclass
 class CopyOptions:
-    bootstrap: str
     topic: str
     into: str
-    command_config: str | None = None
     partitioner: str = "auto"
     checkpoint: str | None = None
-    master: str | None = None
-    conf: dict[str, str] = field(default_factory=dict)
+    connection: Connection = field(default_factory=Connection)
+    spark: SparkSettings = field(default_factory=SparkSettings)
 
 
 def run_copy(o: CopyOptions) -> tuple[CopyResult, int]:
     """Copy, verify, and the exit code: 0 when the copy verifies, 1 when it does not."""
-    client = ClientConfig.load(o.bootstrap, o.command_config)
+    client = o.connection.client()
     if o.topic == o.into:
         raise UsageError("--into must differ from --topic")
     source, dest = describe_topics(client, [o.topic, o.into])
@@ -66,7 +65,7 @@ def _copy(
 ) -> CopyResult:
     from migcheck.analysis.spark import get_session
 
-    spark = get_session(o.master, o.conf)
+    spark = get_session(o.spark.master, o.spark.conf)
     state = saved.next if saved else {}
 
     def read_stats(units, names):  # type: ignore[no-untyped-def]

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from migcheck.commands.app import model_of, read_topology, topology_topics
+from migcheck.commands.options import Connection
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.hashing.partitioners import check_can_grow
-from migcheck.kafka.config import ClientConfig
 from migcheck.model.header import report_header
 from migcheck.model.plan import (
     PlanFigures,
@@ -40,8 +40,6 @@ class PlanOptions:
     """Everything ``migcheck plan`` was asked, apart from how to render the report."""
 
     app_id: str | None = None
-    bootstrap: str | None = None
-    command_config: str | None = None
     topology_file: str | None = None
     partitions: dict[str, int] = field(default_factory=dict)
     changes: dict[str, int] = field(default_factory=dict)
@@ -49,6 +47,7 @@ class PlanOptions:
     threads: int | None = None
     standby_replicas: int = 0
     fixed_repartition: list[str] = field(default_factory=list)
+    connection: Connection = field(default_factory=Connection)
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ class _Setting:
 
 def run_plan(o: PlanOptions) -> PlanOutcome:
     """Today's parallelism and, with ``--set``, the proposed change's, with its verdict."""
-    setting = _live(o) if o.bootstrap else _offline(o)
+    setting = _live(o) if o.connection.bootstrap else _offline(o)
     app = setting.model.app
     today = figures(
         app, external_counts(app), setting.deployment, o.standby_replicas, setting.records
@@ -87,7 +86,7 @@ def _live(o: PlanOptions) -> _Setting:
     if o.partitions:
         raise UsageError("--partitions is for an offline plan; live counts come from the cluster")
     topology = read_topology(o.topology_file)
-    client = ClientConfig.load(o.bootstrap or "", o.command_config)
+    client = o.connection.client()
     also = [*o.changes, *(topology_topics(topology) if topology else [])]
     disc = discover(client, o.app_id, also)
     model = model_of(disc, topology, o.fixed_repartition)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import model_of, read_topology, topology_topics
+from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_can_grow
@@ -34,11 +35,9 @@ from migcheck.streams.steps import steps
 class RunbookOptions:
     """Everything ``migcheck runbook`` was asked."""
 
-    bootstrap: str
     app_id: str
     topic: str
     to: int
-    command_config: str | None = None
     topology_file: str | None = None
     new_topic: str | None = None
     strategy: str = NEW_TOPIC
@@ -46,8 +45,8 @@ class RunbookOptions:
     fmt: str = "markdown"
     accept_split_history: bool = False
     fixed_repartition: list[str] = field(default_factory=list)
-    master: str | None = None
-    conf: dict[str, str] = field(default_factory=dict)
+    connection: Connection = field(default_factory=Connection)
+    spark: SparkSettings = field(default_factory=SparkSettings)
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ class RunbookOutcome:
 def run_runbook(o: RunbookOptions) -> RunbookOutcome:
     """The runbook, or the refusal of an in-place change that would split state."""
     topology = read_topology(o.topology_file)
-    client = ClientConfig.load(o.bootstrap, o.command_config)
+    client = o.connection.client()
     new_topic = o.new_topic or f"{o.topic}-p{o.to}"
     also = [o.topic, new_topic, *(topology_topics(topology) if topology else [])]
     disc = discover(client, o.app_id, also)
@@ -83,7 +82,7 @@ def run_runbook(o: RunbookOptions) -> RunbookOutcome:
 def _check(o: RunbookOptions, disc: Discovery, new_topic: str) -> None:
     meta = disc.topics.get(o.topic)
     if meta is None:
-        raise UsageError(f"topic {o.topic!r} does not exist at {o.bootstrap}")
+        raise UsageError(f"topic {o.topic!r} does not exist at {o.connection.bootstrap}")
     if o.topic not in disc.facts.sources and o.topic not in disc.facts.internal:
         raise UsageError(f"topic {o.topic!r} is not read by application {o.app_id!r}")
     check_can_grow(meta.partition_count, [o.to], f"--to (topic {o.topic!r})")
@@ -113,8 +112,8 @@ def _facts(
     )
     return RunbookFacts(
         app_id=o.app_id,
-        bootstrap=o.bootstrap,
-        command_config=o.command_config,
+        bootstrap=o.connection.bootstrap or "",
+        command_config=o.connection.command_config,
         topic=o.topic,
         partitions=disc.topics[o.topic].partition_count,
         to=o.to,
@@ -141,12 +140,10 @@ def _split_keys(o: RunbookOptions) -> list[str]:
             AnalyzeOptions(
                 candidates=[o.to],
                 topics=[o.topic],
-                bootstrap=o.bootstrap,
-                command_config=o.command_config,
+                connection=o.connection,
                 full=True,
                 moved_keys_out=path,
-                master=o.master,
-                conf=o.conf,
+                spark=o.spark,
             )
         )
         with open(path, encoding="utf-8", newline="") as f:

@@ -23,6 +23,7 @@ from streamsapp import StreamsApp, moved_keys, phase1
 
 from migcheck.analysis.aggregate import aggregate
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
+from migcheck.commands.options import Connection
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.kafka.reader import RECORD_SCHEMA
 from migcheck.model.analyze import KeyLayout
@@ -154,7 +155,7 @@ def test_real_streams_changelog_moves_exactly_the_moved_source_keys(
         AnalyzeOptions(
             candidates=[6],
             topics=[changelog],
-            bootstrap=kafka.bootstrap,
+            connection=Connection(kafka.bootstrap),
             full=True,
             key_layouts=tuple(ALL),
             moved_keys_out=str(out),

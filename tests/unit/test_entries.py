@@ -21,6 +21,7 @@ from migcheck.analysis.verdicts import (
     gate,
 )
 from migcheck.commands.analyze import AnalyzeOptions, exit_code, validate
+from migcheck.commands.options import Connection
 from migcheck.errors import UsageError
 from migcheck.kafka.metadata import PartitionMeta, TopicMeta
 from migcheck.model.analyze import KeyLayout, Level, State
@@ -260,7 +261,7 @@ def test_key_for_people() -> None:
 
 
 def test_unknown_key_layout_is_refused() -> None:
-    base = {"candidates": [4], "topics": ["t"], "bootstrap": "b:9092"}
+    base = {"candidates": [4], "topics": ["t"], "connection": Connection("b:9092")}
     validate(AnalyzeOptions(**base, key_layouts=("plain", "window", "session")))  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="unknown key layout 'windowed'; known: plain, window"):
         validate(AnalyzeOptions(**base, key_layouts=("windowed",)))  # type: ignore[arg-type]
