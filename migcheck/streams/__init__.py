@@ -1,6 +1,15 @@
-"""Kafka Streams applications: topology, internal topics and their verdicts (to come).
+"""Kafka Streams applications: the model a verdict is judged on, and the pure rules.
 
-This package will hold the Streams model: discovering an application's
-internal topics, parsing ``Topology#describe()``, and the CRASH / CORRUPT /
-SAFE verdicts of ``migcheck app``, built on :mod:`migcheck.analysis`.
+- :mod:`~migcheck.streams.topology` parses ``Topology#describe()``;
+- :mod:`~migcheck.streams.discovery` finds an app's group, sources and internal
+  topics on the cluster (read-only);
+- :mod:`~migcheck.streams.build` combines those into the app model;
+- :mod:`~migcheck.streams.rules` holds Kafka Streams' sizing rules and the
+  CRASH / CORRUPT / SAFE checks, one registry entry per check;
+- :mod:`~migcheck.streams.parallelism` and :mod:`~migcheck.streams.advice` the
+  plan's figures and its recommendation;
+- :mod:`~migcheck.streams.steps` the runbook's ordered steps.
+
+The commands that use them live in :mod:`migcheck.commands`; their reports are
+rendered by :mod:`migcheck.report`.
 """

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -184,6 +184,45 @@ def _copartitioned(sub: SubTopology) -> bool:
     return len(sources) > 1 and bool(sub.stores)
 
 
+class Check(StrEnum):
+    """Which of Kafka Streams' checks a reason trips, or that none does.
+
+    Each protocol runs its checks in its own order (:data:`CHECK_ORDER`), so the
+    first CRASH reason in that order is the error the app prints.
+    """
+
+    REPARTITION = "repartition"  # a repartition topic of the wrong size
+    COPARTITION = "copartition"  # joined topics of unequal counts
+    CHANGELOG = "changelog"  # a changelog of the wrong size
+    STALL = "stall"  # classic, a join without repartition topics: nothing checks it
+    UNCHECKED_STATE = "unchecked-state"  # keys move away from a store nothing checks
+    UNSEEN_STATE = "unseen-state"  # keys move and no store is visible to rule state out
+
+
+#: The order in which each protocol runs its checks.  Classic: RepartitionTopics.setup
+#: (repartition topics, then co-partitioning) before ChangelogTopics.setup.  Streams: the
+#: broker checks co-partitioning of the user's topics before the internal topics.  The
+#: silent ones come last: they trip nothing.
+CHECK_ORDER: dict[Protocol, tuple[Check, ...]] = {
+    Protocol.CLASSIC: (
+        Check.REPARTITION,
+        Check.COPARTITION,
+        Check.CHANGELOG,
+        Check.STALL,
+        Check.UNCHECKED_STATE,
+        Check.UNSEEN_STATE,
+    ),
+    Protocol.STREAMS: (
+        Check.COPARTITION,
+        Check.REPARTITION,
+        Check.CHANGELOG,
+        Check.STALL,
+        Check.UNCHECKED_STATE,
+        Check.UNSEEN_STATE,
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Reason:
     """Why a sub-topology gets its verdict; ``topics`` names every topic involved."""
@@ -191,13 +230,13 @@ class Reason:
     level: AppLevel
     subtopology: int
     text: str
+    check: Check
     topics: tuple[str, ...] = ()
     stores: tuple[str, ...] = ()
-    check: str = ""  # "repartition", "copartition", "changelog", "stall" or "" (none trips)
 
 
 @dataclass(frozen=True)
-class Verdict:
+class AppVerdict:
     level: AppLevel
     reasons: tuple[Reason, ...]
     subtopologies: dict[int, AppLevel]
@@ -226,8 +265,8 @@ def health(app: App) -> tuple[Reason, ...]:
             AppLevel.CRASH,
             -1,
             invalid_partitions(app.protocol, topic, expected, app.counts[topic]),
+            Check.REPARTITION if _REPARTITION.search(topic) else Check.CHANGELOG,
             (topic,),
-            check="repartition" if _REPARTITION.search(topic) else "changelog",
         )
         for topic, expected in today.internal.items()
         if topic in app.counts and app.counts[topic] != expected
@@ -275,7 +314,7 @@ def stalled_join(counts: Mapping[str, int]) -> str:
     )
 
 
-def verdict(app: App, proposed: Mapping[str, int]) -> Verdict:
+def verdict(app: App, proposed: Mapping[str, int]) -> AppVerdict:
     """The verdict when the topics in ``proposed`` get those partition counts.
 
     ``proposed`` may name source topics and internal topics (by full name, e.g.
@@ -285,94 +324,89 @@ def verdict(app: App, proposed: Mapping[str, int]) -> Verdict:
     before = external_counts(app)
     after = {**before, **{t: n for t, n in proposed.items() if t in before}}
     changed = replace(app, counts={**app.counts, **proposed})
-    old, new = sizes(app, before), sizes(changed, after)
+    change = Change(changed, app.counts, after, sizes(app, before), sizes(changed, after))
     reasons: list[Reason] = []
     levels: dict[int, AppLevel] = {}
     for sub in app.topology.subtopologies:
-        found = (
-            [] if sub.is_global else _subtopology_reasons(changed, sub, app.counts, after, old, new)
-        )
+        found = [] if sub.is_global else _subtopology_reasons(change, sub)
         reasons += found
         levels[sub.id] = worst([r.level for r in found])
+    old, new = change.old, change.new
     tasks = {sub: (old.tasks[sub], new.tasks.get(sub, 0)) for sub in old.tasks}
-    order = _kafka_order(app.protocol, reasons)
-    return Verdict(worst(list(levels.values())), order, levels, tasks)
+    order = CHECK_ORDER[app.protocol]
+    ordered = tuple(sorted(reasons, key=lambda r: order.index(r.check)))
+    return AppVerdict(worst(list(levels.values())), ordered, levels, tasks)
 
 
-#: The order in which each protocol runs its checks.  Classic: RepartitionTopics.setup
-#: (repartition topics, then co-partitioning) before ChangelogTopics.setup.  Streams: the
-#: broker checks co-partitioning of the user's topics before the internal topics.
-_CHECK_ORDER = {
-    Protocol.CLASSIC: ("repartition", "copartition", "changelog", "stall", ""),
-    Protocol.STREAMS: ("copartition", "repartition", "changelog", "stall", ""),
-}
+# --- the rules: one function per check, in one registry ----------------------------------
 
 
-def _kafka_order(protocol: Protocol, reasons: list[Reason]) -> tuple[Reason, ...]:
-    """Reasons in the order Kafka Streams checks them: the first CRASH is what it prints."""
-    order = _CHECK_ORDER[protocol]
-    return tuple(sorted(reasons, key=lambda r: order.index(r.check)))
+@dataclass(frozen=True)
+class Change:
+    """A proposed change as every rule sees it."""
+
+    app: App  # with the proposed counts
+    before: Mapping[str, int]  # every topic's count today
+    after: Mapping[str, int]  # the external sources' counts after the change
+    old: Sizes
+    new: Sizes
+
+    def moves_keys(self, sub: SubTopology) -> bool:
+        """Whether the sub-topology's tasks, or any of its sources' counts, change."""
+        app = self.app
+        return self.new.tasks[sub.id] != self.old.tasks[sub.id] or any(
+            app.counts.get(_full(app, t)) != self.before.get(_full(app, t))
+            for t in sub.source_topics
+        )
 
 
-def _subtopology_reasons(
-    app: App,
-    sub: SubTopology,
-    counts_before: Mapping[str, int],
-    after: Mapping[str, int],
-    old: Sizes,
-    new: Sizes,
-) -> list[Reason]:
-    """``app`` carries the proposed counts; ``counts_before`` today's."""
-    reasons = _internal_crashes(app, sub, counts_before, old, new)
-    reasons += _copartition_crash(app, sub, after)
-    moved = new.tasks[sub.id] != old.tasks[sub.id] or any(
-        app.counts.get(_full(app, t)) != counts_before.get(_full(app, t)) for t in sub.source_topics
-    )
-    if not moved:
-        return reasons
-    silent = [
-        store
-        for store in sub.stores
-        if app.counts.get(app.changelog(store)) in (None, new.internal[app.changelog(store)])
-    ]
-    if any(r.level == AppLevel.CRASH for r in reasons):
-        return reasons
-    if silent:
-        reasons.append(_corrupt(app, sub, silent))
-    elif not app.stores_known and not sub.stores:
-        reasons.append(_unknown_state(sub))
-    return reasons
+@dataclass(frozen=True)
+class Rule:
+    """A check Kafka Streams runs (or that nothing runs), as a function of the change.
+
+    A CORRUPT rule is asked only when the sub-topology's keys move and no CRASH
+    rule found anything: a crash stops the app before state can go wrong.
+    """
+
+    check: Check
+    level: AppLevel
+    find: Callable[[Change, SubTopology], list[Reason]]
 
 
-def _unknown_state(sub: SubTopology) -> Reason:
-    return Reason(
-        AppLevel.CORRUPT,
-        sub.id,
-        "its keys change partition and no store of it is visible: without --topology a "
-        "store with logging disabled, or a source topic used as a changelog, cannot be "
-        "ruled out (pass the app's Topology#describe() with --topology to decide)",
-        tuple(sorted(set(sub.source_topics))),
-    )
+def _subtopology_reasons(change: Change, sub: SubTopology) -> list[Reason]:
+    crashes = [r for rule in RULES if rule.level == AppLevel.CRASH for r in rule.find(change, sub)]
+    if crashes or not change.moves_keys(sub):
+        return crashes
+    return [r for rule in RULES if rule.level == AppLevel.CORRUPT for r in rule.find(change, sub)]
 
 
-def _internal_crashes(
-    app: App, sub: SubTopology, counts_before: Mapping[str, int], old: Sizes, new: Sizes
-) -> list[Reason]:
+def _repartition_crashes(c: Change, sub: SubTopology) -> list[Reason]:
+    """Repartition topics this sub-topology writes, left at a count Streams rejects."""
+    topics = [c.app.internal(t) for t in sub.sink_topics if c.app.is_repartition(t)]
+    return _internal_crashes(c, sub, topics, Check.REPARTITION)
+
+
+def _changelog_crashes(c: Change, sub: SubTopology) -> list[Reason]:
+    """Its stores' changelogs, left at a count Streams rejects."""
+    topics = [c.app.changelog(store) for store in sub.stores]
+    return _internal_crashes(c, sub, topics, Check.CHANGELOG)
+
+
+def _internal_crashes(c: Change, sub: SubTopology, topics: list[str], check: Check) -> list[Reason]:
     """Internal topics the change leaves at a count Streams will not accept.
 
     Only topics the change touches (their expected or actual count differs from
     today) are reasons; a mismatch that exists today is :func:`health`'s business.
     """
-    checks = [(app.internal(t), "repartition") for t in sub.sink_topics if app.is_repartition(t)]
-    checks += [(app.changelog(store), "changelog") for store in sub.stores]
     reasons = []
-    for topic, check in checks:
-        if topic not in app.counts:
+    for topic in topics:
+        if topic not in c.app.counts:
             continue
-        expected, actual = new.internal[topic], app.counts[topic]
-        touched = expected != old.internal.get(topic) or actual != counts_before.get(topic)
+        expected, actual = c.new.internal[topic], c.app.counts[topic]
+        touched = expected != c.old.internal.get(topic) or actual != c.before.get(topic)
         if touched and expected != actual:
-            reasons.append(_crash(app, sub, topic, expected, actual, check))
+            text = invalid_partitions(c.app.protocol, topic, expected, actual)
+            reasons.append(Reason(AppLevel.CRASH, sub.id, text, check, (topic,)))
     return reasons
 
 
@@ -381,40 +415,83 @@ def _full(app: App, topic: str) -> str:
     return app.internal(topic) if app.is_repartition(topic) else topic
 
 
-def _crash(
-    app: App, sub: SubTopology, topic: str, expected: int, actual: int, check: str
-) -> Reason:
-    text = invalid_partitions(app.protocol, topic, expected, actual)
-    return Reason(AppLevel.CRASH, sub.id, text, (topic,), check=check)
-
-
-def _copartition_crash(app: App, sub: SubTopology, after: Mapping[str, int]) -> list[Reason]:
+def _unequal_joined(c: Change, sub: SubTopology) -> dict[str, int]:
+    """The joined source topics' counts after the change, when they differ."""
     if not _copartitioned(sub):
-        return []
-    plain = {t: after[t] for t in sub.source_topics if not app.is_repartition(t) and t in after}
-    if len(set(plain.values())) <= 1:
-        return []
-    topics = tuple(sorted(plain))
-    if app.protocol == Protocol.CLASSIC and not app.has_repartition_topics:
-        return [Reason(AppLevel.CRASH, sub.id, stalled_join(plain), topics, check="stall")]
-    text = not_copartitioned(app.protocol, plain)
-    return [Reason(AppLevel.CRASH, sub.id, text, topics, check="copartition")]
+        return {}
+    app = c.app
+    plain = {t: c.after[t] for t in sub.source_topics if not app.is_repartition(t) and t in c.after}
+    return plain if len(set(plain.values())) > 1 else {}
 
 
-def _corrupt(app: App, sub: SubTopology, stores: list[str]) -> Reason:
+def _unchecked_join(app: App) -> bool:
+    """Classic Streams checks co-partitioning only inside its repartition-topic setup."""
+    return app.protocol == Protocol.CLASSIC and not app.has_repartition_topics
+
+
+def _copartition_crash(c: Change, sub: SubTopology) -> list[Reason]:
+    plain = _unequal_joined(c, sub)
+    if not plain or _unchecked_join(c.app):
+        return []
+    text = not_copartitioned(c.app.protocol, plain)
+    return [Reason(AppLevel.CRASH, sub.id, text, Check.COPARTITION, tuple(sorted(plain)))]
+
+
+def _stalled_join(c: Change, sub: SubTopology) -> list[Reason]:
+    plain = _unequal_joined(c, sub)
+    if not plain or not _unchecked_join(c.app):
+        return []
+    return [Reason(AppLevel.CRASH, sub.id, stalled_join(plain), Check.STALL, tuple(sorted(plain)))]
+
+
+def _unchecked_state(c: Change, sub: SubTopology) -> list[Reason]:
+    """Stores whose keys move while nothing checks them: no changelog, or one that already
+    has the new count."""
+    app = c.app
+    silent = [
+        store
+        for store in sub.stores
+        if app.counts.get(app.changelog(store)) in (None, c.new.internal[app.changelog(store)])
+    ]
+    if not silent:
+        return []
     kinds = []
-    for store in stores:
+    for store in silent:
         if app.changelog(store) in app.counts:
             kinds.append(
                 f"{store} (its changelog {app.changelog(store)} already has the new count)"
             )
         else:
             kinds.append(f"{store} (no changelog: logging disabled or a source topic as changelog)")
-    return Reason(
-        AppLevel.CORRUPT,
-        sub.id,
+    text = (
         "keys change partition while their state stays in the old task, and nothing checks it: "
-        + "; ".join(kinds),
-        tuple(sorted(set(sub.source_topics))),
-        tuple(stores),
+        + "; ".join(kinds)
     )
+    topics = tuple(sorted(set(sub.source_topics)))
+    return [Reason(AppLevel.CORRUPT, sub.id, text, Check.UNCHECKED_STATE, topics, tuple(silent))]
+
+
+def _unseen_state(c: Change, sub: SubTopology) -> list[Reason]:
+    """Keys move and no store is visible, on a model that may not show every store."""
+    if c.app.stores_known or sub.stores:
+        return []
+    text = (
+        "its keys change partition and no store of it is visible: without --topology a "
+        "store with logging disabled, or a source topic used as a changelog, cannot be "
+        "ruled out (pass the app's Topology#describe() with --topology to decide)"
+    )
+    topics = tuple(sorted(set(sub.source_topics)))
+    return [Reason(AppLevel.CORRUPT, sub.id, text, Check.UNSEEN_STATE, topics)]
+
+
+#: Every rule, once.  A new check is a :class:`Check` member, its place in each
+#: protocol's :data:`CHECK_ORDER`, and a function here (tests/unit/test_streams_rules.py
+#: holds all three together).
+RULES: tuple[Rule, ...] = (
+    Rule(Check.REPARTITION, AppLevel.CRASH, _repartition_crashes),
+    Rule(Check.CHANGELOG, AppLevel.CRASH, _changelog_crashes),
+    Rule(Check.COPARTITION, AppLevel.CRASH, _copartition_crash),
+    Rule(Check.STALL, AppLevel.CRASH, _stalled_join),
+    Rule(Check.UNCHECKED_STATE, AppLevel.CORRUPT, _unchecked_state),
+    Rule(Check.UNSEEN_STATE, AppLevel.CORRUPT, _unseen_state),
+)

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migcheck.streams.rules import App, AppLevel, Protocol, health, verdict
+from migcheck.streams.rules import (
+    CHECK_ORDER,
+    RULES,
+    App,
+    AppLevel,
+    Check,
+    Protocol,
+    health,
+    verdict,
+)
 from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
@@ -152,3 +161,29 @@ def test_global_store_and_stateless_join_are_safe() -> None:
 def test_health_is_clean_when_everything_matches() -> None:
     counts = {"orders": 3, "shop-rekey-group-repartition": 3, "shop-counts-changelog": 3}
     assert health(_app("rekey-count", counts)) == ()
+
+
+def test_every_check_has_its_place_in_each_protocols_order() -> None:
+    """A new Check without a place in a protocol's order would sort nowhere (ValueError at
+    run time): every protocol orders every check exactly once."""
+    for protocol in Protocol:
+        order = CHECK_ORDER[protocol]
+        assert sorted(order) == sorted(Check), protocol
+        assert len(set(order)) == len(order), protocol
+
+
+def test_every_check_has_exactly_one_rule() -> None:
+    assert sorted(rule.check for rule in RULES) == sorted(Check)
+
+
+def test_the_protocols_differ_only_in_which_crash_they_report_first() -> None:
+    """Classic validates repartition topics before co-partitioning (RepartitionTopics.setup);
+    the streams protocol's broker checks co-partitioning first (FINDINGS.md)."""
+    classic, streams = CHECK_ORDER[Protocol.CLASSIC], CHECK_ORDER[Protocol.STREAMS]
+    assert classic.index(Check.REPARTITION) < classic.index(Check.COPARTITION)
+    assert streams.index(Check.COPARTITION) < streams.index(Check.REPARTITION)
+    crashes = {r.check for r in RULES if r.level == AppLevel.CRASH}
+    for order in (classic, streams):  # a silent check never sorts before a crash
+        assert max(order.index(c) for c in crashes) < min(
+            order.index(c) for c in set(Check) - crashes
+        )
