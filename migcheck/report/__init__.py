@@ -12,17 +12,16 @@ from typing import Any
 from migcheck.model.analyze import Report
 from migcheck.model.app import AppReport
 from migcheck.model.plan import PlanReport
+from migcheck.report.analyze import render_analyze_markdown, render_analyze_text
 from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.jsonfmt import render_json
-from migcheck.report.markdown import render_markdown
 from migcheck.report.plan import render_plan_markdown, render_plan_text
 from migcheck.report.schema import report_class
-from migcheck.report.text import render_text
 
 _RENDERERS: dict[str, Callable[[Report], str]] = {
-    "text": render_text,
+    "text": render_analyze_text,
     "json": render_json,
-    "markdown": render_markdown,
+    "markdown": render_analyze_markdown,
 }
 _APP_RENDERERS: dict[str, Callable[[AppReport], str]] = {
     "text": render_app_text,

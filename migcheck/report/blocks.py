@@ -1,49 +1,200 @@
 """A report as a sequence of blocks, laid out as plain text or as Markdown.
 
-The ``app`` and ``plan`` reports each say once, as blocks, what they show;
-these two layouts are all that differs between their text and Markdown forms,
-so a value never reaches one format and misses the other.
+Each report (``analyze``, ``app``, ``plan``) says once, as blocks, what it
+shows; these two layouts are all that differs between its text and Markdown
+forms, so a value never reaches one format and misses the other.  Everything
+from the data is escaped where it lands in Markdown: HTML, Markdown punctuation
+and line breaks in text and table cells, XML in the heatmap's SVG.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import html
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from migcheck.report.markdown import md_escape, md_table
+from migcheck.report.formatting import format_count, short_count
+from migcheck.report.svg import heatmap_svg
+
+#: Widest partition matrix drawn cell by cell as text; wider ones are in the JSON
+#: and Markdown reports (and narrower ones too, if they do not fit the width).
+TEXT_MATRIX_MAX_COLUMNS = 32
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 @dataclass(frozen=True)
 class Block:
-    kind: str  # "h" heading, "p" paragraph, "code" verbatim, "list", "table"
+    """One piece of a report, for either layout.
+
+    ``kind`` is ``"h"`` (heading), ``"sub"`` (sub-heading), ``"p"`` (paragraph),
+    ``"code"`` (verbatim), ``"list"`` (``items``), ``"table"`` (``header`` and
+    ``rows``, titled ``text`` if set; ``align`` holds an ``l`` or ``r`` per
+    column, ``l`` where it is short) or ``"figure"`` (a partition ``matrix``,
+    keys from current partition (row) to new partition (column), titled ``text``:
+    a heatmap in Markdown, aligned numbers in text).
+    """
+
+    kind: str
     text: str = ""
     items: Sequence[str] = ()
     header: Sequence[str] = ()
     rows: Sequence[Sequence[str]] = ()
+    align: str = ""
+    matrix: Sequence[Sequence[int]] = ()
 
 
-def blocks_text(blocks: Iterable[Block]) -> str:
-    """Plain text for a terminal or a CI log: underlined headings, aligned tables."""
+def md_escape(value: object) -> str:
+    """A value as literal Markdown text, safe in a table cell.
+
+    HTML-escaped (so ``<script>`` is text), Markdown punctuation backslash-escaped
+    (so ``*x*`` or a ``|`` in a key neither formats nor splits a table cell), and
+    on one line (a newline would end the table row).
+    """
+    text = re.sub(r"[\r\n]+", " ", str(value)).strip()
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def md_table(
+    header: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[str]]
+) -> list[str]:
+    """Lines of a Markdown table; cells must already be escaped."""
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+# --- text -------------------------------------------------------------------------------
+
+
+def blocks_text(blocks: Iterable[Block], width: int | None = None) -> str:
+    """Plain text for a terminal or a CI log: underlined headings, aligned tables.
+
+    With a ``width``, paragraphs, list items and table cells wrap to fit it, and
+    a matrix that does not fit is left to the other formats (a number is never
+    squeezed); without one, each line is as long as its content.
+    """
     out: list[str] = []
     for b in blocks:
-        if b.kind == "h":
-            out += ["", b.text, "-" * len(b.text)]
-        elif b.kind in ("p", "code"):
-            out.append(("    " if b.kind == "code" else "") + b.text)
-        elif b.kind == "list":
-            out += [f"  - {item}" for item in b.items]
-        else:
-            out += _text_table(b.header, b.rows)
+        out += _TEXT[b.kind](b, width)
     return "\n".join(out).strip("\n") + "\n"
 
 
-def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
-    lines = [
-        "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=False)).rstrip()
-        for row in [header, *rows]
+def _wrap(text: str, width: int | None, first: str = "", rest: str = "") -> list[str]:
+    """``text`` as lines of at most ``width``; options and keys are not split at hyphens."""
+    if width is None:
+        return [first + text]
+    lines = textwrap.wrap(
+        text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
+    return lines or [first]
+
+
+def _text_heading(b: Block, width: int | None) -> list[str]:
+    lines = _wrap(b.text, width)
+    return ["", *lines, "-" * max(map(len, lines))]
+
+
+def _text_sub(b: Block, width: int | None) -> list[str]:
+    return ["", *_wrap(b.text + ":", width)]
+
+
+def _text_list(b: Block, width: int | None) -> list[str]:
+    return [line for item in b.items for line in _wrap(item, width, "  - ", "    ")]
+
+
+def _text_table(b: Block, width: int | None) -> list[str]:
+    table = [[str(x) for x in row] for row in (b.header, *b.rows)]
+    widths = [max(map(len, col)) for col in zip(*table, strict=False)]
+    if width is not None:
+        widths = _fit(table, widths, width - 2 * (len(widths) - 1))
+    align = b.align.ljust(len(widths), "l")
+    lines = ["", *(_wrap(b.text, width) if b.text else [])]
+    for row in table:
+        cells = [
+            (textwrap.wrap(x, w, break_on_hyphens=False) or [""]) if len(x) > w else [x]
+            for x, w in zip(row, widths, strict=False)
+        ]
+        for k in range(max(map(len, cells))):
+            parts = [c[k] if k < len(c) else "" for c in cells]
+            lines.append(_aligned(parts, widths, align, "  "))
+    return lines
+
+
+def _fit(table: list[list[str]], widths: list[int], room: int) -> list[int]:
+    """Column widths whose sum fits ``room``: the widest column that can still wrap at
+    a space gives way first; words are broken only when no column can."""
+    longest_word = [
+        max((len(w) for x in col for w in x.split()), default=1)
+        for col in zip(*table, strict=False)
     ]
-    return ["", *lines]
+    widths = list(widths)
+    while sum(widths) > room:
+        i = max(range(len(widths)), key=lambda i: (widths[i] > longest_word[i], widths[i]))
+        if widths[i] <= 1:
+            break
+        widths[i] -= 1
+    return widths
+
+
+def _aligned(cells: Sequence[str], widths: Sequence[int], align: str, sep: str) -> str:
+    padded = (
+        x.rjust(w) if a == "r" else x.ljust(w)
+        for x, w, a in zip(cells, widths, align, strict=False)
+    )
+    return sep.join(padded).rstrip()
+
+
+def _text_figure(b: Block, width: int | None) -> list[str]:
+    """The matrix, exact if it fits, else in short counts, else a line saying where it is."""
+    rows, cols = len(b.matrix), max(map(len, b.matrix), default=0)
+    if cols <= TEXT_MATRIX_MAX_COLUMNS:
+        for fmt in (format_count, short_count):
+            lines = _text_matrix(b.matrix, cols, fmt)
+            if width is None or max(map(len, lines)) <= width:
+                return ["", *_wrap(f"{b.text}; * stays", width), *lines]
+    note = (
+        f"{rows} x {cols} matrix: too wide to draw as text; "
+        "it is in --format json and --format markdown."
+    )
+    return _wrap(note, width)
+
+
+def _text_matrix(
+    matrix: Sequence[Sequence[int]], cols: int, fmt: Callable[[float], str]
+) -> list[str]:
+    """Right-aligned counts one space apart; ``*`` marks the keys that stay, ``.`` no key."""
+    table = [["", *map(str, range(cols))]]
+    table += [
+        [str(i), *(_cell(v, i == j, fmt) for j, v in enumerate(row))]
+        for i, row in enumerate(matrix)
+    ]
+    widths = [max(map(len, col)) for col in zip(*table, strict=False)]
+    return [_aligned(row, widths, "r" * len(widths), " ") for row in table]
+
+
+def _cell(count: int, stays: bool, fmt: Callable[[float], str]) -> str:
+    return (fmt(count) if count or stays else ".") + ("*" if stays else "")
+
+
+def _text_code(b: Block, width: int | None) -> list[str]:
+    return ["    " + b.text]  # verbatim: an error message is searched for as printed
+
+
+_TEXT: dict[str, Callable[[Block, int | None], list[str]]] = {
+    "h": _text_heading,
+    "sub": _text_sub,
+    "p": lambda b, width: _wrap(b.text, width),
+    "code": _text_code,
+    "list": _text_list,
+    "table": _text_table,
+    "figure": _text_figure,
+}
+
+
+# --- Markdown ---------------------------------------------------------------------------
 
 
 def blocks_markdown(blocks: Iterable[Block]) -> str:
@@ -54,14 +205,62 @@ def blocks_markdown(blocks: Iterable[Block]) -> str:
         if b.kind == "h":
             out += ["", ("# " if first else "## ") + md_escape(b.text), ""]
             first = False
-        elif b.kind == "p":
-            out += [md_escape(b.text), ""]
-        elif b.kind == "code":
-            fence = "````" if "```" in b.text else "```"
-            out += [fence, b.text.replace("\n", " "), fence, ""]
-        elif b.kind == "list":
-            out += [f"- {md_escape(item)}" for item in b.items] + [""]
         else:
-            cells = [[md_escape(x) for x in row] for row in b.rows]
-            out += [*md_table([md_escape(h) for h in b.header], ["---"] * len(b.header), cells), ""]
+            out += _MARKDOWN[b.kind](b)
     return "\n".join(out).strip("\n") + "\n"
+
+
+def _md_code(b: Block) -> list[str]:
+    fence = "````" if "```" in b.text else "```"
+    return [fence, b.text.replace("\n", " "), fence, ""]
+
+
+def _md_table(b: Block) -> list[str]:
+    align = b.align.ljust(len(b.header), "l")
+    title = [md_escape(b.text), ""] if b.text else []
+    return [
+        *title,
+        *md_table(
+            [md_escape(h) for h in b.header],
+            ["---:" if a == "r" else "---" for a in align],
+            [[md_escape(x) for x in row] for row in b.rows],
+        ),
+        "",
+    ]
+
+
+def _md_figure(b: Block) -> list[str]:
+    """The heatmap, then the same numbers in a collapsible table (for screen readers and
+    for renderers that strip inline SVG)."""
+    cols = max(map(len, b.matrix), default=0)
+    numbers = md_table(
+        ["from \\\\ to", *map(str, range(cols))],
+        ["---:"] * (cols + 1),
+        [[str(i), *map(str, row)] for i, row in enumerate(b.matrix)],
+    )
+    return [
+        md_escape(b.text),
+        "",
+        heatmap_svg(b.matrix, b.text),
+        "",
+        "Darker cells hold more keys. Keys in the red-outlined cells keep their partition "
+        "number; every other key moves.",
+        "",
+        "<details><summary>Partition matrix as numbers (keys; rows: current partition, "
+        "columns: new partition)</summary>",
+        "",
+        *numbers,
+        "",
+        "</details>",
+        "",
+    ]
+
+
+_MARKDOWN: dict[str, Callable[[Block], list[str]]] = {
+    "sub": lambda b: ["", "### " + md_escape(b.text), ""],
+    "p": lambda b: [md_escape(b.text), ""],
+    "code": _md_code,
+    "list": lambda b: [*(f"- {md_escape(item)}" for item in b.items), ""],
+    "table": _md_table,
+    "figure": _md_figure,
+}

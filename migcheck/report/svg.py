@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import itertools
 import re
+from collections.abc import Sequence
 
 from migcheck.report.formatting import ARROW, short_count
 
@@ -51,7 +52,7 @@ def _tick_step(cell: int, need: float) -> int:
 
 
 def heatmap_svg(
-    matrix: list[list[int]],
+    matrix: Sequence[Sequence[int]],
     title: str,
     row_label: str = "current partition",
     col_label: str = "new partition",

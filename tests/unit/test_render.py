@@ -6,6 +6,7 @@ from its numbers, never taken from a second call to a renderer.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -20,11 +21,11 @@ from sample_report import report as _report
 from sample_report import topic as _topic
 
 from migcheck.report import FORMATS, render
+from migcheck.report.analyze import render_analyze_markdown as render_markdown
+from migcheck.report.analyze import render_analyze_text as render_text
 from migcheck.report.formatting import format_bytes, format_estimate, format_fraction
 from migcheck.report.jsonfmt import render_json
-from migcheck.report.markdown import render_markdown
 from migcheck.report.svg import heatmap_svg
-from migcheck.report.text import render_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
@@ -113,13 +114,17 @@ def test_text_shows_facts_candidates_side_by_side_verdicts_and_gate() -> None:
     # facts
     assert "murmur2, conformance 100.0% (scored: murmur2 100.0%, consistent_random 26.0%)" in text
     assert "none identified, conformance 41.0%" in text
-    # verdicts, one per topic, and the gate
+    # verdicts, one per topic, and the gate with the summary, before the first topic
     for topic in _report()["topics"]:
         assert f"VERDICT: {topic['verdict']['text']}\n" in text
-    assert text.rstrip().endswith(
-        "GATE: FAILED (--max-moved-fraction 60.0%): "
-        "orders: 65.5% of keys move at 6 partitions (limit 60.0%)"
+    gate = (
+        "\nGATE: FAILED (--max-moved-fraction 60.0%): "
+        "orders: 65.5% of keys move at 6 partitions (limit 60.0%)\n"
     )
+    assert 0 < text.index(gate) < text.index("\nTopic orders: 4 partitions\n")
+    # the summary: a row per topic and candidate, the sampled one's intervals wrapped
+    assert re.search(r"^orders +4 +6 +262 +65\.5% +1\.5 MiB +moves$", text, re.M)
+    assert re.search(r"^custom +4 +- +- +- +- +unpredictable$", text, re.M)
     # plain text: no colour codes, nothing wider than asked, no padding at line ends
     assert "\x1b" not in text
     assert all(len(line) <= 100 and line == line.rstrip() for line in text.splitlines())
@@ -151,8 +156,12 @@ def test_text_draws_small_matrices_with_the_diagonal_marked() -> None:
 def test_text_sends_wide_matrices_to_json_and_markdown() -> None:
     report = _report()
     report["topics"][0]["candidates"][1] = _candidate(40, [[1] * 40 for _ in range(4)])
-    text = render_text(report, width=100)
-    assert "(4 x 40 matrix: too wide for 100 columns; it is in --format json" in text
+    text = render_text(report, width=200)  # wide enough, but 40 columns are too many to read
+    assert (
+        "\n4 x 40 matrix: too wide to draw as text; it is in --format json and --format markdown.\n"
+        in text
+    )
+    assert render_markdown(report).count("<svg ") == 4  # Markdown draws it
 
 
 def test_text_matrix_is_drawn_exact_then_short_then_not_at_all_as_width_allows() -> None:
@@ -162,14 +171,59 @@ def test_text_matrix_is_drawn_exact_then_short_then_not_at_all_as_width_allows()
     assert re.search(r"^0 +1,234\* +1,234 ", render_text(report, width=200), re.M)
     assert re.search(r"^0 +1234\* +1234 ", render_text(report, width=130), re.M)
     narrow = render_text(report, width=100)
-    assert "(4 x 24 matrix: too wide for 100 columns" in narrow
+    assert "\n4 x 24 matrix: too wide to draw as text;" in narrow
     assert "\u2026" not in narrow  # never squeezed into ellipses
 
 
-def test_text_keeps_keys_literal_no_rich_markup_or_emoji() -> None:
+def test_text_keeps_keys_literal_with_their_hex_and_partitions() -> None:
     text = render_text(_report())
-    assert f"\n  {MARKUP_KEY}  (2 -> 0)\n" in text
-    assert f"\n  {EVIL_KEY}  (0 -> 4)\n" in text
+    assert re.search(rf"^{re.escape(MARKUP_KEY)} +5b +2 +0$", text, re.M)
+    assert re.search(rf"^{re.escape(EVIL_KEY)} +617c62 +0 +4$", text, re.M)
+
+
+def test_text_wraps_to_its_width_and_keeps_every_figure() -> None:
+    report = _report()
+    estimate = {
+        "moved_keys": 5900,
+        "moved_keys_interval": [5700, 6150.4],
+        "moved_records": 5900,
+        "moved_records_interval": [5700, 6150.4],
+        "moved_fraction": 0.6556,
+        "moved_fraction_interval": [0.641, 0.67],
+        "moved_bytes": 6_040_000,
+        "moved_bytes_interval": [5_830_000.0, 6_300_000.0],
+    }
+    # four sampled candidates side by side: 158 columns unwrapped
+    cands = [_candidate(m, [[1] * m for _ in range(4)], **estimate) for m in (6, 8, 12, 16)]
+    long_key = "k" * 63 + "\u2026@1700000000000"  # a window key, cut at 64 characters
+    cands[0]["moved_key_sample"] = [
+        {"key": long_key, "key_hex": "ab" * 80, "partition": 0, "new_partition": 5}
+    ]
+    report["topics"] = [_topic("clicks", sampled=True, candidates=cands)]
+    text, md = render_text(report, width=100), render_markdown(report)
+    assert all(len(line) <= 100 for line in text.splitlines())
+    # each interval whole on a line: 4 in the summary, 2 rows x 4 candidates side by side
+    assert text.count("5,700\u20136,150)") == md.count("5,700\u20136,150)") == 12
+    assert text.count("64.1%\u201367.0%)") == md.count("64.1%\u201367.0%)") == 8
+    # the key and its hex, cut at 64 characters, wrapped in their own columns
+    assert "@1700000000000" in text
+    assert f"| {'k' * 63}\u2026@1700000000000 | {'ab' * 31}a\u2026 | 0 | 5 |" in md
+
+
+def test_a_matrix_the_report_does_not_carry_is_not_drawn() -> None:
+    report = _report()
+    report["topics"][0]["candidates"][0]["matrix"] = None  # as over 250,000 cells: flows only
+    text, md = render_text(report), render_markdown(report)
+    line = (
+        "4 x 6 matrix: too large to draw (24 cells); "
+        "its 12 nonzero cells are the flows of --format json."
+    )
+    assert f"\n{line}\n" in text and f"\n{line}\n" in md
+    assert "orders, 4 \u2192 6" not in text + md  # no figure title, so no figure
+    assert "orders, 4 \u2192 8: keys by current partition" in text
+    assert len(_svgs(md)) == 3 and md.count("<details>") == 3
+    assert "1 -> 5" not in text and "| user-17 | 757365722d3137 | 1 | 5 |" in md  # sample kept
+    assert re.search(r"^user-17 +757365722d3137 +1 +5$", text, re.M)
 
 
 # --- Markdown ---------------------------------------------------------------------------
@@ -178,14 +232,19 @@ def test_text_keeps_keys_literal_no_rich_markup_or_emoji() -> None:
 def test_markdown_summary_facts_and_verdicts() -> None:
     md = render_markdown(_report())
     assert md.startswith("# ")
-    assert "- **Source:** Kafka at 127.0.0.1:9092" in md
+    assert "- source: Kafka at 127.0.0.1:9092\n" in md
+    assert "- proposed partition counts: 6, 8\n" in md
+    assert (
+        "\nGATE: FAILED (--max-moved-fraction 60.0%): orders: 65.5% of keys move at 6 "
+        "partitions (limit 60.0%)\n"
+    ) in md
     assert "| orders | 4 | 6 | 262 | 65.5% | 1.5 MiB | moves |" in md
     assert "| orders | 4 | 8 | 202 | 50.5% | 1.2 MiB | moves |" in md
     # an estimate keeps its interval; "~" is escaped (GFM strikethrough)
     assert "| clicks | 4 | 6 | \\~5,900 (95%: 5,700\u20136,150) |" in md
     assert "| custom | 4 | - | - | - | - | unpredictable |" in md
-    assert "**STATE MOVES: going 4 -&gt; 6 partitions moves 65.5% of keys (262)**" in md
-    assert "**CANNOT PREDICT: no known partitioner placed every key where it is**" in md
+    assert "\nVERDICT: STATE MOVES: going 4 -&gt; 6 partitions moves 65.5% of keys (262)\n" in md
+    assert "\nVERDICT: CANNOT PREDICT: no known partitioner placed every key where it is\n" in md
     assert "| moved keys | 262 | 202 |" in md  # the candidates side by side
     assert "consistent\\_random 26.0%" in md
 
@@ -207,9 +266,9 @@ def test_markdown_heatmap_has_one_rect_per_cell_and_the_numbers() -> None:
 
 def test_markdown_escapes_keys() -> None:
     md = render_markdown(_report())
-    assert "| a\\|b&lt;script&gt;alert(1)&lt;/script&gt; | `617c62` | 0 | 4 |" in md
+    assert "| a\\|b&lt;script&gt;alert(1)&lt;/script&gt; | 617c62 | 0 | 4 |" in md
     assert "<script" not in md
-    assert "| \\[bold\\]x\\[/\\] :smile: \\*y\\* \\_z\\_ \\`w\\` \\[/red\\] | `5b` | 2 | 0 |" in md
+    assert "| \\[bold\\]x\\[/\\] :smile: \\*y\\* \\_z\\_ \\`w\\` \\[/red\\] | 5b | 2 | 0 |" in md
 
 
 def test_markdown_renders_as_intended_in_a_commonmark_parser() -> None:
@@ -226,6 +285,44 @@ def test_markdown_renders_as_intended_in_a_commonmark_parser() -> None:
     assert "~5,900 (95%: 5,700\u20136,150)</td>" in html  # not struck through
     assert html.count("<svg ") == 4 and html.count("</svg>") == 4  # kept whole as HTML
     assert html.count("<rect ") == 4 * 6 + 4 * 8 + 4 * 6 + 4 * 8
+
+
+# --- text and Markdown alike ----------------------------------------------------------
+
+
+def _figures(shown: str) -> set[str]:
+    """Every number shown, without thousands separators (the text's matrix writes 1,144
+    where the Markdown's table of numbers writes 1144)."""
+    return {n.replace(",", "") for n in re.findall(r"\d[\d,.]*\d|\d", shown)}
+
+
+def test_text_and_markdown_show_the_same_figures() -> None:
+    text, md = render_text(_report()), render_markdown(_report())
+    # as each format writes them: (text, Markdown)
+    for in_text, in_md in [
+        ("\n  - proposed partition counts: 6, 8\n", "\n- proposed partition counts: 6, 8\n"),
+        (
+            "\nmoved keys                           262           202\n",
+            "| moved keys | 262 | 202 |",
+        ),
+        ("  ~65.6% (95%: 64.1%\u201367.0%)  ", "| \\~65.6% (95%: 64.1%\u201367.0%) |"),
+        (
+            "\nVERDICT: STATE MOVES: going 4 -> 6 partitions moves 65.5% of keys (262)\n",
+            "\nVERDICT: STATE MOVES: going 4 -&gt; 6 partitions moves 65.5% of keys (262)\n",
+        ),
+        (
+            "\nuser-17                                757365722d3137     1   5\n",
+            "| user-17 | 757365722d3137 | 1 | 5 |",
+        ),
+        ("\nuser-4  757365722d34     0   4\n", "| user-4 | 757365722d34 | 0 | 4 |"),
+        ("\nTopic custom: 4 partitions\n", "\n## Topic custom: 4 partitions\n"),
+    ]:
+        assert in_text in text, in_text
+        assert in_md in md, in_md
+    # and every other number: the heatmap draws what the table of numbers below it shows
+    drawn = re.sub(r"^<svg .*?^</svg>$", "", md, flags=re.M | re.S)
+    assert _figures(text) == _figures(html.unescape(drawn))
+    assert {"262", "5700", "6150", "64.1", "67.0", "1144", "8800", "9300"} <= _figures(text)
 
 
 # --- SVG --------------------------------------------------------------------------------
