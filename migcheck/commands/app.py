@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.options import Connection, SparkSettings
+from migcheck.commands.streams_app import discover_app, read_topology
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE, ReadError, UsageError
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
@@ -28,10 +29,9 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
-from migcheck.streams.build import WOULD_ADD, Model, from_broker, from_topology, inferred
-from migcheck.streams.discovery import Discovery, discover
+from migcheck.streams.build import WOULD_ADD, Model
+from migcheck.streams.discovery import Discovery, app_model
 from migcheck.streams.rules import App, AppLevel, Reason, external_counts, health, sizes, verdict
-from migcheck.streams.topology import Topology, parse_topology
 
 
 @dataclass
@@ -63,11 +63,9 @@ def run_app(o: AppOptions) -> AppOutcome:
     if o.moved_keys_out and not (o.state and o.full):
         raise UsageError("--moved-keys-out needs --state --full: a sample lists only some keys")
     topology = read_topology(o.topology_file)
-    client = o.connection.client()
-    also = [*o.topics, *(topology_topics(topology) if topology else [])]
-    disc = discover(client, o.app_id, also)
+    disc = discover_app(o.connection.client(), o.app_id, topology, o.topics)
     _check_topics(o, disc)
-    model = model_of(disc, topology, o.fixed_repartition)
+    model = app_model(disc, topology, o.fixed_repartition)
     _check_in_app(o.topics, model.app)
     candidates = [_candidate(model.app, o.topics, n) for n in o.candidates]
     unpredictable = False
@@ -81,45 +79,12 @@ def run_app(o: AppOptions) -> AppOutcome:
     return AppOutcome(report, EXIT_OK if safe else EXIT_GATE)
 
 
-def read_topology(path: str | None) -> Topology | None:
-    """The ``--topology`` file, parsed; None when none was given."""
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--topology {path}: {getattr(e, 'strerror', None) or e}") from None
-    return parse_topology(text, f"--topology {path}")
-
-
-def topology_topics(topology: Topology) -> list[str]:
-    """The source topics a topology names (to describe them along with the app's)."""
-    return [t for sub in topology.subtopologies for t in sub.source_topics]
-
-
 def _check_topics(o: AppOptions, disc: Discovery) -> None:
     for topic in o.topics:
         meta = disc.topics.get(topic)
         if meta is None:
             raise ReadError(f"topic {topic!r} does not exist at {o.connection.bootstrap}")
         check_can_grow(meta.partition_count, o.candidates, f"--to (topic {topic!r})")
-
-
-def model_of(disc: Discovery, topology: Topology | None, fixed: Sequence[str] = ()) -> Model:
-    """The best model discovery allows: the given topology, the broker's, or inferred."""
-    if topology is not None:
-        extra = {t: m.partition_count for t, m in disc.topics.items()}
-        return from_topology(disc.facts, topology, fixed, extra)
-    described = disc.streams_group.topology if disc.streams_group else None
-    if described:  # None too while the broker finds the topics mis-partitioned
-        return from_broker(disc.facts, described, fixed)
-    if not disc.facts.sources and not disc.facts.internal:
-        raise UsageError(
-            f"application {disc.facts.app_id!r} has committed no offsets and has no internal "
-            "topics: nothing to infer its topology from; pass --topology"
-        )
-    return inferred(disc.facts, fixed)
 
 
 def _check_in_app(topics: Sequence[str], app: App) -> None:

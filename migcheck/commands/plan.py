@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from migcheck.commands.app import model_of, read_topology, topology_topics
 from migcheck.commands.options import Connection
+from migcheck.commands.streams_app import discover_app, read_topology
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.header import report_header
@@ -26,7 +26,7 @@ from migcheck.model.plan import (
 )
 from migcheck.streams import advice
 from migcheck.streams.build import Model, offline
-from migcheck.streams.discovery import Discovery, discover
+from migcheck.streams.discovery import Discovery, app_model
 from migcheck.streams.parallelism import Deployment, Figures, figures, observed, uniform
 from migcheck.streams.rules import App, AppLevel, external_counts, verdict
 from migcheck.streams.topology import Topology
@@ -86,10 +86,8 @@ def _live(o: PlanOptions) -> _Setting:
     if o.partitions:
         raise UsageError("--partitions is for an offline plan; live counts come from the cluster")
     topology = read_topology(o.topology_file)
-    client = o.connection.client()
-    also = [*o.changes, *(topology_topics(topology) if topology else [])]
-    disc = discover(client, o.app_id, also)
-    model = model_of(disc, topology, o.fixed_repartition)
+    disc = discover_app(o.connection.client(), o.app_id, topology, list(o.changes))
+    model = app_model(disc, topology, o.fixed_repartition)
     deployment, notes = _live_deployment(o, model.app, disc)
     records = {t: [p.records for p in m.partitions] for t, m in disc.topics.items()}
     return _Setting(model, deployment, records, "live", notes)

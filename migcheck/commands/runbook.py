@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass, field
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
-from migcheck.commands.app import model_of, read_topology, topology_topics
 from migcheck.commands.options import Connection, SparkSettings
+from migcheck.commands.streams_app import discover_app, read_topology
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_can_grow
@@ -26,7 +26,7 @@ from migcheck.kafka.metadata import topic_configs
 from migcheck.model.header import report_header
 from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, RunbookFacts
 from migcheck.report.runbook import refusal_line, render_markdown, render_refusal, render_sh
-from migcheck.streams.discovery import Discovery, discover
+from migcheck.streams.discovery import Discovery, app_model
 from migcheck.streams.rules import App, AppLevel, external_counts, sizes, verdict
 from migcheck.streams.steps import steps
 
@@ -61,10 +61,9 @@ def run_runbook(o: RunbookOptions) -> RunbookOutcome:
     topology = read_topology(o.topology_file)
     client = o.connection.client()
     new_topic = o.new_topic or f"{o.topic}-p{o.to}"
-    also = [o.topic, new_topic, *(topology_topics(topology) if topology else [])]
-    disc = discover(client, o.app_id, also)
+    disc = discover_app(client, o.app_id, topology, [o.topic, new_topic])
     _check(o, disc, new_topic)
-    model = model_of(disc, topology, o.fixed_repartition)
+    model = app_model(disc, topology, o.fixed_repartition)
     level = verdict(model.app, {o.topic: o.to}).level
     split = None
     if o.strategy == IN_PLACE and level != AppLevel.SAFE:

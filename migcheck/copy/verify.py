@@ -28,21 +28,8 @@ def verify(
     partitioner: str,
     done: dict[int, int],
 ) -> Verification:
-    """Identities of the copied source range (up to ``done`` per partition) against the
-    whole destination, as it is now."""
-    fresh = {m.name: m for m in describe_topics(client, [dest.name])}[dest.name]
-    return compare(spark, client, source, fresh, partitioner, done)
-
-
-def compare(
-    spark: Any,
-    client: ClientConfig,
-    source: TopicMeta,
-    dest: TopicMeta,
-    partitioner: str,
-    done: dict[int, int],
-) -> Verification:
-    """Each source identity as often in ``dest`` as in the source, on its key's partition."""
+    """Each identity of the copied source range (up to ``done`` per partition) as often in
+    the whole destination, as it is now, as in the source, on its key's partition."""
     from pyspark.sql import functions as F
 
     from migcheck.analysis.spark import partition_column
@@ -50,8 +37,9 @@ def compare(
     src_ranges = [
         (source.name, p.partition, p.log_start_offset, done[p.partition]) for p in source.partitions
     ]
+    fresh = {m.name: m for m in describe_topics(client, [dest.name])}[dest.name]
     dst_ranges = [
-        (dest.name, p.partition, p.log_start_offset, p.log_end_offset) for p in dest.partitions
+        (dest.name, p.partition, p.log_start_offset, p.log_end_offset) for p in fresh.partitions
     ]
     src = _identities(spark, client, src_ranges)
     dst = _identities(spark, client, dst_ranges)

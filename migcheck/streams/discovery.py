@@ -24,8 +24,16 @@ from migcheck.kafka.groups import (
     topics_with_prefix,
 )
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.streams.build import CHANGELOG_SUFFIX, Facts
+from migcheck.streams.build import (
+    CHANGELOG_SUFFIX,
+    Facts,
+    Model,
+    from_broker,
+    from_topology,
+    inferred,
+)
 from migcheck.streams.rules import Protocol, is_repartition_name
+from migcheck.streams.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -81,3 +89,19 @@ def _described_sources(group: StreamsGroup | None) -> list[str]:
     if group is None or not group.topology:
         return []
     return [t for sub in group.topology for t in sub.source_topics]
+
+
+def app_model(disc: Discovery, topology: Topology | None, fixed: Sequence[str] = ()) -> Model:
+    """The best model discovery allows: the given topology, the broker's, or inferred."""
+    if topology is not None:
+        extra = {t: m.partition_count for t, m in disc.topics.items()}
+        return from_topology(disc.facts, topology, fixed, extra)
+    described = disc.streams_group.topology if disc.streams_group else None
+    if described:  # None too while the broker finds the topics mis-partitioned
+        return from_broker(disc.facts, described, fixed)
+    if not disc.facts.sources and not disc.facts.internal:
+        raise UsageError(
+            f"application {disc.facts.app_id!r} has committed no offsets and has no internal "
+            "topics: nothing to infer its topology from; pass --topology"
+        )
+    return inferred(disc.facts, fixed)

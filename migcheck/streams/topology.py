@@ -148,3 +148,8 @@ def parse_topology(text: str, origin: str = "--topology") -> Topology:
     if not topology.subtopologies:
         raise TopologyParseError(f"{origin}: no Sub-topology found (is it describe() output?)")
     return topology
+
+
+def source_topics(topology: Topology) -> list[str]:
+    """The source topics a topology names (to describe them along with the app's)."""
+    return [t for sub in topology.subtopologies for t in sub.source_topics]
