@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 NEW_TOPIC = "new-topic"
 IN_PLACE = "in-place"
@@ -42,6 +43,31 @@ class RunbookFacts:
         return self.new_topic if self.strategy == NEW_TOPIC else self.topic
 
 
+class ShellCheck(StrEnum):
+    """The script's check functions (migcheck/report/runbook_prelude.sh), one per member.
+
+    Steps name a function through this enum, not a string, so a typo fails where the
+    runbook is written, not where an operator runs it; a unit test proves each member is
+    defined in the prelude.
+    """
+
+    HISTORY_INTACT = "history_intact"
+    RECORD_OFFSETS = "record_offsets"
+    GROUP_IS_EMPTY = "group_is_empty"
+    ENSURE_TOPIC = "ensure_topic"
+    ENSURE_PARTITIONS = "ensure_partitions"
+    WAIT_INTERNAL_TOPICS = "wait_internal_topics"
+    WAIT_LAG_ZERO = "wait_lag_zero"
+    APP_IS_HEALTHY = "app_is_healthy"
+
+
+class ShellHelper(StrEnum):
+    """The prelude's functions a command runs through (:attr:`Run.via`)."""
+
+    KAFKA_TOOL = "kafka_tool"  # finds Kafka's tool: $MIGCHECK_KAFKA_TOOL, $KAFKA_HOME...
+    RESET_TOOL = "reset_tool"  # the reset, naming only the internal topics still there
+
+
 @dataclass(frozen=True)
 class Run:
     """A command: a Kafka tool (``kafka-topics``...), ``migcheck``, or a plain one."""
@@ -50,7 +76,7 @@ class Run:
     kafka_tool: bool = False
     #: The script runs it through this shell function of its own (which then calls the
     #: Kafka tool) where a re-run needs more care than the bare command gives.
-    via: str | None = None
+    via: ShellHelper | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +93,7 @@ class Check:
     ``function`` is one of the script's shell functions; ``text`` says what it checks.
     """
 
-    function: str
+    function: ShellCheck
     args: tuple[str, ...]
     text: str
     shown: Run | None = None  # the command a person runs to check it by hand (Markdown)

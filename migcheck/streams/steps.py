@@ -24,6 +24,8 @@ from migcheck.model.runbook import (
     Manual,
     Run,
     RunbookFacts,
+    ShellCheck,
+    ShellHelper,
     Step,
 )
 
@@ -56,13 +58,13 @@ def _prechecks(f: RunbookFacts) -> Step:
         "(log start offset 0). Record today's end offsets of the topic for the final check.",
         (
             Check(
-                "history_intact",
+                ShellCheck.HISTORY_INTACT,
                 (f.topic,),
                 f"{f.topic} still holds its full history: every log start offset is 0",
                 _kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-2"),
             ),
             Check(
-                "record_offsets",
+                ShellCheck.RECORD_OFFSETS,
                 (f.topic, f"{f.topic}.end-offsets"),
                 f"record the end offsets of {f.topic}",
                 _kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
@@ -79,7 +81,7 @@ def _stop(f: RunbookFacts) -> Step:
         (
             Manual(f"Stop every instance of the application {f.app_id}."),
             Check(
-                "group_is_empty",
+                ShellCheck.GROUP_IS_EMPTY,
                 (),
                 f"the group {f.app_id} has no members",
                 _group_tool(f, "--members"),
@@ -100,7 +102,7 @@ def _new_topic(f: RunbookFacts) -> Step:
         "catch-up copy take only what arrived since, never a record twice.",
         (
             Check(
-                "ensure_topic",
+                ShellCheck.ENSURE_TOPIC,
                 (f.new_topic, str(f.to), f.topic, *[f"{k}={v}" for k, v in f.configs.items()]),
                 f"{f.new_topic} exists with {f.to} partitions (created like {f.topic}, with the "
                 f"replication factor of {f.topic})",
@@ -133,7 +135,7 @@ def _alter(f: RunbookFacts) -> Step:
         "In place is correct only when no keyed state depends on the keys that move." + warning,
         (
             Check(
-                "ensure_partitions",
+                ShellCheck.ENSURE_PARTITIONS,
                 (f.topic, str(f.to)),
                 f"{f.topic} has {f.to} partitions (altered once)",
                 _kafka(f, "kafka-topics", "--alter", "--topic", f.topic, "--partitions", str(f.to)),
@@ -149,8 +151,8 @@ def _reset(f: RunbookFacts) -> Step:
         args += ["--internal-topics", ",".join(f.internal)]
     tool = _kafka(f, "kafka-streams-application-reset", *args, config_flag="--config-file")
     # a reset that deleted the internal topics and then failed must be able to run again
-    reset = Run(tool.argv, kafka_tool=True, via="reset_tool")
-    dry = Run((*tool.argv, "--dry-run"), kafka_tool=True, via="reset_tool")
+    reset = Run(tool.argv, kafka_tool=True, via=ShellHelper.RESET_TOOL)
+    dry = Run((*tool.argv, "--dry-run"), kafka_tool=True, via=ShellHelper.RESET_TOOL)
     return Step(
         "Reset the application",
         "The reset tool sends the app back to the earliest offsets of its inputs and deletes "
@@ -158,7 +160,7 @@ def _reset(f: RunbookFacts) -> Step:
         f"{f.to}-partition counts. It runs once: its dry run first, then for real.",
         (
             Check(
-                "group_is_empty",
+                ShellCheck.GROUP_IS_EMPTY,
                 (),
                 f"the group {f.app_id} still has no members",
                 _group_tool(f, "--members"),
@@ -191,7 +193,6 @@ def _local_state(f: RunbookFacts) -> Step:
 
 def _restart(f: RunbookFacts) -> Step:
     internal = [f"{t}={n}" for t, n in sorted(f.expected_internal.items())]
-    app = _migcheck(f, "app", "--application-id", f.app_id, "--topic", f.target, "--to", str(f.to))
     return Step(
         f"Restart the application on {f.target}",
         "Its internal topics come back with the new counts, the lag drains to 0, and "
@@ -201,17 +202,31 @@ def _restart(f: RunbookFacts) -> Step:
             if f.target != f.topic
             else Manual("Start the application."),
             Check(
-                "wait_internal_topics",
+                ShellCheck.WAIT_INTERNAL_TOPICS,
                 tuple(internal),
                 "the internal topics come back with their counts: " + ", ".join(internal),
                 _kafka(f, "kafka-topics", "--describe", "--topic", ",".join(f.expected_internal)),
             ),
             Check(
-                "wait_lag_zero",
+                ShellCheck.WAIT_LAG_ZERO,
                 (f.target,),
                 f"the group's lag on {f.target} drains to 0",
                 _group_tool(f, "--offsets"),
             ),
-            Check("app_is_healthy", app.argv[1:], "migcheck app reports the app healthy", app),
+            _app_is_healthy(f),
         ),
+    )
+
+
+def _app_is_healthy(f: RunbookFacts) -> Check:
+    """migcheck app on the restarted app: the script reads its JSON report (the ``health``
+    list, empty when every internal topic matches its sources), never its prose; a person
+    reads the text report, which says the same in a sentence."""
+    app = _migcheck(f, "app", "--application-id", f.app_id, "--topic", f.target, "--to", str(f.to))
+    return Check(
+        ShellCheck.APP_IS_HEALTHY,
+        (*app.argv[1:], "--format", "json"),
+        "migcheck app finds the app healthy (every internal topic matches its sources) "
+        "and exits 0 (verdict SAFE)",
+        app,
     )

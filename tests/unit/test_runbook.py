@@ -6,15 +6,32 @@ prints (no `--execute`), which must need no Kafka tool and touch nothing.
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, RunbookFacts
+import pytest
+
+from migcheck.model.app import AppReason, AppReport
+from migcheck.model.runbook import (
+    IN_PLACE,
+    NEW_TOPIC,
+    Check,
+    Run,
+    RunbookFacts,
+    ShellCheck,
+    ShellHelper,
+)
+from migcheck.report import runbook
 from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.streams.steps import steps
 
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
+PRELUDE = Path(runbook.__file__).with_name(runbook.PRELUDE_FILE)
 
 
 def _facts(**changes: object) -> RunbookFacts:
@@ -126,3 +143,178 @@ def test_in_place_alters_the_topic_and_says_what_splits() -> None:
     assert "splits the history of 205 keys" in steps(facts)[2].why
     md = render_markdown(facts, steps(facts), "0.1.0", "today")
     assert "--input-topics orders " in md and "orders-p6" not in md
+
+
+# --- the prelude file and the functions the steps name --------------------------------
+
+
+def _every_strategy() -> list[RunbookFacts]:
+    return [
+        _facts(),
+        _facts(strategy=IN_PLACE, split_keys=205),
+        _facts(command_config=None, protocol="streams", state_dir=None, internal=()),
+        _facts(history_lost=("orders",), members=2, configs={}),
+    ]
+
+
+def _prelude_functions() -> set[str]:
+    text = PRELUDE.read_text(encoding="utf-8")
+    return set(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)\(\) \{", text, flags=re.MULTILINE))
+
+
+def test_every_shell_function_member_is_defined_in_the_prelude_file() -> None:
+    defined = _prelude_functions()
+    assert {"check", "run", "fail", "app_is_healthy"} <= defined  # the parse finds them
+    assert {*ShellCheck, *ShellHelper} <= defined, {*ShellCheck, *ShellHelper} - defined
+
+
+def test_every_function_a_step_names_is_an_enum_member() -> None:
+    checks: set[object] = set()
+    helpers: set[object] = set()
+    for facts in _every_strategy():
+        for step in steps(facts):
+            checks |= {a.function for a in step.actions if isinstance(a, Check)}
+            helpers |= {a.via for a in step.actions if isinstance(a, Run) and a.via}
+    assert checks and helpers
+    assert all(type(name) is ShellCheck for name in checks), checks  # not a plain string
+    assert all(type(name) is ShellHelper for name in helpers), helpers
+    assert checks == set(ShellCheck)  # and no member is left that no step uses
+
+
+def test_the_prelude_file_is_shellcheck_clean_and_embedded_without_its_header(
+    tmp_path: Path,
+) -> None:
+    p = subprocess.run([str(SHELLCHECK), str(PRELUDE)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout
+    text = PRELUDE.read_text(encoding="utf-8")
+    assert text.startswith("# shellcheck shell=bash\n")
+    script = _script(tmp_path, _facts()).read_text()
+    assert "shellcheck" not in script
+    body = text[text.index("\n\n") + 1 :].rstrip("\n")  # from the empty line on
+    assert f"\nRUNBOOK_ID='shop-counter orders 3->6 new-topic orders-p6'\n{body}\n" in script
+
+
+# --- the restarted app's health, from migcheck app's JSON ----------------------------
+
+#: migcheck app's JSON report as a healthy app gives it, trimmed to a few fields.
+HEALTHY = {
+    "application_id": "shop-counter",
+    "protocol": "classic",
+    "health": [],
+    "changes": ["orders-p6"],
+    "verdict": "SAFE",
+}
+#: The same app with a changelog left at the old count.
+BROKEN = {
+    **HEALTHY,
+    "health": [
+        {
+            "level": "CRASH",
+            "subtopology": None,
+            "text": "Existing internal topic shop-counter-counts-changelog has invalid "
+            "partitions: expected: 6; actual: 3.",
+            "topics": ["shop-counter-counts-changelog"],
+            "stores": [],
+        }
+    ],
+}
+
+
+def test_the_hand_written_reports_have_the_fields_of_the_real_one() -> None:
+    assert set(HEALTHY) <= AppReport.__required_keys__
+    assert set(BROKEN["health"][0]) == AppReason.__required_keys__  # type: ignore[index]
+
+
+def _health_check(
+    tmp_path: Path, report: str, code: int = 0, python3: str = "beside migcheck"
+) -> subprocess.CompletedProcess[str]:
+    """The generated script's app_is_healthy, with the step's own arguments, against a fake
+    migcheck that prints ``report`` and exits ``code``; python3 only where ``python3`` says.
+
+    Beside migcheck is as pipx installs it: PATH has a link to migcheck in an environment
+    whose python3 is not on PATH."""
+    tools, venv, on_path, other = (tmp_path / d for d in ("tools", "venv", "bin", "other"))
+    for d in (tools, venv, on_path, other):
+        d.mkdir(parents=True)
+    for tool in ("dirname", "readlink"):  # what the function needs besides bash and python3
+        (tools / tool).symlink_to(shutil.which(tool) or tool)
+    where = {"beside migcheck": venv, "on PATH": other}.get(python3)
+    if where is not None:
+        (where / "python3").symlink_to(sys.executable)
+    migcheck = venv / "migcheck"
+    (on_path / "migcheck").symlink_to(migcheck)
+    migcheck.write_text(
+        "#!/bin/bash\n"
+        f"printf '%s\\n' \"$@\" > {shlex.quote(str(tmp_path / 'args'))}\n"
+        f"printf '%s' {shlex.quote(report)}\n"
+        f"exit {code}\n"
+    )
+    migcheck.chmod(0o755)
+    check = steps(_facts())[-1].actions[-1]
+    assert isinstance(check, Check) and check.function == ShellCheck.APP_IS_HEALTHY
+    sourced = 'args=("$@"); set --; source "$RUNBOOK" > /dev/null; app_is_healthy "${args[@]}"'
+    return subprocess.run(
+        [shutil.which("bash") or "/bin/bash", "-c", sourced, "bash", *check.args],
+        capture_output=True,
+        text=True,
+        env={"PATH": f"{on_path}:{other}:{tools}", "RUNBOOK": str(_script(tmp_path, _facts()))},
+    )
+
+
+def test_the_health_check_accepts_a_healthy_json_report(tmp_path: Path) -> None:
+    p = _health_check(tmp_path, json.dumps(HEALTHY, indent=2))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "  migcheck app: healthy\n"
+    args = (tmp_path / "args").read_text().split("\n")
+    assert args[:1] == ["app"] and args[-3:] == ["--format", "json", ""]
+    assert "--topic\norders-p6\n--to\n6\n" in "\n".join(args)
+
+
+@pytest.mark.parametrize(
+    ("report", "code", "error"),
+    [
+        (json.dumps(BROKEN), 0, "has invalid partitions: expected: 6; actual: 3."),
+        (json.dumps(HEALTHY), 1, "migcheck app exits 1: its verdict is not SAFE"),
+        ("", 2, "migcheck app failed (exit 2)"),
+        # the text report, even its healthy sentence, is no JSON report
+        ("Health today: every internal topic matches its sources.\n", 0, "not a migcheck app"),
+        (json.dumps({**HEALTHY, "health": None}), 0, "not a migcheck app JSON report"),
+        (json.dumps({"verdict": "SAFE"}), 0, "not a migcheck app JSON report (KeyError"),
+    ],
+    ids=["broken", "not-safe", "error", "text", "health-null", "no-health"],
+)
+def test_the_health_check_rejects_anything_but_a_healthy_report(
+    tmp_path: Path, report: str, code: int, error: str
+) -> None:
+    p = _health_check(tmp_path, report, code)
+    assert p.returncode == 1, p.stdout
+    assert "migcheck app: healthy" not in p.stdout
+    assert "FAILED: " in p.stderr and error in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("python3", ["beside migcheck", "on PATH"])
+def test_the_health_check_finds_python3_beside_migcheck_or_on_path(
+    tmp_path: Path, python3: str
+) -> None:
+    healthy = _health_check(tmp_path / "healthy", json.dumps(HEALTHY), python3=python3)
+    assert healthy.returncode == 0, healthy.stderr
+    broken = _health_check(tmp_path / "broken", json.dumps(BROKEN), python3=python3)
+    assert broken.returncode == 1 and "expected: 6; actual: 3" in broken.stderr
+
+
+def test_the_health_check_fails_without_any_python3(tmp_path: Path) -> None:
+    p = _health_check(tmp_path, json.dumps(HEALTHY), python3="nowhere")
+    assert p.returncode == 1
+    assert "no python3 beside migcheck or on PATH" in p.stderr, p.stderr
+    assert not (tmp_path / "args").exists()  # it says so before asking migcheck
+
+
+def test_markdown_shows_the_text_report_while_the_script_reads_json(tmp_path: Path) -> None:
+    facts = _facts()
+    md = render_markdown(facts, steps(facts), "0.1.0", "today")
+    shown = next(ln for ln in md.splitlines() if ln.startswith("migcheck app "))
+    assert shown.endswith("--topic orders-p6 --to 6")  # a person reads the text report
+    sh = _script(tmp_path, facts).read_text()
+    run = next(ln for ln in sh.splitlines() if ln.startswith("  check app_is_healthy "))
+    assert run.endswith("--topic orders-p6 --to 6 --format json")
+    assert "Health today" not in sh  # nothing depends on the text report's wording

@@ -1,0 +1,264 @@
+# shellcheck shell=bash
+# The runbook script's shell functions.  migcheck/report/runbook.py embeds this file in
+# every script it writes, after the variables it sets there (BOOTSTRAP, COMMAND_CONFIG,
+# APP_ID, PROTOCOL, WORKDIR, RUNBOOK_ID); these header lines, up to the first empty
+# line, are left out.  The steps name the functions through migcheck/model/runbook.py's
+# ShellCheck and ShellHelper, and tests/unit/test_runbook.py keeps the two in step.
+
+EXECUTE=0
+YES=0
+for arg in "$@"; do
+  case "$arg" in
+    --execute) EXECUTE=1 ;;
+    --yes) YES=1 ;;
+    *) echo "usage: $0 [--execute] [--yes]" >&2; exit 2 ;;
+  esac
+done
+if [ "$EXECUTE" = 1 ]; then
+  mkdir -p "$WORKDIR"
+  if [ ! -f "$WORKDIR/runbook.id" ]; then
+    printf '%s\n' "$RUNBOOK_ID" > "$WORKDIR/runbook.id"
+  elif [ "$(cat "$WORKDIR/runbook.id")" != "$RUNBOOK_ID" ]; then
+    echo "$WORKDIR holds the progress of another change ($(cat "$WORKDIR/runbook.id")):" \
+      "move it away or set MIGCHECK_RUNBOOK_DIR" >&2
+    exit 1
+  fi
+fi
+
+say() { printf '%s\n' "$*"; }
+step() { say ''; say "== Step $1: $2"; }
+# A command as it runs, quoted only where the shell needs it.
+show() {
+  local out='  $' a
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then out+=" $a"; else out+=" ${a@Q}"; fi
+  done
+  say "$out"
+}
+
+# Kafka's tools: $MIGCHECK_KAFKA_TOOL NAME ARGS..., $KAFKA_HOME/bin/NAME.sh, NAME.sh, NAME.
+kafka_tool() {
+  local name=$1
+  shift
+  if [ -n "${MIGCHECK_KAFKA_TOOL:-}" ]; then
+    local -a tool
+    read -r -a tool <<< "$MIGCHECK_KAFKA_TOOL"
+    "${tool[@]}" "$name" "$@"
+  elif [ -n "${KAFKA_HOME:-}" ]; then
+    "$KAFKA_HOME/bin/$name.sh" "$@"
+  elif command -v "$name.sh" > /dev/null 2>&1; then
+    "$name.sh" "$@"
+  else
+    "$name" "$@"
+  fi
+}
+
+# Client settings stay in the --command-config file; only its path is passed on.
+config_args() {
+  if [ -n "$COMMAND_CONFIG" ]; then printf '%s\n' "$1" "$COMMAND_CONFIG"; fi
+}
+
+run() {
+  show "$@"
+  if [ "$EXECUTE" = 1 ]; then "$@"; fi
+}
+
+manual() {
+  say "  MANUAL: $1"
+  if [ "$EXECUTE" = 1 ] && [ "$YES" != 1 ]; then
+    local answer=""
+    read -r answer || true
+    if [ "$answer" != y ]; then
+      say "  stopped at a manual step; run the script again to go on" >&2
+      exit 1
+    fi
+  fi
+}
+
+check() {
+  local name=$1
+  shift
+  say "  CHECK: $name $*"
+  if [ "$EXECUTE" = 1 ]; then "$name" "$@"; fi
+}
+
+already_done() { [ "$EXECUTE" = 1 ] && [ -f "$WORKDIR/$1.done" ]; }
+mark_done() { if [ "$EXECUTE" = 1 ]; then : > "$WORKDIR/$1.done"; fi; }
+fail() { say "  FAILED: $*" >&2; exit 1; }
+
+topics_tool() {
+  local -a cfg
+  mapfile -t cfg < <(config_args --command-config)
+  kafka_tool kafka-topics --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "$@"
+}
+
+# The partition count of a topic, or nothing when it does not exist.
+partition_count() {
+  { topics_tool --describe --topic "$1" 2> /dev/null || true; } \
+    | sed -n 's/.*PartitionCount: *\([0-9]*\).*/\1/p' | head -n 1
+}
+
+history_intact() {
+  local -a cfg
+  mapfile -t cfg < <(config_args --command-config)
+  local lost
+  lost=$(kafka_tool kafka-get-offsets --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" \
+    --topic "$1" --time -2 | awk -F: '$NF != 0' | head -n 3)
+  if [ -n "$lost" ]; then
+    say "  WARNING: $1 no longer holds its full history; the reprocess will lose data: $lost"
+  fi
+}
+
+record_offsets() {
+  local -a cfg
+  mapfile -t cfg < <(config_args --command-config)
+  kafka_tool kafka-get-offsets --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" \
+    --topic "$1" --time -1 > "$WORKDIR/$2"
+  say "  recorded in $WORKDIR/$2"
+}
+
+group_tool() {
+  local -a cfg
+  mapfile -t cfg < <(config_args --command-config)
+  if [ "$PROTOCOL" = streams ]; then
+    kafka_tool kafka-streams-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "$@"
+  else
+    kafka_tool kafka-consumer-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "$@"
+  fi
+}
+
+group_is_empty() {
+  local out
+  out=$(group_tool --describe --group "$APP_ID" --members 2>&1 || true)
+  if ! grep -Eq 'has no active members|does not exist' <<< "$out"; then
+    fail "the group $APP_ID still has members; stop every instance first"
+  fi
+}
+
+ensure_topic() {
+  local topic=$1 count=$2 like=$3
+  shift 3
+  local now
+  now=$(partition_count "$topic")
+  if [ -n "$now" ]; then
+    [ "$now" = "$count" ] || fail "$topic exists with $now partitions, not $count"
+    say "  $topic exists with $count partitions"
+    return
+  fi
+  local rf
+  rf=$(topics_tool --describe --topic "$like" \
+    | sed -n 's/.*ReplicationFactor: *\([0-9]*\).*/\1/p' | head -n 1)
+  local -a configs=()
+  local c
+  for c in "$@"; do configs+=(--config "$c"); done
+  topics_tool --create --topic "$topic" --partitions "$count" \
+    --replication-factor "${rf:-1}" "${configs[@]}"
+}
+
+ensure_partitions() {
+  local now
+  now=$(partition_count "$1")
+  [ -n "$now" ] || fail "$1 does not exist"
+  if [ "$now" = "$2" ]; then
+    say "  $1 has $2 partitions"
+  else
+    topics_tool --alter --topic "$1" --partitions "$2"
+  fi
+}
+
+wait_internal_topics() {
+  local pair topic count now tries
+  for pair in "$@"; do
+    topic=${pair%=*}
+    count=${pair##*=}
+    for tries in $(seq 1 120); do
+      now=$(partition_count "$topic")
+      [ "$now" = "$count" ] && break
+      [ -z "$now" ] || fail "$topic has $now partitions, not $count"
+      [ "$tries" -lt 120 ] || fail "$topic did not come back within 240 s"
+      sleep 2
+    done
+    say "  $topic: $count partitions"
+  done
+}
+
+wait_lag_zero() {
+  local tries lag
+  for tries in $(seq 1 150); do
+    lag=$({ group_tool --describe --group "$APP_ID" --offsets 2> /dev/null || true; } \
+      | awk -v t="$1" '$2 == t { n++; if ($6 ~ /^[0-9]+$/) s += $6; else s += 1 }
+                       END { if (n == 0) print "unknown"; else print s }')
+    if [ "$lag" = 0 ]; then
+      say "  lag on $1: 0"
+      return
+    fi
+    [ "$tries" -lt 150 ] || fail "the lag on $1 is still $lag after 300 s"
+    sleep 2
+  done
+}
+
+# The reset tool, naming only the internal topics that still exist: it refuses a topic
+# that is gone, and a re-run after a reset that deleted them and then failed must go on.
+reset_tool() {
+  local -a args=() kept=() wanted=()
+  local t
+  while (($#)); do
+    if [ "$1" = --internal-topics ]; then
+      IFS=, read -r -a wanted <<< "$2"
+      for t in "${wanted[@]}"; do
+        if [ -n "$(partition_count "$t")" ]; then kept+=("$t"); else say "  $t: deleted before"; fi
+      done
+      if ((${#kept[@]})); then args+=(--internal-topics "$(IFS=,; printf '%s' "${kept[*]}")"); fi
+      shift 2
+    else
+      args+=("$1")
+      shift
+    fi
+  done
+  kafka_tool "${args[@]}"
+}
+
+# The python3 that reads migcheck's JSON: the one beside migcheck (its virtualenv's or
+# pipx's), else the first on PATH.  migcheck is a Python 3 program, so where it runs, one is.
+python3_path() {
+  local here
+  here=$(command -v migcheck || true)
+  if [[ $here == /* ]]; then here=$(dirname "$(readlink -f "$here" || printf '%s' "$here")"); fi
+  if [[ $here == /* ]] && [ -x "$here/python3" ]; then
+    printf '%s\n' "$here/python3"
+  else
+    command -v python3
+  fi
+}
+
+# The reasons in the "health" list of the migcheck app JSON report on stdin, one a line,
+# read by the python3 $1: exit 0 when the list is empty (every internal topic matches its
+# sources), 1 when it is not, 2 when stdin is no such report.
+health_reasons() {
+  "$1" -c '
+import json, sys
+try:
+    health = json.load(sys.stdin)["health"]
+    if not isinstance(health, list):
+        raise TypeError("health is not a list")
+    reasons = [str(reason["text"]) for reason in health]
+except (ValueError, KeyError, TypeError) as e:
+    print(f"not a migcheck app JSON report ({type(e).__name__}: {e})")
+    sys.exit(2)
+print("\n".join(reasons))
+sys.exit(1 if reasons else 0)
+'
+}
+
+# migcheck app --format json on the restarted app: healthy when it exits 0 (its verdict is
+# SAFE) and its report's health list is empty.  The JSON decides, not the text's wording.
+app_is_healthy() {
+  local python out status=0 why
+  python=$(python3_path) || fail "no python3 beside migcheck or on PATH to read its report"
+  out=$(migcheck "$@") || status=$?
+  [ "$status" -le 1 ] || fail "migcheck app failed (exit $status); its error is above"
+  why=$(health_reasons "$python" <<< "$out") \
+    || fail "migcheck app does not find the app healthy: $why"
+  [ "$status" = 0 ] || fail "migcheck app exits 1: its verdict is not SAFE"
+  say "  migcheck app: healthy"
+}
