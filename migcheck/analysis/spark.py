@@ -17,7 +17,7 @@ import functools
 import os
 import signal
 import sys
-import tempfile
+import sysconfig
 import threading
 from collections.abc import Iterator
 from importlib import resources
@@ -30,7 +30,9 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
-from migcheck.analysis import jvmarchive, kafkasource
+from migcheck.analysis import jvmarchive, kafkasource, probe, shipping
+from migcheck.analysis.errors import spark_error_message, spark_log_path
+from migcheck.errors import MigcheckError
 from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
 from migcheck.hashing.sampling import sample_ranks
 
@@ -53,15 +55,6 @@ def _quiet_log4j() -> str:
     """The JVM option that points Spark's log4j2 at our WARN-to-stderr-only config."""
     path = resources.files("migcheck.analysis").joinpath("log4j2-spark.properties")
     return f"-Dlog4j2.configurationFile=file:{path}"
-
-
-def spark_log_path() -> str:
-    """Where the embedded Spark's JVM output goes: its banner, its log, the executors'
-    stack traces.  None of it belongs on an operator's terminal unless asked for
-    (``migcheck --verbose``); an error names this file instead."""
-    return os.environ.get("MIGCHECK_SPARK_LOG") or os.path.join(
-        tempfile.gettempdir(), f"migcheck-spark-{os.getuid()}.log"
-    )
 
 
 def _start_quietly(master: str, settings: dict[str, str]) -> None:
@@ -138,7 +131,10 @@ def _driver_jvm_options(short_run: bool) -> str:
 
 
 def get_session(
-    master: str | None = None, conf: dict[str, str] | None = None, short_run: bool = False
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    short_run: bool = False,
+    bootstrap: str | None = None,
 ) -> SparkSession:
     """Start (or join) the Spark session the pipeline runs on.
 
@@ -146,34 +142,39 @@ def get_session(
     submitted master is used; otherwise the embedded ``local[*]`` default.  The
     JVM's own output goes to :func:`spark_log_path` unless ``MIGCHECK_VERBOSE`` is set.
     ``short_run`` tunes a JVM that this call starts for a job of a few seconds.
+
+    On a cluster (any master but ``local[...]``) a context this call creates gets
+    migcheck and its dependencies as an archive (:mod:`shipping`), and one probe task
+    checks an executor first (:func:`check_executors`; ``bootstrap``: the Kafka
+    servers the executors must reach, comma-separated).
     """
     conf = dict(conf or {})
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
-    builder = SparkSession.builder.appName("migcheck")
-    if master:
-        builder = builder.master(master)
-    elif not under_submit and "spark.master" not in conf:
-        builder = builder.master("local[*]")
-    settings = {} if under_submit else dict(EMBEDDED_DEFAULTS)
-    if not under_submit:
-        settings["spark.driver.extraJavaOptions"] = _driver_jvm_options(short_run)
-        # Workers must run this interpreter (it has migcheck and its kernels), not
-        # whatever ``python3`` is first on PATH.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    fresh = SparkContext._active_spark_context is None
+    submitted = _submitted_conf() if under_submit and fresh else {}
+    chosen = master or conf.get("spark.master") or submitted.get("spark.master") or "local[*]"
+    cluster = not shipping.is_local(chosen)
+    _choose_worker_python(conf, local_workers=not cluster and not under_submit)
+    settings = {} if under_submit else _embedded_settings(short_run)
     settings.update(conf)
-    starting = not under_submit and SparkContext._active_spark_context is None
+    if fresh and cluster:
+        deps = shipping.ensure_archive()
+        settings.update(shipping.executor_settings({**submitted, **settings}, deps))
+    starting = not under_submit and fresh
     archive: Path | None = None
     dump: Path | None = None
     if starting:
         settings.update(kafkasource.jar_settings(settings))
         if "spark.driver.extraJavaOptions" not in conf:  # the user's options win whole
             archive, dump = _with_class_archive(settings)
-    chosen = master or settings.get("spark.master") or "local[*]"
     if starting and not os.environ.get("MIGCHECK_VERBOSE"):
         _start_quietly(chosen, settings)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    builder = SparkSession.builder.appName("migcheck")
+    if master:
+        builder = builder.master(master)
+    elif not under_submit and "spark.master" not in conf:
+        builder = builder.master("local[*]")
+    session = builder.config(map=settings).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     if starting and threading.current_thread() is threading.main_thread():
         # pyspark's own Ctrl-C handler calls into the JVM from inside the interrupted
@@ -185,7 +186,99 @@ def get_session(
     if archive and dump:
         proc = SparkContext._gateway.proc
         jvmarchive.install_at_exit(proc, dump, archive, session.sparkContext.stop)
+    if fresh and cluster:
+        check_executors(session, bootstrap)
     return session
+
+
+def _embedded_settings(short_run: bool) -> dict[str, str]:
+    """The defaults of a session whose JVM this process starts (not spark-submit's)."""
+    return {**EMBEDDED_DEFAULTS, "spark.driver.extraJavaOptions": _driver_jvm_options(short_run)}
+
+
+def _submitted_conf() -> dict[str, str]:
+    """spark-submit's settings (its master, a user's ``--archives``), read from the JVM
+    it started before our context exists."""
+    from pyspark import SparkConf
+
+    SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
+
+
+def _choose_worker_python(conf: dict[str, str], local_workers: bool) -> None:
+    """The interpreter Python workers run, which pyspark takes from ``PYSPARK_PYTHON``.
+
+    A user's ``spark.pyspark.python`` wins, as in spark-submit.  Local workers run this
+    interpreter (it has migcheck and its kernels), not whatever ``python3`` is first on
+    PATH.  A cluster's workers run their own Python (the user's ``PYSPARK_PYTHON``, else
+    ``python3`` on the workers' PATH): this one's path means nothing on another host.
+    """
+    if conf.get("spark.pyspark.python"):
+        os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
+    elif local_workers:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+#: How long the probe may wait for an executor to run it.
+PROBE_TIMEOUT_S = 60.0
+
+
+def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
+    """Run :func:`probe.probe` as one task before the first job; on what cannot work
+    (another Python, another platform, a missing requirement, no route to Kafka, no
+    executor at all), stop the session and raise the one line that names the fix."""
+    brokers = [b.strip() for b in (bootstrap or "").split(",") if b.strip()]
+    driver = probe.Driver(
+        f"{sys.version_info.major}.{sys.version_info.minor}",
+        sysconfig.get_platform(),
+        kafkasource.spark_version(),
+    )
+    try:
+        problem = probe.verdict(_run_probe(spark.sparkContext, brokers), driver)
+    except MigcheckError:
+        spark.stop()
+        raise
+    if problem:
+        spark.stop()
+        raise MigcheckError(f"{problem} (Spark's log: {spark_log_path()})")
+
+
+def _run_probe(sc: SparkContext, brokers: list[str]) -> dict[str, Any]:
+    """The probe's result from one executor, cancelled after :data:`PROBE_TIMEOUT_S`.
+
+    The probe's module is pickled by value: the executor may not import migcheck.
+    """
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(probe)
+    tag = f"migcheck-probe-{os.getpid()}"
+    expired = threading.Event()
+
+    def cancel() -> None:
+        expired.set()
+        sc.cancelJobsWithTag(tag)
+
+    timer = threading.Timer(PROBE_TIMEOUT_S, cancel)
+    sc.addJobTag(tag)
+    timer.start()
+    try:
+        return sc.parallelize([brokers], 1).map(probe.probe).collect()[0]
+    except Exception as e:
+        if expired.is_set():
+            raise MigcheckError(_timeout_message()) from None
+        raise MigcheckError(spark_error_message(e)) from None
+    finally:
+        timer.cancel()
+        sc.removeJobTag(tag)
+
+
+def _timeout_message() -> str:
+    return (
+        f"no executor ran migcheck's probe task within {PROBE_TIMEOUT_S:.0f} s: the cluster "
+        f"has no free cores or memory for this application's executors, or its workers "
+        f"cannot connect back to this driver (set spark.driver.host to an address they reach) "
+        f"(Spark's log: {spark_log_path()})"
+    )
 
 
 def _with_class_archive(settings: dict[str, str]) -> tuple[Path | None, Path | None]:

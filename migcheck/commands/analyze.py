@@ -174,7 +174,12 @@ def _aggregate(
     from migcheck.analysis.spark import get_session, small_data
 
     with spark_errors():
-        spark = get_session(o.spark.master, o.spark.conf, short_run=sample is not None)
+        spark = get_session(
+            o.spark.master,
+            o.spark.conf,
+            short_run=sample is not None,
+            bootstrap=o.connection.bootstrap,
+        )
         records, counter = plan.load(spark)
         adaptive = nullcontext() if sample is None else small_data(spark, o.spark.conf)
         with adaptive, progress(counter, plan.total):

@@ -1,0 +1,153 @@
+"""One look at a cluster's executor before the first job, and what it means.
+
+A cluster whose executors cannot run migcheck otherwise fails in the middle of
+a job, as a JVM stack trace around a Python one.  :func:`probe` runs as one
+tiny task first and reports what an executor's Python is and can reach;
+:func:`verdict`, on the driver, turns that into the one line that names the
+cause and the fix.
+
+:func:`probe` runs where migcheck may not be importable (that is one of the
+things it checks): this module imports nothing of migcheck and only the
+standard library, and is pickled by value (``cloudpickle.register_pickle_by_value``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import socket
+import sys
+import sysconfig
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+#: What an executor must import: PySpark's own requirements first, then what the
+#: archive ships, then migcheck itself (which imports the others).
+PYSPARK_NEEDS = ("pyarrow", "pandas", "numpy")
+SHIPPED = ("numba", "kafka", "mmh3", "migcheck")
+
+#: How long one connection to a broker may take.
+CONNECT_TIMEOUT_S = 3.0
+
+
+def probe(brokers: Sequence[str], timeout_s: float = CONNECT_TIMEOUT_S) -> dict[str, Any]:
+    """What this Python is and can do: its version, platform and executable, each
+    module's import error (None: it imports) and each broker's connection error."""
+    return {
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "platform": sysconfig.get_platform(),
+        "executable": sys.executable,
+        "imports": {name: _import_error(name) for name in (*PYSPARK_NEEDS, *SHIPPED)},
+        "brokers": {broker: _connect_error(broker, timeout_s) for broker in brokers},
+    }
+
+
+def _import_error(name: str) -> str | None:
+    try:
+        importlib.import_module(name)
+    except Exception as e:  # a broken compiled module raises OSError, not ImportError
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _connect_error(broker: str, timeout_s: float) -> str | None:
+    """Why a TCP connection to ``host:port`` (``[v6]:port``) failed; None if it opened."""
+    host, _, port = broker.strip().rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            return None
+    except (OSError, ValueError) as e:
+        return str(e) or type(e).__name__
+
+
+# --- the verdict, on the driver ----------------------------------------------------------
+
+
+class Driver(NamedTuple):
+    """What the executors must match: this driver's Python and platform, and the
+    pyspark version whose requirements they need."""
+
+    python: str
+    platform: str
+    spark: str
+
+
+def python_mismatch(executors: str, driver: str) -> str:
+    """The one line for executors that run another Python minor version than the driver."""
+    return (
+        f"the executors run Python {executors} and this driver {driver}: PySpark needs the "
+        f"same minor version; point spark.pyspark.python (or PYSPARK_PYTHON) at a Python "
+        f"{driver} on the workers"
+    )
+
+
+def verdict(found: Mapping[str, Any], driver: Driver) -> str | None:
+    """What cannot work on the executors :func:`probe` described, as one line with the
+    fix; None when nothing was found.  The first cause is named: each hides the next."""
+    for check in _CHECKS:
+        problem = check(found, driver)
+        if problem:
+            return problem
+    return None
+
+
+def _python(found: Mapping[str, Any], driver: Driver) -> str | None:
+    return (
+        None
+        if found["python"] == driver.python
+        else python_mismatch(found["python"], driver.python)
+    )
+
+
+def _platform(found: Mapping[str, Any], driver: Driver) -> str | None:
+    if found["platform"] == driver.platform:
+        return None
+    return (
+        f"the executors run on {found['platform']} and this driver on {driver.platform}: the "
+        f"archive migcheck ships to them holds compiled code (numba, llvmlite) for "
+        f"{driver.platform}; run migcheck from a {found['platform']} machine"
+    )
+
+
+def _pyspark_needs(found: Mapping[str, Any], driver: Driver) -> str | None:
+    missing = [name for name in PYSPARK_NEEDS if found["imports"].get(name)]
+    if not missing:
+        return None
+    first = found["imports"][missing[0]]
+    return (
+        f"the executors' Python ({found['executable']}) lacks PySpark's own requirements "
+        f"({', '.join(missing)}; {first}): install them on the workers with "
+        f"pip install 'pyspark[sql]=={driver.spark}'"
+    )
+
+
+def _shipped(found: Mapping[str, Any], driver: Driver) -> str | None:
+    broken = [name for name in SHIPPED if found["imports"].get(name)]
+    if not broken:
+        return None
+    return (
+        f"the executors cannot import {broken[0]} from the archive migcheck ships them "
+        f"({found['imports'][broken[0]]}): check that spark.archives and "
+        f"spark.executorEnv.PYTHONPATH reach them unchanged"
+    )
+
+
+def _brokers(found: Mapping[str, Any], driver: Driver) -> str | None:
+    """Only when no bootstrap server answers: one is enough for a client to start."""
+    errors = found["brokers"]
+    if not errors or not all(errors.values()):
+        return None
+    reasons = "; ".join(f"{broker}: {error}" for broker, error in errors.items())
+    return (
+        f"the executors cannot reach the Kafka brokers ({reasons}): the executors, not only "
+        f"this driver, must reach the bootstrap servers; use addresses the workers can "
+        f"connect to"
+    )
+
+
+_CHECKS: tuple[Callable[[Mapping[str, Any], Driver], str | None], ...] = (
+    _python,
+    _platform,
+    _pyspark_needs,
+    _shipped,
+    _brokers,
+)

@@ -1,0 +1,242 @@
+"""migcheck for a cluster's executors: one archive of its package and what the cluster lacks.
+
+On a local master the workers run the driver's own interpreter and see its
+packages.  A cluster's workers run their own Python, which has PySpark and its
+requirements (pyarrow, pandas, numpy: PySpark's Arrow path needs them) but not
+migcheck, numba or kafka-python.  So migcheck packs its own package and every
+installed distribution of its runtime requirements that PySpark does not
+already bring into one tar.gz, once per set of versions, and hands it to Spark
+as ``spark.archives``: each executor unpacks it into its working directory and
+finds it through ``spark.executorEnv.PYTHONPATH``.  Nothing has to be installed
+on the workers beyond what PySpark needs.
+
+The archive holds compiled code (numba, llvmlite, the codecs) for this
+driver's Python and platform; :mod:`~migcheck.analysis.probe` checks that the
+executors match before the first job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sys
+import sysconfig
+import tarfile
+import time
+from collections.abc import Iterable, Iterator, Mapping, Set
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from migcheck.analysis.kafkasource import cache_root
+from migcheck.errors import MigcheckError
+
+#: The directory each executor unpacks the archive into (the URI fragment).
+FRAGMENT = "migcheck-deps"
+ARCHIVES = "spark.archives"
+EXECUTOR_PYTHONPATH = "spark.executorEnv.PYTHONPATH"
+
+#: Masters whose workers are this process's threads: they run the driver's interpreter.
+_LOCAL = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?")
+
+
+def is_local(master: str) -> bool:
+    """``local``, ``local[N]``, ``local[*]``, ``local[N,F]``: nothing to ship."""
+    return _LOCAL.fullmatch(master.strip()) is not None
+
+
+# --- what ships -----------------------------------------------------------------------
+
+
+def _applies(req: Requirement, extras: Iterable[str]) -> bool:
+    """Whether ``req`` is needed here, by an install of its parent with ``extras``."""
+    if req.marker is None:
+        return True
+    return any(req.marker.evaluate({"extra": extra}) for extra in ("", *extras))
+
+
+def requirements_of(name: str, extras: Iterable[str] = ()) -> list[Requirement]:
+    """The installed distribution ``name``'s requirements that apply to this
+    interpreter, with ``extras`` (its optional groups the parent asked for)."""
+    extras = tuple(extras)
+    reqs = (Requirement(line) for line in metadata.requires(name) or [])
+    return [r for r in reqs if _applies(r, extras)]
+
+
+def closure(roots: Iterable[Requirement], stop: Set[str] = frozenset()) -> dict[str, str]:
+    """Every installed distribution ``roots`` need, recursively, by canonical name: the
+    value is its name as installed.  Names in ``stop`` are left out, and so is what
+    only they need.  A requirement not installed here is skipped: it is not needed
+    on this interpreter (a marker for another Python) or nothing can ship it."""
+    found: dict[str, str] = {}
+    seen: set[tuple[str, frozenset[str]]] = set()
+    pending = list(roots)
+    while pending:
+        req = pending.pop()
+        name = canonicalize_name(req.name)
+        if name in stop or (name, frozenset(req.extras)) in seen:
+            continue
+        seen.add((name, frozenset(req.extras)))
+        try:
+            installed = metadata.distribution(req.name).metadata["Name"]
+        except metadata.PackageNotFoundError:
+            continue
+        found[name] = installed
+        pending.extend(requirements_of(installed, req.extras))
+    return found
+
+
+def shipped_distributions() -> dict[str, str]:
+    """migcheck's runtime requirements, recursively, less what a PySpark cluster has:
+    pyspark and its own requirements as migcheck asks for them (``pyspark[sql]``:
+    py4j, pandas, pyarrow, numpy and theirs)."""
+    try:
+        roots = requirements_of("migcheck")
+    except metadata.PackageNotFoundError:
+        raise MigcheckError(
+            "migcheck's package metadata is not installed, so its dependencies cannot be "
+            "shipped to the executors: install migcheck (pip install -e . in a checkout)"
+        ) from None
+    pyspark = [r for r in roots if canonicalize_name(r.name) == "pyspark"]
+    return closure(roots, stop=set(closure(pyspark)))
+
+
+def _skipped(path: PurePosixPath) -> bool:
+    """Compiled bytecode: the executors' Python writes its own."""
+    return "__pycache__" in path.parts or path.suffix == ".pyc"
+
+
+def distribution_files(name: str) -> Iterator[tuple[Path, str]]:
+    """An installed distribution's files (from its RECORD) as (path here, name in the
+    archive); scripts installed outside site-packages are left out."""
+    dist = metadata.distribution(name)
+    listed = dist.files
+    if listed is None:
+        raise MigcheckError(
+            f"cannot ship {name} to the executors: its installed files are not listed "
+            f"(no RECORD); reinstall it with pip"
+        )
+    for entry in listed:
+        relative = PurePosixPath(entry.as_posix())
+        path = Path(dist.locate_file(entry))
+        if ".." not in relative.parts and not _skipped(relative) and path.is_file():
+            yield path, str(relative)
+
+
+def package_files(package_dir: Path) -> Iterator[tuple[Path, str]]:
+    """migcheck's own files where it is imported from (a checkout or an install)."""
+    for path in sorted(package_dir.rglob("*")):
+        relative = PurePosixPath(path.relative_to(package_dir.parent).as_posix())
+        if path.is_file() and not _skipped(relative):
+            yield path, str(relative)
+
+
+def archive_members(package_dir: Path, distributions: Iterable[str]) -> list[tuple[Path, str]]:
+    """Every file the archive holds, as (path here, name in the archive)."""
+    members = list(package_files(package_dir))
+    for name in sorted(distributions):
+        members += distribution_files(name)
+    return members
+
+
+# --- the cached archive ---------------------------------------------------------------
+
+
+def source_digest(package_dir: Path) -> str:
+    """A hash of migcheck's own files: any edit makes a new archive."""
+    digest = hashlib.sha256()
+    for path, name in package_files(package_dir):
+        digest.update(f"{name}\0{path.stat().st_size}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def cache_key(distributions: Mapping[str, str], sources: str) -> str:
+    """What the archive's contents depend on: the Python and platform its compiled
+    code is for, each shipped distribution's version, and migcheck's sources."""
+    facts = [f"python {sys.version_info.major}.{sys.version_info.minor}"]
+    facts.append(f"platform {sysconfig.get_platform()}")
+    facts += [f"{name} {metadata.version(name)}" for name in sorted(distributions.values())]
+    facts.append(f"migcheck {sources}")
+    return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
+
+
+def build_archive(target: Path, package_dir: Path, distributions: Iterable[str]) -> None:
+    """Write the archive to ``target`` whole or not at all (a temporary file beside it,
+    synced, then renamed), so a concurrent or killed run never ships half of one."""
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    members = archive_members(package_dir, distributions)
+    try:
+        with open(tmp, "wb") as f:
+            with tarfile.open(fileobj=f, mode="w:gz", compresslevel=6) as tar:
+                for path, name in members:
+                    tar.add(path, arcname=name, recursive=False)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def ensure_archive() -> Path:
+    """The archive for this migcheck and these dependencies, built on the first run.
+
+    A new archive's first run removes the stale ones (:func:`_remove_stale`).
+    """
+    package_dir = Path(__file__).parent.parent  # migcheck, where it is imported from
+    distributions = shipped_distributions()
+    folder = cache_root() / "executors"
+    target = folder / f"{FRAGMENT}-{cache_key(distributions, source_digest(package_dir))}.tar.gz"
+    if target.is_file():
+        with contextlib.suppress(OSError):
+            os.utime(target)  # in use: not stale (see _remove_stale)
+        return target
+    print(
+        f"migcheck: packing migcheck and its dependencies for the executors into {target} "
+        f"(first run only)",
+        file=sys.stderr,
+    )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        build_archive(target, package_dir, distributions.values())
+    except OSError as e:
+        raise MigcheckError(
+            f"cannot write the executors' archive {target}: {e.strerror or e}; "
+            f"set MIGCHECK_CACHE_DIR to a writable directory"
+        ) from None
+    _remove_stale(folder)
+    return target
+
+
+#: An archive unused this long is removed: no run still serves it to its executors.
+STALE_AFTER_S = 24 * 3600
+
+
+def _remove_stale(folder: Path) -> None:
+    """Delete the archives of other migcheck or dependency versions (each is tens of
+    megabytes) once a day has passed since a run last used them: a run that started
+    earlier may still be serving one to executors that join late."""
+    for old in folder.glob(f"{FRAGMENT}-*.tar.gz"):
+        with contextlib.suppress(OSError):
+            if time.time() - old.stat().st_mtime > STALE_AFTER_S:
+                old.unlink()
+
+
+# --- the settings ---------------------------------------------------------------------
+
+
+def executor_settings(current: Mapping[str, str], archive: Path) -> dict[str, str]:
+    """``spark.archives`` with the archive added and ``spark.executorEnv.PYTHONPATH``
+    with its directory first, a user's own values kept after ours."""
+    archives = [a.strip() for a in current.get(ARCHIVES, "").split(",") if a.strip()]
+    paths = [p for p in current.get(EXECUTOR_PYTHONPATH, "").split(os.pathsep) if p]
+    return {
+        ARCHIVES: ",".join([*archives, f"{archive.as_uri()}#{FRAGMENT}"]),
+        EXECUTOR_PYTHONPATH: os.pathsep.join([f"./{FRAGMENT}", *paths]),
+    }
