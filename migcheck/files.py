@@ -1,9 +1,9 @@
 """Writing a file whole or not at all: the one atomic writer every command uses.
 
-A report, a copy's checkpoint or its progress file must never be seen half
-written (a full disk, Ctrl-C, a killed task): a reader either finds the old file
-or the new one.  So each is written into a temporary file beside the target,
-flushed to disk, and renamed over it.
+A report or a copy's checkpoint must never be seen half written (a full disk,
+Ctrl-C, a killed driver): a reader either finds the old file or the new one.  So
+each is written into a temporary file beside the target, flushed to disk, and
+renamed over it.
 """
 
 from __future__ import annotations

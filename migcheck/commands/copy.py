@@ -1,15 +1,17 @@
-"""``migcheck copy`` end to end: checkpoint, partitioner, one Spark task per source
-partition, verification.
+"""``migcheck copy`` end to end: checkpoint, partitioner, the rounds, verification.
 
 The machinery, and why the copy is exactly once, is in :mod:`migcheck.copy`.
 This module decides the order: nothing is written before the partitioner is
-chosen and the checkpoint pins it.
+chosen and the checkpoint pins it, and the driver records each round in the
+checkpoint before its Spark job runs (:func:`migcheck.copy.rounds.run_rounds`).
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from migcheck.analysis.errors import spark_errors
 from migcheck.commands.options import Connection, SparkSettings
@@ -17,11 +19,13 @@ from migcheck.copy.checkpoint import (
     Checkpoint,
     check_destination,
     load_checkpoint,
-    parts_dir,
     save_checkpoint,
+    temporary_checkpoint,
 )
+from migcheck.copy.destination import end_offsets
 from migcheck.copy.placement import choose_partitioner, spark_key_stats
-from migcheck.copy.task import Job, copy_partition
+from migcheck.copy.rounds import RoundIO, run_rounds, starting_state
+from migcheck.copy.task import CopySpec, launch_round
 from migcheck.copy.verify import verify
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
@@ -65,53 +69,34 @@ def _copy(
 ) -> CopyResult:
     from migcheck.analysis.spark import get_session
 
-    spark = get_session(o.spark.master, o.spark.conf)
-    state = saved.next if saved else {}
+    spark = get_session(o.spark.master, o.spark.conf, bootstrap=client.bootstrap_servers)
 
     def read_stats(units, names):  # type: ignore[no-untyped-def]
         return spark_key_stats(spark, client, source, units, names)
 
     partitioner = choose_partitioner(o.partitioner, o.checkpoint, saved, source, read_stats)
-    if saved is None:  # a first run: the checkpoint exists from now on, and no old progress
-        shutil.rmtree(parts_dir(o.checkpoint, o.topic, o.into), ignore_errors=True)
-        _save(o, partitioner, dest, {})
-    jobs = _jobs(o, client, source, dest, state, partitioner)
-    rdd = spark.sparkContext.parallelize(jobs, max(1, len(jobs)))
-    results = sorted(rdd.map(copy_partition).collect())
-    done = {j.partition: j.end for j in jobs}
-    _save(o, partitioner, dest, {**state, **done})
+    log_starts = {p.partition: p.log_start_offset for p in source.partitions}
+    state = starting_state(saved, partitioner, dest.partition_count, log_starts)
+    spec = CopySpec(
+        client, o.topic, o.into, partitioner, source.partition_count, dest.partition_count
+    )
+    done = {p.partition: p.log_end_offset for p in source.partitions}
+    _, copied = run_rounds(state, done, _round_io(o, spark, spec))
+    if o.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
+        with contextlib.suppress(OSError):
+            os.unlink(temporary_checkpoint(o.topic, o.into))
     verification = verify(spark, client, source, dest, partitioner, done)
-    copied = tuple(PartitionCopied(p, n, nulls) for p, n, nulls in results)
-    return CopyResult(o.topic, o.into, partitioner, copied, verification)
+    partitions = tuple(PartitionCopied(p, *copied.get(p, (0, 0))) for p in sorted(done))
+    return CopyResult(o.topic, o.into, partitioner, partitions, verification)
 
 
-def _save(o: CopyOptions, partitioner: str, dest: TopicMeta, offsets: dict[int, int]) -> None:
-    save_checkpoint(o.checkpoint, o.topic, o.into, partitioner, dest.partition_count, offsets)
-
-
-def _jobs(
-    o: CopyOptions,
-    client: ClientConfig,
-    source: TopicMeta,
-    dest: TopicMeta,
-    state: dict[int, int],
-    partitioner: str,
-) -> list[Job]:
-    """One job per source partition, from where the checkpoint left it to its end now."""
-    parts = parts_dir(o.checkpoint, o.topic, o.into)
-    parts.mkdir(parents=True, exist_ok=True)
-    return [
-        Job(
-            client,
-            o.topic,
-            o.into,
-            p.partition,
-            max(state.get(p.partition, 0), p.log_start_offset),
-            p.log_end_offset,
-            dest.partition_count,
-            partitioner,
-            str(parts / f"{p.partition}.json"),
-            source.partition_count,
-        )
-        for p in source.partitions
-    ]
+def _round_io(o: CopyOptions, spark: Any, spec: CopySpec) -> RoundIO:
+    """The driver's I/O for the rounds: the destination's ends, a Spark job per round, and
+    the checkpoint (``--checkpoint``, or a temporary one) as the only recovery state."""
+    path = o.checkpoint or temporary_checkpoint(o.topic, o.into)
+    into = range(spec.into_partitions)
+    return RoundIO(
+        ends=lambda: end_offsets(spec.client, o.into, into),
+        launch=lambda state: launch_round(spark, spec, state),
+        save=lambda state: save_checkpoint(path, o.topic, o.into, state),
+    )

@@ -1,95 +1,152 @@
-"""One Spark task's copy of one source partition: chunked transactions, and the recovery
-of the chunk a dead run may have left half committed.
+"""One Spark task: settle one chunk of a source partition, and copy it if it never committed.
 
-The decisions are pure (:func:`holds_in_order`, :func:`settled`); the task around
-them reads the source, writes the destination and keeps the progress file.
+Every attempt of the task does the same, whether it is the first, a retry on
+another worker after an executor was lost, or a task of a later run that resumes
+a killed driver's round: it gets its chunk, its round-robin position and the
+destination's recorded ends from the driver (:class:`ChunkJob`), never from a
+local disk.  It first initialises the partition's stable transactional id, which
+fences a zombie attempt and makes Kafka finish or abort the transaction it left
+open, so the destination is final.  It then reads the chunk again from the
+source and places it as recorded: if, in every destination partition it writes
+to, all its records appear in order after the recorded end offset, the chunk
+committed (an earlier attempt wrote it) and is skipped; otherwise it is copied
+in one transaction.  One record proves nothing: another task may have written an
+equal one (two null-key records with the same value and timestamp in two source
+partitions), which is why tasks never share a partition for their records
+(:func:`~migcheck.copy.placement.unhashed_share`).
+
+The decisions are pure (:func:`holds_in_order`, :func:`written_since`,
+:func:`check_placed_as_recorded`); the task around them reads and writes Kafka.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from migcheck.copy.checkpoint import read_progress, write_progress
+from migcheck.copy.checkpoint import Checkpoint, Chunk
+from migcheck.copy.destination import end_offsets, identities
 from migcheck.copy.errors import RecoveryError
 from migcheck.copy.identity import Identity, identity
 from migcheck.copy.placement import targets, unhashed_share
 from migcheck.copy.producer import open_transactional_producer, transactional_id
+from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.reader import read_range
 
-#: Records per transaction: a killed copy redoes at most one chunk per partition.
-CHUNK = 5_000
-
 
 @dataclass(frozen=True)
-class Job:
-    """One Spark task's share: a source partition from ``start`` to ``end``."""
+class CopySpec:
+    """What every task of a copy shares: the pair, the partitioner and both counts."""
 
     client: ClientConfig
     topic: str
     into: str
-    partition: int
-    start: int
-    end: int
-    into_partitions: int
     partitioner: str
-    progress: str  # this partition's progress file
     partitions: int  # the source's partition count
+    into_partitions: int
 
 
-def copy_partition(job: Job) -> tuple[int, int, int]:
-    """Copy one source partition, chunk by chunk (runs in a Spark task):
-    (partition, records copied, null keys)."""
+@dataclass(frozen=True)
+class ChunkJob:
+    """One task's share of a round, exactly as the driver recorded it in the checkpoint."""
+
+    spec: CopySpec
+    partition: int
+    chunk: Chunk
+    round_robin: int  # where the chunk's null keys start round-robin
+    ends: dict[int, int]  # every destination partition's end offset before the round
+
+    @property
+    def where(self) -> str:
+        return f"{self.spec.topic}-{self.partition} offsets {self.chunk.start}-{self.chunk.end - 1}"
+
+
+def chunk_jobs(spec: CopySpec, state: Checkpoint) -> list[ChunkJob]:
+    """The tasks of the round ``state`` records: one per chunk, with its recorded position."""
+    if state.pending is None:
+        return []
+    r = state.pending
+    return [
+        ChunkJob(spec, p, c, round_robin_of(state, p), r.ends) for p, c in sorted(r.chunks.items())
+    ]
+
+
+def launch_round(spark: Any, spec: CopySpec, state: Checkpoint) -> list[ChunkResult]:
+    """Run the recorded round as one Spark job, a task per chunk; each task's result."""
+    jobs = chunk_jobs(spec, state)
+    rdd = spark.sparkContext.parallelize(jobs, max(1, len(jobs)))
+    return list(rdd.map(settle_chunk).collect())
+
+
+def settle_chunk(job: ChunkJob) -> ChunkResult:
+    """Settle and, unless an earlier attempt committed it, copy one chunk (in a Spark task)."""
+    s = job.spec
     producer = open_transactional_producer(
-        job.client, transactional_id(job.topic, job.into, job.partition)
+        s.client, transactional_id(s.topic, s.into, job.partition)
     )
-    consumer = open_consumer(job.client)
+    consumer = open_consumer(s.client)
     try:
-        progress = _resolve(job, consumer, read_progress(job.progress))
-        start = max(job.start, progress.get("next", 0))
-        copied = nulls = 0
-        rr = progress.get("round_robin", job.partition)
-        records = read_range(consumer, job.topic, job.partition, start, job.end)
-        for chunk in chunks(records, CHUNK):
-            rr, n_null = _copy_chunk(job, producer, consumer, chunk, rr)
-            copied += len(chunk)
-            nulls += n_null
-        return job.partition, copied, nulls
+        records = _reread(job, consumer)
+        placed, next_rr, nulls = _targets(job, records)
+        committed = bool(records) and _committed(job, consumer, records, placed)
+        if records and not committed:
+            _send(job, producer, records, placed)
+        return ChunkResult(job.partition, len(records), nulls, next_rr, committed)
     finally:
         producer.close()
         consumer.close(autocommit=False)
 
 
-def chunks(records: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """``records`` in lists of ``size`` (the last one shorter)."""
-    chunk: list[Any] = []
-    for r in records:
-        chunk.append(r)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+def _reread(job: ChunkJob, consumer: Any) -> list[Any]:
+    """The chunk's committed source records; they never change, so every attempt reads
+    the same ones.  Gone to retention, the survivors still settle it (a transaction
+    commits all its records or none); with none left nothing can tell, so it is refused."""
+    s, c = job.spec, job.chunk
+    records = list(read_range(consumer, s.topic, job.partition, c.start, c.end))
+    if not records and _log_start(consumer, s.topic, job.partition) > c.start:
+        raise RecoveryError(
+            f"{job.where}: the records of a chunk in flight are no longer there (retention?); "
+            "cannot tell whether they were copied"
+        )
+    return records
 
 
-def _targets(job: Job, chunk: list[Any], rr: int) -> tuple[list[int], int, int]:
-    share = unhashed_share(job.partition, job.partitions, job.into_partitions)
-    return targets([r.key for r in chunk], job.partitioner, share, job.into_partitions, rr)
+def _log_start(consumer: Any, topic: str, partition: int) -> int:
+    from kafka import TopicPartition
+
+    tp = TopicPartition(topic, partition)
+    return int(consumer.beginning_offsets([tp])[tp])
 
 
-def _copy_chunk(
-    job: Job, producer: Any, consumer: Any, chunk: list[Any], rr: int
-) -> tuple[int, int]:
-    placed, next_rr, nulls = _targets(job, chunk, rr)
-    ends = _dest_ends(consumer, job, sorted(set(placed)))
-    pending = {"from": chunk[0].offset, "to": chunk[-1].offset + 1, "ends": ends}
-    write_progress(job.progress, {"next": chunk[0].offset, "round_robin": rr, "pending": pending})
+def _targets(job: ChunkJob, records: list[Any]) -> tuple[list[int], int, int]:
+    s = job.spec
+    share = unhashed_share(job.partition, s.partitions, s.into_partitions)
+    keys = [r.key for r in records]
+    return targets(keys, s.partitioner, share, s.into_partitions, job.round_robin)
+
+
+def _committed(job: ChunkJob, consumer: Any, records: list[Any], placed: list[int]) -> bool:
+    """Whether an earlier attempt committed the chunk: all of it, in order, after the
+    recorded ends, read up to where the destination ends now."""
+    s = job.spec
+    check_placed_as_recorded(job.where, set(placed), job.ends)
+    now = end_offsets(s.client, s.into, sorted(set(placed)))
+    if not written_since(set(placed), job.ends, now):
+        return False
+    return all(
+        holds_in_order(identities(consumer, s.into, q, job.ends[q], now[q]), ids)
+        for q, ids in wanted_by_partition(records, placed).items()
+    )
+
+
+def _send(job: ChunkJob, producer: Any, records: list[Any], placed: list[int]) -> None:
+    """The chunk in one transaction: all of it commits, or none."""
     producer.begin_transaction()
-    for r, q in zip(chunk, placed, strict=True):
+    for r, q in zip(records, placed, strict=True):
         producer.send(
-            job.into,
+            job.spec.into,
             key=r.key,
             value=r.value,
             partition=q,
@@ -97,19 +154,23 @@ def _copy_chunk(
             headers=list(r.headers or []),
         )
     producer.commit_transaction()
-    done = {"next": chunk[-1].offset + 1, "round_robin": next_rr, "pending": None}
-    write_progress(job.progress, done)
-    return next_rr, nulls
 
 
-def _dest_ends(consumer: Any, job: Job, partitions: list[int]) -> dict[str, int]:
-    from kafka import TopicPartition
-
-    tps = [TopicPartition(job.into, q) for q in partitions]
-    return {str(tp.partition): off for tp, off in consumer.end_offsets(tps).items()}
+# --- the pure decisions of settling a chunk ------------------------------------------
 
 
-# --- recovery of a dead run's chunk -------------------------------------------------
+def wanted_by_partition(records: Iterable[Any], placed: Iterable[int]) -> dict[int, list[Identity]]:
+    """The chunk's record identities, per destination partition, in source order."""
+    wanted: dict[int, list[Identity]] = {}
+    for r, q in zip(records, placed, strict=True):
+        wanted.setdefault(q, []).append(identity(r))
+    return wanted
+
+
+def written_since(partitions: Collection[int], ends: dict[int, int], now: dict[int, int]) -> bool:
+    """Whether every partition the chunk writes to grew since the round began: if one did
+    not, the chunk never committed there, and no record need be read."""
+    return all(now[q] > ends[q] for q in partitions)
 
 
 def holds_in_order(found: Iterable[Identity], wanted: list[Identity]) -> bool:
@@ -124,73 +185,11 @@ def holds_in_order(found: Iterable[Identity], wanted: list[Identity]) -> bool:
     return False
 
 
-def settled(pending: dict[str, Any], rr: int, next_rr: int, committed: bool) -> dict[str, Any]:
-    """The progress after a pending chunk is settled: past it when it committed, at its
-    start (to copy it again, from the same round-robin position) when it did not."""
-    return {
-        "next": pending["to"] if committed else pending["from"],
-        "round_robin": next_rr if committed else rr,
-        "pending": None,
-    }
-
-
-def check_placed_as_recorded(path: str, wanted: Iterable[int], ends: dict[str, Any]) -> None:
-    """Refuse to settle a chunk this migcheck places in partitions the dead run did not
-    record: its records would be looked for in the wrong places."""
-    if any(str(q) not in ends for q in wanted):
+def check_placed_as_recorded(where: str, partitions: Iterable[int], ends: dict[int, int]) -> None:
+    """Refuse to settle a chunk placed in partitions whose end the round did not record:
+    its records would be looked for from an unknown offset."""
+    if any(q not in ends for q in partitions):
         raise RecoveryError(
-            f"{path}: an interrupted chunk placed otherwise than this migcheck "
-            "places it; finish the copy with the migcheck version that started it"
+            f"{where}: a chunk in flight placed otherwise than this migcheck places it; "
+            "finish the copy with the migcheck version that started it"
         )
-
-
-def _resolve(job: Job, consumer: Any, progress: dict[str, Any]) -> dict[str, Any]:
-    """A pending chunk of a dead run: committed if all of it is in the destination.
-
-    The producer was initialised first, so Kafka has already committed or aborted
-    that chunk's transaction: what the destination shows now is final.  The chunk
-    is read again from the source (its records never change) and placed as it was
-    (the same round-robin start).  It committed if, in every destination partition
-    it writes to, all its records appear in order after the end offset recorded
-    before it began.  One record proves nothing: another task may have written an
-    equal one there meanwhile (two null-key records with the same value and
-    timestamp in two source partitions).
-    """
-    pending = progress.get("pending")
-    if not pending:
-        return progress
-    rr = progress.get("round_robin", job.partition)
-    chunk = _reread(job, consumer, pending["from"], pending["to"])
-    placed, next_rr, _ = _targets(job, chunk, rr)
-    wanted: dict[int, list[Identity]] = {}
-    for r, q in zip(chunk, placed, strict=True):
-        wanted.setdefault(q, []).append(identity(r))
-    ends = pending["ends"]
-    check_placed_as_recorded(job.progress, wanted, ends)
-    committed = all(
-        holds_in_order(_destination(consumer, job, q, int(ends[str(q)])), ids)
-        for q, ids in wanted.items()
-    )
-    resolved = settled(pending, rr, next_rr, committed)
-    write_progress(job.progress, resolved)
-    return resolved
-
-
-def _reread(job: Job, consumer: Any, start: int, end: int) -> list[Any]:
-    """The source records ``[start, end)`` of an interrupted chunk, exactly as first read."""
-    chunk = list(read_range(consumer, job.topic, job.partition, start, end))
-    if not chunk or chunk[0].offset != start or chunk[-1].offset != end - 1:
-        raise RecoveryError(
-            f"{job.topic}-{job.partition}: the records {start}-{end - 1} of an interrupted "
-            "chunk are no longer there (retention?); cannot tell whether they were copied"
-        )
-    return chunk
-
-
-def _destination(consumer: Any, job: Job, q: int, start: int) -> Iterator[Identity]:
-    """The identities of destination partition ``q`` from ``start`` to its end."""
-    from kafka import TopicPartition
-
-    tp = TopicPartition(job.into, q)
-    end = consumer.end_offsets([tp])[tp]
-    return (identity(r) for r in read_range(consumer, job.into, q, start, end))

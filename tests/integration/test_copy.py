@@ -7,6 +7,7 @@ count (librdkafka's `consistent` rule), never migcheck's kernels.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 from kafkatest import Kafka
 from oracles import crc_partition, run_cli
+
+from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
 pytestmark = pytest.mark.kafka
 
@@ -171,71 +174,168 @@ def test_auto_refuses_a_topic_that_no_partitioner_placed_whole(kafka: Kafka) -> 
 def test_an_interrupted_chunk_is_not_mistaken_for_an_equal_record(
     kafka: Kafka, tmp_path: Path
 ) -> None:
-    """Killed inside partition 1's chunk, after it recorded the destination's end offsets
-    and before it committed, while partition 0's task committed a record equal to it (null
-    key, same value and timestamp): the re-run must copy partition 1's record, not take
-    the other one for it.  The kill is staged: the progress file it would leave."""
+    """A driver killed inside a round, after it recorded the round (both partitions' chunks
+    and the destination's ends) and partition 0's task committed, while partition 1's task
+    had its transaction open with a record equal to one of partition 0's (null key, same
+    value and timestamp): the re-run must resume that round, skip partition 0's committed
+    chunk and copy partition 1's record, not take the other one for it.  The kill is
+    staged: the checkpoint and the open transaction it would leave."""
     from kafka import KafkaProducer  # kafka-python: explicit partitions and timestamps
 
     topic = kafka.create_topic("copy-twin-src", 2)
     into = kafka.create_topic("copy-twin-dst", 2)
     producer = KafkaProducer(bootstrap_servers=kafka.bootstrap)
+    ts = int(time.time() * 1000)  # recent: retention would delete records dated 1970
     for partition, value in ((0, b"y"), (0, b"x")):
-        producer.send(topic, value=value, partition=partition, timestamp_ms=1_000).get(30)
+        producer.send(topic, value=value, partition=partition, timestamp_ms=ts).get(30)
     checkpoint = tmp_path / "copy.json"
     assert _copy(kafka, topic, into, "--checkpoint", str(checkpoint)).returncode == 0
-    producer.send(topic, value=b"x", partition=1, timestamp_ms=1_000).get(30)
+    producer.send(topic, value=b"x", partition=1, timestamp_ms=ts).get(30)
     producer.close()
-    pending = {"from": 0, "to": 1, "ends": {"0": 0, "1": 0}}  # before partition 0 committed
-    progress = {"next": 0, "round_robin": 1, "pending": pending}
-    (Path(f"{checkpoint}.parts") / "1.json").write_text(json.dumps(progress), encoding="utf-8")
+    _open_transaction(kafka, f"migcheck-copy-{topic}-{into}-1", into, 1, b"x", ts)
+    state = json.loads(checkpoint.read_text(encoding="utf-8"))
+    chunks = {"0": {"from": 0, "to": 2}, "1": {"from": 0, "to": 1}}
+    state.update(
+        next={"0": 0, "1": 0},
+        round_robin={},
+        pending={"chunks": chunks, "ends": {"0": 0, "1": 0}},  # before either task wrote
+    )
+    checkpoint.write_text(json.dumps(state), encoding="utf-8")
 
     p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    assert "copied this run: 1 records (1 with a null key" in p.stdout  # partition 1's only
     assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout
     assert Counter(r[5] for r in _kcat_dump(kafka, into)) == {"y": 1, "x": 2}
+    assert not Path(f"{checkpoint}.parts").exists()  # no state beside the checkpoint
+
+
+def _open_transaction(
+    kafka: Kafka, txn_id: str, topic: str, partition: int, value: bytes, ts: int
+) -> None:
+    """What a task killed mid-chunk leaves: a transaction under its id, written, never
+    committed (kafka-python's close neither commits nor aborts it)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap, transactional_id=txn_id)
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send(topic, value=value, partition=partition, timestamp_ms=ts).get(30)
+    producer.close()
+
+
+# Three rounds per source partition (the last one short), so a kill lands mid-copy.
+KILL_PARTITIONS, KILL_RECORDS = 3, 3 * (2 * CHUNK + CHUNK // 5)
+
+
+def _killable_copy(kafka: Kafka, prefix: str, checkpoint: Path, *extra: str):
+    topic = kafka.create_topic(f"{prefix}-src", KILL_PARTITIONS)
+    into = kafka.create_topic(f"{prefix}-dst", 6)
+    _kcat_produce(kafka, topic, [f"key-{i % 5000}\tvalue-{i}" for i in range(KILL_RECORDS)])
+    args = ["copy", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--into", into]
+    proc = subprocess.Popen(
+        [*_cli(), *args, "--checkpoint", str(checkpoint), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    return topic, into, proc
+
+
+def _wait_mid_round(kafka: Kafka, checkpoint: Path, into: str, proc: subprocess.Popen) -> None:
+    """Until a round is in flight after one settled, and its transactions are writing
+    (the destination's high watermarks past what the settled round committed)."""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        state = _read_state(checkpoint)
+        settled = sum(int(n) for n in state.get("next", {}).values())
+        if state.get("pending") and settled and _high_watermarks(kafka, into) > settled + 2_000:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no round was in flight (exit {proc.poll()})")
 
 
 def test_a_killed_copy_resumes_without_a_duplicate(kafka: Kafka, tmp_path: Path) -> None:
-    topic = kafka.create_topic("copy-kill-src", 3)
-    into = kafka.create_topic("copy-kill-dst", 6)
-    _kcat_produce(kafka, topic, [f"key-{i % 5000}\tvalue-{i}" for i in range(150_000)])
     checkpoint = tmp_path / "copy.json"
-    args = ["copy", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--into", into]
-    proc = subprocess.Popen(
-        [*_cli(), *args, "--checkpoint", str(checkpoint)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    parts = Path(f"{checkpoint}.parts")
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not _progressed(parts):
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)  # the driver, Spark's JVM and its workers
-    proc.wait(timeout=30)
-    assert _progressed(parts), "the copy never started"
-    assert 0 < len(_kcat_dump(kafka, into)) < 150_000  # killed in the middle
+    topic, into, proc = _killable_copy(kafka, "copy-kill", checkpoint)
+    try:
+        _wait_mid_round(kafka, checkpoint, into, proc)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver, Spark's JVM and its workers
+        proc.wait(timeout=30)
+    assert 0 < len(_kcat_dump(kafka, into)) < KILL_RECORDS  # killed in the middle
 
     p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
     assert p.returncode == 0, p.stderr[-2000:]
     assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout
     _check_exact_copy(kafka, topic, into, 6)
+    assert not Path(f"{checkpoint}.parts").exists()
+
+
+def test_a_task_retried_within_the_job_copies_its_chunk_once(kafka: Kafka, tmp_path: Path) -> None:
+    """An executor lost mid-task: the Python workers running a round's tasks are killed
+    while their transactions write, and Spark retries the tasks (``local[2,4]``: four
+    attempts each).  Each retry gets its chunk from the driver, fences the dead attempt
+    and settles the chunk: the run ends with every record once, counted once."""
+    checkpoint = tmp_path / "copy.json"
+    topic, into, proc = _killable_copy(kafka, "copy-retry", checkpoint, "--master", "local[2,4]")
+    try:
+        _wait_mid_round(kafka, checkpoint, into, proc)
+        killed = _kill_python_workers(proc.pid)
+        out, err = proc.communicate(timeout=600)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever of it is left
+    assert killed, "no Python worker was running a task"
+    assert proc.returncode == 0, err[-2000:]
+    assert f"copied this run: {KILL_RECORDS} records" in out
+    assert "missing 0, duplicated 0, misplaced 0: OK" in out
+    _check_exact_copy(kafka, topic, into, 6)
+
+
+def _kill_python_workers(session: int) -> list[int]:
+    """SIGKILL the Python workers that PySpark's daemon forked, in the copy's session."""
+    procs = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid = int(stat.parent.name)
+            cmdline = (stat.parent / "cmdline").read_bytes()
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if os.getsid(pid) == session:
+                procs[pid] = (int(fields[1]), cmdline)
+        except (OSError, ValueError, IndexError):
+            continue
+    daemons = {pid for pid, (_, cmd) in procs.items() if b"pyspark.daemon" in cmd}
+    workers = [pid for pid, (ppid, _) in procs.items() if ppid in daemons]
+    for pid in workers:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return workers
 
 
 def _cli() -> list[str]:
     return [sys.executable, "-m", "migcheck"]
 
 
-def _progressed(parts: Path) -> bool:
-    """Some chunk committed: a progress file with a next offset past the first chunk."""
-    for f in parts.glob("*.json"):
-        try:
-            if json.loads(f.read_text()).get("next", 0) > 5_000:
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
+def _read_state(checkpoint: Path) -> dict:
+    """The checkpoint as the driver last wrote it ({} before its first write)."""
+    try:
+        return dict(json.loads(checkpoint.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def _high_watermarks(kafka: Kafka, topic: str) -> int:
+    """The sum of ``topic``'s high watermarks: records written, committed or not."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap)  # read_uncommitted
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        return sum(consumer.end_offsets(tps).values())
+    finally:
+        consumer.close()
 
 
 def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
