@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sparkcluster
 from kafkatest import KAFKA_LOCAL, REPO, Kafka, compile_fixture, run
+from sparkcluster import ClusterError, SparkCluster
 
 
 def _docker_answers() -> bool:
@@ -100,3 +102,55 @@ def spark():  # -> pyspark.sql.SparkSession
     session = get_session("local[2]", {"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkCluster]:
+    """A real Spark standalone cluster on loopback: a master and two workers of one core,
+    run by a virtualenv of PySpark's requirements only (under the state directory), each
+    worker in a mount namespace where the driver's virtualenv, ``migcheck/``, migcheck's
+    cache and pytest's temporary files are empty directories (tests/support/sparkcluster.py).
+    Shared by every cluster test; killed, with every process it started, at the end."""
+    state = _state_dir()
+    try:
+        venv = sparkcluster.workers_venv(state)
+        root = sparkcluster.new_run_dir(state)
+    except (ClusterError, OSError) as e:
+        pytest.fail(f"cannot prepare the Spark cluster: {e}", pytrace=False)
+    hidden = sparkcluster.driver_paths(REPO, tmp_path_factory.getbasetemp())
+    cluster = SparkCluster(root, venv, hidden)
+    try:
+        cluster.start()
+    except (ClusterError, OSError) as e:
+        tails = cluster.log_tails()
+        cluster.stop()
+        pytest.fail(f"the Spark cluster did not start: {e}\n{tails}", pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def other_python() -> str:
+    """An interpreter of another Python minor version than the driver's, with PySpark's
+    requirements: executors the driver cannot use.  From ``$MIGCHECK_TEST_OTHER_PYTHON``,
+    pyenv's versions or a ``python3.N`` on PATH."""
+    python = sparkcluster.other_minor_python()
+    if python is None:
+        pytest.fail(
+            "no CPython 3.10+ of another minor version than the driver's: install one "
+            "(pyenv install 3.12) or set MIGCHECK_TEST_OTHER_PYTHON",
+            pytrace=False,
+        )
+    try:
+        return str(sparkcluster.workers_venv(_state_dir(), python) / "bin" / "python")
+    except ClusterError as e:
+        pytest.fail(f"cannot build a virtualenv of {python}: {e}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def pyspark_only_python() -> str:
+    """The driver's Python minor version with pyspark alone (no pandas, pyarrow, numpy)."""
+    try:
+        return str(sparkcluster.pyspark_only_venv(_state_dir()) / "bin" / "python")
+    except ClusterError as e:
+        pytest.fail(f"cannot build the pyspark-only virtualenv: {e}", pytrace=False)
