@@ -133,8 +133,15 @@ def look(_):
 
 spark = (SparkSession.builder.master(master).config("spark.driver.host", "127.0.0.1")
          .config("spark.ui.enabled", "false")
-         .config("spark.scheduler.minRegisteredResourcesRatio", "1.0")  # both executors
          .getOrCreate())
+# Both executors, by their own registration (a busy machine starts the second one late).
+import time
+deadline = time.monotonic() + 240
+tracker = spark.sparkContext.statusTracker()
+while len(tracker.getExecutorInfos()) < 3:  # the driver and 2 executors
+    if time.monotonic() > deadline:
+        sys.exit(f"only {len(tracker.getExecutorInfos()) - 1} executors registered")
+    time.sleep(0.5)
 rows = spark.sparkContext.parallelize(range(8), 8).flatMap(look).collect()
 print("ROWS\t" + json.dumps(rows))
 spark.stop()

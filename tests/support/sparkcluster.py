@@ -402,9 +402,16 @@ class SparkCluster:
 
     def _daemon_env(self) -> dict[str, str]:
         """A clean environment, as on a host of its own: nothing of the driver's but PATH
-        (after the workers' venv), HOME and JAVA_HOME."""
+        (after the workers' venv, and without the driver's venv, which tox puts first),
+        HOME and JAVA_HOME."""
+        driver = Path(sys.prefix).resolve()
+        path = [
+            d
+            for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+            if d and not Path(d).resolve().is_relative_to(driver)
+        ]
         env = {
-            "PATH": f"{self.venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "PATH": os.pathsep.join([str(self.venv / "bin"), *path]),
             "HOME": os.environ.get("HOME", "/root"),
             "LANG": "C.UTF-8",
             "SPARK_HOME": str(self._spark_home()),
