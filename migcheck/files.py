@@ -10,23 +10,30 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 
-def write_atomically(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file beside it, then rename.
-
-    Raises the ``OSError`` of a failed write after removing the temporary file,
-    so the caller names the cause in its own words.
-    """
+@contextlib.contextmanager
+def atomic_binary(path: str | Path) -> Iterator[BinaryIO]:
+    """A file to write ``path`` through: a temporary file beside it, flushed to disk and
+    renamed over ``path`` when the block ends, removed when it raises (``OSError`` and
+    Ctrl-C alike), so the caller names the cause in its own words."""
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(tmp, "wb") as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except OSError:
+    except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all."""
+    with atomic_binary(path) as f:
+        f.write(text.encode("utf-8"))

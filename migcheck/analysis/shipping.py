@@ -34,6 +34,7 @@ from packaging.utils import canonicalize_name
 
 from migcheck.analysis.kafkasource import cache_root
 from migcheck.errors import MigcheckError
+from migcheck.files import atomic_binary
 
 #: The directory each executor unpacks the archive into (the URI fragment).
 FRAGMENT = "migcheck-deps"
@@ -166,22 +167,15 @@ def cache_key(distributions: Mapping[str, str], sources: str) -> str:
 
 
 def build_archive(target: Path, package_dir: Path, distributions: Iterable[str]) -> None:
-    """Write the archive to ``target`` whole or not at all (a temporary file beside it,
-    synced, then renamed), so a concurrent or killed run never ships half of one."""
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    """Write the archive to ``target`` whole or not at all, so a concurrent or killed run
+    never ships half of one."""
     members = archive_members(package_dir, distributions)
-    try:
-        with open(tmp, "wb") as f:
-            with tarfile.open(fileobj=f, mode="w:gz", compresslevel=6) as tar:
-                for path, name in members:
-                    tar.add(path, arcname=name, recursive=False)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    with (
+        atomic_binary(target) as f,
+        tarfile.open(fileobj=f, mode="w:gz", compresslevel=6) as tar,
+    ):
+        for path, name in members:
+            tar.add(path, arcname=name, recursive=False)
 
 
 def ensure_archive() -> Path:

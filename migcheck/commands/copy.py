@@ -22,14 +22,13 @@ from migcheck.copy.checkpoint import (
     save_checkpoint,
     temporary_checkpoint,
 )
-from migcheck.copy.destination import end_offsets
 from migcheck.copy.placement import choose_partitioner, spark_key_stats
 from migcheck.copy.rounds import RoundIO, run_rounds, starting_state
 from migcheck.copy.task import CopySpec, launch_round
 from migcheck.copy.verify import verify
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.metadata import TopicMeta, describe_topics
+from migcheck.kafka.metadata import TopicMeta, describe_topics, high_watermarks
 from migcheck.model.copy import CopyResult, PartitionCopied
 
 
@@ -96,7 +95,7 @@ def _round_io(o: CopyOptions, spark: Any, spec: CopySpec) -> RoundIO:
     path = o.checkpoint or temporary_checkpoint(o.topic, o.into)
     into = range(spec.into_partitions)
     return RoundIO(
-        ends=lambda: end_offsets(spec.client, o.into, into),
+        ends=lambda: high_watermarks(spec.client, o.into, into),
         launch=lambda state: launch_round(spark, spec, state),
         save=lambda state: save_checkpoint(path, o.topic, o.into, state),
     )

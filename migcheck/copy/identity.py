@@ -4,7 +4,10 @@ headers.  The recovery of a dead chunk and the verification compare the same ide
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any
+
+from migcheck.kafka.reader import read_range
 
 #: One record's identity: the key as hex (None for a null key), its timestamp, the digest.
 Identity = list[Any]
@@ -27,3 +30,10 @@ def digest(value: bytes | None, headers: Any) -> str:
     for name, v in headers or []:
         h.update(b"\x02" + name.encode() + b"\x03" + (v or b""))
     return h.hexdigest()
+
+
+def identities(
+    consumer: Any, topic: str, partition: int, start: int, end: int
+) -> Iterator[Identity]:
+    """The identities of ``topic``-``partition``'s committed records in ``[start, end)``."""
+    return (identity(r) for r in read_range(consumer, topic, partition, start, end))

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from migcheck.copy.checkpoint import Checkpoint, Chunk
-from migcheck.copy.destination import end_offsets, identities
 from migcheck.copy.errors import RecoveryError
-from migcheck.copy.identity import Identity, identity
+from migcheck.copy.identity import Identity, identities, identity
 from migcheck.copy.placement import targets, unhashed_share
 from migcheck.copy.producer import open_transactional_producer, transactional_id
 from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
+from migcheck.kafka.metadata import high_watermarks
 from migcheck.kafka.reader import read_range
 
 
@@ -132,7 +132,7 @@ def _committed(job: ChunkJob, consumer: Any, records: list[Any], placed: list[in
     recorded ends, read up to where the destination ends now."""
     s = job.spec
     check_placed_as_recorded(job.where, set(placed), job.ends)
-    now = end_offsets(s.client, s.into, sorted(set(placed)))
+    now = high_watermarks(s.client, s.into, sorted(set(placed)))
     if not written_since(set(placed), job.ends, now):
         return False
     return all(

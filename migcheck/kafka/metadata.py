@@ -123,3 +123,23 @@ def topic_configs(client: ClientConfig, topic: str) -> dict[str, str]:
         and not entry.get("is_sensitive")
         and entry.get("value") is not None
     }
+
+
+def high_watermarks(client: ClientConfig, topic: str, partitions: Iterable[int]) -> dict[int, int]:
+    """Each partition's high watermark (ListOffsets, read_uncommitted), in one request per
+    leader.  Not the last stable offset :func:`describe_topics` reports: another
+    producer's open transaction holds that back before records that already committed,
+    which the copy's recovery must see."""
+    from kafka import TopicPartition
+    from kafka.admin import OffsetSpec
+    from kafka.errors import KafkaError
+
+    specs = {TopicPartition(topic, q): OffsetSpec.LATEST for q in partitions}
+    admin = open_admin(client)
+    try:
+        found = admin.list_partition_offsets(specs)
+    except KafkaError as e:
+        raise ReadError(f"listing the end offsets of {topic}: {first_line(e)}") from None
+    finally:
+        admin.close()
+    return {tp.partition: int(o.offset) for tp, o in found.items()}
