@@ -30,7 +30,7 @@ from migcheck.model.app import (
 )
 from migcheck.model.header import report_header
 from migcheck.streams.build import WOULD_ADD, Model
-from migcheck.streams.discovery import Discovery, app_model
+from migcheck.streams.discovery import Discovery, app_model, not_read
 from migcheck.streams.rules import App, AppLevel, Reason, external_counts, health, sizes, verdict
 
 
@@ -66,7 +66,7 @@ def run_app(o: AppOptions) -> AppOutcome:
     disc = discover_app(o.connection.client(), o.app_id, topology, o.topics)
     _check_topics(o, disc)
     model = app_model(disc, topology, o.fixed_repartition)
-    _check_in_app(o.topics, model.app)
+    _check_in_app(o.topics, model.app, disc, topology is not None)
     candidates = [_candidate(model.app, o.topics, n) for n in o.candidates]
     unpredictable = False
     state: AppState | None = None
@@ -87,11 +87,11 @@ def _check_topics(o: AppOptions, disc: Discovery) -> None:
         check_can_grow(meta.partition_count, o.candidates, f"--to (topic {topic!r})")
 
 
-def _check_in_app(topics: Sequence[str], app: App) -> None:
+def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_given: bool) -> None:
     read = {t for sub in app.topology.subtopologies for t in sub.source_topics}
     for topic in topics:
         if topic not in read and topic not in app.counts:
-            raise UsageError(f"topic {topic!r} is not read by application {app.app_id!r}")
+            raise not_read(disc, topic, topology_given)
 
 
 def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:

@@ -26,6 +26,10 @@ def read_topology(path: str | None) -> Topology | None:
 def discover_app(
     client: ClientConfig, app_id: str, topology: Topology | None, topics: Sequence[str]
 ) -> Discovery:
-    """The app's group and topics, with ``topics`` and the topology's sources described too."""
+    """The app's group and topics, with ``topics`` and the topology's sources described too.
+
+    Without a topology, ``topics`` (the ones the user changes) are taken as sources when
+    the group shows none: see :func:`migcheck.streams.discovery.discover`.
+    """
     also = [*topics, *(source_topics(topology) if topology else [])]
-    return discover(client, app_id, also)
+    return discover(client, app_id, also, named=() if topology else topics)

@@ -53,6 +53,9 @@ class GroupInfo:
     state: str
     members: tuple[Member, ...] = ()
     committed: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: A classic group's assignment protocol ("range", "cooperative-sticky", Kafka
+    #: Streams' "stream"...); the coordinator names it only while the group is Stable.
+    protocol: str = ""
 
     @property
     def committed_topics(self) -> tuple[str, ...]:
@@ -158,12 +161,13 @@ def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
         committed = {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()}
         group_type = str(entry.get("group_type") or entry.get("protocol_type") or "").lower()
         state = str(entry.get("group_state") or "")
-        members = _members(admin, group_id, group_type)
-        return GroupInfo(group_id, group_type, state, members, committed)
+        members, protocol = _members(admin, group_id, group_type)
+        return GroupInfo(group_id, group_type, state, members, committed, protocol)
 
 
-def _members(admin: Any, group_id: str, group_type: str) -> tuple[Member, ...]:
-    """The members, asked with the describe request that the group's protocol answers."""
+def _members(admin: Any, group_id: str, group_type: str) -> tuple[tuple[Member, ...], str]:
+    """The members, asked with the describe request that the group's protocol answers,
+    and a classic group's assignment protocol."""
     if group_type in ("classic", "consumer"):
         return _classic_members(admin, group_id)
     if group_type == "streams":
@@ -178,14 +182,15 @@ def _members(admin: Any, group_id: str, group_type: str) -> tuple[Member, ...]:
                 active_tasks=m.active_tasks,
             )
             for m in members
-        )
-    return ()
+        ), ""
+    return (), ""
 
 
-def _classic_members(admin: Any, group_id: str) -> tuple[Member, ...]:
-    """The members of a classic group (kafka-python 3: {group_id: {"members": [dict]}})."""
+def _classic_members(admin: Any, group_id: str) -> tuple[tuple[Member, ...], str]:
+    """The members of a classic group (kafka-python 3: {group_id: {"members": [dict]}}) and
+    its assignment protocol (``protocol_data``; empty unless the group is Stable)."""
     described = admin.describe_groups([group_id]).get(group_id) or {}
-    return tuple(
+    members = tuple(
         Member(
             str(m.get("member_id", "")),
             str(m.get("client_id", "")),
@@ -194,6 +199,7 @@ def _classic_members(admin: Any, group_id: str) -> tuple[Member, ...]:
         )
         for m in described.get("members") or []
     )
+    return members, str(described.get("protocol_data") or "")
 
 
 def _assigned(assignment: Any) -> tuple[tuple[str, int], ...]:
@@ -302,3 +308,22 @@ def topics_with_prefix(client: ClientConfig, prefix: str) -> list[str]:
     """Every topic whose name starts with ``prefix`` (an application's internal topics)."""
     with _admin(client, "listing topics at") as admin:
         return sorted(t for t in admin.list_topics() if t.startswith(prefix))
+
+
+def groups_with_offsets_on(client: ClientConfig, topic: str) -> list[str]:
+    """Every group with a committed offset on ``topic``, sorted: the groups that read it.
+
+    Share groups are left out: they commit no offsets (OffsetFetch refuses them).  One
+    OffsetFetch per coordinator asks for every group at once (Kafka 3.0+; kafka-python
+    asks group by group on an older broker).
+    """
+    with _admin(client, f"listing the groups that read {topic!r} at") as admin:
+        ids = sorted(
+            str(g["group_id"])
+            for g in admin.list_groups()
+            if str(g.get("group_type") or "").lower() != "share"
+        )
+        if not ids:
+            return []
+        offsets = admin.list_group_offsets(ids)
+        return [g for g in ids if any(tp.topic == topic for tp in offsets.get(g, {}))]

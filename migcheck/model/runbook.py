@@ -1,8 +1,9 @@
 """The runbook as data: the facts found on the cluster and the ordered steps built from them.
 
-:mod:`migcheck.streams.steps` builds the steps (pure rules); :mod:`migcheck.report.runbook`
-writes them as Markdown for a change ticket and as a re-runnable shell script.  They
-meet here so that neither imports the other.
+:mod:`migcheck.streams.steps` (a Kafka Streams app, from :class:`RunbookFacts`) and
+:mod:`migcheck.consumers.steps` (plain consumer groups, from :class:`GroupsFacts`) build the
+steps (pure rules); :mod:`migcheck.report.runbook` writes them as Markdown for a change
+ticket and as a re-runnable shell script.  They meet here so that neither imports the other.
 """
 
 from __future__ import annotations
@@ -13,6 +14,14 @@ from enum import StrEnum
 
 NEW_TOPIC = "new-topic"
 IN_PLACE = "in-place"
+AUTO = "auto"  # in-place when no store reads the topic directly, else new-topic
+
+#: How long step 2 waits for a stopped app's members to leave its group by default: a
+#: Kafka Streams member of a classic group does not leave it on close(), the broker drops
+#: it after session.timeout.ms (45 s by default); 15 s on top for the broker to notice.
+GROUP_TIMEOUT = 60
+#: How long a runbook waits for a group's lag to drain to 0 by default.
+LAG_TIMEOUT = 300
 
 
 @dataclass(frozen=True)
@@ -36,11 +45,58 @@ class RunbookFacts:
     split_keys: int | None = None  # in-place on a stateful app: keys whose history splits
     members: int = 0
     configs: Mapping[str, str] = field(default_factory=dict)
+    #: Why this strategy: set when --strategy auto chose it (said in the header and step 3).
+    strategy_reason: str = ""
+    #: The sources taken on the user's word (--topic): the group had no committed offsets.
+    on_users_word: tuple[str, ...] = ()
+    group_timeout: int = GROUP_TIMEOUT
+    lag_timeout: int = LAG_TIMEOUT
 
     @property
     def target(self) -> str:
         """The topic the app reads after the change."""
         return self.new_topic if self.strategy == NEW_TOPIC else self.topic
+
+
+#: How long the plain-consumer runbook waits for every group to be assigned the new
+#: partitions: a consumer sees them at its next metadata refresh, metadata.max.age.ms
+#: (5 min by default), plus a minute for the rebalance that follows.
+ASSIGN_TIMEOUT = 360
+
+
+@dataclass(frozen=True)
+class GroupLag:
+    """A plain consumer group reading the topic, as found when the runbook was written."""
+
+    group: str
+    members: int
+    lag: int | None  # summed over its committed partitions of the topic; None: none committed
+
+
+@dataclass(frozen=True)
+class GroupsFacts:
+    """Everything the ordering-safe runbook for plain consumer groups names.
+
+    Plain consumers keep no state in Kafka Streams' sense, but a consumer that needs
+    per-key order breaks it at an alter: a moved key's new records land in a new
+    partition and can be consumed before its old records still waiting in the old one.
+    """
+
+    bootstrap: str
+    command_config: str | None
+    topic: str
+    partitions: int
+    to: int
+    groups: tuple[GroupLag, ...]
+    #: The groups were found by their committed offsets on the topic, not named (--group).
+    discovered: bool = False
+    lag_timeout: int = LAG_TIMEOUT
+    assign_timeout: int = ASSIGN_TIMEOUT
+
+    @property
+    def group_ids(self) -> tuple[str, ...]:
+        """The groups' ids, in the order the steps name them."""
+        return tuple(g.group for g in self.groups)
 
 
 class ShellCheck(StrEnum):
@@ -59,6 +115,9 @@ class ShellCheck(StrEnum):
     WAIT_INTERNAL_TOPICS = "wait_internal_topics"
     WAIT_LAG_ZERO = "wait_lag_zero"
     APP_IS_HEALTHY = "app_is_healthy"
+    TOPIC_PARTITIONS = "topic_partitions"
+    GROUPS_LAG = "groups_lag"
+    WAIT_ASSIGNED = "wait_assigned"
 
 
 class ShellHelper(StrEnum):
@@ -100,6 +159,30 @@ class Check:
 
 
 Action = Run | Manual | Check
+
+
+def kafka_run(
+    bootstrap: str,
+    command_config: str | None,
+    tool: str,
+    *args: str,
+    config_flag: str = "--command-config",
+) -> Run:
+    """One of Kafka's tools against the cluster; secrets stay in the config file, which
+    only its path names."""
+    extra = (config_flag, command_config) if command_config else ()
+    return Run((tool, "--bootstrap-server", bootstrap, *extra, *args), kafka_tool=True)
+
+
+def alter_check(bootstrap: str, command_config: str | None, topic: str, to: int) -> Check:
+    """The alter, as both runbooks run it: once, a re-run finds the count and does nothing."""
+    return Check(
+        ShellCheck.ENSURE_PARTITIONS,
+        (topic, str(to)),
+        f"{topic} has {to} partitions (altered once)",
+        kafka_run(bootstrap, command_config, "kafka-topics", "--alter", "--topic", topic,
+                  "--partitions", str(to)),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

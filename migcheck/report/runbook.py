@@ -1,5 +1,10 @@
 """The runbook's steps written out: Markdown for the change ticket, a script to run.
 
+Both kinds of runbook, a Kafka Streams app's (:class:`RunbookFacts`) and plain consumer
+groups' (:class:`GroupsFacts`), render through one path: a :class:`Frame` per kind of
+facts says what surrounds the steps (title, header lines, the script's PROTOCOL, its
+work directory's name and change id), and the steps are laid out alike.
+
 The script (``--format sh``) prints every step and acts only with
 ``--execute``; it stops at each manual step for a ``y`` on stdin unless
 ``--yes`` answers them in advance.  A re-run after a failure resumes at the
@@ -18,10 +23,22 @@ shell functions are ``runbook_prelude.sh`` beside this module, a file shellcheck
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from importlib import resources
 
-from migcheck.model.runbook import Check, Manual, Run, RunbookFacts, ShellHelper, Step
+from migcheck.model.runbook import (
+    Check,
+    GroupsFacts,
+    Manual,
+    Run,
+    RunbookFacts,
+    ShellHelper,
+    Step,
+)
 from migcheck.words import plural
+
+#: What a runbook is written from: a Kafka Streams app's facts or plain consumer groups'.
+Facts = RunbookFacts | GroupsFacts
 
 #: Arguments naming a file in the script's work directory start with this.
 _IN_WORKDIR = "@"
@@ -43,8 +60,15 @@ def _header(f: RunbookFacts, version: str, generated: str) -> list[str]:
         f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) under the Kafka Streams "
         f"application {f.app_id}, strategy {f.strategy}: the app ends up reading {target}.",
         f"migcheck app verdict for the in-place change: {f.verdict}.",
+        *([f.strategy_reason] if f.strategy_reason else []),
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]
+    if f.on_users_word:
+        lines.append(
+            f"The group {f.app_id} has no committed offsets: "
+            + ", ".join(f.on_users_word)
+            + " was taken as a source of the app on your word (--topic)."
+        )
     if f.history_lost:
         lines.insert(
             0,
@@ -57,10 +81,57 @@ def _header(f: RunbookFacts, version: str, generated: str) -> list[str]:
     return lines
 
 
-def render_markdown(f: RunbookFacts, steps: list[Step], version: str, generated: str) -> str:
+@dataclass(frozen=True)
+class Frame:
+    """What a runbook says around its steps, per kind of facts: both render through it."""
+
+    title: str
+    header: list[str]
+    protocol: str  # the script's PROTOCOL: which group tool it runs
+    workdir: str  # the work directory's default name
+    change_id: str  # what the work directory's progress belongs to
+
+
+def _frame(f: Facts, version: str, generated: str) -> Frame:
+    if isinstance(f, GroupsFacts):
+        return Frame(
+            f"Runbook: {f.topic} to {f.to} partitions, in order for its consumer groups",
+            _groups_header(f, version, generated),
+            "consumer",
+            f"migcheck-runbook-{_safe(f.topic)}-p{f.to}",
+            f"groups {f.topic} {f.partitions}->{f.to} {','.join(f.group_ids)}",
+        )
+    return Frame(
+        f"Runbook: {f.topic} to {f.to} partitions under {f.app_id}",
+        _header(f, version, generated),
+        f.protocol,
+        f"migcheck-runbook-{_safe(f.app_id)}",
+        _change_id(f),
+    )
+
+
+def _groups_header(f: GroupsFacts, version: str, generated: str) -> list[str]:
+    found = "found by their committed offsets on it" if f.discovered else "named by --group"
+    lines = [
+        f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) without breaking per-key "
+        f"order for its consumer groups ({found}): pause the producers, let every group "
+        "read everything, alter, wait until every group owns the new partitions, resume.",
+        f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
+    ]
+    for g in f.groups:
+        lag = "no committed offsets" if g.lag is None else f"lag {g.lag}"
+        line = f"{g.group}: {plural(g.members, 'member')}, {lag} on {f.topic}."
+        if not g.members and g.lag:
+            line += " WARNING: it has no members, so it never drains: start it before step 3."
+        lines.append(line)
+    return lines
+
+
+def render_markdown(f: Facts, steps: list[Step], version: str, generated: str) -> str:
     """The procedure for a change ticket; every command as an operator would type it."""
-    out = [f"# Runbook: {f.topic} to {f.to} partitions under {f.app_id}", ""]
-    out += [*(f"> {line}" for line in _header(f, version, generated)), ""]
+    frame = _frame(f, version, generated)
+    out = [f"# {frame.title}", ""]
+    out += [*(f"> {line}" for line in frame.header), ""]
     for number, step in enumerate(steps, start=1):
         out += [f"## {number}. {step.title}", "", step.why, ""]
         if step.destructive:
@@ -79,19 +150,19 @@ def _md_action(action: Run | Manual | Check) -> list[str]:
     return ["```sh", " ".join(_md_arg(a) for a in action.argv), "```", ""]
 
 
-def render_sh(f: RunbookFacts, steps: list[Step], version: str, generated: str) -> str:
+def render_sh(f: Facts, steps: list[Step], version: str, generated: str) -> str:
     """The procedure as a bash script (see the module docstring)."""
-    out = ["#!/usr/bin/env bash", *(f"# {line}" for line in _header(f, version, generated))]
+    frame = _frame(f, version, generated)
+    out = ["#!/usr/bin/env bash", *(f"# {line}" for line in frame.header)]
     out += [
         "# Usage: bash runbook.sh [--execute] [--yes]",
         "set -euo pipefail",
         "",
         f"BOOTSTRAP={shlex.quote(f.bootstrap)}",
         f"COMMAND_CONFIG={shlex.quote(f.command_config or '')}",
-        f"APP_ID={shlex.quote(f.app_id)}",
-        f"PROTOCOL={shlex.quote(f.protocol)}",
-        f'WORKDIR="${{MIGCHECK_RUNBOOK_DIR:-migcheck-runbook-{_safe(f.app_id)}}}"',
-        f"RUNBOOK_ID={shlex.quote(_change_id(f))}",
+        f"PROTOCOL={shlex.quote(frame.protocol)}",
+        f'WORKDIR="${{MIGCHECK_RUNBOOK_DIR:-{frame.workdir}}}"',
+        f"RUNBOOK_ID={shlex.quote(frame.change_id)}",
         prelude(),
     ]
     for number, step in enumerate(steps, start=1):
@@ -144,16 +215,26 @@ def prelude() -> str:
 # --- the refusal of an in-place change that splits state ----------------------------
 
 
-def render_refusal(app_id: str, topic: str, to: int, level: str, keys: list[str], fmt: str) -> str:
-    """Why ``--strategy in-place`` is refused, with every key whose history would split;
-    as ``sh``, a script that only prints it (in comments) and fails."""
+def render_refusal(
+    app_id: str,
+    topic: str,
+    to: int,
+    level: str,
+    stores: tuple[str, ...],
+    keys: list[str],
+    fmt: str,
+) -> str:
+    """Why ``--strategy in-place`` is refused: the stores that read the topic directly and
+    every key whose history would split; as ``sh``, a script that only prints it (in
+    comments) and fails."""
     lines = [
         f"Refused: --strategy in-place for {topic} -> {to} partitions under {app_id}.",
-        f"migcheck app says {level}: the app keeps state per key. After an in-place alter and "
-        "a reset, each moved key's old records stay in its old partition while its new "
-        "records go to the new one, so the reprocess splits its history over two tasks.",
-        f"{len(keys)} keys would split (below). Use --strategy new-topic, or pass "
-        "--accept-split-history to write the in-place runbook anyway.",
+        f"migcheck app says {level}. {_stores_phrase(stores)} {topic} directly: after an "
+        "in-place alter and a reset, each moved key's old records stay in its old partition "
+        "while its new records go to the new one, so the reprocess splits its history over "
+        "two tasks.",
+        f"{len(keys)} keys of {topic} would split (below). Use --strategy new-topic (or "
+        "auto), or pass --accept-split-history to write the in-place runbook anyway.",
         "",
         *keys,
     ]
@@ -164,9 +245,16 @@ def render_refusal(app_id: str, topic: str, to: int, level: str, keys: list[str]
     return "\n".join(body) + "\n"
 
 
-def refusal_line(topic: str, keys: list[str]) -> str:
+def _stores_phrase(stores: tuple[str, ...]) -> str:
+    if len(stores) == 1:
+        return f"The store {stores[0]} reads"
+    return f"The stores {', '.join(stores)} read"
+
+
+def refusal_line(topic: str, stores: tuple[str, ...], keys: list[str]) -> str:
     """The refusal's one line for stderr."""
     return (
         f"refused --strategy in-place: {len(keys)} keys of {topic} would split their "
-        "history (listed in the output); use --strategy new-topic or --accept-split-history"
+        f"history in {', '.join(stores)} (listed in the output); use --strategy new-topic "
+        "or --accept-split-history"
     )

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The runbook script's shell functions.  migcheck/report/runbook.py embeds this file in
 # every script it writes, after the variables it sets there (BOOTSTRAP, COMMAND_CONFIG,
-# APP_ID, PROTOCOL, WORKDIR, RUNBOOK_ID); these header lines, up to the first empty
+# PROTOCOL, WORKDIR, RUNBOOK_ID); these header lines, up to the first empty
 # line, are left out.  The steps name the functions through migcheck/model/runbook.py's
 # ShellCheck and ShellHelper, and tests/unit/test_runbook.py keeps the two in step.
 
@@ -127,12 +127,34 @@ group_tool() {
   fi
 }
 
+# Waits up to $1 seconds for the group $2 to have no members.  A Kafka Streams member of a
+# classic group does not leave it on close(): the broker drops it only when its
+# session.timeout.ms (45 s by default) runs out, so a properly stopped app still shows
+# members for a while.  Only members that outlast the wait are refused.
 group_is_empty() {
-  local out
-  out=$(group_tool --describe --group "$APP_ID" --members 2>&1 || true)
-  if ! grep -Eq 'has no active members|does not exist' <<< "$out"; then
-    fail "the group $APP_ID still has members; stop every instance first"
-  fi
+  local timeout=$1 group=$2 out started=$SECONDS said=0
+  while :; do
+    # --state, not --members: kafka-streams-groups --members prints nothing at all for an
+    # empty group; both tools say "has no active members" with --state.  A group that is
+    # gone (deleted, or its offsets expired) is "Group <group> not found" (FINDINGS.md,
+    # Kafka 4.3.1; older tools said "does not exist").
+    out=$(group_tool --describe --group "$group" --state 2>&1 || true)
+    if grep -Eq 'has no active members|GroupIdNotFoundException: Group .* not found|does not exist' \
+      <<< "$out"; then
+      say "  the group $group has no members"
+      return
+    fi
+    if ((SECONDS - started >= timeout)); then
+      fail "the group $group still has members; stop every instance first" \
+        "(waited $timeout s, --group-timeout)"
+    fi
+    if [ "$said" = 0 ]; then
+      say "  the group $group still has members: waiting up to $timeout s (--group-timeout)" \
+        "for a stopped instance's session to time out"
+      said=1
+    fi
+    sleep 2
+  done
 }
 
 ensure_topic() {
@@ -182,18 +204,103 @@ wait_internal_topics() {
   done
 }
 
+# The lag of the group $2 on the topic $1, summed over its partitions: "unknown" when the
+# group commits no offsets for it; a partition without a committed offset counts 1.
+group_lag() {
+  { group_tool --describe --group "$2" --offsets 2> /dev/null || true; } \
+    | awk -v t="$1" '$2 == t { n++; if ($6 ~ /^[0-9]+$/) s += $6; else s += 1 }
+                     END { if (n == 0) print "unknown"; else print s }'
+}
+
+# The number of members of the group $1: 0 when it has none or does not exist.
+group_members() {
+  { group_tool --describe --group "$1" --members 2> /dev/null || true; } \
+    | awk -v g="$1" '$1 == g { n++ } END { print n + 0 }'
+}
+
+# Prints the members and lag on the topic $1 of each group named after the file $2, and
+# records the groups' descriptions (offsets, lag, owners) in $WORKDIR/$2.
+groups_lag() {
+  local topic=$1 file=$2 group
+  shift 2
+  : > "$WORKDIR/$file"
+  for group in "$@"; do
+    say "  $group: members $(group_members "$group"), lag $(group_lag "$topic" "$group") on $topic"
+    group_tool --describe --group "$group" >> "$WORKDIR/$file" 2>&1 || true
+  done
+  say "  recorded in $WORKDIR/$file"
+}
+
+# Waits up to $1 seconds until every group named after the topic $2 has lag 0 on it.
+# A group with lag and no members never drains: the wait says so, and so does its failure.
 wait_lag_zero() {
-  local tries lag
-  for tries in $(seq 1 150); do
-    lag=$({ group_tool --describe --group "$APP_ID" --offsets 2> /dev/null || true; } \
-      | awk -v t="$1" '$2 == t { n++; if ($6 ~ /^[0-9]+$/) s += $6; else s += 1 }
-                       END { if (n == 0) print "unknown"; else print s }')
-    if [ "$lag" = 0 ]; then
-      say "  lag on $1: 0"
-      return
-    fi
-    [ "$tries" -lt 150 ] || fail "the lag on $1 is still $lag after 300 s"
-    sleep 2
+  local timeout=$1 topic=$2 group lag started=$SECONDS said
+  shift 2
+  for group in "$@"; do
+    said=0
+    while :; do
+      lag=$(group_lag "$topic" "$group")
+      if [ "$lag" = 0 ]; then
+        say "  lag of $group on $topic: 0"
+        break
+      fi
+      if [ "$said" = 0 ] && [ "$(group_members "$group")" = 0 ]; then
+        say "  $group has lag $lag on $topic and no members: it drains only once started"
+      fi
+      said=1
+      if ((SECONDS - started >= timeout)); then
+        [ "$(group_members "$group")" != 0 ] \
+          || fail "$group has lag $lag on $topic and no members after $timeout s" \
+            "(--lag-timeout): start its consumers; a group with no members never drains"
+        fail "the lag of $group on $topic is still $lag after $timeout s (--lag-timeout)"
+      fi
+      sleep 2
+    done
+  done
+}
+
+# Fails unless the topic $1 has exactly $2 partitions.
+topic_partitions() {
+  local now
+  now=$(partition_count "$1")
+  [ -n "$now" ] || fail "$1 does not exist"
+  [ "$now" = "$2" ] || fail "$1 has $now partitions, not $2"
+  say "  $1 has $2 partitions"
+}
+
+# How many of the partitions 0..$3-1 of the topic $2 the group $1 has assigned: rows of
+# kafka-consumer-groups --describe with a CONSUMER-ID, listed with or without an offset.
+assigned_count() {
+  { group_tool --describe --group "$1" 2> /dev/null || true; } \
+    | awk -v t="$2" -v n="$3" '$2 == t && $3 ~ /^[0-9]+$/ && $3 < n && $7 != "-" \
+                                 && !seen[$3]++ { k++ } END { print k + 0 }'
+}
+
+# Waits up to $1 seconds until every group named after the topic $2 and its count $3
+# that has members owns all $3 partitions: a consumer sees new partitions only at its
+# next metadata refresh (metadata.max.age.ms).  A group without members (now, or when
+# its last member leaves during the wait) is named and passed over: it gets every
+# partition when it starts.
+wait_assigned() {
+  local timeout=$1 topic=$2 count=$3 group owned started=$SECONDS
+  shift 3
+  for group in "$@"; do
+    while :; do
+      owned=$(assigned_count "$group" "$topic" "$count")
+      if [ "$owned" = "$count" ]; then
+        say "  $group owns all $count partitions of $topic"
+        break
+      fi
+      if [ "$owned" = 0 ] && [ "$(group_members "$group")" = 0 ]; then
+        say "  $group has no members: start it before the producers resume, or it reads" \
+          "the new partitions of $topic as its auto.offset.reset says"
+        break
+      fi
+      ((SECONDS - started < timeout)) \
+        || fail "$group owns $owned of the $count partitions of $topic after $timeout s" \
+          "(--assign-timeout): is its metadata.max.age.ms longer?"
+      sleep 2
+    done
   done
 }
 

@@ -12,7 +12,7 @@ comes from the same read-only metadata calls ``analyze`` makes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migcheck.errors import UsageError
 from migcheck.kafka.config import ClientConfig
@@ -44,6 +44,8 @@ class Discovery:
     group: GroupInfo | None
     topics: dict[str, TopicMeta]  # every topic involved, by name
     streams_group: StreamsGroup | None = None  # the broker's description (streams protocol)
+    #: Sources taken on the user's word: the group showed none (no committed offsets).
+    on_users_word: tuple[str, ...] = ()
 
 
 def is_internal(app_id: str, topic: str) -> bool:
@@ -53,9 +55,18 @@ def is_internal(app_id: str, topic: str) -> bool:
     )
 
 
-def discover(client: ClientConfig, app_id: str, also: Sequence[str] = ()) -> Discovery:
+def discover(
+    client: ClientConfig, app_id: str, also: Sequence[str] = (), named: Sequence[str] = ()
+) -> Discovery:
     """The group, source and internal topics of ``app_id``; ``also`` are topics to describe
-    as well (the ones to alter, a topology's other sources) when they exist."""
+    as well (the ones to alter, a topology's other sources) when they exist.
+
+    ``named`` are the topics the user says the app reads (``--topic``).  They count as
+    sources only when the group shows none: its committed offsets expire
+    ``offsets.retention.minutes`` after the app stops (7 days by default), or the group
+    was deleted, while the internal topics stay.  Then nothing on the cluster says what
+    the app reads, and the user's word is the best there is; the report says so.
+    """
     group = describe_group(client, app_id)
     existing = set(topics_with_prefix(client, ""))
     internal = sorted(t for t in existing if is_internal(app_id, t))
@@ -73,6 +84,8 @@ def discover(client: ClientConfig, app_id: str, also: Sequence[str] = ()) -> Dis
     committed = [] if group is None else list(group.committed_topics)
     read = [*committed, *_described_sources(described)]  # an idle app may have committed none
     sources = [t for t in dict.fromkeys(read) if t not in internal and t in existing]
+    assumed = () if sources else tuple(t for t in named if t in existing and t not in internal)
+    sources += assumed
     wanted = dict.fromkeys([*sources, *internal, *(t for t in also if t in existing)])
     metas = {m.name: m for m in describe_topics(client, list(wanted))}
     facts = Facts(
@@ -81,7 +94,21 @@ def discover(client: ClientConfig, app_id: str, also: Sequence[str] = ()) -> Dis
         {t: metas[t].partition_count for t in internal},
         protocol,
     )
-    return Discovery(facts, group, metas, described)
+    return Discovery(facts, group, metas, described, assumed)
+
+
+def users_word_note(disc: Discovery) -> str | None:
+    """What a report says when sources were taken on the user's word."""
+    if not disc.on_users_word:
+        return None
+    why = "does not exist" if disc.group is None else "has no committed offsets"
+    return (
+        f"the group {disc.facts.app_id} {why} (its offsets expire offsets.retention.minutes "
+        "after the app stops, 7 days by default, or the group was deleted), so the cluster "
+        f"does not show what the app reads: {', '.join(disc.on_users_word)} is taken as a "
+        "source on your word (the topic you named); --topology (the app's Topology#describe()) "
+        "settles it"
+    )
 
 
 def _described_sources(group: StreamsGroup | None) -> list[str]:
@@ -92,7 +119,14 @@ def _described_sources(group: StreamsGroup | None) -> list[str]:
 
 
 def app_model(disc: Discovery, topology: Topology | None, fixed: Sequence[str] = ()) -> Model:
-    """The best model discovery allows: the given topology, the broker's, or inferred."""
+    """The best model discovery allows: the given topology, the broker's, or inferred;
+    its notes say when a source was taken on the user's word."""
+    model = _model(disc, topology, fixed)
+    note = None if topology is not None else users_word_note(disc)
+    return model if note is None else replace(model, notes=(*model.notes, note))
+
+
+def _model(disc: Discovery, topology: Topology | None, fixed: Sequence[str]) -> Model:
     if topology is not None:
         extra = {t: m.partition_count for t, m in disc.topics.items()}
         return from_topology(disc.facts, topology, fixed, extra)
@@ -105,3 +139,17 @@ def app_model(disc: Discovery, topology: Topology | None, fixed: Sequence[str] =
             "topics: nothing to infer its topology from; pass --topology"
         )
     return inferred(disc.facts, fixed)
+
+
+def not_read(disc: Discovery, topic: str, topology_given: bool) -> UsageError:
+    """The refusal of a topic the app does not read, with what the app does read and the
+    way forward."""
+    head = f"topic {topic!r} is not read by application {disc.facts.app_id!r}"
+    if topology_given:
+        return UsageError(f"{head}: the --topology given reads no topic of that name")
+    read = ", ".join(sorted(disc.facts.sources)) or "no topic"
+    where = "the broker's description of its topology" if disc.streams_group else "its group"
+    return UsageError(
+        f"{head}: {where} shows it reading {read}; if it reads {topic} too, pass --topology "
+        "(the app's Topology#describe())"
+    )

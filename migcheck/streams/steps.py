@@ -4,15 +4,17 @@ Pure: :class:`RunbookFacts` (what discovery found) in, a list of :class:`Step`
 out.  :mod:`migcheck.report.runbook` writes the same steps as Markdown
 for a change ticket and as a shell script.
 
-Why a new topic, and not ``kafka-topics --alter`` then a reset: the reset
-sends the app back to the earliest offsets, but each moved key's old records
-stay in its old partition while its new records arrive in the new one, so
-reprocessing splits the key's history over two tasks and its state comes out
-wrong again.  Reprocessing is correct only when every key's whole history sits
-in the partition the new count gives it: a copy into a new, wider topic with
-the producers' partitioner (``migcheck copy``), then a reset that deletes the
-internal topics, then an empty local state.  It needs the full history: a
-source whose log start offset is above 0 has lost records a reprocess needs.
+Two strategies (:mod:`migcheck.streams.strategy` picks one for ``auto``).  In
+place: ``kafka-topics --alter``, then the reset, which sends the app back to the
+earliest offsets and deletes its internal topics, then an empty local state;
+correct when no store reads the topic directly.  A new topic, for a store that
+does: after an in-place alter each moved key's old records stay in its old
+partition while its new records arrive in the new one, so reprocessing splits
+the key's history over two tasks.  Reprocessing is correct only when every key's
+whole history sits in the partition the new count gives it: a copy into a new,
+wider topic with the producers' partitioner (``migcheck copy``), then the reset,
+then an empty local state.  Both need the full history: a source whose log start
+offset is above 0 has lost records a reprocess needs.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ from migcheck.model.runbook import (
     ShellCheck,
     ShellHelper,
     Step,
+    alter_check,
+    kafka_run,
 )
 
 
 def _kafka(f: RunbookFacts, tool: str, *args: str, config_flag: str = "--command-config") -> Run:
-    extra = (config_flag, f.command_config) if f.command_config else ()
-    return Run((tool, "--bootstrap-server", f.bootstrap, *extra, *args), kafka_tool=True)
+    return kafka_run(f.bootstrap, f.command_config, tool, *args, config_flag=config_flag)
 
 
 def _migcheck(f: RunbookFacts, command: str, *args: str) -> Run:
@@ -73,18 +76,27 @@ def _prechecks(f: RunbookFacts) -> Step:
     )
 
 
+def _group_is_empty(f: RunbookFacts, text: str) -> Check:
+    return Check(
+        ShellCheck.GROUP_IS_EMPTY,
+        (str(f.group_timeout), f.app_id),
+        text,
+        _group_tool(f, "--members"),
+    )
+
+
 def _stop(f: RunbookFacts) -> Step:
     return Step(
         "Stop the application",
-        "Every instance must be down before the copy and the reset: the reset refuses an "
-        "active group, and a running instance would keep writing state.",
+        "Every instance must be down before the change and the reset: the reset refuses an "
+        "active group, and a running instance would keep writing state. A Kafka Streams "
+        "member of a classic group does not leave it on close(): the broker drops it when "
+        "its session.timeout.ms (45 s by default) runs out. So the check waits up to "
+        f"{f.group_timeout} s (--group-timeout) for the group to empty before it refuses.",
         (
             Manual(f"Stop every instance of the application {f.app_id}."),
-            Check(
-                ShellCheck.GROUP_IS_EMPTY,
-                (),
-                f"the group {f.app_id} has no members",
-                _group_tool(f, "--members"),
+            _group_is_empty(
+                f, f"the group {f.app_id} has no members (waits up to {f.group_timeout} s)"
             ),
         ),
     )
@@ -96,7 +108,8 @@ def _new_topic(f: RunbookFacts) -> Step:
     )
     return Step(
         f"Create {f.new_topic} and copy the history into it",
-        f"{f.new_topic} gets {f.topic}'s configs and {f.to} partitions; migcheck copy puts "
+        (f"{f.strategy_reason} " if f.strategy_reason else "")
+        + f"{f.new_topic} gets {f.topic}'s configs and {f.to} partitions; migcheck copy puts "
         "each record where the producers' partitioner sends its key under the new count, in "
         "order per key, and verifies records per key on both sides. Its checkpoint makes the "
         "catch-up copy take only what arrived since, never a record twice.",
@@ -125,22 +138,17 @@ def _new_topic(f: RunbookFacts) -> Step:
 
 
 def _alter(f: RunbookFacts) -> Step:
-    warning = (
-        ""
-        if f.split_keys is None
-        else f" This splits the history of {f.split_keys} keys (--accept-split-history)."
+    why = f.strategy_reason or (
+        "In place is correct only when no store reads the topic directly: a store behind a "
+        "repartition topic is fed by its own key, and the reset recreates the internal "
+        "topics with the new counts."
     )
+    if f.split_keys is not None:
+        why += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
     return Step(
         f"Alter {f.topic} to {f.to} partitions in place",
-        "In place is correct only when no keyed state depends on the keys that move." + warning,
-        (
-            Check(
-                ShellCheck.ENSURE_PARTITIONS,
-                (f.topic, str(f.to)),
-                f"{f.topic} has {f.to} partitions (altered once)",
-                _kafka(f, "kafka-topics", "--alter", "--topic", f.topic, "--partitions", str(f.to)),
-            ),
-        ),
+        why,
+        (alter_check(f.bootstrap, f.command_config, f.topic, f.to),),
     )
 
 
@@ -159,12 +167,7 @@ def _reset(f: RunbookFacts) -> Step:
         "its internal topics (named here, as found on the cluster), so they come back with "
         f"{f.to}-partition counts. It runs once: its dry run first, then for real.",
         (
-            Check(
-                ShellCheck.GROUP_IS_EMPTY,
-                (),
-                f"the group {f.app_id} still has no members",
-                _group_tool(f, "--members"),
-            ),
+            _group_is_empty(f, f"the group {f.app_id} still has no members"),
             dry,
             reset,
         ),
@@ -209,8 +212,8 @@ def _restart(f: RunbookFacts) -> Step:
             ),
             Check(
                 ShellCheck.WAIT_LAG_ZERO,
-                (f.target,),
-                f"the group's lag on {f.target} drains to 0",
+                (str(f.lag_timeout), f.target, f.app_id),
+                f"the group's lag on {f.target} drains to 0 (waits up to {f.lag_timeout} s)",
                 _group_tool(f, "--offsets"),
             ),
             _app_is_healthy(f),

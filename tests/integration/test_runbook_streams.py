@@ -14,20 +14,17 @@ the refused `--strategy in-place` names exactly the keys that split.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from kafkatest import KAFKA_LOCAL, Kafka
+from runbookops import BIN, Operator
 from streamsapp import KEYS, StreamsApp, moved_keys, phase1, phase2
 
 pytestmark = pytest.mark.kafka
-
-BIN = Path(sys.executable).parent
 
 
 def _runbook(app: StreamsApp, *args: str):
@@ -57,90 +54,6 @@ FAULTS = (
     r"^migcheck app ",  # 6. the restarted app's health
 )
 
-#: Runs the real command, then fails once if its command line matches $INJECT.
-_WRAPPER = """#!{python}
-import os, re, subprocess, sys
-line = " ".join([*{name!r}, *sys.argv[1:]])
-code = subprocess.call([*{real!r}, *sys.argv[1:]])
-done = os.environ["INJECT_DONE"]
-if code == 0 and re.search(os.environ.get("INJECT", "(?!)"), line) and not os.path.exists(done):
-    open(done, "w").close()
-    print("injected failure after: " + line, file=sys.stderr)
-    sys.exit(1)
-sys.exit(code)
-"""
-
-
-def _wrappers(where: Path) -> dict[str, str]:
-    """Kafka's tools and migcheck behind the fault injector: the script's environment."""
-    (where / "bin").mkdir(parents=True)
-    tools = where / "kafka-tool"
-    tools.write_text(
-        _WRAPPER.format(python=sys.executable, name=[], real=[str(KAFKA_LOCAL), "tool"])
-    )
-    migcheck = where / "bin" / "migcheck"
-    migcheck.write_text(
-        _WRAPPER.format(python=sys.executable, name=["migcheck"], real=[str(BIN / "migcheck")])
-    )
-    for f in (tools, migcheck):
-        f.chmod(0o755)
-    return {
-        "MIGCHECK_KAFKA_TOOL": str(tools),
-        "PATH": f"{where / 'bin'}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
-    }
-
-
-class Operator:
-    """Runs the script with --execute and answers its manual steps as an operator would:
-    records arrive before the producers switch, the app restarts on the new topic."""
-
-    def __init__(self, script: Path, app: StreamsApp, work: Path) -> None:
-        self.script, self.app, self.work = script, app, work
-        self.env = {**os.environ, **_wrappers(work.parent / "inject")}
-        self.env["MIGCHECK_RUNBOOK_DIR"] = str(work)
-        self.switched = False
-        self.background: subprocess.Popen[str] | None = None
-
-    def run(self, inject: str | None = None) -> tuple[int, str]:
-        env = {**self.env, "INJECT_DONE": str(self.work.parent / f"injected-{hash(inject)}")}
-        if inject:
-            env["INJECT"] = inject
-        proc = subprocess.Popen(
-            ["bash", str(self.script), "--execute"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=env,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        seen: list[str] = []
-        for line in proc.stdout:
-            seen.append(line)
-            if "MANUAL:" in line:
-                declined = inject is not None and re.search(inject, line)
-                if not declined:
-                    self._act(line)
-                proc.stdin.write("n\n" if declined else "y\n")
-                proc.stdin.flush()
-        return proc.wait(timeout=600), "".join(seen)
-
-    def _act(self, line: str) -> None:
-        if "MANUAL: Switch every producer" in line and not self.switched:
-            self.app.produce(self.app.input, _late())
-            self.switched = True
-        elif "MANUAL: Start the application reading" in line and self.background is None:
-            self.app.input = self.app.input + "-p6"
-            self.background = subprocess.Popen(
-                self.app.command(max_seconds=120),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-
-    def done(self) -> None:
-        if self.background is not None:
-            self.background.wait(timeout=180)
-
 
 def test_the_runbook_restores_every_count_through_a_failure_at_each_step(
     kafka: Kafka, tmp_path: Path
@@ -157,7 +70,7 @@ def test_the_runbook_restores_every_count_through_a_failure_at_each_step(
     lint = subprocess.run([str(BIN / "shellcheck"), str(script)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout
 
-    operator = Operator(script, app, tmp_path / "work")
+    operator = Operator(script, app, tmp_path / "work", late=_late())
     for fault in FAULTS:
         code, out = operator.run(inject=fault)
         assert code != 0, f"{fault}: {out}"
@@ -201,7 +114,9 @@ def test_a_running_app_is_named_and_execute_stops_before_touching_anything(
     )
     try:
         _until_members(kafka, app.app_id, 2)
-        p = _runbook(app, "--format", "sh", "--state-dir", str(app.state_dir))
+        p = _runbook(
+            app, "--format", "sh", "--state-dir", str(app.state_dir), "--group-timeout", "6"
+        )
         assert p.returncode == 0, p.stderr
         assert "# The group has 2 members now: step 2 stops them." in p.stdout
         script = tmp_path / "runbook.sh"

@@ -78,10 +78,18 @@ class StreamsApp:
         self.kafka.produce(topic, [(k.encode(), v.encode(), None) for k, v in records])
 
     def command(
-        self, max_seconds: int = 60, run_seconds: int = 0, threads: int = 1, instance: int = 0
+        self,
+        max_seconds: int = 60,
+        run_seconds: int = 0,
+        threads: int = 1,
+        instance: int = 0,
+        close: str = "leave",
     ) -> list[str]:
         """The fixture's ``run`` command line; instance ``i > 0`` gets its own state dir,
-        as instances on one host must."""
+        as instances on one host must.  ``close="plain"`` closes as most real apps do,
+        without leaving the group, so a classic-protocol member outlives the process by
+        its session timeout (a streams-protocol one leaves anyway; FINDINGS.md); the
+        default leaves, so the next run does not wait for it."""
         state = self.state_dir if instance == 0 else self.state_dir / f"instance-{instance}"
         return [
             *self._fixture("run", f"-Dlog4j2.configurationFile={LOG_CONFIG}"),
@@ -101,6 +109,8 @@ class StreamsApp:
             str(run_seconds),
             "--max-seconds",
             str(max_seconds),
+            "--close",
+            close,
         ]
 
     def _fixture(self, action: str, *jvm_options: str) -> list[str]:
@@ -133,9 +143,10 @@ class StreamsApp:
             *args,
         )
 
-    def run(self, max_seconds: int = 60) -> Run:
-        """Run the app until it is idle, crashes or times out; read its stores."""
-        rc, out, err = run(self.command(max_seconds), timeout=max_seconds + 60)
+    def run(self, max_seconds: int = 60, close: str = "leave") -> Run:
+        """Run the app until it is idle, crashes or times out; read its stores.  ``close``
+        as for :meth:`command`."""
+        rc, out, err = run(self.command(max_seconds, close=close), timeout=max_seconds + 60)
         crash = next(
             (ln[len("CRASH: ") :] for ln in out.splitlines() if ln.startswith("CRASH: ")), None
         )

@@ -16,15 +16,19 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.consumers import steps as groups_steps
 from migcheck.model.app import AppReason, AppReport
 from migcheck.model.runbook import (
     IN_PLACE,
     NEW_TOPIC,
     Check,
+    GroupLag,
+    GroupsFacts,
     Run,
     RunbookFacts,
     ShellCheck,
     ShellHelper,
+    Step,
 )
 from migcheck.report import runbook
 from migcheck.report.runbook import render_markdown, render_sh
@@ -168,11 +172,17 @@ def test_every_shell_function_member_is_defined_in_the_prelude_file() -> None:
     assert {*ShellCheck, *ShellHelper} <= defined, {*ShellCheck, *ShellHelper} - defined
 
 
+def _every_runbook() -> list[list[Step]]:
+    """The steps of every Streams strategy and of the plain consumer groups' runbook."""
+    groups = GroupsFacts("b:9092", None, "orders", 3, 6, (GroupLag("billing", 2, 0),))
+    return [*(steps(facts) for facts in _every_strategy()), groups_steps.steps(groups)]
+
+
 def test_every_function_a_step_names_is_an_enum_member() -> None:
     checks: set[object] = set()
     helpers: set[object] = set()
-    for facts in _every_strategy():
-        for step in steps(facts):
+    for runbook_steps in _every_runbook():
+        for step in runbook_steps:
             checks |= {a.function for a in step.actions if isinstance(a, Check)}
             helpers |= {a.via for a in step.actions if isinstance(a, Run) and a.via}
     assert checks and helpers

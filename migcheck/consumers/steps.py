@@ -1,0 +1,158 @@
+"""The ordering-safe runbook for plain consumer groups: what to run, in order, to widen a
+topic that consumers read in per-key order.
+
+Pure: :class:`GroupsFacts` in, a list of :class:`Step` out, written out by
+:mod:`migcheck.report.runbook` as the Streams runbook is.
+
+Why this order.  Kafka keeps a key's records in order within a partition only.  After
+an alter, a moved key's new records go to its new partition while its older records
+may still wait, unread, in the old one; a consumer that owns both reads them in
+whatever order its fetches come back, so the new can overtake the old.  With the
+producers paused and every group's lag at 0 nothing waits anywhere, so the alter
+splits no key's unread records.  The groups must then own the new partitions before
+the producers resume: a consumer sees them only at its next metadata refresh
+(``metadata.max.age.ms``, 5 min by default), and a group with
+``auto.offset.reset=latest`` that gets a new partition after records arrived there
+starts after them and never reads them.
+"""
+
+from __future__ import annotations
+
+from migcheck.model.runbook import (
+    Check,
+    GroupsFacts,
+    Manual,
+    Run,
+    ShellCheck,
+    Step,
+    alter_check,
+    kafka_run,
+)
+
+
+def _kafka(f: GroupsFacts, tool: str, *args: str) -> Run:
+    return kafka_run(f.bootstrap, f.command_config, tool, *args)
+
+
+def _describe(f: GroupsFacts) -> Run:
+    """The groups' members, committed offsets, lag and assigned partitions, as a person
+    checks them: kafka-consumer-groups lists assigned partitions even without an offset."""
+    groups = [a for g in f.group_ids for a in ("--group", g)]
+    return _kafka(f, "kafka-consumer-groups", "--describe", *groups)
+
+
+def _names(f: GroupsFacts) -> str:
+    return ", ".join(f.group_ids)
+
+
+def steps(f: GroupsFacts) -> list[Step]:
+    """The procedure: check, pause, drain, alter, wait for the assignment, resume."""
+    return [_prechecks(f), _pause(f), _drain(f), _alter(f), _assigned(f), _resume(f)]
+
+
+def _topic_has(f: GroupsFacts, count: int, text: str) -> Check:
+    return Check(
+        ShellCheck.TOPIC_PARTITIONS,
+        (f.topic, str(count)),
+        text,
+        _kafka(f, "kafka-topics", "--describe", "--topic", f.topic),
+    )
+
+
+def _prechecks(f: GroupsFacts) -> Step:
+    return Step(
+        "Pre-checks",
+        f"{f.topic} must still have the {f.partitions} partitions this runbook was written "
+        "for. Each group's members and lag, and the topic's end offsets, are recorded in the "
+        "work directory: where every group stood before the change.",
+        (
+            _topic_has(f, f.partitions, f"{f.topic} has {f.partitions} partitions (< {f.to})"),
+            Check(
+                ShellCheck.GROUPS_LAG,
+                (f.topic, "groups.before", *f.group_ids),
+                f"the members and lag on {f.topic} of {_names(f)} (recorded)",
+                _describe(f),
+            ),
+            Check(
+                ShellCheck.RECORD_OFFSETS,
+                (f.topic, f"{f.topic}.end-offsets"),
+                f"record the end offsets of {f.topic}",
+                _kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
+            ),
+        ),
+    )
+
+
+def _pause(f: GroupsFacts) -> Step:
+    return Step(
+        f"Pause every producer of {f.topic}",
+        "After the alter a moved key's new records go to a new partition, which a consumer "
+        "can read before the key's old records still waiting in the old partition. With "
+        "nothing new arriving, every group can read everything before the alter, so no "
+        "record of a moved key is left waiting when its records start to go elsewhere.",
+        (Manual(f"Pause every producer of {f.topic}, and keep it paused until the last step."),),
+    )
+
+
+def _drain(f: GroupsFacts) -> Step:
+    return Step(
+        f"Wait until every group has read all of {f.topic}",
+        "Lag 0 on every partition: each group has consumed and committed every record "
+        f"written before the pause. Waits up to {f.lag_timeout} s (--lag-timeout). A group "
+        "with lag and no members never drains: start its consumers.",
+        (
+            Check(
+                ShellCheck.WAIT_LAG_ZERO,
+                (str(f.lag_timeout), f.topic, *f.group_ids),
+                f"the lag of {_names(f)} on {f.topic} is 0 (waits up to {f.lag_timeout} s)",
+                _describe(f),
+            ),
+        ),
+    )
+
+
+def _alter(f: GroupsFacts) -> Step:
+    return Step(
+        f"Alter {f.topic} to {f.to} partitions",
+        "No record waits in any partition now, so no key leaves unread records behind when "
+        "its new records start to go to its new partition. Kafka adds partitions and moves "
+        "no record; run again, the step finds the count and does nothing.",
+        (alter_check(f.bootstrap, f.command_config, f.topic, f.to),),
+    )
+
+
+def _assigned(f: GroupsFacts) -> Step:
+    return Step(
+        f"Wait until every group reads the {f.to} partitions",
+        "A consumer sees new partitions at its next metadata refresh (metadata.max.age.ms, "
+        "5 minutes by default), then its group rebalances. A record written to a new "
+        "partition before its group owns it has no committed offset to start from: a "
+        "consumer with auto.offset.reset=latest starts after it and never reads it. So "
+        "every group with members must own all the partitions before the producers resume "
+        f"(waits up to {f.assign_timeout} s, --assign-timeout). A group with no members now "
+        "is not waited for: start it before the last step, or it reads the new partitions "
+        "as its auto.offset.reset says.",
+        (
+            _topic_has(f, f.to, f"{f.topic} has {f.to} partitions"),
+            Check(
+                ShellCheck.WAIT_ASSIGNED,
+                (str(f.assign_timeout), f.topic, str(f.to), *f.group_ids),
+                f"every group with members owns the {f.to} partitions of {f.topic} "
+                f"(waits up to {f.assign_timeout} s)",
+                _describe(f),
+            ),
+        ),
+    )
+
+
+def _resume(f: GroupsFacts) -> Step:
+    return Step(
+        f"Resume the producers of {f.topic}",
+        "Every group owns every partition, and no record of a moved key waits in its old "
+        "partition: from now on its records arrive, in order, in its new one. A restarted "
+        "producer fetches the new count at once; one kept running learns it only at its "
+        "next metadata refresh (metadata.max.age.ms, 5 minutes by default), so resume it "
+        "no sooner after the alter, or a moved key's first records still go to its old "
+        "partition and can be read after its later ones.",
+        (Manual(f"Resume every producer of {f.topic}."),),
+    )

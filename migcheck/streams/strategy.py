@@ -1,0 +1,89 @@
+"""Which way to widen a topic under a Kafka Streams app: in place, or through a new topic.
+
+Pure rules over the application model.  The reset sends the app back to the
+earliest offsets, deletes its internal topics (so they come back with the new
+counts) and, with the local state wiped, every record is processed again.  What
+that reprocess cannot repair is a store fed *directly* by the altered topic:
+each moved key's old records stay in its old partition while its new records go
+to the new one, so the key's history is read by two tasks and its state splits.
+A store behind a repartition topic is fed by key, whatever partition the record
+came from: the reprocess puts every record in the right task.  So in place is
+correct, and far cheaper (no copy, no producer switch), exactly when no store
+reads the topic directly.  A global store reads every partition and never splits.
+
+When the model may miss stores (built from the broker's description, which lists
+only logged stores, or inferred from topic names), a sub-topology that reads the
+topic and shows no store may still hold one: then only ``--topology`` can say.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from migcheck.model.runbook import AUTO, IN_PLACE, NEW_TOPIC
+from migcheck.streams.build import Basis, Model
+
+
+@dataclass(frozen=True)
+class Direct:
+    """The stores fed directly by a topic, as far as the model can tell."""
+
+    stores: tuple[str, ...]
+    #: False when a sub-topology reads the topic, shows no store, and the model may miss
+    #: stores: the answer "none" is then not certain.
+    certain: bool
+
+
+@dataclass(frozen=True)
+class Choice:
+    strategy: str  # NEW_TOPIC or IN_PLACE
+    reason: str  # why, said in the runbook; empty when the user chose
+
+
+def direct_stores(model: Model, topic: str) -> Direct:
+    """The stores in a task sub-topology that reads ``topic`` itself (not through a
+    repartition topic); global sub-topologies generate no tasks and never split."""
+    readers = [
+        s for s in model.app.topology.subtopologies if not s.is_global and topic in s.source_topics
+    ]
+    stores = tuple(dict.fromkeys(store for s in readers for store in s.stores))
+    unseen = not model.app.stores_known and any(not s.stores for s in readers)
+    return Direct(stores, certain=not unseen)
+
+
+_UNSEEN = {
+    Basis.BROKER: "the broker lists only stores that log to a changelog, so a store with "
+    "logging disabled that reads {topic} directly would go unseen",
+    Basis.INFERRED: "without the app's topology migcheck cannot tell which sub-topology "
+    "holds each store",
+}
+
+
+def choose(asked: str, model: Model, topic: str) -> Choice:
+    """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
+    reads the topic directly, for certain."""
+    if asked != AUTO:
+        return Choice(asked, "")
+    direct = direct_stores(model, topic)
+    if direct.stores:
+        return Choice(
+            NEW_TOPIC,
+            f"--strategy auto chose new-topic: the store{'s' if len(direct.stores) > 1 else ''} "
+            f"{', '.join(direct.stores)} read{'' if len(direct.stores) > 1 else 's'} {topic} "
+            "directly, so after an in-place alter each moved key's history would split "
+            "between two tasks.",
+        )
+    if not direct.certain:
+        unseen = _UNSEEN.get(model.basis, "the model may miss stores").format(topic=topic)
+        return Choice(
+            NEW_TOPIC,
+            f"--strategy auto chose new-topic: {unseen}; pass --topology (the app's "
+            "Topology#describe()) to let it consider in place.",
+        )
+    return Choice(
+        IN_PLACE,
+        f"--strategy auto chose in-place: no store reads {topic} directly (any state sits "
+        "behind a repartition topic, fed by its own key), so the alter, the reset and an "
+        "empty local state reprocess every record into the task its key belongs to; no "
+        "copy and no producer switch are needed.",
+    )

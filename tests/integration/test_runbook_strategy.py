@@ -1,0 +1,170 @@
+"""--strategy auto on real apps, and an app whose group is gone.
+
+- A real app whose state sits behind a repartition topic (``selectKey`` on the value,
+  then a count per value): auto picks in place, and the runbook, executed, leaves every
+  count equal to the truth counted from the records produced.
+- The direct count app: auto picks a new topic and names the store that reads the topic.
+- An app whose group was deleted (``kafka-consumer-groups --delete``) while its internal
+  topics stay: ``runbook --topic`` and ``app --topic`` take the topic on the user's word
+  and say so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from kafkatest import KAFKA_LOCAL, Kafka
+from runbookops import Operator
+from streamsapp import StreamsApp, phase1, phase2
+
+pytestmark = pytest.mark.kafka
+
+BIN = Path(sys.executable).parent
+
+
+def _counts(state: list[tuple[str, str, str]]) -> dict[str, int]:
+    return {k: int(v) for s, k, v in state if s == "counts"}
+
+
+def _execute(script: Path, app: StreamsApp, work: Path) -> tuple[int, str, str]:
+    """``--execute --yes``: the script answers its own manual steps; the operator still
+    does what they ask (here, start the app when told) and the app's dump is kept."""
+    env = {
+        **os.environ,
+        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
+        "MIGCHECK_RUNBOOK_DIR": str(work),
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
+    proc = subprocess.Popen(
+        ["bash", str(script), "--execute", "--yes"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    seen: list[str] = []
+    started: subprocess.Popen[str] | None = None
+    for line in proc.stdout:
+        seen.append(line)
+        if "MANUAL: Start the application" in line and started is None:
+            started = subprocess.Popen(
+                app.command(max_seconds=150), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True,
+            )  # fmt: skip
+    code = proc.wait(timeout=600)
+    dump = started.communicate(timeout=240)[0] if started is not None else ""
+    return code, "".join(seen), dump
+
+
+def test_auto_alters_in_place_when_the_state_sits_behind_a_repartition_topic(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    app = StreamsApp(kafka, "rekey-count")
+    app.produce(app.input, phase1())
+    first = app.run()
+    assert first.code == 0, first.stderr[-2000:]
+    assert _counts(first.state) == dict(Counter(v for _, v in phase1()))
+
+    topology = app.describe(tmp_path / "topology.txt")
+    p = app.migcheck(
+        "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
+        "--format", "sh", "--state-dir", str(app.state_dir),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "--strategy auto chose in-place: no store reads" in p.stdout
+    assert "migcheck copy" not in p.stdout and "-p6" not in p.stdout  # no copy, no new topic
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+
+    code, out, dump = _execute(script, app, tmp_path / "work")
+    assert code == 0, out
+    assert "Runbook complete." in out and "migcheck app: healthy" in out
+    # the reprocess counted every record once, each in the task its value belongs to
+    state = [tuple(ln.split("\t")[1:4]) for ln in dump.splitlines() if ln.startswith("STATE\t")]
+    assert _counts(state) == dict(Counter(v for _, v in phase1()))  # type: ignore[arg-type]
+
+    app.produce(app.input, phase2())  # the producers write on, into 6 partitions
+    after = app.run()
+    assert after.code == 0 and after.crash is None, after.stderr[-2000:]
+    assert _counts(after.state) == dict(Counter(v for _, v in phase1() + phase2()))
+    for internal in ("rekey-group-repartition", "counts-changelog"):
+        topic = f"{app.app_id}-{internal}"
+        rc, described, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
+                                      "--describe", "--topic", topic)  # fmt: skip
+        assert rc == 0 and "PartitionCount: 6" in described, described
+
+
+def test_auto_copies_when_a_store_reads_the_topic_directly(kafka: Kafka, tmp_path: Path) -> None:
+    app = StreamsApp(kafka, "count")
+    app.produce(app.input, phase1()[:30])
+    assert app.run().code == 0
+    topology = app.describe(tmp_path / "topology.txt")
+    p = app.migcheck("runbook", "--topic", app.input, "--to", "6", "--topology", str(topology))
+    assert p.returncode == 0, p.stderr
+    assert f"--strategy auto chose new-topic: the store counts reads {app.input} directly" in (
+        " ".join(p.stdout.split())
+    )
+    assert f"migcheck copy --bootstrap-server {kafka.bootstrap}" in p.stdout
+
+    other = kafka.create_topic(kafka.unique("unread"), 3)  # the group committed offsets
+    refused = app.migcheck("runbook", "--topic", other, "--to", "6")
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr == (
+        f"migcheck: error: topic {other!r} is not read by application {app.app_id!r}: its "
+        f"group shows it reading {app.input}; if it reads {other} too, pass --topology (the app's "
+        "Topology#describe())\n"
+    )
+
+
+def test_an_app_whose_group_is_gone_is_taken_on_the_users_word(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    app = StreamsApp(kafka, "count")
+    app.produce(app.input, phase1()[:30])
+    assert app.run().code == 0
+    rc, out, err = kafka.tool("kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap,
+                              "--delete", "--group", app.app_id)  # fmt: skip
+    assert rc == 0, out + err
+    internal = f"{app.app_id}-counts-changelog"
+    rc, listed, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--list")
+    assert internal in listed.split()  # what stays behind
+
+    p = app.migcheck("runbook", "--topic", app.input, "--to", "6")
+    assert p.returncode == 0, p.stderr
+    text = " ".join(p.stdout.split())
+    assert "auto chose new-topic" in text  # without --topology, the safe strategy
+    assert f"The group {app.app_id} has no committed offsets: {app.input} was taken as a " in text
+    assert "on your word (--topic)" in text
+    assert f"--internal-topics {internal}" in text  # the reset still deletes the changelog
+
+    judged = app.migcheck("app", "--topic", app.input, "--to", "6")
+    assert judged.returncode == 1, judged.stderr  # CRASH: the changelog has 3 partitions
+    said = " ".join(judged.stdout.split())
+    assert f"the group {app.app_id} does not exist" in said and "on your word" in said
+
+    planned = app.migcheck("plan", "--set", f"{app.input}=6")
+    assert planned.returncode in (0, 1), planned.stderr  # 1: the change would crash the app
+    said = " ".join(planned.stdout.split())
+    assert f"{app.input} is taken as a source on your word (the topic you named)" in said
+
+    # Executed: a group that is gone counts as empty, and the change goes through.
+    sh = app.migcheck("runbook", "--topic", app.input, "--to", "6", "--format", "sh",
+                      "--state-dir", str(app.state_dir))  # fmt: skip
+    assert sh.returncode == 0, sh.stderr
+    script = tmp_path / "runbook.sh"
+    script.write_text(sh.stdout, encoding="utf-8")
+    operator = Operator(script, app, tmp_path / "work", yes=True, inject=False)
+    code, out = operator.run()
+    operator.done()
+    assert code == 0 and "Runbook complete." in out, out
+    assert "still has members" not in out
+    app.produce(app.input, phase2())
+    after = app.run()
+    assert after.code == 0, after.stderr[-2000:]
+    assert _counts(after.state) == dict(Counter(k for k, _ in phase1()[:30] + phase2()))

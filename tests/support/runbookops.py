@@ -1,0 +1,151 @@
+"""Run a generated `sh` runbook for real, the way an operator runs it.
+
+The script is run with ``--execute`` (and ``--yes`` when asked); its output is read line
+by line, and at each ``MANUAL:`` step the :class:`Operator` does what a person would do
+there: records arrive before the producers switch, the app restarts on the new topic.
+Kafka's tools and migcheck can sit behind a fault injector (:func:`wrappers`) that makes
+one command fail once after doing its work, so a test can prove that a re-run resumes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from kafkatest import KAFKA_LOCAL
+from streamsapp import StreamsApp
+
+#: The virtualenv's bin: the migcheck (and shellcheck) the tests run.
+BIN = Path(sys.executable).parent
+
+#: Runs the real command, then fails once if its command line matches $INJECT.
+_WRAPPER = """#!{python}
+import os, re, subprocess, sys
+line = " ".join([*{name!r}, *sys.argv[1:]])
+code = subprocess.call([*{real!r}, *sys.argv[1:]])
+done = os.environ["INJECT_DONE"]
+if code == 0 and re.search(os.environ.get("INJECT", "(?!)"), line) and not os.path.exists(done):
+    open(done, "w").close()
+    print("injected failure after: " + line, file=sys.stderr)
+    sys.exit(1)
+sys.exit(code)
+"""
+
+
+def wrappers(where: Path) -> dict[str, str]:
+    """Kafka's tools and migcheck behind the fault injector: the script's environment."""
+    (where / "bin").mkdir(parents=True)
+    tools = where / "kafka-tool"
+    tools.write_text(
+        _WRAPPER.format(python=sys.executable, name=[], real=[str(KAFKA_LOCAL), "tool"])
+    )
+    migcheck = where / "bin" / "migcheck"
+    migcheck.write_text(
+        _WRAPPER.format(python=sys.executable, name=["migcheck"], real=[str(BIN / "migcheck")])
+    )
+    for f in (tools, migcheck):
+        f.chmod(0o755)
+    return {
+        "MIGCHECK_KAFKA_TOOL": str(tools),
+        "PATH": f"{where / 'bin'}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+def plain_tools() -> dict[str, str]:
+    """Kafka's tools and migcheck as they are, with nothing in between: the environment
+    an operator's shell gives the script."""
+    return {
+        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+class Operator:
+    """Runs the script with --execute and answers its manual steps as an operator would.
+
+    ``late``: records produced to the old input at "Switch every producer", as the
+    producers keep writing until they are switched.  ``close``: how the app restarted at
+    "Start the application reading" closes (StreamsApp.command).  ``yes``: run with
+    ``--yes``, as an operator who scripts the change does; the script then reads no
+    answers, and the operator acts on the line while the script goes on, as a person
+    starting the app from another terminal would.  ``inject``: put the fault injector
+    between the script and the tools (:func:`wrappers`).
+    """
+
+    def __init__(
+        self,
+        script: Path,
+        app: StreamsApp,
+        work: Path,
+        *,
+        late: list[tuple[str, str]] | None = None,
+        close: str = "leave",
+        yes: bool = False,
+        inject: bool = True,
+    ) -> None:
+        self.script, self.app, self.work = script, app, work
+        self.late = late or []
+        self.close = close
+        self.yes = yes
+        tools = wrappers(work.parent / "inject") if inject else plain_tools()
+        self.env = {**os.environ, **tools}
+        self.env["MIGCHECK_RUNBOOK_DIR"] = str(work)
+        self.switched = False
+        self.background: subprocess.Popen[str] | None = None
+
+    def run(self, inject: str | None = None, timeout: float = 900) -> tuple[int, str]:
+        """One run of the script: its exit code and its output (stdout and stderr, in
+        order).  ``timeout`` only ends a hung run: the script is killed and the run fails."""
+        env = {**self.env, "INJECT_DONE": str(self.work.parent / f"injected-{hash(inject)}")}
+        if inject:
+            env["INJECT"] = inject
+        proc = subprocess.Popen(
+            ["bash", str(self.script), "--execute", *(["--yes"] if self.yes else [])],
+            stdin=subprocess.DEVNULL if self.yes else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        assert proc.stdout is not None
+        watchdog = threading.Timer(timeout, proc.kill)
+        watchdog.start()
+        seen: list[str] = []
+        try:
+            for line in proc.stdout:
+                seen.append(line)
+                if "MANUAL:" in line:
+                    declined = inject is not None and re.search(inject, line)
+                    if not declined:
+                        self._act(line)
+                    if not self.yes:
+                        assert proc.stdin is not None
+                        proc.stdin.write("n\n" if declined else "y\n")
+                        proc.stdin.flush()
+            code = proc.wait(timeout=60)
+        finally:
+            watchdog.cancel()
+        assert code != -9, f"the runbook hung for {timeout} s and was killed: {''.join(seen)}"
+        return code, "".join(seen)
+
+    def _act(self, line: str) -> None:
+        if "MANUAL: Switch every producer" in line and not self.switched:
+            if self.late:
+                self.app.produce(self.app.input, self.late)
+            self.switched = True
+        elif "MANUAL: Start the application reading" in line and self.background is None:
+            self.app.input = self.app.input + "-p6"
+            self.background = subprocess.Popen(
+                self.app.command(max_seconds=120, close=self.close),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+
+    def done(self) -> None:
+        """Waits for the app started at the restart step to finish its run."""
+        if self.background is not None:
+            self.background.wait(timeout=180)

@@ -1,0 +1,384 @@
+"""The plain consumer groups' runbook without a cluster: its steps, both renderings, the
+script's checks against canned tool output, and which groups it serves.
+
+tests/integration/test_runbook_groups.py runs it for real under load; here the script
+prints (no ``--execute``) or its check functions run against a fake Kafka tool that prints
+what kafka-consumer-groups prints (its format as Kafka 4.3 writes it).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from oracles import run_cli
+
+from migcheck.consumers.groups import GroupKind, kind, lag, reads, refusal
+from migcheck.consumers.steps import steps
+from migcheck.kafka.groups import GroupInfo, Member
+from migcheck.model.runbook import Check, GroupLag, GroupsFacts, Manual, ShellCheck
+from migcheck.report.runbook import render_markdown, render_sh
+
+SHELLCHECK = Path(sys.executable).parent / "shellcheck"
+CONFIG = "/etc/kafka/client admin.properties"  # a space: quoted everywhere
+
+
+def _facts(**changes: object) -> GroupsFacts:
+    base: dict[str, object] = {
+        "bootstrap": "broker-1:9092,broker-2:9092",
+        "command_config": CONFIG,
+        "topic": "orders",
+        "partitions": 3,
+        "to": 6,
+        "groups": (GroupLag("billing", 2, 0), GroupLag("audit log", 0, 17)),
+    }
+    return GroupsFacts(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def _script(tmp_path: Path, facts: GroupsFacts) -> Path:
+    path = tmp_path / "runbook.sh"
+    path.write_text(render_sh(facts, steps(facts), "0.1.0", "2026-11-23T00:00:00Z"))
+    return path
+
+
+# --- the steps ---------------------------------------------------------------------
+
+
+def test_the_steps_pause_drain_alter_wait_for_the_assignment_then_resume() -> None:
+    titles = [s.title for s in steps(_facts())]
+    assert titles == [
+        "Pre-checks",
+        "Pause every producer of orders",
+        "Wait until every group has read all of orders",
+        "Alter orders to 6 partitions",
+        "Wait until every group reads the 6 partitions",
+        "Resume the producers of orders",
+    ]
+    kinds = [[type(a).__name__ for a in s.actions] for s in steps(_facts())]
+    assert kinds == [
+        ["Check", "Check", "Check"],
+        ["Manual"],
+        ["Check"],
+        ["Check"],
+        ["Check", "Check"],
+        ["Manual"],
+    ]
+    functions = [a.function for s in steps(_facts()) for a in s.actions if isinstance(a, Check)]
+    assert functions == [
+        ShellCheck.TOPIC_PARTITIONS,
+        ShellCheck.GROUPS_LAG,
+        ShellCheck.RECORD_OFFSETS,
+        ShellCheck.WAIT_LAG_ZERO,
+        ShellCheck.ENSURE_PARTITIONS,
+        ShellCheck.TOPIC_PARTITIONS,
+        ShellCheck.WAIT_ASSIGNED,
+    ]
+    assert not any(s.destructive for s in steps(_facts()))
+
+
+def test_each_check_names_every_group_and_its_timeout() -> None:
+    facts = _facts(lag_timeout=42, assign_timeout=99)
+    checks = {a.function: a for s in steps(facts) for a in s.actions if isinstance(a, Check)}
+    assert checks[ShellCheck.WAIT_LAG_ZERO].args == ("42", "orders", "billing", "audit log")
+    assert checks[ShellCheck.WAIT_ASSIGNED].args == ("99", "orders", "6", "billing", "audit log")
+    assert checks[ShellCheck.GROUPS_LAG].args == ("orders", "groups.before", "billing", "audit log")
+    assert checks[ShellCheck.ENSURE_PARTITIONS].args == ("orders", "6")
+    pre = steps(facts)[0].actions[0]
+    assert isinstance(pre, Check) and pre.args == ("orders", "3")
+
+
+def test_the_why_texts_say_why() -> None:
+    s = steps(_facts())
+    assert "read before the key's old records still waiting in the old partition" in s[1].why
+    assert "no members never drains: start its consumers" in s[2].why
+    assert "metadata.max.age.ms, 5 minutes by default" in s[4].why
+    assert "auto.offset.reset=latest starts after it and never reads it" in s[4].why
+    manual = [a.text for x in s for a in x.actions if isinstance(a, Manual)]
+    assert manual == [
+        "Pause every producer of orders, and keep it paused until the last step.",
+        "Resume every producer of orders.",
+    ]
+
+
+def test_markdown_names_the_groups_their_lag_and_the_config_path_only() -> None:
+    md = render_markdown(_facts(), steps(_facts()), "0.1.0", "today")
+    assert md.startswith("# Runbook: orders to 6 partitions, in order for its consumer groups\n")
+    assert "> billing: 2 members, lag 0 on orders.\n" in md
+    assert "> audit log: 0 members, lag 17 on orders. WARNING: it has no members" in md
+    assert "named by --group" in md
+    shown = "kafka-consumer-groups --bootstrap-server broker-1:9092,broker-2:9092 "
+    shown += f"--command-config '{CONFIG}' --describe --group billing --group 'audit log'"
+    assert shown in md
+    assert "kafka-topics --bootstrap-server broker-1:9092,broker-2:9092 " in md
+    assert "--alter --topic orders --partitions 6" in md
+    found = _facts(discovered=True, groups=(GroupLag("billing", 1, None),))
+    md = render_markdown(found, steps(found), "0.1.0", "today")
+    assert "found by their committed offsets on it" in md
+    assert "> billing: 1 member, no committed offsets on orders.\n" in md
+
+
+# --- the script --------------------------------------------------------------------
+
+
+def test_the_script_is_shellcheck_clean(tmp_path: Path) -> None:
+    for facts in (_facts(), _facts(command_config=None, groups=(GroupLag("g", 1, 3),))):
+        p = subprocess.run([str(SHELLCHECK), str(_script(tmp_path, facts))], capture_output=True)
+        assert p.returncode == 0, p.stdout.decode()
+
+
+def test_the_script_prints_every_step_and_acts_only_with_execute(tmp_path: Path) -> None:
+    script = _script(tmp_path, _facts())
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert [ln for ln in p.stdout.splitlines() if ln.startswith("== Step")] == [
+        f"== Step {n}: {s.title}" for n, s in enumerate(steps(_facts()), start=1)
+    ]
+    assert not (tmp_path / "work").exists()
+    assert "  CHECK: wait_lag_zero 300 orders billing audit log" in p.stdout
+    assert "  MANUAL: Pause every producer of orders" in p.stdout
+    text = script.read_text()
+    assert "PROTOCOL=consumer\n" in text
+    assert 'WORKDIR="${MIGCHECK_RUNBOOK_DIR:-migcheck-runbook-orders-p6}"' in text
+    assert "RUNBOOK_ID='groups orders 3->6 billing,audit log'" in text
+    assert "check groups_lag orders groups.before billing 'audit log'" in text
+
+
+def test_a_rerun_resumes_and_another_change_is_refused(tmp_path: Path) -> None:
+    script = _script(tmp_path, _facts())
+    work = tmp_path / "work"
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(work)}
+    work.mkdir()
+    (work / "runbook.id").write_text("groups orders 3->6 billing,audit log\n")
+    for n in range(1, 7):
+        (work / f"step-{n}.done").touch()
+    p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("done before: skipped") == 6
+    (work / "runbook.id").write_text("groups orders 3->12 billing,audit log\n")
+    p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
+    assert p.returncode == 1 and "holds the progress of another change" in p.stderr
+
+
+#: kafka-consumer-groups --describe (its offsets view) and --members, as Kafka 4.3 prints
+#: them; a row per partition, CONSUMER-ID "-" for a partition no member owns.
+OFFSETS_HEADER = (
+    "\nGROUP   TOPIC   PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG  CONSUMER-ID  HOST  CLIENT-ID"
+)
+NO_MEMBERS = "\nConsumer group '{group}' has no active members.\n"
+
+
+def _offsets(group: str, rows: list[tuple[int, str, str, str, str]]) -> str:
+    lines = [OFFSETS_HEADER]
+    for partition, current, end, lag_, owner in rows:
+        host = "-" if owner == "-" else "/127.0.0.1"
+        lines.append(f"{group} orders {partition} {current} {end} {lag_} {owner} {host} {owner}")
+    return "\n".join(lines) + "\n"
+
+
+def _members(group: str, count: int) -> str:
+    if not count:
+        return NO_MEMBERS.format(group=group)
+    rows = [f"{group} consumer-{n} /127.0.0.1 client-{n} 1" for n in range(count)]
+    return "\nGROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS\n" + "\n".join(rows) + "\n"
+
+
+_FAKE_TOOL = """#!/bin/bash
+# A fake Kafka tool: prints $FAKE/<group>.members or $FAKE/<group>.offsets.
+tool=$1; shift
+group="" members=0
+while (($#)); do
+  case "$1" in --group) group=$2; shift ;; --members) members=1 ;; esac
+  shift
+done
+[ "$tool" = kafka-consumer-groups ] || exit 3
+if [ "$members" = 1 ]; then cat "$FAKE/$group.members"; else cat "$FAKE/$group.offsets"; fi
+"""
+
+
+def _call(tmp_path: Path, groups: dict[str, tuple[int, str]], *call: str):
+    """Runs one of the script's functions, sourced from the generated script, against the
+    fake tool; ``groups`` maps a group to its member count and its offsets view."""
+    fake = tmp_path / "fake"
+    fake.mkdir(exist_ok=True)
+    for group, (members, offsets) in groups.items():
+        (fake / f"{group}.members").write_text(_members(group, members))
+        (fake / f"{group}.offsets").write_text(offsets)
+    tool = tmp_path / "kafka-tool"
+    tool.write_text(_FAKE_TOOL)
+    tool.chmod(0o755)
+    script = _script(tmp_path, _facts())
+    sourced = 'args=("$@"); set --; source "$RUNBOOK" > /dev/null; "${args[@]}"'
+    return subprocess.run(
+        ["bash", "-c", sourced, "bash", *call],
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "RUNBOOK": str(script),
+            "FAKE": str(fake),
+            "MIGCHECK_KAFKA_TOOL": str(tool),
+            "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work"),
+        },
+        timeout=60,
+    )
+
+
+def _rows(owner: str, lags: list[int]) -> list[tuple[int, str, str, str, str]]:
+    return [(p, "10", str(10 + n), str(n), owner) for p, n in enumerate(lags)]
+
+
+def test_lag_zero_passes_and_a_group_without_members_is_named_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    drained = _offsets("billing", _rows("consumer-1", [0, 0, 0]))
+    idle = _offsets("audit", _rows("-", [0, 5, 2]))
+    groups = {"billing": (2, drained), "audit": (0, idle)}
+    p = _call(tmp_path, groups, "wait_lag_zero", "0", "orders", "billing", "audit")
+    assert p.returncode == 1
+    assert "  lag of billing on orders: 0" in p.stdout
+    assert "audit has lag 7 on orders and no members: it drains only once started" in p.stdout
+    failed = [ln for ln in p.stderr.splitlines() if "FAILED" in ln]
+    assert failed == [
+        "  FAILED: audit has lag 7 on orders and no members after 0 s (--lag-timeout): "
+        "start its consumers; a group with no members never drains"
+    ]
+    running = {"audit": (1, _offsets("audit", _rows("consumer-1", [0, 5, 2])))}
+    p = _call(tmp_path, running, "wait_lag_zero", "0", "orders", "audit")
+    assert p.returncode == 1
+    assert "FAILED: the lag of audit on orders is still 7 after 0 s" in p.stderr
+
+
+def test_a_partition_without_a_committed_offset_is_not_lag_zero(tmp_path: Path) -> None:
+    offsets = _offsets("billing", [(0, "10", "10", "0", "c"), (1, "-", "4", "-", "c")])
+    p = _call(tmp_path, {"billing": (1, offsets)}, "group_lag", "orders", "billing")
+    assert p.stdout == "1\n"
+
+
+def test_the_assignment_wait_counts_owned_partitions_and_passes_over_idle_groups(
+    tmp_path: Path,
+) -> None:
+    # partitions 3..5 are new: assigned, no committed offset yet ("-"), as the tool lists them
+    owned = _rows("consumer-1", [0, 0, 0]) + [(p, "-", "0", "-", "consumer-1") for p in (3, 4, 5)]
+    partly = [*_rows("consumer-1", [0, 0, 0]), (3, "-", "0", "-", "consumer-1")]
+    groups = {
+        "billing": (1, _offsets("billing", owned)),
+        "audit": (0, _offsets("audit", _rows("-", [0, 0, 0]))),
+    }
+    p = _call(tmp_path, groups, "wait_assigned", "0", "orders", "6", "billing", "audit")
+    assert p.returncode == 0, p.stderr
+    assert "  billing owns all 6 partitions of orders" in p.stdout
+    assert "audit has no members: start it before the producers resume" in p.stdout
+    p = _call(
+        tmp_path,
+        {"billing": (1, _offsets("billing", partly))},
+        "wait_assigned",
+        "0",
+        "orders",
+        "6",
+        "billing",
+    )
+    assert p.returncode == 1
+    assert "FAILED: billing owns 4 of the 6 partitions of orders after 0 s" in p.stderr
+
+
+def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
+    offsets = _offsets("billing", _rows("consumer-1", [1, 2, 3]))
+    (tmp_path / "work").mkdir()
+    p = _call(
+        tmp_path, {"billing": (2, offsets)}, "groups_lag", "orders", "groups.before", "billing"
+    )
+    assert p.returncode == 0, p.stderr
+    assert "  billing: members 2, lag 6 on orders" in p.stdout
+    assert (tmp_path / "work" / "groups.before").read_text() == offsets
+
+
+# --- which groups the runbook serves ---------------------------------------------------
+
+
+def _group(**changes: object) -> GroupInfo:
+    base: dict[str, object] = {
+        "group_id": "billing",
+        "group_type": "classic",
+        "state": "Stable",
+        "members": (Member("m-1", "c-1", "/h", (("orders", 0), ("orders", 1))),),
+        "committed": {("orders", 0): 5, ("orders", 1): 7, ("other", 0): 1},
+        "protocol": "range",
+    }
+    return GroupInfo(**{**base, **changes})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("changes", "internal", "expected"),
+    [
+        ({}, [], GroupKind.PLAIN),
+        ({"group_type": "consumer", "protocol": ""}, [], GroupKind.PLAIN),
+        ({"protocol": "cooperative-sticky"}, [], GroupKind.PLAIN),
+        ({"group_type": "streams", "protocol": ""}, [], GroupKind.STREAMS),
+        ({"protocol": "stream"}, [], GroupKind.STREAMS),  # Kafka Streams on classic
+        (
+            {"members": (), "state": "Empty", "protocol": ""},
+            ["billing-c-changelog"],
+            GroupKind.STREAMS,
+        ),
+        # a running plain group whose name prefixes a changelog is still plain
+        ({}, ["billing-c-changelog"], GroupKind.PLAIN),
+        ({"group_type": "share"}, [], GroupKind.SHARE),
+    ],
+    ids=[
+        "classic",
+        "consumer",
+        "sticky",
+        "streams-group",
+        "stream-assignor",
+        "idle-app",
+        "named-like",
+        "share",
+    ],
+)
+def test_kind_tells_plain_consumers_from_streams_apps(
+    changes: dict[str, object], internal: list[str], expected: GroupKind
+) -> None:
+    assert kind(_group(**changes), internal) == expected
+
+
+def test_a_streams_app_is_refused_in_one_line_naming_the_option() -> None:
+    line = refusal(_group(protocol="stream"), GroupKind.STREAMS, [])
+    assert line == (
+        "group 'billing' is a Kafka Streams application (its members use Streams' assignor "
+        "'stream'): use --application-id billing for its runbook"
+    )
+    idle = _group(members=(), protocol="")
+    assert "(its internal topic billing-c-changelog)" in refusal(
+        idle, GroupKind.STREAMS, ["billing-c-changelog"]
+    )
+    assert "\n" not in refusal(_group(group_type="share"), GroupKind.SHARE, [])
+
+
+def test_lag_sums_the_committed_partitions_of_the_topic_only() -> None:
+    assert lag(_group(), "orders", {0: 9, 1: 7, 2: 100}) == GroupLag("billing", 1, 4)
+    assert lag(_group(committed={}), "orders", {0: 9}) == GroupLag("billing", 1, None)
+    assert reads(_group(), "orders") and reads(_group(committed={}), "orders")
+    assert not reads(_group(members=()), "payments")
+
+
+# --- the command line ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--strategy", "in-place"], "--strategy is for a Kafka Streams application"),
+        (["--group", "g", "--state-dir", "/x"], "--state-dir is for a Kafka Streams application"),
+        (["--application-id", "a", "--group", "g"], "--group is for plain consumer groups"),
+        (["--application-id", "a", "--assign-timeout", "9"], "--assign-timeout is for plain"),
+    ],
+)
+def test_options_of_the_other_runbook_are_refused_in_one_line(args: list[str], line: str) -> None:
+    p = run_cli("runbook", "--topic", "orders", "--to", "6", *args)
+    assert p.returncode == 2
+    assert p.stderr.startswith(f"migcheck: error: {line}") and p.stderr.count("\n") == 1, p.stderr
+    assert re.search("Traceback", p.stderr) is None

@@ -1,0 +1,89 @@
+"""--strategy auto on the fixture apps' real Topology#describe() outputs.
+
+Which store reads the altered topic directly is read off each app's own describe()
+(fixtures/java/streams/describe), by hand, in each case below.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migcheck.model.runbook import AUTO, IN_PLACE, NEW_TOPIC
+from migcheck.streams.build import Basis, Facts, from_topology, inferred
+from migcheck.streams.strategy import choose, direct_stores
+from migcheck.streams.topology import parse_topology
+
+DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
+
+
+def _model(name: str, internal: dict[str, int] | None = None):
+    topology = parse_topology((DESCRIBE / f"{name}.txt").read_text(encoding="utf-8"))
+    facts = Facts("shop", {"orders": 3, "customers": 3}, internal or {})
+    return from_topology(facts, topology)
+
+
+@pytest.mark.parametrize(
+    ("name", "topic", "stores", "strategy"),
+    [
+        ("count", "orders", ("counts",), NEW_TOPIC),  # groupByKey().count(): same sub-topology
+        ("count-nolog", "orders", ("counts",), NEW_TOPIC),  # no changelog, still keyed state
+        ("windowed", "orders", ("wcounts",), NEW_TOPIC),
+        ("source-changelog", "orders", ("source-table",), NEW_TOPIC),  # table(orders)
+        ("join", "orders", ("table-store",), NEW_TOPIC),  # the join's table sits beside it
+        ("join", "customers", ("table-store",), NEW_TOPIC),
+        ("rekey-count", "orders", (), IN_PLACE),  # counts sits behind the repartition topic
+        ("rekey-count-fixed", "orders", (), IN_PLACE),
+        ("global", "orders", (), IN_PLACE),  # the stream side of a global join holds nothing
+        ("global", "customers", (), IN_PLACE),  # a global store reads every partition
+    ],
+)
+def test_auto_picks_in_place_only_without_a_store_fed_directly(
+    name: str, topic: str, stores: tuple[str, ...], strategy: str
+) -> None:
+    model = _model(name)
+    assert direct_stores(model, topic).stores == stores
+    choice = choose(AUTO, model, topic)
+    assert choice.strategy == strategy
+    assert f"--strategy auto chose {strategy}" in choice.reason
+    for store in stores:
+        assert store in choice.reason
+
+
+def test_an_explicit_strategy_is_kept_and_needs_no_reason() -> None:
+    assert choose(IN_PLACE, _model("count"), "orders").strategy == IN_PLACE
+    assert choose(NEW_TOPIC, _model("rekey-count"), "orders").reason == ""
+
+
+def test_without_the_topology_auto_cannot_be_sure_and_says_how_to_be() -> None:
+    """Inferred from names, the store behind the repartition topic is only a guess: a
+    store with logging disabled beside the source would leave no topic behind."""
+    facts = Facts(
+        "shop", {"orders": 3}, {"shop-rekey-group-repartition": 3, "shop-counts-changelog": 3}
+    )
+    model = inferred(facts)
+    assert model.basis == Basis.INFERRED
+    direct = direct_stores(model, "orders")
+    assert direct.stores == () and not direct.certain
+    choice = choose(AUTO, model, "orders")
+    assert choice.strategy == NEW_TOPIC and "--topology" in choice.reason
+
+
+def test_a_source_taken_on_the_users_word_is_said_in_the_models_notes() -> None:
+    """The group is gone (deleted, or its offsets expired) and only the changelog stays:
+    the topic the user named is the source, and the report must say whose word that is."""
+    from migcheck.streams.discovery import Discovery, app_model, not_read
+
+    facts = Facts("shop", {"orders": 3}, {"shop-counts-changelog": 3})
+    disc = Discovery(facts, None, {}, None, ("orders",))
+    (note,) = app_model(disc, None).notes
+    assert note.startswith("the group shop does not exist (its offsets expire")
+    assert "orders is taken as a source on your word (the topic you named)" in note
+    topology = parse_topology((DESCRIBE / "count.txt").read_text(encoding="utf-8"))
+    assert app_model(disc, topology).notes == ()  # the topology settles what it reads
+    refused = str(not_read(Discovery(facts, None, {}), "payments", topology_given=False))
+    assert refused.endswith(
+        "its group shows it reading orders; if it reads payments too, pass --topology "
+        "(the app's Topology#describe())"
+    )
