@@ -22,7 +22,8 @@ report_format_option = click.option(
     type=click.Choice(FORMATS),
     default="text",
     show_default=True,
-    help="text for a terminal, json for machines, markdown for a change ticket.",
+    help="text for a terminal, json for machines, markdown for a change ticket, "
+    "html for a browser (one self-contained file).",
 )
 output_option = click.option(
     "--output",

@@ -1,4 +1,4 @@
-"""The ``migcheck analyze`` report as text and Markdown, from one description of its content.
+"""The ``migcheck analyze`` report as text, Markdown and HTML, from one description of it.
 
 :func:`_blocks` says once what the report shows: the run, a summary row per
 topic and candidate with the gate's outcome (what a reviewer decides on), then
@@ -26,6 +26,7 @@ from migcheck.report.formatting import (
     source_line,
     topic_facts,
 )
+from migcheck.report.htmlpage import blocks_html
 
 #: A sample key's hex is cut at the length at which its text is cut.
 _HEX_SHOWN = 64
@@ -141,5 +142,11 @@ def render_analyze_text(report: Report, width: int = 100) -> str:
 
 def render_analyze_markdown(report: Report) -> str:
     """The report for a change ticket or pull request: every value escaped where it lands,
-    each matrix as an inline SVG heatmap with its numbers in a collapsible table."""
+    each matrix as a Mermaid sankey of its flows and a shaded table of its numbers
+    (GitHub and GitLab strip inline SVG; ``--format html`` draws the heatmap)."""
     return blocks_markdown(_blocks(report))
+
+
+def render_analyze_html(report: Report) -> str:
+    """The report as one self-contained HTML page (inline CSS and SVG), for a browser."""
+    return blocks_html(_blocks(report))

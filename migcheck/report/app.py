@@ -1,4 +1,4 @@
-"""The ``migcheck app`` report as text and Markdown, from one description of its content.
+"""The ``migcheck app`` report as text, Markdown and HTML, from one description of it.
 
 :func:`_blocks` says once what the report shows (verdict first, then health,
 the candidates with the error Kafka Streams will print, the sub-topologies,
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from migcheck.model.app import AppCandidate, AppReason, AppReport, StoreImpact
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import ARROW, format_bytes, format_count, format_estimate
+from migcheck.report.htmlpage import blocks_html
 
 _MEANING = {
     "SAFE": "only the order of in-flight records changes",
@@ -137,3 +138,8 @@ def render_app_text(report: AppReport) -> str:
 def render_app_markdown(report: AppReport) -> str:
     """The app report for a change ticket: every value escaped where it lands."""
     return blocks_markdown(_blocks(report))
+
+
+def render_app_html(report: AppReport) -> str:
+    """The app report as one self-contained HTML page (inline CSS and SVG), for a browser."""
+    return blocks_html(_blocks(report))

@@ -4,23 +4,29 @@ Each report (``analyze``, ``app``, ``plan``) says once, as blocks, what it
 shows; these two layouts are all that differs between its text and Markdown
 forms, so a value never reaches one format and misses the other.  Everything
 from the data is escaped where it lands in Markdown: HTML, Markdown punctuation
-and line breaks in text and table cells, XML in the heatmap's SVG.
+and line breaks in text and table cells.  A figure is a Mermaid sankey and a shaded
+table in Markdown (GitHub and GitLab strip inline SVG); the HTML layout
+(:mod:`migcheck.report.htmlpage`) draws it as an SVG heatmap.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from migcheck.report.formatting import format_count, short_count
-from migcheck.report.svg import heatmap_svg
+from migcheck.report.mermaid import grouping_note, sankey_block
 
 #: Widest partition matrix drawn cell by cell as text; wider ones are in the JSON
 #: and Markdown reports (and narrower ones too, if they do not fit the width).
 TEXT_MATRIX_MAX_COLUMNS = 32
+
+#: Widest partition matrix shown as a shaded table in Markdown; wider ones are collapsed.
+TABLE_MATRIX_MAX_COLUMNS = 16
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -34,7 +40,7 @@ class Block:
     ``rows``, titled ``text`` if set; ``align`` holds an ``l`` or ``r`` per
     column, ``l`` where it is short) or ``"figure"`` (a partition ``matrix``,
     keys from current partition (row) to new partition (column), titled ``text``:
-    a heatmap in Markdown, aligned numbers in text).
+    a sankey and a shaded table in Markdown, a heatmap in HTML, aligned numbers in text).
     """
 
     kind: str
@@ -230,30 +236,58 @@ def _md_table(b: Block) -> list[str]:
 
 
 def _md_figure(b: Block) -> list[str]:
-    """The heatmap, then the same numbers in a collapsible table (for screen readers and
-    for renderers that strip inline SVG)."""
-    cols = max(map(len, b.matrix), default=0)
-    numbers = md_table(
-        ["from \\\\ to", *map(str, range(cols))],
-        ["---:"] * (cols + 1),
-        [[str(i), *map(str, row)] for i, row in enumerate(b.matrix)],
-    )
+    """The flows as a Mermaid sankey (the picture GitHub and GitLab draw; they strip
+    inline SVG), then the matrix as a shaded table of numbers, collapsed when wide."""
+    if not any(v > 0 for row in b.matrix for v in row):  # mermaid refuses an empty sankey
+        return [md_escape(b.text), "", "No keys: nothing flows.", "", *_md_matrix(b.matrix)]
+    note = grouping_note(b.matrix)
     return [
         md_escape(b.text),
         "",
-        heatmap_svg(b.matrix, b.text),
+        *sankey_block(b.matrix),
         "",
-        "Darker cells hold more keys. Keys in the red-outlined cells keep their partition "
-        "number; every other key moves.",
+        "Keys flow from their current partition (left) to their new one (right); a key "
+        "from pN (now) to pN (new) keeps its partition number, every other key moves."
+        + (f" {note}" if note else ""),
         "",
-        "<details><summary>Partition matrix as numbers (keys; rows: current partition, "
-        "columns: new partition)</summary>",
-        "",
-        *numbers,
-        "",
-        "</details>",
-        "",
+        *_md_matrix(b.matrix),
     ]
+
+
+#: The heatmap table's shades: a cell's share of the largest cell, by quarters.
+_SHADES = "\u2591\u2592\u2593\u2588"
+
+
+def _md_cell(count: int, peak: int, stays: bool) -> str:
+    """A heatmap-like cell: its shade and count, bold where keys keep their partition."""
+    if count <= 0:
+        return "\u00b7"
+    shade = _SHADES[min(3, max(0, math.ceil(4 * count / peak) - 1))]
+    return f"**{shade} {count}**" if stays else f"{shade} {count}"
+
+
+def _md_matrix(matrix: Sequence[Sequence[int]]) -> list[str]:
+    """The matrix as a table: shaded in view up to :data:`TABLE_MATRIX_MAX_COLUMNS`
+    columns, else plain numbers in a collapsed ``<details>``, since nobody scans it."""
+    cols = max(map(len, matrix), default=0)
+    header = ["from \\\\ to", *map(str, range(cols))]
+    if cols > TABLE_MATRIX_MAX_COLUMNS:
+        numbers = md_table(
+            header, ["---:"] * (cols + 1), [[str(i), *map(str, r)] for i, r in enumerate(matrix)]
+        )
+        summary = "Partition matrix as numbers (keys; rows: current, columns: new partition)"
+        return [f"<details><summary>{summary}</summary>", "", *numbers, "", "</details>", ""]
+    peak = max((v for row in matrix for v in row), default=0)
+    rows = [
+        [str(i), *(_md_cell(v, peak, i == j) for j, v in enumerate(row))]
+        for i, row in enumerate(matrix)
+    ]
+    legend = (
+        "Rows: current partition; columns: new partition. Shade: a cell's share of the "
+        "largest (\u2591 up to 25%, \u2592 50%, \u2593 75%, \u2588 more); bold: keys "
+        "that keep their partition number."
+    )
+    return [legend, "", *md_table(header, ["---:"] * (cols + 1), rows), ""]
 
 
 _MARKDOWN: dict[str, Callable[[Block], list[str]]] = {

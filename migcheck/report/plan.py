@@ -1,4 +1,4 @@
-"""The ``migcheck plan`` report as text and Markdown, from one description of its content.
+"""The ``migcheck plan`` report as text, Markdown and HTML, from one description of it.
 
 The recommendation comes first; then today's figures, side by side with the
 proposed change's when there is one, the sub-topologies, the instances and
@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from migcheck.model.plan import PlanFigures, PlanProposal, PlanReport
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
+from migcheck.report.htmlpage import blocks_html
 
 
 def _split(values: list[int]) -> str:
@@ -122,3 +123,8 @@ def render_plan_text(report: PlanReport) -> str:
 def render_plan_markdown(report: PlanReport) -> str:
     """The plan for a change ticket: every value escaped where it lands."""
     return blocks_markdown(_blocks(report))
+
+
+def render_plan_html(report: PlanReport) -> str:
+    """The plan as one self-contained HTML page (inline CSS and SVG), for a browser."""
+    return blocks_html(_blocks(report))

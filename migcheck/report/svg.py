@@ -1,4 +1,5 @@
-"""The old-to-new partition matrix as a self-contained SVG heatmap (for Markdown reports).
+"""The old-to-new partition matrix as a self-contained SVG heatmap (for the HTML report;
+Markdown gets a Mermaid sankey instead, since GitHub and GitLab strip inline SVG).
 
 Everything from the data is XML-escaped, and characters XML 1.0 forbids are
 replaced, so a hostile key or topic name can neither break nor script the SVG.
@@ -63,8 +64,9 @@ def heatmap_svg(
     (keys that keep their partition number) are outlined in red and drawn last,
     so their outline is not painted over.  Small matrices carry each count as
     text; large ones shrink their cells to 4 px and label every few rows and
-    columns only.  One element per line and no blank line: Markdown keeps an
-    HTML block intact up to the first blank line.
+    columns only.  The grid's corner is always at (60, 44) in the SVG, so a cell
+    can be found in a screenshot (``tests/integration/test_render_browsers.py``).
+    One element per line and no blank line, so the SVG is one HTML block.
     """
     rows = len(matrix)
     cols = max((len(row) for row in matrix), default=0)

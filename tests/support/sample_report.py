@@ -197,3 +197,69 @@ def report() -> dict[str, Any]:
             "reason": "orders: 65.5% of keys move at 6 partitions (limit 60.0%)",
         },
     }
+
+
+def app_report() -> dict[str, Any]:
+    """A ``migcheck app --state`` report by hand: CRASH at 6, its store's figures, and the
+    analysis of its source (the ``orders`` topic of :func:`report`) under ``state``."""
+    orders = report()["topics"][0]
+    return {
+        "migcheck_version": "0.1.0",
+        "generated_at": "2026-11-22T11:00:00Z",
+        "source": {"kind": "kafka", "bootstrap_servers": "127.0.0.1:9092"},
+        "application_id": "count-<app>",
+        "group": {"type": "classic", "state": "Stable", "members": 2},
+        "protocol": "classic",
+        "basis": "topology",
+        "basis_note": None,
+        "notes": [f"key {EVIL_KEY} is only a note"],
+        "topics": [
+            {"topic": "orders", "role": "source", "partitions": 4, "cleanup_policy": "delete"},
+            {
+                "topic": "count-<app>-counts-changelog",
+                "role": "changelog",
+                "partitions": 4,
+                "cleanup_policy": "compact",
+            },
+        ],
+        "subtopologies": [
+            {
+                "id": 0,
+                "is_global": False,
+                "sources": ["orders"],
+                "sinks": [],
+                "stores": ["counts"],
+                "tasks": 4,
+            }
+        ],
+        "health": [],
+        "changes": ["orders"],
+        "candidates": [
+            {
+                "partitions": 6,
+                "verdict": "CRASH",
+                "error": "Existing internal topic count-<app>-counts-changelog has invalid "
+                "partitions: expected: 6; actual: 4.",
+                "reasons": [],
+                "subtopologies": [{"id": 0, "tasks": 4, "new_tasks": 6, "verdict": "CRASH"}],
+                "stores": [
+                    {
+                        "store": "counts",
+                        "subtopology": 0,
+                        "logged": True,
+                        "analyzed_topic": "orders",
+                        "partitions": 4,
+                        "new_partitions": 6,
+                        "moved_keys": 262,
+                        "moved_keys_interval": None,
+                        "moved_bytes": 1536 * 1024,
+                        "moved_bytes_interval": None,
+                        "restore_records": 400,
+                        "restore_bytes": 2_400_000,
+                    }
+                ],
+            }
+        ],
+        "verdict": "CRASH",
+        "state": {"mode": "full", "sample_per_partition": None, "topics": [orders]},
+    }

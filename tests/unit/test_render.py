@@ -31,10 +31,6 @@ SVG = "{http://www.w3.org/2000/svg}"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
 
 
-def _svgs(markdown: str) -> list[str]:
-    return re.findall(r"^<svg .*?^</svg>$", markdown, re.M | re.S)
-
-
 # --- JSON -------------------------------------------------------------------------------
 
 
@@ -161,7 +157,8 @@ def test_text_sends_wide_matrices_to_json_and_markdown() -> None:
         "\n4 x 40 matrix: too wide to draw as text; it is in --format json and --format markdown.\n"
         in text
     )
-    assert render_markdown(report).count("<svg ") == 4  # Markdown draws it
+    md = render_markdown(report)
+    assert "<svg" not in md and md.count("```mermaid\n") == 4  # Markdown draws it
 
 
 def test_text_matrix_is_drawn_exact_then_short_then_not_at_all_as_width_allows() -> None:
@@ -221,7 +218,7 @@ def test_a_matrix_the_report_does_not_carry_is_not_drawn() -> None:
     assert f"\n{line}\n" in text and f"\n{line}\n" in md
     assert "orders, 4 \u2192 6" not in text + md  # no figure title, so no figure
     assert "orders, 4 \u2192 8: keys by current partition" in text
-    assert len(_svgs(md)) == 3 and md.count("<details>") == 3
+    assert md.count("```mermaid\n") == 3 and "<svg" not in md
     assert "1 -> 5" not in text and "| user-17 | 757365722d3137 | 1 | 5 |" in md  # sample kept
     assert re.search(r"^user-17 +757365722d3137 +1 +5$", text, re.M)
 
@@ -249,19 +246,14 @@ def test_markdown_summary_facts_and_verdicts() -> None:
     assert "consistent\\_random 26.0%" in md
 
 
-def test_markdown_heatmap_has_one_rect_per_cell_and_the_numbers() -> None:
+def test_markdown_draws_flows_for_github_and_a_shaded_table_of_the_numbers() -> None:
     md = render_markdown(_report())
-    svgs = _svgs(md)
-    assert len(svgs) == 4  # orders and clicks, 6 and 8 each; custom has none
-    orders_4_8 = svgs[1]
-    assert orders_4_8.count("<rect") == 4 * 8  # no frame or legend rects
-    assert len(ET.fromstring(orders_4_8).findall(f".//{SVG}rect")) == 32
-    # Markdown keeps an HTML block only up to a blank line: the SVG must have none
-    assert "\n\n" not in orders_4_8
-    # the numbers, in the collapsible table
-    assert "<details>" in md
-    assert "| 0 | 52 | 0 | 0 | 0 | 48 | 0 | 0 | 0 |" in md
-    assert "| 3 | 0 | 30 | 0 | 33 | 0 | 37 |" in md
+    assert "<svg" not in md  # GitHub and GitLab strip inline SVG from Markdown
+    assert md.count("```mermaid\nsankey-beta\n") == 4  # orders and clicks, 6 and 8 each
+    # the numbers, shaded by quarters of the largest cell (52 of 4 -> 8's 53: the darkest),
+    # bold where keys stay; 4 -> 6's peak is 37, so 30 (81%) is dark and 0 a dot
+    assert "| 0 | **\u2588 52** | \u00b7 | \u00b7 | \u00b7 | \u2588 48 | \u00b7 |" in md
+    assert "| 3 | \u00b7 | \u2588 30 | \u00b7 | **\u2588 33** | \u00b7 | \u2588 37 |" in md
 
 
 def test_markdown_escapes_keys() -> None:
@@ -283,8 +275,8 @@ def test_markdown_renders_as_intended_in_a_commonmark_parser() -> None:
     assert "<td>a|b&lt;script&gt;alert(1)&lt;/script&gt;</td>" in html  # literal, one cell
     assert "<td>[bold]x[/] :smile: *y* _z_ `w` [/red]</td>" in html  # no emphasis, no code
     assert "~5,900 (95%: 5,700\u20136,150)</td>" in html  # not struck through
-    assert html.count("<svg ") == 4 and html.count("</svg>") == 4  # kept whole as HTML
-    assert html.count("<rect ") == 4 * 6 + 4 * 8 + 4 * 6 + 4 * 8
+    assert "<svg" not in html
+    assert html.count('<pre><code class="language-mermaid">sankey-beta') == 4  # kept whole
 
 
 # --- text and Markdown alike ----------------------------------------------------------
@@ -319,8 +311,10 @@ def test_text_and_markdown_show_the_same_figures() -> None:
     ]:
         assert in_text in text, in_text
         assert in_md in md, in_md
-    # and every other number: the heatmap draws what the table of numbers below it shows
-    drawn = re.sub(r"^<svg .*?^</svg>$", "", md, flags=re.M | re.S)
+    # and every other number: the flows and the shaded table show the text's matrix (the
+    # shades' legend and the sankey's node names add no figure of their own)
+    legend = r"^Rows: current partition;.*$"
+    drawn = re.sub(legend, "", re.sub(r'"p\d+ \((now|new)\)"', "", md), flags=re.M)
     assert _figures(text) == _figures(html.unescape(drawn))
     assert {"262", "5700", "6150", "64.1", "67.0", "1144", "8800", "9300"} <= _figures(text)
 
@@ -410,12 +404,13 @@ def test_empty_topic_renders_in_every_format() -> None:
             verdict={"level": "empty", "text": "NOTHING TO MOVE: no keyed records found."},
         )
     ]
-    assert set(FORMATS) == {"text", "json", "markdown"}
+    assert set(FORMATS) == {"text", "json", "markdown", "html"}
     assert "none needed (no keyed records)" in render(report, "text")
     assert json.loads(render(report, "json"))["topics"][0]["verdict"]["level"] == "empty"
-    assert render(report, "markdown").count("<rect") == 24
-    with pytest.raises(ValueError, match="unknown report format 'html'"):
-        render(report, "html")
+    assert "No keys: nothing flows." in render(report, "markdown")  # no empty sankey
+    assert render(report, "html").count("<rect") == 24
+    with pytest.raises(ValueError, match="unknown report format 'pdf'"):
+        render(report, "pdf")
 
 
 def test_schema_doc_names_every_field() -> None:
@@ -442,7 +437,11 @@ def test_render_command_rerenders_a_saved_report(tmp_path: Path) -> None:
     saved.write_text(json.dumps(_report()), encoding="utf-8")
     r = run_cli("render", str(saved), "--format", "markdown")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.count("<svg") == 4 and "## Topic orders" in r.stdout
+    assert r.stdout.count("```mermaid") == 4 and "## Topic orders" in r.stdout
+    page = tmp_path / "report.html"
+    r = run_cli("render", str(saved), "--format", "html", "--output", str(page))
+    assert r.returncode == 0, r.stderr
+    assert page.read_text(encoding="utf-8").count("<svg ") == 4
     bad = tmp_path / "bad.json"
     bad.write_text('{"not": "a report"}', encoding="utf-8")
     r = run_cli("render", str(bad))
