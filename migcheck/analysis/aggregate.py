@@ -24,14 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from migcheck.analysis.histories import Scored, placement_name
 from migcheck.analysis.verdicts import (
     KEY_SUFFIX,
     PartitionerScore,
+    Share,
     choose_placement,
+    mixed_shares,
+    placed_alike,
 )
 from migcheck.hashing.partitioners import AUTO_CANDIDATES
 from migcheck.kafka.metadata import TopicMeta
@@ -47,6 +50,12 @@ class KeyStats:
     doubletons: int  # keys seen twice
     #: per key layout, then per partitioner, each in the order scored (= preference)
     scores: dict[KeyLayout, dict[str, PartitionerScore]]
+    #: per key layout, per pair of partitioners (``auto`` only): the keys either placed
+    either: dict[KeyLayout, dict[tuple[str, str], int]] = field(default_factory=dict)
+    #: per count asked of :func:`score_partitioners` (``copy``: the destination's), the
+    #: most keys the first partitioner that placed every key and another one that did
+    #: put on different partitions there; empty when no other one placed every key
+    splits: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,11 @@ class TopicAggregates:
     non_conforming_records: int = 0
     cells: tuple[Cell, ...] = ()
     samples: tuple[SampledKey, ...] = ()
+    #: other partitioners that placed every key as the chosen one (or, refused, as the
+    #: first that did), and the keys they place differently per proposed count
+    placed_alike: tuple[str, ...] = ()
+    splits: dict[int, int] = field(default_factory=dict)
+    mixed: tuple[Share, ...] = ()  # two clients wrote the topic: each one's share
 
 
 def aggregate(
@@ -112,10 +126,22 @@ def aggregate(
     layouts = ordered_layouts(key_layouts)
     scored = scored_pairs(partitioner, key_layouts)
     histories = _key_histories(records, topics, scored)  # Kafka is read once, here
-    per_partition, sums = _partition_sums(histories, scored)
+    pairs = _pairs(scored) if partitioner == "auto" else []
+    per_partition, sums = _partition_sums(histories, scored, pairs)
     scores = _topic_scores(sums, scored)
     chosen = {t.name: choose_placement(partitioner, scores.get(t.name)) for t in topics}
     keys = histories.where(histories["key"].isNotNull())
+    alike = {
+        topic: ties
+        for topic, (name, layout) in chosen.items()
+        if partitioner == "auto"
+        and (ties := placed_alike(scores.get(topic, {}).get(layout, {}), name))
+    }
+    splits = _splits(keys, chosen, alike, candidates) if alike else {}
+    chosen = {
+        topic: (None, layout) if any(splits.get(topic, {}).values()) else (name, layout)
+        for topic, (name, layout) in chosen.items()
+    }
     state, nonconforming_keys = _state_keys(keys, chosen)
     by_candidate = _by_candidate(state, candidates)
     moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
@@ -125,7 +151,7 @@ def aggregate(
         lambda: _cells(by_candidate),
         lambda: _moved_sample(moved, moved_key_sample),
     )
-    stats = _key_stats(sums, scores, distinct)
+    stats = _key_stats(sums, scores, distinct, _topic_either(sums, pairs))
     result = {}
     for t in topics:
         scanned, null_keys = per_partition.get(t.name, ({}, 0))
@@ -141,6 +167,9 @@ def aggregate(
             non_conforming_records=non_conforming_records,
             cells=tuple(c for name, c in cells if name == t.name),
             samples=tuple(s for name, s in samples if name == t.name),
+            placed_alike=alike.get(t.name, ()),
+            splits=splits.get(t.name, {}),
+            mixed=_mixed(stats.get(t.name), chosen[t.name][1], splits.get(t.name)),
         )
     return result, _moved_keys_frame(moved)
 
@@ -227,8 +256,21 @@ def _concurrently(*jobs: Callable[[], Any]) -> list[Any]:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+Pair = tuple[Scored, Scored]
+
+
+def _pairs(scored: list[Scored]) -> list[Pair]:
+    """Every two partitioners scored under one key layout, in preference order: ``auto``
+    asks whether two clients together placed a topic's keys."""
+    return [(a, b) for i, a in enumerate(scored) for b in scored[i + 1 :] if a[0] == b[0]]
+
+
+def _either_name(pair: Pair) -> str:
+    return f"either_{placement_name(pair[0])}_{placement_name(pair[1])}"
+
+
 def _partition_sums(
-    histories: Any, scored: list[Scored]
+    histories: Any, scored: list[Scored], pairs: Sequence[Pair] = ()
 ) -> tuple[PerPartition, dict[str, dict[str, int]]]:
     """One job of sums per partition (the null key's row holds its null-key records):
     per topic ({partition: records read}, null-key records), and the topic's totals of
@@ -245,6 +287,13 @@ def _partition_sums(
         F.sum((keyed & (F.col("n") == 1)).cast("long")).alias("f1"),
         F.sum((keyed & (F.col("n") == 2)).cast("long")).alias("f2"),
     ]
+
+    def fits_of(pair: Scored) -> Any:
+        v = F.col(placement_name(pair))
+        return F.coalesce((v % F.col("current")) == F.col("partition"), F.lit(False))
+
+    for a, b in pairs:  # keyed rows only: the null key's placements are null
+        aggs.append(F.sum((fits_of(a) | fits_of(b)).cast("long")).alias(_either_name((a, b))))
     for pair in scored:
         col = placement_name(pair)
         v = F.col(col)
@@ -282,11 +331,72 @@ def _key_stats(
     sums: dict[str, dict[str, int]],
     scores: dict[str, dict[KeyLayout, dict[str, PartitionerScore]]],
     distinct: dict[str, int],
+    either: dict[str, dict[KeyLayout, dict[tuple[str, str], int]]] | None = None,
 ) -> dict[str, KeyStats]:
     return {
-        topic: KeyStats(count, sums[topic]["f1"], sums[topic]["f2"], scores[topic])
+        topic: KeyStats(
+            count,
+            sums[topic]["f1"],
+            sums[topic]["f2"],
+            scores[topic],
+            (either or {}).get(topic, {}),
+        )
         for topic, count in distinct.items()
     }
+
+
+def _topic_either(
+    sums: dict[str, dict[str, int]], pairs: Sequence[Pair]
+) -> dict[str, dict[KeyLayout, dict[tuple[str, str], int]]]:
+    """Per topic, per layout, per pair of partitioners: the keys either one placed."""
+    out: dict[str, dict[KeyLayout, dict[tuple[str, str], int]]] = {}
+    for topic, total in sums.items():
+        for a, b in pairs:
+            by_layout = out.setdefault(topic, {}).setdefault(a[0], {})
+            by_layout[a[1], b[1]] = int(total[_either_name((a, b))])
+    return out
+
+
+def _mixed(
+    stats: KeyStats | None, layout: KeyLayout, splits: dict[int, int] | None
+) -> tuple[Share, ...]:
+    """Each client's share when two wrote the topic (see
+    :func:`~migcheck.analysis.verdicts.mixed_shares`); empty otherwise."""
+    if stats is None or splits:
+        return ()
+    return mixed_shares(stats.scores.get(layout, {}), stats.either.get(layout, {}))
+
+
+def _splits(
+    keys: Any,
+    chosen: dict[str, tuple[str | None, KeyLayout]],
+    alike: dict[str, tuple[str, ...]],
+    candidates: Sequence[int],
+) -> dict[str, dict[int, int]]:
+    """Per topic whose keys several partitioners placed alike: per proposed count, the
+    most keys the chosen one and any other put on different partitions there (one job).
+
+    Zero everywhere: they move the same keys, and the prediction stands whichever
+    placed the topic.  Otherwise the observed keys cannot say which one did."""
+    from pyspark.sql import functions as F
+
+    aggs, names = [], []
+    for topic, others in alike.items():
+        name, layout = chosen[topic]
+        assert name is not None  # placed_alike is empty without a choice
+        v = F.col(placement_name((layout, name)))
+        for other in others:
+            w = F.col(placement_name((layout, other)))
+            for m in candidates:
+                differs = (F.col("topic") == topic) & ((v % m) != (w % m))
+                aggs.append(F.sum(F.coalesce(differs, F.lit(False)).cast("long")))
+                names.append((topic, m))
+    row = keys.agg(*aggs).collect()[0]
+    out: dict[str, dict[int, int]] = {}
+    for (topic, m), value in zip(names, row, strict=True):
+        by_m = out.setdefault(topic, {})
+        by_m[m] = max(by_m.get(m, 0), int(value or 0))
+    return out
 
 
 def _distinct_keys(keys: Any) -> dict[str, int]:
@@ -312,19 +422,42 @@ def score_partitioners(
     records: Any,  # pyspark DataFrame of migcheck.kafka.reader.RECORD_SCHEMA
     topics: Sequence[TopicMeta],
     names: Sequence[str] = AUTO_CANDIDATES,
+    counts: Sequence[int] = (),
 ) -> dict[str, KeyStats]:
     """Every (topic, partition, key) scored with ``names`` on plain keys, as :func:`aggregate`
     scores them, without the candidates: ``migcheck copy`` feeds the result to
     :func:`~migcheck.analysis.verdicts.choose_placement`, so it picks a partitioner
-    exactly as ``analyze`` would, from every key rather than a sample."""
+    exactly as ``analyze`` would, from every key rather than a sample.
+
+    With ``counts``, where several partitioners placed every key, ``KeyStats.splits``
+    says whether they would still place every key alike at those counts: a tie that
+    changes nothing there (FNV-1a masked and unsigned at a power of two) is no reason
+    to refuse the copy."""
     scored = [(KeyLayout.PLAIN, name) for name in names]
     histories = _key_histories(records, topics, scored)
     try:
         _, sums = _partition_sums(histories, scored)
         keys = histories.where(histories["key"].isNotNull())
-        return _key_stats(sums, _topic_scores(sums, scored), _distinct_keys(keys))
+        stats = _key_stats(sums, _topic_scores(sums, scored), _distinct_keys(keys))
+        return _with_splits(stats, keys, counts) if counts else stats
     finally:
         histories.unpersist()  # cached for aggregate()'s several jobs; this is the only one
+
+
+def _with_splits(
+    stats: dict[str, KeyStats], keys: Any, counts: Sequence[int]
+) -> dict[str, KeyStats]:
+    """``stats`` with the splits at ``counts`` of each topic that ``auto`` finds tied."""
+    chosen = {topic: choose_placement("auto", s.scores) for topic, s in stats.items()}
+    alike = {
+        topic: ties
+        for topic, (name, layout) in chosen.items()
+        if (ties := placed_alike(stats[topic].scores.get(layout, {}), name))
+    }
+    if not alike:
+        return stats
+    splits = _splits(keys, chosen, alike, counts)
+    return {t: replace(s, splits=splits.get(t, {})) for t, s in stats.items()}
 
 
 def _state_keys(keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]) -> tuple[Any, Any]:

@@ -22,8 +22,15 @@ from migcheck.analysis.statistics import (
     stratified_total,
     wilson_interval,
 )
-from migcheck.analysis.verdicts import KEY_SUFFIX, topic_verdict, unpredictable_verdict
+from migcheck.analysis.verdicts import (
+    KEY_SUFFIX,
+    ambiguous_verdict,
+    mixed_verdict,
+    topic_verdict,
+    unpredictable_verdict,
+)
 from migcheck.hashing.keys import printable
+from migcheck.hashing.partitioners import PARTITIONERS
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import (
     CandidateEntry,
@@ -33,6 +40,7 @@ from migcheck.model.analyze import (
     PartitionEntry,
     State,
     TopicEntry,
+    Verdict,
 )
 
 
@@ -92,7 +100,12 @@ def topic_entry(
         "state_bytes": state_bytes,
         "partitions": _partition_entries(offsets, agg.scanned),
         "candidates": [],
-        "verdict": unpredictable_verdict(conformance_by, agg.key_layout),
+        "verdict": _refusal(agg, conformance_by, meta.partition_count),
+        "clients": PARTITIONERS[name].clients if name in PARTITIONERS else None,
+        "placed_alike": list(agg.placed_alike),
+        "mixed_shares": [
+            {"partitioners": list(s.partitioners), "share": s.share} for s in agg.mixed
+        ],
     }
     if agg.layouts != (KeyLayout.PLAIN,):  # only plain keys allowed: the report as it was
         entry["key_layout"] = agg.key_layout
@@ -104,6 +117,20 @@ def topic_entry(
     ]
     entry["verdict"] = topic_verdict(entry)
     return entry
+
+
+def _refusal(
+    agg: TopicAggregates, conformance_by: dict[str, float | None], partitions: int
+) -> Verdict:
+    """Why nothing is predicted (the verdict of a topic that turns out unpredictable):
+    two clients wrote it, several partitioners fit it alike but disagree (always, on
+    one partition), or none fits."""
+    if agg.mixed:
+        return mixed_verdict(agg.mixed)
+    if agg.placed_alike and any(agg.splits.values()):
+        first = next(n for n, c in conformance_by.items() if c == 1.0)
+        return ambiguous_verdict([first, *agg.placed_alike], agg.splits, partitions)
+    return unpredictable_verdict(conformance_by, agg.key_layout)
 
 
 def _distinct_keys(

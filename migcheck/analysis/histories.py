@@ -48,9 +48,10 @@ _DDL_TYPES = {
 
 def history_ddl(scored: Sequence[Scored]) -> str:
     """:data:`HISTORY_SCHEMA` with the placement columns of ``scored``, in Spark's DDL
-    (for ``mapInArrow``)."""
-    columns = [f"{f.name} {_DDL_TYPES[f.type]}" for f in HISTORY_SCHEMA]
-    return ", ".join([*columns, *(f"{placement_name(p)} long" for p in scored)])
+    (for ``mapInArrow``).  Every name is back-quoted: a partitioner's name may hold a
+    ``-`` (``kafkajs-legacy``), which the DDL parser refuses unquoted."""
+    columns = [f"`{f.name}` {_DDL_TYPES[f.type]}" for f in HISTORY_SCHEMA]
+    return ", ".join([*columns, *(f"`{placement_name(p)}` long" for p in scored)])
 
 
 #: A history row.  ``bytes`` and ``last_bytes`` are null for the null key (its records

@@ -87,6 +87,90 @@ def choose_partitioner(requested: str, scores: Mapping[str, PartitionerScore] | 
     return next((name for name, score in scores.items() if score.placed_every_key), None)
 
 
+def placed_alike(by_name: Mapping[str, PartitionerScore], name: str | None) -> tuple[str, ...]:
+    """The other scored partitioners that placed every hashed key too: the observed keys
+    cannot tell them from ``name`` (a few partitions, a small sample, or counts where two
+    rules coincide, such as FNV-1a masked and unsigned at a power of two)."""
+    if name is None or name not in by_name or not by_name[name].placed_every_key:
+        return ()
+    return tuple(n for n, s in by_name.items() if n != name and s.placed_every_key)
+
+
+@dataclass(frozen=True)
+class Share:
+    """Keys (observed key, partition pairs) that exactly these partitioners place where
+    they are, as a fraction of the keys the mixture explains."""
+
+    partitioners: tuple[str, ...]
+    share: float
+
+
+def mixed_shares(
+    by_name: Mapping[str, PartitionerScore], either: Mapping[tuple[str, str], int]
+) -> tuple[Share, ...]:
+    """A topic written by two clients: the first pair (in preference order) that together
+    placed every hashed key while neither alone did, as each one's share and the share
+    both place alike; empty when no pair explains every key.
+
+    ``either[a, b]`` counts the keys ``a`` or ``b`` placed where they are."""
+    if any(s.placed_every_key for s in by_name.values()):
+        return ()
+    for (a, b), union in either.items():
+        sa, sb = by_name.get(a), by_name.get(b)
+        if sa is None or sb is None or union == 0:
+            continue
+        if union != max(sa.hashed, sb.hashed) or union in (sa.conforming, sb.conforming):
+            continue
+        only_a, only_b = union - sb.conforming, union - sa.conforming
+        return (
+            Share((a,), only_a / union),
+            Share((b,), only_b / union),
+            Share((a, b), (union - only_a - only_b) / union),
+        )
+    return ()
+
+
+def share_table(shares: Sequence[Share]) -> str:
+    """The shares as one line: ``kafkajs-legacy 60.0%, sarama-reference 38.0%, both 2.0%``."""
+    return ", ".join(
+        f"{s.partitioners[0] if len(s.partitioners) == 1 else 'both'} {s.share:.1%}" for s in shares
+    )
+
+
+def mixed_verdict(shares: Sequence[Share]) -> Verdict:
+    """Why a topic two clients wrote is not predicted, with the share each one places."""
+    names = " and ".join(shares[0].partitioners + shares[1].partitioners)
+    return {
+        "level": Level.UNPREDICTABLE,
+        "text": f"CANNOT PREDICT: written by two clients, {names}: keys placed by "
+        f"{share_table(shares)}; each key moves by its own producer's rule, so no one "
+        "partitioner predicts the topic. Force one with --partitioner to see its keys.",
+    }
+
+
+def ambiguous_verdict(
+    names: Sequence[str], splits: Mapping[int, int], partitions: int = 0
+) -> Verdict:
+    """Why a topic is not predicted when partitioners placed every key alike but would
+    move keys differently at a proposed count.  A topic of one partition always ties:
+    every key is in partition 0 whatever the partitioner, so it is said so plainly
+    rather than as a list of every candidate."""
+    if partitions == 1:
+        return {
+            "level": Level.UNPREDICTABLE,
+            "text": "CANNOT PREDICT: one partition: every key is in partition 0 whatever "
+            "the producers' partitioner, so the keys cannot tell which one they use; "
+            "pass it with --partitioner.",
+        }
+    worst = max(splits, key=lambda m: splits[m])
+    return {
+        "level": Level.UNPREDICTABLE,
+        "text": f"CANNOT PREDICT: ambiguous: {' and '.join(names)} each placed every key "
+        f"where it is, but put {splits[worst]:,} keys on different partitions at {worst} "
+        "partitions; force the producers' one with --partitioner.",
+    }
+
+
 def unpredictable_verdict(
     conformance_by: Mapping[str, float | None], layout: KeyLayout = KeyLayout.PLAIN
 ) -> Verdict:

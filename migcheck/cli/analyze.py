@@ -101,4 +101,7 @@ def analyze_cmd(
     )
     outcome = run_analyze(options, RecordsProgress)
     write_text(render(outcome.report, fmt), output)
+    for topic in outcome.report["topics"]:  # why exit 2: one line each, whatever the format
+        if not topic["predictable"]:
+            click.echo(f"migcheck: {topic['topic']}: {topic['verdict']['text']}", err=True)
     return outcome.exit_code

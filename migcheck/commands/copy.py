@@ -71,7 +71,7 @@ def _copy(
     spark = get_session(o.spark.master, o.spark.conf, bootstrap=client.bootstrap_servers)
 
     def read_stats(units, names):  # type: ignore[no-untyped-def]
-        return spark_key_stats(spark, client, source, units, names)
+        return spark_key_stats(spark, client, source, units, names, dest.partition_count)
 
     partitioner = choose_partitioner(o.partitioner, o.checkpoint, saved, source, read_stats)
     log_starts = {p.partition: p.log_start_offset for p in source.partitions}

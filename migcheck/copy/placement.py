@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from migcheck.analysis.aggregate import KeyStats, score_partitioners
-from migcheck.analysis.verdicts import PartitionerScore, choose_placement
+from migcheck.analysis.verdicts import PartitionerScore, choose_placement, placed_alike
 from migcheck.copy.checkpoint import Checkpoint
 from migcheck.copy.errors import CheckpointError, PlacementError
 from migcheck.hashing.partitioners import AUTO_CANDIDATES, UNHASHED, partition_array
@@ -93,12 +93,14 @@ def choose_partitioner(
     stats = read_stats(units, names) if units else None
     if stats is None:  # no keyed record: nothing is placed by hash, all go round-robin
         return pinned or "murmur2"
-    return placed_every_key(source.name, stats, pinned)
+    return placed_every_key(source, stats, pinned)
 
 
-def placed_every_key(topic: str, stats: KeyStats, pinned: str | None) -> str:
+def placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> str:
     """``pinned`` if it placed every key read, else the first of ``analyze``'s choices
-    that did; a refusal when none did."""
+    that did; a refusal when none did, or when several did and would place some key
+    differently at the destination's count (``stats.splits``)."""
+    topic = source.name
     scores = stats.scores[KeyLayout.PLAIN]
     if pinned is not None:
         score = scores[pinned]
@@ -109,7 +111,10 @@ def placed_every_key(topic: str, stats: KeyStats, pinned: str | None) -> str:
             f"by {pinned} ({_percent(score)} of keys are); pass --partitioner {pinned} to "
             "copy them anyway"
         )
-    name, _ = choose_placement("auto", stats.scores)
+    name, layout = choose_placement("auto", stats.scores)
+    alike = placed_alike(stats.scores.get(layout, {}), name)
+    if alike and any(stats.splits.values()):
+        raise _tie_error(source, [str(name), *alike], stats.splits)
     if name is None:
         best = max(scores, key=lambda n: scores[n].conformance or 0.0)
         raise PlacementError(
@@ -120,16 +125,40 @@ def placed_every_key(topic: str, stats: KeyStats, pinned: str | None) -> str:
     return name
 
 
+def _tie_error(source: TopicMeta, names: Sequence[str], splits: dict[int, int]) -> PlacementError:
+    """The refusal of a tie that matters: the partitioners that placed every key would
+    put some keys on different partitions of the destination."""
+    if source.partition_count == 1:
+        return PlacementError(
+            f"{source.name} has one partition, so every key sits in partition 0 whatever "
+            "the producers' partitioner, and its keys cannot tell which one they use; "
+            "pass theirs with --partitioner"
+        )
+    into, keys = max(splits.items(), key=lambda item: item[1])
+    return PlacementError(
+        f"{' and '.join(names)} each placed every key of {source.name} but put {keys:,} "
+        f"keys on different partitions at {into} partitions, so the keys cannot tell "
+        "which partitioner the producers use; pass theirs with --partitioner"
+    )
+
+
 def _percent(score: PartitionerScore) -> str:
     return f"{100 * (score.conformance or 0.0):.1f}%"
 
 
 def spark_key_stats(
-    spark: Any, client: ClientConfig, source: TopicMeta, units: list[WorkUnit], names: list[str]
+    spark: Any,
+    client: ClientConfig,
+    source: TopicMeta,
+    units: list[WorkUnit],
+    names: list[str],
+    into_partitions: int,
 ) -> KeyStats | None:
-    """Partitioner scores of every key in ``units``, read and scored as ``analyze`` does;
-    None when there is no keyed record."""
+    """Partitioner scores of every key in ``units``, read and scored as ``analyze`` does,
+    with the splits of tied partitioners at the destination's count; None when there
+    is no keyed record."""
     from migcheck.analysis.kafkasource import jvm_records
 
     records, _ = jvm_records(spark, client, units)
-    return score_partitioners(records, [source], names).get(source.name)
+    stats = score_partitioners(records, [source], names, [into_partitions])
+    return stats.get(source.name)

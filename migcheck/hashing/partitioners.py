@@ -1,7 +1,8 @@
 """Which partition a producer picks for a key: the partitioner rules and the public API.
 
-A partitioner is a hash (one of the kernels in :mod:`migcheck.hashing.kernels`) plus the
-client's rules about which keys it hashes at all.  Every client in scope sends a
+A partitioner is a hash (one of the kernels in :mod:`migcheck.hashing.kernels`), the
+placement rule that makes the hash a non-negative number, plus the client's rules about
+which keys it hashes at all.  Every client in scope sends a
 *null* key to its sticky/random partitioner instead of hashing it, and
 librdkafka's ``consistent_random`` (its default) does the same for an *empty*
 key.  Such records have no predictable partition, so migcheck reports them and
@@ -36,8 +37,10 @@ UNHASHED = -1
 
 @dataclass(frozen=True)
 class Partitioner:
-    """A client's keyed-record partitioner: which hash, which keys it hashes, and whether
-    ``--partitioner auto`` scores it.
+    """A client's keyed-record partitioner: which hash, how the hash becomes a
+    non-negative number (the placement rule), which keys it hashes, the clients that
+    place keys this way (in the words their users know: shown in reports), and
+    whether ``--partitioner auto`` scores it.
 
     ``auto_detect`` is off for a partitioner that places every key exactly as another
     one does (``murmur2_random`` is ``murmur2`` for keyed records): scoring both would
@@ -46,6 +49,7 @@ class Partitioner:
 
     name: str
     kind: int
+    rule: int
     hashes_empty_key: bool
     clients: str
     auto_detect: bool = False
@@ -57,17 +61,33 @@ PARTITIONERS: dict[str, Partitioner] = {
         Partitioner(
             "murmur2",
             kernels.MURMUR2,
+            kernels.TO_POSITIVE,
             True,
-            "Java client default (BuiltInPartitioner), kafka-python, librdkafka murmur2",
+            "Java client default (BuiltInPartitioner), kafka-python, aiokafka, librdkafka "
+            "murmur2, KafkaJS DefaultPartitioner, franz-go default, kafka-go Murmur2Balancer",
             auto_detect=True,
         ),
-        Partitioner("murmur2_random", kernels.MURMUR2, True, "librdkafka murmur2_random"),
-        Partitioner("consistent", kernels.CRC32, True, "librdkafka consistent (CRC-32)"),
+        Partitioner(
+            "murmur2_random",
+            kernels.MURMUR2,
+            kernels.TO_POSITIVE,
+            True,
+            "librdkafka murmur2_random",
+        ),
+        Partitioner(
+            "consistent",
+            kernels.CRC32,
+            kernels.UNSIGNED,
+            True,
+            "librdkafka consistent (CRC-32), kafka-go CRC32Balancer",
+        ),
         Partitioner(
             "consistent_random",
             kernels.CRC32,
+            kernels.UNSIGNED,
             False,
-            "librdkafka consistent_random, librdkafka's default (CRC-32)",
+            "librdkafka consistent_random, librdkafka's default (CRC-32; "
+            "confluent-kafka-python, -go, -dotnet)",
             # stands for the CRC-32 family: it leaves empty keys unhashed, which is
             # right for both librdkafka CRC partitioners
             auto_detect=True,
@@ -75,11 +95,63 @@ PARTITIONERS: dict[str, Partitioner] = {
         Partitioner(
             "fnv1a",
             kernels.FNV1A,
+            kernels.ABS,
             True,
-            "librdkafka fnv1a, Sarama's default hash",
+            "librdkafka fnv1a, Sarama's default hash, kafka-go Hash",
             auto_detect=True,
         ),
-        Partitioner("fnv1a_random", kernels.FNV1A, True, "librdkafka fnv1a_random"),
+        Partitioner(
+            "fnv1a_random",
+            kernels.FNV1A,
+            kernels.ABS,
+            True,
+            "librdkafka fnv1a_random",
+        ),
+        # KafkaJS's partitioner checks only for a null (or undefined) key: "" is hashed.
+        Partitioner(
+            "kafkajs-legacy",
+            kernels.MURMUR2_KAFKAJS,
+            kernels.TO_POSITIVE,
+            True,
+            "KafkaJS Partitioners.LegacyPartitioner (KafkaJS v1's default)",
+            auto_detect=True,
+        ),
+        # Sarama's hash partitioners send only a nil key to the random partitioner;
+        # kafka-go's ReferenceHash only a nil key to its random balancer.
+        Partitioner(
+            "sarama-reference",
+            kernels.FNV1A,
+            kernels.TO_POSITIVE,
+            True,
+            "Sarama NewReferenceHashPartitioner, kafka-go ReferenceHash",
+            auto_detect=True,
+        ),
+        Partitioner(
+            "sarama-crc32",
+            kernels.CRC32,
+            kernels.ABS,
+            True,
+            "Sarama NewCustomHashPartitioner(crc32.NewIEEE)",
+            auto_detect=True,
+        ),
+        # franz-go's StickyKeyPartitioner hashes every non-nil key, an empty one too.
+        Partitioner(
+            "franz-sarama-fnv1a",
+            kernels.FNV1A,
+            kernels.UNSIGNED,
+            True,
+            "franz-go StickyKeyPartitioner(SaramaHasher(fnv32a)) (64-bit)",
+            auto_detect=True,
+        ),
+        # kafka-rust sends an empty key as a null key (producer.rs to_option): never hashed.
+        Partitioner(
+            "kafka-rust",
+            kernels.XXHASH32,
+            kernels.UNSIGNED,
+            False,
+            "kafka-rust (the kafka crate) DefaultPartitioner",
+            auto_detect=True,
+        ),
     )
 }
 
@@ -227,7 +299,7 @@ def placement_array(keys: Keys, partitioner: str = "murmur2") -> np.ndarray:
     p = get_partitioner(partitioner)
     offsets, data, mask = _key_buffers(keys, p)
     out = np.empty(len(offsets) - 1, dtype=np.int64)
-    kernels.placements(p.kind, offsets, data, out)
+    kernels.placements(p.kind, p.rule, offsets, data, out)
     if mask is not None:
         out[mask] = UNHASHED
     return out
@@ -267,7 +339,7 @@ def partition_array(
     p = get_partitioner(partitioner)
     offsets, data, mask = _key_buffers(keys, p)
     out = np.empty(len(offsets) - 1, dtype=np.int32)
-    kernels.partitions(p.kind, offsets, data, n, out)
+    kernels.partitions(p.kind, p.rule, offsets, data, n, out)
     if mask is not None:
         out[mask] = UNHASHED
     return out

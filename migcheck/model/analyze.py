@@ -89,6 +89,11 @@ class Verdict(TypedDict):
     text: str
 
 
+class ShareEntry(TypedDict):
+    partitioners: list[str]
+    share: float
+
+
 class CandidateEntry(TypedDict):
     partitions: int
     moved_keys: int
@@ -132,6 +137,10 @@ class TopicEntry(TypedDict):
     partitions: list[PartitionEntry]
     candidates: list[CandidateEntry]
     verdict: Verdict
+    # absent in reports of migcheck before the client partitioners (issue 25)
+    clients: NotRequired[str | None]
+    placed_alike: NotRequired[list[str]]
+    mixed_shares: NotRequired[list[ShareEntry]]
 
 
 class Gate(TypedDict):

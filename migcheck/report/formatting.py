@@ -124,6 +124,22 @@ _LAYOUTS: dict[str, str] = {
 }
 
 
+def _client_facts(topic: TopicEntry) -> list[tuple[str, str]]:
+    """Which clients place keys this way, and what else the keys cannot tell apart."""
+    facts = []
+    if topic.get("clients"):
+        facts.append(("clients", str(topic["clients"])))
+    if topic.get("placed_alike"):
+        facts.append(("placed alike by", ", ".join(topic["placed_alike"])))
+    if topic.get("mixed_shares"):
+        shares = ", ".join(
+            f"{' and '.join(s['partitioners'])} {format_fraction(s['share'])}"
+            for s in topic["mixed_shares"]
+        )
+        facts.append(("written by two clients", shares))
+    return facts
+
+
 def topic_facts(topic: TopicEntry) -> list[tuple[str, str]]:
     """The facts a reviewer checks before trusting a topic's prediction, as (name, value)."""
     sampled = bool(topic["sampled"])
@@ -152,6 +168,7 @@ def topic_facts(topic: TopicEntry) -> list[tuple[str, str]]:
     return [
         ("cleanup.policy", topic["cleanup_policy"]),
         ("partitioner", name),
+        *_client_facts(topic),
         *_layout_fact(topic),
         (
             "records scanned",

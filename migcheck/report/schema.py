@@ -27,6 +27,7 @@ DOC_SECTIONS: dict[str, type] = {
     "Topic": model.TopicEntry,
     "Partition": model.PartitionEntry,
     "Verdict": model.Verdict,
+    "Share": model.ShareEntry,
     "Candidate": model.CandidateEntry,
     "Load": model.LoadEntry,
     "Moved key": model.MovedKey,

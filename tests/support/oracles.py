@@ -2,7 +2,10 @@
 
 None of them comes from migcheck: Kafka's Java rule through kafka-python's
 murmur2, zlib's CRC-32, FNV-1a written here from its published definition with
-Sarama's signed-modulo rule, and the real ``migcheck`` process as a user runs it.
+Sarama's signed-modulo rule (and the Go clients' other rules, read from their
+sources), and the real ``migcheck`` process as a user runs it.  The hashes with no
+Python reference (KafkaJS's legacy murmur2, XXH32) are held to the clients themselves:
+``tests/unit/client_vectors.json`` and the integration tests' client programs.
 """
 
 from __future__ import annotations
@@ -41,6 +44,31 @@ def sarama_hash_partition(key: bytes, n: int) -> int:
     remainder = abs(signed) % n
     partition = -remainder if signed < 0 else remainder  # Go's % keeps the dividend's sign
     return -partition if partition < 0 else partition
+
+
+def go_signed_mod_abs(h: int, n: int) -> int:
+    """Go's ``int32(h) % n`` (truncating, the dividend's sign), negated when negative:
+    Sarama's hash partitioner after any 32-bit hash ``h``."""
+    signed = h - 2**32 if h >= 2**31 else h
+    remainder = abs(signed) % n
+    return remainder  # -(negative remainder) and a positive remainder are both |h| % n
+
+
+def sarama_crc32_partition(key: bytes, n: int) -> int:
+    """Sarama's NewCustomHashPartitioner(crc32.NewIEEE): zlib's CRC-32 through Go's
+    signed modulo and negation (hashPartitioner.Partition, neither option set)."""
+    return go_signed_mod_abs(zlib.crc32(key), n)
+
+
+def sarama_reference_partition(key: bytes, n: int) -> int:
+    """Sarama's NewReferenceHashPartitioner, kafka-go's ReferenceHash:
+    ``(int32(fnv1a) & 0x7fffffff) % n``."""
+    return (fnv1a_32(key) & 0x7FFFFFFF) % n
+
+
+def franz_sarama_partition(key: bytes, n: int) -> int:
+    """franz-go's SaramaHasher(fnv32a) on 64-bit: ``int(uint32 hash) % n``, never negative."""
+    return fnv1a_32(key) % n
 
 
 def run_cli(

@@ -12,6 +12,8 @@ from types import SimpleNamespace
 import pytest
 from oracles import crc_partition, java_partition
 
+from migcheck.analysis.aggregate import KeyStats
+from migcheck.analysis.verdicts import PartitionerScore
 from migcheck.copy.checkpoint import (
     Checkpoint,
     Chunk,
@@ -20,9 +22,9 @@ from migcheck.copy.checkpoint import (
     load_checkpoint,
     save_checkpoint,
 )
-from migcheck.copy.errors import CheckpointError, RecoveryError
+from migcheck.copy.errors import CheckpointError, PlacementError, RecoveryError
 from migcheck.copy.identity import digest
-from migcheck.copy.placement import targets, unhashed_share
+from migcheck.copy.placement import placed_every_key, targets, unhashed_share
 from migcheck.copy.rounds import (
     ChunkResult,
     RoundIO,
@@ -44,6 +46,8 @@ from migcheck.copy.task import (
 )
 from migcheck.errors import UsageError
 from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.metadata import TopicMeta
+from migcheck.model.analyze import KeyLayout
 
 A, B, C, X = ["a", 1, "d1"], ["b", 2, "d2"], ["c", 3, "d3"], ["x", 9, "d9"]
 
@@ -69,6 +73,34 @@ def test_targets_hash_keys_and_round_robin_null_keys_from_the_saved_position() -
     assert (rr, nulls) == (4, 3)
     crc, _, _ = targets([b"k1"], "consistent", [0], 12, rr=0)
     assert crc == [crc_partition(b"k1", 12)]
+
+
+def _tied(splits: dict[int, int]) -> KeyStats:
+    """Keys that FNV-1a masked and unsigned both placed (a power-of-two count), CRC-32 not,
+    with the keys the two would place apart at the destination's count."""
+    fits, misses = PartitionerScore(40, 40, 0), PartitionerScore(40, 31, 0)
+    scores = {"consistent_random": misses, "sarama-reference": fits, "franz-sarama-fnv1a": fits}
+    return KeyStats(40, 40, 0, {KeyLayout.PLAIN: scores}, splits=splits)
+
+
+def test_a_tie_that_places_every_key_alike_at_the_destination_is_copied() -> None:
+    source = TopicMeta("t", "delete", 4)
+    assert placed_every_key(source, _tied({8: 0}), None) == "sarama-reference"
+
+
+def test_a_tie_that_places_keys_apart_at_the_destination_is_refused_in_one_line() -> None:
+    with pytest.raises(PlacementError) as e:
+        placed_every_key(TopicMeta("t", "delete", 4), _tied({6: 17}), None)
+    message = str(e.value)
+    assert "sarama-reference and franz-sarama-fnv1a" in message and "17 keys" in message
+    assert "at 6 partitions" in message and "--partitioner" in message
+    assert "\n" not in message
+
+
+def test_a_one_partition_source_is_refused_as_one_partition() -> None:
+    with pytest.raises(PlacementError) as e:
+        placed_every_key(TopicMeta("t", "delete", 1), _tied({6: 17}), None)
+    assert "t has one partition" in str(e.value) and "--partitioner" in str(e.value)
 
 
 # --- picking a round's chunks -----------------------------------------------------------

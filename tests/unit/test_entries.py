@@ -316,3 +316,48 @@ def test_spark_error_message_finds_a_migcheck_error_raised_in_a_task(
     assert spark_error_message(RuntimeError("\nJava heap space\nmore")) == (
         "Spark failed: Java heap space (Spark's log: /var/tmp/spark.log)"
     )
+
+
+def test_placed_alike_names_every_other_partitioner_that_placed_every_key() -> None:
+    from migcheck.analysis.verdicts import placed_alike
+
+    scores = {
+        "murmur2": PartitionerScore(10, 7, 0),
+        "sarama-reference": PartitionerScore(10, 10, 0),
+        "franz-sarama-fnv1a": PartitionerScore(10, 10, 0),
+    }
+    assert placed_alike(scores, "sarama-reference") == ("franz-sarama-fnv1a",)
+    assert placed_alike(scores, "murmur2") == ()  # it did not place every key
+    assert placed_alike(scores, None) == ()
+
+
+def test_mixed_shares_from_the_pair_that_explains_every_key() -> None:
+    from migcheck.analysis.verdicts import Share, mixed_shares, mixed_verdict
+
+    # 100 keys: 60 written by a, 40 by b; a also fits 8 of b's by chance, b 12 of a's
+    scores = {
+        "murmur2": PartitionerScore(100, 30, 0),
+        "a": PartitionerScore(100, 68, 0),
+        "b": PartitionerScore(100, 52, 0),
+    }
+    either = {("murmur2", "a"): 80, ("murmur2", "b"): 70, ("a", "b"): 100}
+    shares = mixed_shares(scores, either)
+    assert shares == (Share(("a",), 0.48), Share(("b",), 0.32), Share(("a", "b"), 0.20))
+    text = mixed_verdict(shares)["text"]
+    assert "two clients, a and b" in text and "a 48.0%, b 32.0%, both 20.0%" in text
+    # one partitioner placed every key: not a mixture
+    assert mixed_shares({**scores, "c": PartitionerScore(100, 100, 0)}, either) == ()
+    # no pair explains every key
+    assert mixed_shares(scores, {("a", "b"): 99}) == ()
+
+
+def test_a_tie_on_one_partition_is_said_as_one_partition() -> None:
+    from migcheck.analysis.verdicts import ambiguous_verdict
+
+    names = ["murmur2", "consistent_random", "fnv1a"]
+    one = ambiguous_verdict(names, {3: 40}, partitions=1)["text"]
+    assert "one partition" in one and "--partitioner" in one
+    assert "murmur2" not in one  # not a list of every candidate: none can be told apart
+    many = ambiguous_verdict(names, {3: 0, 6: 40}, partitions=4)["text"]
+    assert "murmur2 and consistent_random and fnv1a" in many and "40 keys" in many
+    assert "at 6 partitions" in many

@@ -20,5 +20,15 @@ def test_auto_detection_scores_what_the_registry_marks_in_its_order() -> None:
     # murmur2_random and fnv1a_random place keyed records exactly as murmur2 and fnv1a;
     # consistent and consistent_random differ only for empty keys (consistent_random stands
     # for both, since it leaves empty keys unhashed).
-    assert AUTO_CANDIDATES == ("murmur2", "consistent_random", "fnv1a")
+    # Every client partitioner of issue 25 is scored too: each has a placement no other has.
+    assert AUTO_CANDIDATES == (
+        "murmur2",
+        "consistent_random",
+        "fnv1a",
+        "kafkajs-legacy",
+        "sarama-reference",
+        "sarama-crc32",
+        "franz-sarama-fnv1a",
+        "kafka-rust",
+    )
     assert all(PARTITIONERS[n].auto_detect for n in AUTO_CANDIDATES)

@@ -7,16 +7,28 @@ published definition, with Sarama's signed-modulo rule.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
-from oracles import crc_partition, fnv1a_32, java_partition, sarama_hash_partition
+from oracles import (
+    crc_partition,
+    fnv1a_32,
+    franz_sarama_partition,
+    java_partition,
+    sarama_crc32_partition,
+    sarama_hash_partition,
+    sarama_reference_partition,
+)
 
 import migcheck
 from migcheck import UnhashedKeyError
+from migcheck.hashing import kernels
 
 # Kafka's clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java#testMurmur2
 KAFKA_UTILS_TEST_VECTORS = {
@@ -157,3 +169,130 @@ def test_bad_partition_counts(n: object, error: type[Exception]) -> None:
 def test_unknown_partitioner() -> None:
     with pytest.raises(ValueError, match=r"unknown partitioner 'crc64'.*murmur2"):
         migcheck.partition(b"k", 3, "crc64")
+
+
+# --- the clients' own partitioners (issue 25) ------------------------------------------
+
+#: Partitions the real clients chose, computed ONCE by running them (never migcheck):
+#: ``fixtures/clients/kafkajs/client.js partitions N`` (KafkaJS 2.2.4's
+#: Partitioners.LegacyPartitioner), ``fixtures/clients/go`` (Sarama v1.61.1's
+#: NewReferenceHashPartitioner and NewCustomHashPartitioner(crc32.NewIEEE), franz-go
+#: v1.22.2's StickyKeyPartitioner(SaramaHasher(fnv32a)), kafka-go v0.4.51's ReferenceHash)
+#: and ``fixtures/clients/rust`` (the kafka crate 0.10.0's DefaultHasher and rule), over 54
+#: keys: binary keys of every length 0..40, text, non-ASCII text and a key whose FNV-1a is
+#: INT_MIN.  ``raw`` holds hashes the clients expose: KafkaJS's legacy murmur2 module (its
+#: signed return), franz-go's SaramaHasher at n = 2**32 (the uint32 hash itself), and the
+#: kafka crate's XxHash32 at n = 2**32 - 1.  ``null`` is a key the client does not hash.
+CLIENT_VECTORS = json.loads((Path(__file__).parent / "client_vectors.json").read_text())
+CLIENT_KEYS = [bytes.fromhex(k) for k in CLIENT_VECTORS["keys"]]
+#: migcheck's name for each client program's partitioner (kafka-go's ReferenceHash is
+#: Sarama's reference partitioner).
+CLIENT_NAMES = {
+    "kafkajs-legacy": "kafkajs-legacy",
+    "sarama-reference": "sarama-reference",
+    "kafkago-reference": "sarama-reference",
+    "sarama-crc32": "sarama-crc32",
+    "franz-sarama-fnv1a": "franz-sarama-fnv1a",
+    "kafka-rust": "kafka-rust",
+}
+
+
+@pytest.mark.parametrize("client", sorted(CLIENT_NAMES))
+@pytest.mark.parametrize("n", CLIENT_VECTORS["counts"])
+def test_partitions_match_the_real_clients(client: str, n: int) -> None:
+    expected = [-1 if p is None else p for p in CLIENT_VECTORS["partitions"][client][str(n)]]
+    got = migcheck.partition_array(CLIENT_KEYS, n, CLIENT_NAMES[client])
+    assert got.tolist() == expected
+
+
+def test_raw_hashes_match_the_real_clients() -> None:
+    raw = CLIENT_VECTORS["raw"]
+    js = [h % 2**32 for h in raw["kafkajs-legacy"]]
+    assert _raw(kernels.MURMUR2_KAFKAJS, CLIENT_KEYS) == js
+    assert _raw(kernels.FNV1A, CLIENT_KEYS) == raw["franz-sarama-fnv1a"]
+    rust = raw["kafka-rust"]
+    hashed = [k for k, h in zip(CLIENT_KEYS, rust, strict=True) if h is not None]
+    # n = 2**32 - 1 leaves every hash but 2**32 - 1 itself as it is
+    assert [h % (2**32 - 1) for h in _raw(kernels.XXHASH32, hashed)] == [
+        h for h in rust if h is not None
+    ]
+
+
+def _raw(kind: int, keys: list[bytes]) -> list[int]:
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum([len(k) for k in keys], out=offsets[1:])
+    data = np.frombuffer(b"".join(keys), dtype=np.uint8)
+    out = np.empty(len(keys), dtype=np.int64)
+    kernels.raw_hashes(kind, offsets, data, out)
+    return out.tolist()
+
+
+def test_published_vectors() -> None:
+    """Each hash's published check values: the xxHash specification's XXH32("", 0),
+    CRC-32's check value, FNV-1a's offset basis and the FNV page's "a"."""
+    assert _raw(kernels.XXHASH32, [b""]) == [0x02CC5D05]
+    assert _raw(kernels.CRC32, [b"123456789"]) == [0xCBF43926]
+    assert _raw(kernels.FNV1A, [b"", b"a"]) == [0x811C9DC5, 0xE40C292C]
+
+
+def test_kafkajs_legacy_differs_from_java_as_the_issue_says() -> None:
+    # Key "0": Kafka's murmur2 and KafkaJS's legacy one (its spec, and the issue).
+    assert migcheck.murmur2(b"0") == 971027396
+    assert migcheck.placement_array([b"0"], "kafkajs-legacy").tolist() == [272173970]
+
+
+#: KafkaJS's own test data, src/producer/partitioners/legacy/murmur2.spec.js (signed).
+KAFKAJS_LEGACY_SPEC = {
+    "0": 272173970,
+    "1": 1311020360,
+    "128": 2053105854,
+    "2187": -2081355488,
+    "16384": 204404061,
+    "78125": -677491393,
+    "279936": -622460209,
+    "823543": 651276451,
+    "2097152": 944683677,
+    "4782969": -892695770,
+    "10000000": -1778616326,
+    "19487171": -518311627,
+    "35831808": 556972389,
+    "62748517": -233806557,
+    "105413504": -109398538,
+    "170859375": 102939717,
+}
+
+
+def test_kafkajs_legacy_matches_its_own_spec() -> None:
+    spec = KAFKAJS_LEGACY_SPEC
+    got = _raw(kernels.MURMUR2_KAFKAJS, [k.encode() for k in spec])
+    assert [h - 2**32 if h >= 2**31 else h for h in got] == list(spec.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=keys_st, n=counts_st)
+def test_go_rules_match_their_sources(key: bytes, n: int) -> None:
+    assert migcheck.partition(key, n, "sarama-reference") == sarama_reference_partition(key, n)
+    assert migcheck.partition(key, n, "sarama-crc32") == sarama_crc32_partition(key, n)
+    assert migcheck.partition(key, n, "franz-sarama-fnv1a") == franz_sarama_partition(key, n)
+
+
+def test_kafka_rust_never_hashes_an_empty_key() -> None:
+    # kafka-rust's producer turns an empty key into a null key (producer.rs, to_option).
+    with pytest.raises(UnhashedKeyError):
+        migcheck.partition(b"", 6, "kafka-rust")
+    for name in ("kafkajs-legacy", "sarama-reference", "sarama-crc32", "franz-sarama-fnv1a"):
+        assert migcheck.partition(b"", 6, name) >= 0
+
+
+def test_compiled_kernels_equal_interpreted() -> None:
+    """Each kernel compiled by numba gives what the same source gives interpreted."""
+    keys = [bytes((i * 31 + j) % 256 for j in range(i % 45)) for i in range(120)]
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum([len(k) for k in keys], out=offsets[1:])
+    data = np.frombuffer(b"".join(keys), dtype=np.uint8)
+    compiled = kernels._compiled()["_partitions"]
+    for p in migcheck.PARTITIONERS.values():
+        a, b = np.empty(len(keys), np.int32), np.empty(len(keys), np.int32)
+        kernels._partitions(p.kind, p.rule, offsets, data, 1009, a)  # the plain Python source
+        compiled(p.kind, p.rule, offsets, data, 1009, b)
+        assert a.tolist() == b.tolist(), p.name
