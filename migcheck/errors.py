@@ -16,6 +16,11 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_GATE = 1
 EXIT_USAGE = 2
+#: No partitioner migcheck knows placed the keys (a custom one, explicit partitions, two
+#: clients, or candidates the keys cannot tell apart): the change cannot be predicted.
+#: Apart from bad input (2), so that a gate can tell "fix the command" from "tell
+#: migcheck the producers' partitioner".
+EXIT_UNPREDICTABLE = 3
 
 
 class MigcheckError(Exception):
@@ -26,6 +31,12 @@ class MigcheckError(Exception):
 
 class UsageError(MigcheckError):
     """Options that contradict each other or Kafka's rules (e.g. fewer partitions)."""
+
+
+class UnpredictableError(MigcheckError):
+    """The keys' partitioner cannot be told, so no placement can be predicted (exit 3)."""
+
+    exit_code = EXIT_UNPREDICTABLE
 
 
 class ReadError(MigcheckError):

@@ -19,6 +19,7 @@ from migcheck.cli.common import (
     partitioner_option,
     report_format_option,
     sample_option,
+    say_why,
     spark_of,
     to_option,
     topic_option,
@@ -28,6 +29,7 @@ from migcheck.cli.progress import RecordsProgress
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.hashing.keys import KEY_ENCODINGS
 from migcheck.report import render
+from migcheck.report.why import analyze_lines
 
 
 @click.command("analyze")
@@ -91,7 +93,11 @@ def analyze_cmd(
     output: str | None,
     **opts: Any,
 ) -> int:
-    """Report which keys, and how much state, a partition-count change would move."""
+    """Report which keys, and how much state, a partition-count change would move.
+
+    Exit 0, 1 when the gate fails, 3 when a topic cannot be predicted (no known
+    partitioner placed its keys); each reason is one line on stderr.
+    """
     options = AnalyzeOptions(
         candidates=parse_counts(to),
         topics=list(topics),
@@ -101,7 +107,5 @@ def analyze_cmd(
     )
     outcome = run_analyze(options, RecordsProgress)
     write_text(render(outcome.report, fmt), output)
-    for topic in outcome.report["topics"]:  # why exit 2: one line each, whatever the format
-        if not topic["predictable"]:
-            click.echo(f"migcheck: {topic['topic']}: {topic['verdict']['text']}", err=True)
+    say_why(analyze_lines(outcome.report))
     return outcome.exit_code

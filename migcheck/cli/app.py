@@ -20,6 +20,7 @@ from migcheck.cli.common import (
     partitioner_option,
     report_format_option,
     sample_option,
+    say_why,
     spark_of,
     to_option,
     topology_option,
@@ -27,6 +28,7 @@ from migcheck.cli.common import (
 )
 from migcheck.commands.app import AppOptions, run_app
 from migcheck.report import render
+from migcheck.report.why import app_lines
 
 
 @click.command("app")
@@ -68,7 +70,8 @@ def app_cmd(
 ) -> int:
     """Say what a partition change does to a Kafka Streams app: CRASH, CORRUPT or SAFE.
 
-    Exit 0 when every candidate is SAFE, 1 when any would CRASH or CORRUPT the app.
+    Exit 0 when every candidate is SAFE, 1 when any would CRASH or CORRUPT the app, 3
+    when --state cannot predict a topic's placement; each reason is one line on stderr.
     """
     options = AppOptions(
         connection=connection_of(opts),
@@ -80,4 +83,5 @@ def app_cmd(
     )
     outcome = run_app(options)
     write_text(render(outcome.report, fmt), output)
+    say_why(app_lines(outcome.report))
     return outcome.exit_code

@@ -174,3 +174,10 @@ def write_text(text: str, output: str | None) -> None:
     except OSError as e:
         raise UsageError(f"--output {output}: {e.strerror}") from None
     click.echo(f"migcheck: report written to {output}", err=True)
+
+
+def say_why(lines: list[str]) -> None:
+    """Why the command exits non-zero, one line each on stderr, whatever the format and
+    wherever the report went (``--output``)."""
+    for line in lines:
+        click.echo(f"migcheck: {' '.join(line.split())}", err=True)

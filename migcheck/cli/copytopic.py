@@ -37,7 +37,8 @@ def copy_cmd(**opts: Any) -> int:
     """Copy every committed record of --topic into --into, each key on its new partition.
 
     Exactly once, also across a killed run (with --checkpoint), in order per key,
-    with timestamps and headers.  Exit 0 when the copy verifies, 1 when it does not,
+    with timestamps and headers.  Exit 0 when the copy verifies, 1 when it does not, 3
+    when the producers' partitioner cannot be told (force it with --partitioner),
     2 on bad input (a non-empty --into without a checkpoint is refused).
     """
     options = CopyOptions(connection=connection_of(opts), spark=spark_of(opts), **opts)

@@ -106,7 +106,8 @@ def _aborted() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: run the CLI, turning every user error into one stderr line and exit 2."""
+    """Entry point: run the CLI, turning every user error into one stderr line and exit 2
+    (3 when it cannot predict: :class:`~migcheck.errors.UnpredictableError`)."""
     # The libraries log to Python's logging (py4j's tracebacks, kafka-python's retries);
     # without a handler Python would print them.  The user gets migcheck's own lines.
     logging.getLogger().addHandler(logging.NullHandler())

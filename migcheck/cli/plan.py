@@ -15,11 +15,13 @@ from migcheck.cli.common import (
     output_option,
     parse_topic_counts,
     report_format_option,
+    say_why,
     topology_option,
     write_text,
 )
 from migcheck.commands.plan import PlanOptions, run_plan
 from migcheck.report import render
+from migcheck.report.why import plan_lines
 
 
 @click.command("plan")
@@ -89,4 +91,5 @@ def plan_cmd(
     )
     outcome = run_plan(options)
     write_text(render(outcome.report, fmt), output)
+    say_why(plan_lines(outcome.report))
     return outcome.exit_code

@@ -22,7 +22,7 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import (
     EXIT_GATE,
     EXIT_OK,
-    EXIT_USAGE,
+    EXIT_UNPREDICTABLE,
     MigcheckError,
     UsageError,
 )
@@ -162,9 +162,9 @@ def run_analyze(o: AnalyzeOptions, progress: Progress | None = None) -> Outcome:
 
 
 def exit_code(report: Report) -> int:
-    """2 when a topic could not be predicted, 1 when the gate failed, else 0."""
+    """3 when a topic could not be predicted, 1 when the gate failed, else 0."""
     if any(not t["predictable"] for t in report["topics"]):
-        return EXIT_USAGE
+        return EXIT_UNPREDICTABLE
     return EXIT_GATE if report["gate"]["failed"] else EXIT_OK
 
 

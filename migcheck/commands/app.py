@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.streams_app import discover_app, read_topology
-from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_USAGE, ReadError, UsageError
+from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
@@ -74,7 +74,7 @@ def run_app(o: AppOptions) -> AppOutcome:
         state, unpredictable = _state(o, model.app, candidates)
     report = _report(o, disc, model, candidates, state)
     if unpredictable:
-        return AppOutcome(report, EXIT_USAGE)
+        return AppOutcome(report, EXIT_UNPREDICTABLE)
     safe = all(c["verdict"] == AppLevel.SAFE for c in candidates)
     return AppOutcome(report, EXIT_OK if safe else EXIT_GATE)
 
@@ -231,7 +231,7 @@ def _state(o: AppOptions, app: App, candidates: list[AppCandidate]) -> tuple[App
             jobs.append((names, wanted, None, ("plain", "window", "session")))
     for topics, counts, moved_out, layouts in jobs:
         outcome = run_analyze(_analyze_options(o, topics, counts, moved_out, layouts))
-        unpredictable |= outcome.exit_code == EXIT_USAGE
+        unpredictable |= outcome.exit_code == EXIT_UNPREDICTABLE
         entries.update({t["topic"]: t for t in outcome.report["topics"]})
     for cand in candidates:
         cand["stores"] = [

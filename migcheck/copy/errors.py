@@ -1,4 +1,5 @@
-"""The copy's own errors: each a one-line :class:`~migcheck.errors.UsageError` (exit 2).
+"""The copy's own errors: each a one-line :class:`~migcheck.errors.MigcheckError` (exit 2;
+a placement that cannot be told, 3).
 
 Kept apart so a caller (or a test) can tell a refused checkpoint from a chunk
 that cannot be recovered, while the CLI prints both as one line.
@@ -6,7 +7,7 @@ that cannot be recovered, while the CLI prints both as one line.
 
 from __future__ import annotations
 
-from migcheck.errors import UsageError
+from migcheck.errors import UnpredictableError, UsageError
 
 
 class CheckpointError(UsageError):
@@ -19,5 +20,6 @@ class RecoveryError(UsageError):
     was placed otherwise than this migcheck places it."""
 
 
-class PlacementError(UsageError):
-    """No partitioner placed every key of the source, so keys cannot keep their order."""
+class PlacementError(UnpredictableError):
+    """No partitioner placed every key of the source, so keys cannot keep their order
+    (exit 3, as analyze's "cannot predict")."""

@@ -297,7 +297,7 @@ def test_exit_code_prefers_refusal_over_gate() -> None:
     refused = {"predictable": False}
     assert exit_code({"topics": [ok], "gate": {"failed": False}}) == 0  # type: ignore[typeddict-item]
     assert exit_code({"topics": [ok], "gate": {"failed": True}}) == 1  # type: ignore[typeddict-item]
-    assert exit_code({"topics": [ok, refused], "gate": {"failed": True}}) == 2  # type: ignore[typeddict-item]
+    assert exit_code({"topics": [ok, refused], "gate": {"failed": True}}) == 3  # type: ignore[typeddict-item]
 
 
 def test_spark_error_message_finds_a_migcheck_error_raised_in_a_task(

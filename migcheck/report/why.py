@@ -1,0 +1,53 @@
+"""The one line per refusal or failed verdict that goes to stderr, whatever the format.
+
+A gate reads the exit code; a person watching a CI log reads stderr.  With ``--output``
+the report itself goes to a file, so each command says there why it exits non-zero: a
+topic it cannot predict (exit 3), a gate that failed or a change that would CRASH or
+CORRUPT the app (exit 1).  Every line comes from the report's own fields.
+"""
+
+from __future__ import annotations
+
+from migcheck.model.analyze import Report
+from migcheck.model.app import AppCandidate, AppReport
+from migcheck.model.plan import PlanReport
+
+
+def analyze_lines(report: Report) -> list[str]:
+    """Each unpredictable topic's verdict, then the failed gate's reason."""
+    lines = [
+        f"{t['topic']}: {t['verdict']['text']}" for t in report["topics"] if not t["predictable"]
+    ]
+    gate = report["gate"]
+    if gate["failed"]:
+        lines.append(f"gate failed: {gate['reason']}")
+    return lines
+
+
+def app_lines(report: AppReport) -> list[str]:
+    """Each candidate that is not SAFE, with its first reason of that level; each
+    unpredictable topic."""
+    lines = [
+        f"{c['verdict']} at {c['partitions']} partitions: {_first(c)}"
+        for c in report["candidates"]
+        if c["verdict"] != "SAFE" and c["reasons"]
+    ]
+    state = report.get("state")
+    for t in state["topics"] if state else []:
+        if not t["predictable"]:
+            lines.append(f"{t['topic']}: {t['verdict']['text']}")
+    return lines
+
+
+def _first(candidate: AppCandidate) -> str:
+    reasons = candidate["reasons"]
+    return next((r for r in reasons if r["level"] == candidate["verdict"]), reasons[0])["text"]
+
+
+def plan_lines(report: PlanReport) -> list[str]:
+    """The proposed change's verdict when it is not SAFE, with its first reason."""
+    proposed = report.get("proposed")
+    if not proposed or proposed["verdict"] == "SAFE":
+        return []
+    reasons = proposed["verdict_reasons"]
+    return [f"{proposed['verdict']}: {reasons[0] if reasons else 'see the report'}"]
