@@ -82,7 +82,7 @@ def run_runbook(o: RunbookOptions) -> RunbookOutcome:
     level = verdict(model.app, {o.topic: o.to}).level
     split = None
     stores = _splitting_stores(model, o.topic, level) if choice.strategy == IN_PLACE else ()
-    if stores:
+    if stores is None or stores:  # None: unseen state may split
         keys = _split_keys(o)
         if keys and not o.accept_split_history:
             return _refusal(o, level, stores, keys)
@@ -94,13 +94,14 @@ def run_runbook(o: RunbookOptions) -> RunbookOutcome:
     return RunbookOutcome(text, EXIT_OK)
 
 
-def _splitting_stores(model: Model, topic: str, level: AppLevel) -> tuple[str, ...]:
+def _splitting_stores(model: Model, topic: str, level: AppLevel) -> tuple[str, ...] | None:
     """The stores whose history an in-place alter splits: those that read the topic
-    directly; when the model may miss some, any state at all unless the verdict is SAFE."""
+    directly.  None when the model may miss such a store and the verdict is not SAFE:
+    state may split that only --topology would name."""
     direct = direct_stores(model, topic)
-    if direct.stores or direct.certain:
+    if direct.stores or direct.certain or level == AppLevel.SAFE:
         return direct.stores
-    return () if level == AppLevel.SAFE else ("(state migcheck cannot see without --topology)",)
+    return None
 
 
 def _check(o: RunbookOptions, disc: Discovery, new_topic: str, topology_given: bool) -> None:
@@ -188,7 +189,7 @@ def _split_keys(o: RunbookOptions) -> list[str]:
 
 
 def _refusal(
-    o: RunbookOptions, level: AppLevel, stores: tuple[str, ...], keys: list[str]
+    o: RunbookOptions, level: AppLevel, stores: tuple[str, ...] | None, keys: list[str]
 ) -> RunbookOutcome:
     text = render_refusal(o.app_id, o.topic, o.to, str(level), stores, keys, o.fmt)
     return RunbookOutcome(text, EXIT_GATE, refusal_line(o.topic, stores, keys))

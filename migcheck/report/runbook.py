@@ -220,7 +220,7 @@ def render_refusal(
     topic: str,
     to: int,
     level: str,
-    stores: tuple[str, ...],
+    stores: tuple[str, ...] | None,
     keys: list[str],
     fmt: str,
 ) -> str:
@@ -245,16 +245,23 @@ def render_refusal(
     return "\n".join(body) + "\n"
 
 
-def _stores_phrase(stores: tuple[str, ...]) -> str:
+#: What splits when the model may miss the store that reads the topic (``stores`` None).
+_UNSEEN = "state migcheck cannot see without --topology"
+
+
+def _stores_phrase(stores: tuple[str, ...] | None) -> str:
+    if stores is None:
+        return f"The {_UNSEEN} may read"
     if len(stores) == 1:
         return f"The store {stores[0]} reads"
     return f"The stores {', '.join(stores)} read"
 
 
-def refusal_line(topic: str, stores: tuple[str, ...], keys: list[str]) -> str:
+def refusal_line(topic: str, stores: tuple[str, ...] | None, keys: list[str]) -> str:
     """The refusal's one line for stderr."""
+    where = _UNSEEN if stores is None else ", ".join(stores)
     return (
         f"refused --strategy in-place: {len(keys)} keys of {topic} would split their "
-        f"history in {', '.join(stores)} (listed in the output); use --strategy new-topic "
+        f"history in {where} (listed in the output); use --strategy new-topic "
         "or --accept-split-history"
     )

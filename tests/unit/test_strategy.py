@@ -87,3 +87,25 @@ def test_a_source_taken_on_the_users_word_is_said_in_the_models_notes() -> None:
         "its group shows it reading orders; if it reads payments too, pass --topology "
         "(the app's Topology#describe())"
     )
+
+
+def test_in_place_scans_for_split_keys_only_where_state_may_split() -> None:
+    """A store read directly is named; without the topology, a CRASH verdict leaves state
+    that only --topology could name (None); a SAFE one, or a store behind a repartition
+    topic, splits nothing and needs no scan."""
+    from migcheck.commands.runbook import _splitting_stores
+    from migcheck.report.runbook import refusal_line
+    from migcheck.streams.rules import AppLevel
+
+    assert _splitting_stores(_model("count"), "orders", AppLevel.CRASH) == ("counts",)
+    assert _splitting_stores(_model("rekey-count"), "orders", AppLevel.CRASH) == ()
+    facts = Facts(
+        "shop", {"orders": 3}, {"shop-rekey-group-repartition": 3, "shop-counts-changelog": 3}
+    )
+    assert _splitting_stores(inferred(facts), "orders", AppLevel.CRASH) is None
+    assert _splitting_stores(inferred(facts), "orders", AppLevel.SAFE) == ()
+    assert refusal_line("orders", None, ["k1"]) == (
+        "refused --strategy in-place: 1 keys of orders would split their history in state "
+        "migcheck cannot see without --topology (listed in the output); use --strategy "
+        "new-topic or --accept-split-history"
+    )
