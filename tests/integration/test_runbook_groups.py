@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import KafkaAdminClient
+from kafka.errors import KafkaError
 from kafkatest import KAFKA_LOCAL, Kafka
 from oracles import java_partition, run_cli
 from streamsapp import StreamsApp
@@ -125,11 +126,24 @@ class Reader:
         finally:
             self._consumer.close()
 
-    def wait_for(self, records: int, timeout: float = 60) -> None:
+    def wait_for(self, records: int, timeout: float = 180) -> None:
+        """Until this group has read ``records``: a hang guard, generous because a loaded
+        machine (CI's two cores) can stall a client's requests until they time out and
+        it reconnects and rejoins (seen once: "No node available", a rebalance)."""
         deadline = time.monotonic() + timeout
         while len(self.read) < records:
-            assert time.monotonic() < deadline, f"{self.group} read {len(self.read)} of {records}"
+            assert time.monotonic() < deadline, (
+                f"{self.group} read {len(self.read)} of {records}; per partition, records read"
+                f" {self.per_partition()}; assigned {self._consumer.assignment()}"
+            )
             time.sleep(0.2)
+
+    def per_partition(self) -> dict[int, int]:
+        """Records read per partition (for a failure's message)."""
+        counts: dict[int, int] = {}
+        for partition, _ in list(self.read):
+            counts[partition] = counts.get(partition, 0) + 1
+        return dict(sorted(counts.items()))
 
     def stop(self) -> None:
         self._stop.set()
@@ -154,9 +168,14 @@ def _until_committed(kafka: Kafka, topic: str, groups: list[str]) -> None:
     """Until every group has committed an offset on ``topic`` (discovery finds it then)."""
     admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a hang guard: a loaded machine joins groups slowly
         while True:
-            offsets = admin.list_group_offsets(groups)
+            try:
+                offsets = admin.list_group_offsets(groups)
+            except KafkaError as e:  # a fresh broker's offsets topic not yet led: retriable
+                if not e.retriable:
+                    raise
+                offsets = {}
             if all(any(tp.topic == topic for tp in offsets.get(g, {})) for g in groups):
                 return
             assert time.monotonic() < deadline, f"no committed offsets: {offsets}"

@@ -118,7 +118,10 @@ class Kafka:
         ]
         for key, value in configs.items():
             args += ["--config", f"{key.replace('_', '.')}={value}"]
-        rc, out, err = self.tool("kafka-topics", *args)
+        for _ in range(3):  # a broker just started on a loaded machine may not be registered
+            rc, out, err = self.tool("kafka-topics", *args)
+            if "Timed out waiting for a node assignment" not in err + out:
+                break
         assert rc == 0 and "Created topic" in out, f"kafka-topics --create failed: {out} {err}"
         return name
 
