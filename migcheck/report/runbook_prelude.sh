@@ -304,13 +304,37 @@ wait_assigned() {
   done
 }
 
+# The flag kafka-streams-application-reset takes the --command-config file with, in
+# RESET_CONFIG_FLAG: --command-config where the installed tool's --help lists it (Kafka
+# 4.2 on, which deprecates --config-file), else --config-file (3.x to 4.1 know only that).
+# Asked once per run; a tool that cannot say gets --config-file, which 3.6 to 4.3 accept.
+RESET_CONFIG_FLAG=""
+reset_config_flag() {
+  [ -z "$RESET_CONFIG_FLAG" ] || return 0
+  local help
+  help=$(kafka_tool kafka-streams-application-reset --help 2>&1 || true)  # exits 1 after it
+  if grep -Eq '^(\* )?--command-config[[:space:]]' <<< "$help"; then
+    RESET_CONFIG_FLAG=--command-config
+  else
+    RESET_CONFIG_FLAG=--config-file
+  fi
+}
+
 # The reset tool, naming only the internal topics that still exist: it refuses a topic
 # that is gone, and a re-run after a reset that deleted them and then failed must go on.
+# The config file goes with the flag this tool's version takes (reset_config_flag).
 reset_tool() {
   local -a args=() kept=() wanted=()
   local t
   while (($#)); do
-    if [ "$1" = --internal-topics ]; then
+    if [ "$1" = --config-file ] || [ "$1" = --command-config ]; then
+      reset_config_flag
+      if [ "$RESET_CONFIG_FLAG" != "$1" ]; then
+        say "  this kafka-streams-application-reset takes $RESET_CONFIG_FLAG, not $1 (its --help)"
+      fi
+      args+=("$RESET_CONFIG_FLAG" "$2")
+      shift 2
+    elif [ "$1" = --internal-topics ]; then
       IFS=, read -r -a wanted <<< "$2"
       for t in "${wanted[@]}"; do
         if [ -n "$(partition_count "$t")" ]; then kept+=("$t"); else say "  $t: deleted before"; fi

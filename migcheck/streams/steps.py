@@ -152,20 +152,33 @@ def _alter(f: RunbookFacts) -> Step:
     )
 
 
+#: The reset tool's flag for the config file as written: the one every reset tool of Kafka
+#: 3.6 to 4.3 accepts.  4.2 deprecates it for --command-config, which 3.x to 4.1 refuse;
+#: the script passes the flag the installed tool lists (runbook_prelude.sh, reset_tool).
+RESET_CONFIG_FLAG = "--config-file"
+
+
 def _reset(f: RunbookFacts) -> Step:
     inputs = ",".join(dict.fromkeys([f.topic, f.target]))
     args = ["--application-id", f.app_id, "--input-topics", inputs]
     if f.internal:
         args += ["--internal-topics", ",".join(f.internal)]
-    tool = _kafka(f, "kafka-streams-application-reset", *args, config_flag="--config-file")
+    tool = _kafka(f, "kafka-streams-application-reset", *args, config_flag=RESET_CONFIG_FLAG)
     # a reset that deleted the internal topics and then failed must be able to run again
     reset = Run(tool.argv, kafka_tool=True, via=ShellHelper.RESET_TOOL)
     dry = Run((*tool.argv, "--dry-run"), kafka_tool=True, via=ShellHelper.RESET_TOOL)
+    flag = (
+        f" Its config flag depends on the tool's version: Kafka 4.2 and later take "
+        f"--command-config (and deprecate {RESET_CONFIG_FLAG}), 3.x to 4.1 know only "
+        f"{RESET_CONFIG_FLAG}, shown here; the script asks the installed tool's --help."
+        if f.command_config
+        else ""
+    )
     return Step(
         "Reset the application",
         "The reset tool sends the app back to the earliest offsets of its inputs and deletes "
         "its internal topics (named here, as found on the cluster), so they come back with "
-        f"{f.to}-partition counts. It runs once: its dry run first, then for real.",
+        f"{f.to}-partition counts. It runs once: its dry run first, then for real.{flag}",
         (
             _group_is_empty(f, f"the group {f.app_id} still has no members"),
             dry,
