@@ -276,9 +276,12 @@ def health(app: App) -> tuple[Reason, ...]:
 def invalid_partitions(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
     """The error Kafka Streams raises for an internal topic of the wrong size.
 
-    Classic: InternalTopicManager's StreamsException in the group leader.  Streams
-    protocol: the broker reports INCORRECTLY_PARTITIONED_TOPICS and the client
-    throws a TopologyException (both texts as Kafka 4.3 prints them).
+    Classic: InternalTopicManager's StreamsException in the group leader, worded alike
+    by Kafka Streams 3.9.2 and 4.3.1 (their jars' format strings are the same, and a
+    real 3.9.2 app crashed with this text: FINDINGS.md, "Kafka 3.9 and 4.3"), so the
+    quote holds whatever the client's version.  Streams protocol (4.1 on; 3.x has only
+    the classic one): the broker reports INCORRECTLY_PARTITIONED_TOPICS and the client
+    throws a TopologyException, as Kafka 4.3 prints it.
     """
     if protocol == Protocol.STREAMS:
         return (
@@ -292,7 +295,8 @@ def invalid_partitions(protocol: Protocol, topic: str, expected: int, actual: in
 
 
 def not_copartitioned(protocol: Protocol, counts: Mapping[str, int]) -> str:
-    """The error for joined topics of unequal counts (CopartitionedTopicsEnforcer)."""
+    """The error for joined topics of unequal counts (CopartitionedTopicsEnforcer; the
+    same format strings in Kafka Streams 3.9.2 and 4.3.1)."""
     listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
     if protocol == Protocol.STREAMS:
         return (

@@ -7,6 +7,11 @@ the expected moves come from kafka-python's murmur2 (``oracles.java_partition``)
 from migcheck.  The runbook's reset step is held to the real 3.9 reset tool, which knows
 only ``--config-file`` (``tests/unit/test_reset_config_flag.py`` holds the pick to the
 captured ``--help`` of 3.9.2, 4.1.1, 4.2.1 and 4.3.1).
+
+The Streams fixture app runs as a Kafka Streams 3.9.2 client (compiled against 3.9.2's
+jars, classic protocol, the only one 3.9 has) on that broker: the count app crashes after
+the alter with the very text `migcheck app` quotes, and the runbook, executed with 3.9's
+tools, leaves every count equal to the truth counted from the records produced.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ import os
 import subprocess
 import sys
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from kafkatest import KAFKA_LOCAL, REPO
+from kafkatest import FIXTURE_SRC, KAFKA_LOCAL, REPO, Kafka, compile_fixture
 from oracles import java_partition
+from streamsapp import StreamsApp, phase1, phase2
 
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_sh
@@ -180,3 +187,141 @@ def test_the_runbook_passes_the_config_file_as_the_real_3_9_reset_tool_takes_it(
     assert "takes --command-config" not in p.stdout
     assert "Dry run displays the actions" in p.stdout and "Done." in p.stdout
     assert "not a recognized option" not in p.stdout + p.stderr
+
+
+class Kafka3(Kafka):
+    """The 3.9 broker as the Streams helpers see a Kafka: its tools are 3.9's (kafka-local
+    on its state directory), its Java producer and consumer 3.9 clients."""
+
+    def __init__(self, broker: Broker, classpath: str) -> None:
+        super().__init__(broker.bootstrap, compile_fixture(broker.state, FIXTURE_SRC, classpath),
+                         None)  # fmt: skip
+        self.broker = broker
+        self.classpath = classpath
+
+    def tool(self, name: str, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+        return self.broker.local("tool", name, *args, stdin=stdin)
+
+
+@pytest.fixture(scope="module")
+def kafka3_clients(kafka3: Broker) -> Kafka3:
+    rc, out, err = kafka3.local("classpath")
+    assert rc == 0, err
+    classpath = out.strip().splitlines()[-1]
+    jars = {Path(j).name for j in classpath.split(os.pathsep)}
+    assert f"kafka-streams-{KAFKA_3}.jar" in jars and f"kafka-clients-{KAFKA_3}.jar" in jars
+    return Kafka3(kafka3, classpath)
+
+
+def _app3(kafka: Kafka3, topology: str) -> StreamsApp:
+    """The fixture app as a Kafka Streams 3.9 client, its state beside the 3.9 broker's."""
+    app = StreamsApp(kafka, topology, classpath=kafka.classpath, home=kafka.broker.state)
+    assert not any(f"-{v}.jar" in app.cp for v in ("4.0", "4.1", "4.2", "4.3"))
+    return app
+
+
+def _counts(state: list[tuple[str, str, str]]) -> dict[str, int]:
+    return {k: int(v) for s, k, v in state if s == "counts"}
+
+
+def test_the_3_9_count_app_crashes_with_the_text_migcheck_quotes(kafka3_clients: Kafka3) -> None:
+    app = _app3(kafka3_clients, "count")
+    app.produce(app.input, phase1())
+    first = app.run()
+    assert first.code == 0 and first.crash is None, first.stderr[-2000:]
+    assert _counts(first.state) == dict(Counter(k for k, _ in phase1()))
+
+    def judged() -> tuple[int, dict]:
+        p = app.migcheck("app", "--topic", app.input, "--to", "6", "--format", "json")
+        assert p.returncode in (0, 1), p.stderr
+        return p.returncode, json.loads(p.stdout)
+
+    changelog = f"{app.app_id}-counts-changelog"
+    rc, report = judged()  # before the alter: the prediction
+    assert rc == 1 and report["verdict"] == "CRASH"
+    error = report["candidates"][0]["error"]
+    assert changelog in error
+    app.alter(app.input, 6)  # 3.9's kafka-topics
+    _, report = judged()  # after it: the error the app will hit at its next rebalance
+    (health,) = report["health"]
+    assert health["level"] == "CRASH" and health["topics"] == [changelog]
+    assert health["text"] == error
+
+    app.produce(app.input, phase2())
+    second = app.run()
+    assert second.code == 3 and second.crash is not None, second.stderr[-2000:]
+    # 3.9.2 words it as 4.3.1 does (FINDINGS.md, "Kafka 3.9 and 4.3")
+    assert second.crash == (
+        "org.apache.kafka.streams.errors.StreamsException: Existing internal topic "
+        f"{changelog} has invalid partitions: expected: 6; actual: 3. Use "
+        "'org.apache.kafka.tools.StreamsResetter' tool to clean up invalid topics before "
+        "processing."
+    )
+    assert error in second.crash
+
+
+def _execute(script: Path, app: StreamsApp, broker: Broker, work: Path) -> tuple[int, str, str]:
+    """``--execute --yes`` with 3.9's tools; the app is started when the script says so,
+    and its dump kept (as tests/integration/test_runbook_strategy.py does on 4.3)."""
+    env = {
+        **broker.env,
+        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
+        "MIGCHECK_RUNBOOK_DIR": str(work),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    proc = subprocess.Popen(
+        ["bash", str(script), "--execute", "--yes"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    seen: list[str] = []
+    started: subprocess.Popen[str] | None = None
+    for line in proc.stdout:
+        seen.append(line)
+        if "MANUAL: Start the application" in line and started is None:
+            started = subprocess.Popen(
+                app.command(max_seconds=150), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True,
+            )  # fmt: skip
+    code = proc.wait(timeout=600)
+    dump = started.communicate(timeout=240)[0] if started is not None else ""
+    return code, "".join(seen), dump
+
+
+def test_the_runbook_executed_on_3_9_leaves_every_count_right(
+    kafka3_clients: Kafka3, tmp_path: Path
+) -> None:
+    kafka = kafka3_clients
+    app = _app3(kafka, "rekey-count")
+    app.produce(app.input, phase1())
+    first = app.run()
+    assert first.code == 0, first.stderr[-2000:]
+    truth = Counter(v for _, v in phase1())
+    assert _counts(first.state) == dict(truth)
+
+    topology = app.describe(tmp_path / "topology.txt")
+    p = app.migcheck(
+        "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
+        "--format", "sh", "--state-dir", str(app.state_dir),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "--strategy auto chose in-place" in p.stdout
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+
+    code, out, dump = _execute(script, app, kafka.broker, tmp_path / "work")
+    assert code == 0, out
+    assert "Runbook complete." in out and "migcheck app: healthy" in out
+    assert "not a recognized option" not in out
+    state = [tuple(ln.split("\t")[1:4]) for ln in dump.splitlines() if ln.startswith("STATE\t")]
+    assert _counts(state) == dict(truth)  # type: ignore[arg-type]
+
+    app.produce(app.input, phase2())
+    after = app.run()
+    assert after.code == 0 and after.crash is None, after.stderr[-2000:]
+    assert _counts(after.state) == dict(Counter(v for _, v in phase1() + phase2()))
+    for internal in ("rekey-group-repartition", "counts-changelog"):
+        topic = f"{app.app_id}-{internal}"
+        rc, described, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
+                                      "--describe", "--topic", topic)  # fmt: skip
+        assert rc == 0 and "PartitionCount: 6" in described, described

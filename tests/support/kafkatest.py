@@ -50,10 +50,12 @@ def kafka_classpath() -> str:
     return out.strip().splitlines()[-1]
 
 
-def compile_fixture(state_dir: Path, source: Path = FIXTURE_SRC) -> str:
-    """Compile a Java fixture once per source version; return the classpath to run it."""
-    cp = kafka_classpath()
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+def compile_fixture(state_dir: Path, source: Path = FIXTURE_SRC, cp: str | None = None) -> str:
+    """Compile a Java fixture once per source version and Kafka classpath (``cp``, default
+    kafka-local's: another Kafka version's jars get classes of their own); return the
+    classpath to run it."""
+    cp = kafka_classpath() if cp is None else cp
+    digest = hashlib.sha256(source.read_bytes() + b"\0" + cp.encode()).hexdigest()[:12]
     classes = state_dir / f"{source.stem}-classes-{digest}"
     if not (classes / f"{source.stem}.class").exists():
         classes.mkdir(parents=True, exist_ok=True)

@@ -62,6 +62,10 @@ class StreamsApp:
     table: str = ""
     output: str = ""
     state_dir: Path = field(default_factory=Path)
+    #: Another Kafka's jars (its kafka-local ``classpath``) and state directory: the app
+    #: then runs as that Kafka Streams client; default the session's kafka-local.
+    classpath: str | None = None
+    home: Path | None = None
 
     def __post_init__(self) -> None:
         k = self.kafka
@@ -69,9 +73,9 @@ class StreamsApp:
         self.input = k.create_topic(f"{self.app_id}-orders", self.input_partitions)
         self.table = k.create_topic(f"{self.app_id}-customers", 3)
         self.output = k.create_topic(f"{self.app_id}-enriched", 3)
-        self.state_dir = Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
-        self.state_dir = self.state_dir / "streams-state" / self.app_id
-        self.cp = compile_fixture(self.state_dir.parent.parent, STREAMS_SRC)
+        home = self.home or Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+        self.state_dir = home / "streams-state" / self.app_id
+        self.cp = compile_fixture(home, STREAMS_SRC, self.classpath)
 
     def produce(self, topic: str, records: list[tuple[str, str]]) -> None:
         """Records placed by Kafka's Java producer's default partitioner."""

@@ -3,7 +3,8 @@
 Each case states the partition counts on the cluster and the change; the
 expected verdict and Kafka Streams' own error text are written out by hand
 from the rules in Kafka's StreamsPartitionAssignor, InternalTopicManager and
-CopartitionedTopicsEnforcer (the messages are the ones Kafka 4.3 prints).
+CopartitionedTopicsEnforcer (the messages are the ones Kafka 4.3 prints; the classic
+ones are Kafka Streams 3.9.2's too).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from migcheck.streams.rules import (
     Check,
     Protocol,
     health,
+    invalid_partitions,
+    not_copartitioned,
     verdict,
 )
 from migcheck.streams.topology import parse_topology
@@ -187,3 +190,30 @@ def test_the_protocols_differ_only_in_which_crash_they_report_first() -> None:
         assert max(order.index(c) for c in crashes) < min(
             order.index(c) for c in set(Check) - crashes
         )
+
+
+#: The classic texts' format strings, as the class files of Kafka Streams 3.9.2 and 4.3.1
+#: (Maven Central) hold them, identical in both: InternalTopicManager and
+#: CopartitionedTopicsEnforcer.
+JAVA_FORMATS = {
+    "invalid": (
+        "Existing internal topic %s has invalid partitions: expected: %d; actual: %d. "
+        "Use 'org.apache.kafka.tools.StreamsResetter' tool to clean up invalid topics "
+        "before processing."
+    ),
+    "copartitioned": "Topics not co-partitioned: [%s]",
+}
+
+
+def test_the_classic_quotes_are_the_text_of_kafka_streams_3_9_and_4_3() -> None:
+    java = JAVA_FORMATS["invalid"].replace("%d", "%s")
+    assert invalid_partitions(Protocol.CLASSIC, "shop-counts-changelog", 6, 3) == java % (
+        "shop-counts-changelog",
+        6,
+        3,
+    )
+    # Java prints the map {orders=6, customers=3} in its own order; migcheck sorts it
+    listed = "{customers=3, orders=6}"
+    assert not_copartitioned(Protocol.CLASSIC, {"orders": 6, "customers": 3}) == (
+        JAVA_FORMATS["copartitioned"] % listed
+    )
