@@ -31,7 +31,16 @@ from migcheck.model.app import (
 from migcheck.model.header import report_header
 from migcheck.streams.build import WOULD_ADD, Model
 from migcheck.streams.discovery import Discovery, app_model, not_read
-from migcheck.streams.rules import App, AppLevel, Reason, external_counts, health, sizes, verdict
+from migcheck.streams.rules import (
+    QUOTED_RELEASES,
+    App,
+    AppLevel,
+    Reason,
+    external_counts,
+    health,
+    sizes,
+    verdict,
+)
 
 
 @dataclass
@@ -111,6 +120,7 @@ def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:
         "partitions": n,
         "verdict": v.level,
         "error": first,
+        "error_releases": QUOTED_RELEASES[app.protocol] if first else None,
         "reasons": [_reason(r) for r in v.reasons],
         "subtopologies": subs,
         "stores": None,

@@ -8,7 +8,7 @@ it.  It sits in ``analysis/`` because ``streams/`` builds it and ``report/``
 renders it, and those two layers do not import each other.
 """
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from migcheck.model.analyze import Interval, Mode, Source, TopicEntry
 
@@ -69,6 +69,9 @@ class AppCandidate(TypedDict):
     partitions: int
     verdict: str
     error: str | None
+    # the client releases whose words ``error`` is (None without an error); absent in
+    # reports of migcheck before the Kafka versions issue (26)
+    error_releases: NotRequired[str | None]
     reasons: list[AppReason]
     subtopologies: list[SubtopologyVerdict]
     stores: list[StoreImpact] | None

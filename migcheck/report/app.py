@@ -80,7 +80,9 @@ def _health(reasons: list[AppReason]) -> Iterator[Block]:
 def _candidate(c: AppCandidate) -> Iterator[Block]:
     yield Block("h", f"{c['partitions']} partitions: {c['verdict']}")
     if c["error"]:
-        yield Block("p", "Kafka Streams will fail with:")
+        words = c.get("error_releases")
+        said = f" (as {words} word it)" if words else ""
+        yield Block("p", f"Kafka Streams will fail with{said}:")
         yield Block("code", c["error"])
     others = [x for x in c["reasons"] if x["text"] != c["error"]]  # the error is shown above
     if others:

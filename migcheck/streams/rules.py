@@ -273,6 +273,15 @@ def health(app: App) -> tuple[Reason, ...]:
     )
 
 
+#: The Kafka Streams releases whose words the quoted errors are, per protocol: the classic
+#: texts are the same in the jars of 3.9.2 and 4.3.1 and in a real crash of each
+#: (FINDINGS.md, "Kafka 3.9 and 4.3"); the streams protocol exists from 4.1.
+QUOTED_RELEASES = {
+    Protocol.CLASSIC: "Kafka Streams 3.9 to 4.3",
+    Protocol.STREAMS: "Kafka Streams 4.1 to 4.3",
+}
+
+
 def invalid_partitions(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
     """The error Kafka Streams raises for an internal topic of the wrong size.
 

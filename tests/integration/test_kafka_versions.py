@@ -241,6 +241,7 @@ def test_the_3_9_count_app_crashes_with_the_text_migcheck_quotes(kafka3_clients:
     assert rc == 1 and report["verdict"] == "CRASH"
     error = report["candidates"][0]["error"]
     assert changelog in error
+    assert "3.9" in report["candidates"][0]["error_releases"]  # it says whose words it quotes
     app.alter(app.input, 6)  # 3.9's kafka-topics
     _, report = judged()  # after it: the error the app will hit at its next rebalance
     (health,) = report["health"]
