@@ -192,12 +192,13 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
     (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`, rank included), hashed once
     per scored pair; cached, since every figure is computed from it.
 
-    ``records`` are grouped here (a full scan, a key export) unless a sample's read
-    tasks grouped them already (they come with ``n``).  The null key gets a row per
-    partition too (its placements null): the records are grouped in one pass, so a
-    topic is read once and its records are never cached, only their per-key histories.
-    The rank is hashed in the placements' pass (one Python worker pass over the keys),
-    not later over the moved keys, once per candidate."""
+    ``records`` are grouped here (a key export) unless Kafka's read tasks grouped them
+    already (they come with ``n``, ranked and hashed: a sample's, or a full scan's
+    merged partials).  The null key gets a row per partition too (its placements
+    null): the records are grouped in one pass, so a topic is read once and its
+    records are never cached, only their per-key histories.  The rank is hashed in the
+    placements' pass (one Python worker pass over the keys), not later over the moved
+    keys, once per candidate."""
 
     from migcheck.analysis.spark import placement_column, sample_rank_column
 
@@ -207,15 +208,15 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
     ).withColumn("compacted", _per_topic({t.name: t.compacted for t in topics}, "boolean"))
     for layout, name in scored:
         column = placement_name((layout, name))
-        if column not in keys.columns:  # not hashed by a sample's read task
+        if column not in keys.columns:  # not hashed by a read task
             keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
-    if "rank" not in keys.columns:  # not ranked by a sample's read task
+    if "rank" not in keys.columns:  # not ranked by a read task
         keys = keys.withColumn("rank", sample_rank_column("key"))
     return keys.cache()
 
 
 def _grouped(records: Any) -> Any:
-    """Records grouped into histories by Spark, the figures of
+    """Records grouped into histories by Spark (a key export), the figures of
     :func:`~migcheck.analysis.histories.partition_histories`."""
     from pyspark.sql import functions as F
 
@@ -419,7 +420,7 @@ def _scores(
 
 
 def score_partitioners(
-    records: Any,  # pyspark DataFrame of migcheck.kafka.reader.RECORD_SCHEMA
+    records: Any,  # pyspark DataFrame of RECORD_SCHEMA records, or of histories (n)
     topics: Sequence[TopicMeta],
     names: Sequence[str] = AUTO_CANDIDATES,
     counts: Sequence[int] = (),

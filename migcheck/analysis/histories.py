@@ -6,13 +6,18 @@ the key's last record says (a tombstone? how big?), which is its live state in a
 compacted topic.  The null key gets a row per partition too.
 
 Each history also carries one placement column per scored (key layout,
-partitioner) pair, :func:`placement_name`.  A full scan's histories are grouped and
-hashed by Spark (:mod:`migcheck.analysis.aggregate`).  A sample's read task holds
-whole windows of whole partitions, so it groups and hashes its own records before
-they leave the task (:func:`partition_histories`): a sample has about as many keys
-as records, and shuffling them to group them, then handing them to a UDF's Python
-worker, cost more than the read.  Both hash with
-:func:`~migcheck.hashing.partitioners.placement_values`.
+partitioner) pair, :func:`placement_name`.  Kafka's records are grouped and hashed in
+the read tasks that decode them, before they leave the task, and hashed with
+:func:`~migcheck.hashing.partitioners.placement_values` as Spark's UDF hashes a key
+export's: a sample has about as many keys as records, and shuffling them to group
+them, then handing them to a UDF's Python worker, cost more than the read.
+
+A sample's task holds whole windows of whole partitions, so its histories are whole
+(:func:`partition_histories`).  A full scan's task holds a chunk of records at a time
+(:func:`histories_by_chunk`): its memory is bounded by the chunk, not by a partition's
+keys, and a partition may be read by several tasks.  Its histories are *partial*
+(:data:`PARTIAL_SCHEMA`: the offset of each key's last record in the chunk too), and
+Spark merges them (:func:`~migcheck.analysis.sources.merged_histories`).
 """
 
 from __future__ import annotations
@@ -46,11 +51,13 @@ _DDL_TYPES = {
 }
 
 
-def history_ddl(scored: Sequence[Scored]) -> str:
-    """:data:`HISTORY_SCHEMA` with the placement columns of ``scored``, in Spark's DDL
-    (for ``mapInArrow``).  Every name is back-quoted: a partitioner's name may hold a
-    ``-`` (``kafkajs-legacy``), which the DDL parser refuses unquoted."""
-    columns = [f"`{f.name}` {_DDL_TYPES[f.type]}" for f in HISTORY_SCHEMA]
+def history_ddl(scored: Sequence[Scored], partial: bool = False) -> str:
+    """:data:`HISTORY_SCHEMA` (:data:`PARTIAL_SCHEMA` if ``partial``) with the placement
+    columns of ``scored``, in Spark's DDL (for ``mapInArrow``).  Every name is
+    back-quoted: a partitioner's name may hold a ``-`` (``kafkajs-legacy``), which the
+    DDL parser refuses unquoted."""
+    schema = PARTIAL_SCHEMA if partial else HISTORY_SCHEMA
+    columns = [f"`{f.name}` {_DDL_TYPES[f.type]}" for f in schema]
     return ", ".join([*columns, *(f"`{placement_name(p)}` long" for p in scored)])
 
 
@@ -72,6 +79,15 @@ HISTORY_SCHEMA = pa.schema(
     ]
 )
 
+#: The column a partial history adds: the offset of the key's last record in its chunk.
+#: Merging a key's partials keeps the last record of the one with the highest.
+LAST_OFFSET = "last_offset"
+
+#: A partial history row: the figures of a chunk of a partition's records, in
+#: :data:`HISTORY_SCHEMA`, plus :data:`LAST_OFFSET`.  The rank and the placements are
+#: the key's own, so every partial of a key carries the same.
+PARTIAL_SCHEMA = HISTORY_SCHEMA.append(pa.field(LAST_OFFSET, pa.int64()))
+
 
 def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.Table:
     """The histories of one topic-partition's records (``RECORD_SCHEMA``, in offset order),
@@ -81,6 +97,16 @@ def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.
     value's (0 for a tombstone), null for the null key; "last" is the record of
     highest offset, which Arrow's ordered grouping (no threads) finds as the last seen.
     """
+    return _histories(records, scored, partial=False)
+
+
+def partial_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.Table:
+    """:func:`partition_histories` of a chunk of one partition's records, with each key's
+    :data:`LAST_OFFSET` (:data:`PARTIAL_SCHEMA`), so that its partials can be merged."""
+    return _histories(records, scored, partial=True)
+
+
+def _histories(records: pa.Table, scored: Sequence[Scored], partial: bool) -> pa.Table:
     import pyarrow.compute as pc
 
     size = pc.add(records.column("key_size"), pc.fill_null(records.column("value_size"), 0))
@@ -88,6 +114,7 @@ def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.
     table = pa.table(
         {
             "key": records.column("key"),
+            "offset": records.column("offset"),
             "size": size,
             "size_sq": pc.power(pc.cast(size, pa.float64()), 2),
             "tombstone": pc.is_null(records.column("value_size")),
@@ -101,24 +128,24 @@ def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.
             ("size_sq", "sum"),
             ("tombstone", "last", last),
             ("size", "last", last),
+            *([("offset", "last", last)] if partial else []),
         ]
     )
     n = grouped.num_rows
     keys = grouped.column("key").combine_chunks()
-    table = pa.table(
-        [
-            pa.repeat(records.column("topic")[0], n).cast(pa.string()),
-            pa.repeat(records.column("partition")[0], n).cast(pa.int32()),
-            keys,
-            grouped.column("count_all"),
-            grouped.column("size_sum"),
-            grouped.column("size_sq_sum"),
-            grouped.column("tombstone_last"),
-            grouped.column("size_last"),
-            sample_ranks(keys),
-        ],
-        schema=HISTORY_SCHEMA,
-    )
+    columns = [
+        pa.repeat(records.column("topic")[0], n).cast(pa.string()),
+        pa.repeat(records.column("partition")[0], n).cast(pa.int32()),
+        keys,
+        grouped.column("count_all"),
+        grouped.column("size_sum"),
+        grouped.column("size_sq_sum"),
+        grouped.column("tombstone_last"),
+        grouped.column("size_last"),
+        sample_ranks(keys),
+        *([grouped.column("offset_last")] if partial else []),
+    ]
+    table = pa.table(columns, schema=PARTIAL_SCHEMA if partial else HISTORY_SCHEMA)
     for layout, name in scored:
         values = placement_values(keys, name, KEY_SUFFIX[layout])
         table = table.append_column(pa.field(placement_name((layout, name)), pa.int64()), values)
@@ -129,22 +156,44 @@ def histories_by_partition(
     batches: Iterable[pa.RecordBatch], scored: Sequence[Scored]
 ) -> Iterator[pa.RecordBatch]:
     """Histories of record batches that come partition by partition (each partition's
-    batches together, in offset order), one partition at a time."""
+    batches together, in offset order), one partition at a time: a sample's task, which
+    holds whole windows of whole partitions."""
+    for run in _runs(batches, None):
+        yield from partition_histories(pa.Table.from_batches(run), scored).to_batches()
+
+
+def histories_by_chunk(
+    batches: Iterable[pa.RecordBatch], scored: Sequence[Scored], limit: int = 500_000
+) -> Iterator[pa.RecordBatch]:
+    """Partial histories (:data:`PARTIAL_SCHEMA`) of record batches that come partition by
+    partition, each partition's in offset order: a full scan's task.
+
+    A chunk ends where the partition changes or once it holds ``limit`` records, so the
+    task holds about ``limit`` records (and their keys) at a time, however many keys
+    its partitions have; Spark merges the partials of a key
+    (:func:`~migcheck.analysis.sources.merged_histories`)."""
+    for run in _runs(batches, limit):
+        yield from partial_histories(pa.Table.from_batches(run), scored).to_batches()
+
+
+def _runs(batches: Iterable[pa.RecordBatch], limit: int | None) -> Iterator[list[pa.RecordBatch]]:
+    """Consecutive non-empty batches of one partition, cut after ``limit`` records (if any)."""
     held: list[pa.RecordBatch] = []
+    rows = 0
     for batch in batches:
         if not batch.num_rows:
             continue
         if held and _partition_of(batch) != _partition_of(held[0]):
-            yield from _flush(held, scored)
-            held = []
+            yield held
+            held, rows = [], 0
         held.append(batch)
+        rows += batch.num_rows
+        if limit is not None and rows >= limit:
+            yield held
+            held, rows = [], 0
     if held:
-        yield from _flush(held, scored)
+        yield held
 
 
 def _partition_of(batch: pa.RecordBatch) -> tuple[str, int]:
     return batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py()
-
-
-def _flush(held: list[pa.RecordBatch], scored: Sequence[Scored]) -> Iterator[pa.RecordBatch]:
-    yield from partition_histories(pa.Table.from_batches(held), scored).to_batches()

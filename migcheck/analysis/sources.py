@@ -1,24 +1,35 @@
-"""Where records come from: a Kafka topic sampled by Spark tasks, or an offline key export.
+"""Where records come from: a Kafka topic read by Spark tasks, or an offline key export.
 
-A sample's tasks group their records into key histories themselves
-(:mod:`migcheck.analysis.histories`); a key export is a table of
-:data:`~migcheck.kafka.reader.RECORD_SCHEMA` rows that Spark groups, as it
-groups a full scan's (:mod:`migcheck.analysis.kafkasource`).
+Kafka's records never reach Spark: the read tasks group them into key histories
+themselves (:mod:`migcheck.analysis.histories`).  A sample's task groups whole windows
+of whole partitions; a full scan's task groups chunks, and Spark merges their partial
+histories (:func:`merged_histories`), so a task's memory is bounded by its chunk and a
+big partition spreads over several tasks.  A key export is a table of
+:data:`~migcheck.kafka.reader.RECORD_SCHEMA` rows that Spark groups
+(:mod:`migcheck.analysis.aggregate`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from migcheck.analysis.histories import Scored, histories_by_partition, history_ddl
+from migcheck.analysis.errors import spark_log_path
+from migcheck.analysis.histories import (
+    LAST_OFFSET,
+    Scored,
+    histories_by_chunk,
+    histories_by_partition,
+    history_ddl,
+    placement_name,
+)
 from migcheck.errors import KeyFormatError, ReadError
 from migcheck.hashing.keys import decode_text
 from migcheck.kafka.config import ClientConfig, first_line
-from migcheck.kafka.reader import RECORD_SCHEMA, WorkUnit, pack_units, read_units
+from migcheck.kafka.reader import RECORD_SCHEMA, WorkUnit, pack_spans, pack_units, read_units
 
 
 def kafka_histories(
@@ -37,19 +48,100 @@ def kafka_histories(
     partitions.  Returns the DataFrame and an accumulator of records read, which the
     driver polls for the progress bar.
     """
-    counter = spark.sparkContext.accumulator(0)
     total = sum(u.end - u.start for u in units)
     tasks = max(spark.sparkContext.defaultParallelism, -(-total // records_per_task))
-    packed = pack_units(units, tasks)
+    return _read_tasks(
+        spark,
+        client,
+        pack_units(units, tasks),
+        lambda batches: histories_by_partition(batches, scored),
+        history_ddl(scored),
+    )
+
+
+def full_histories(
+    spark: Any,
+    client: ClientConfig,
+    units: list[WorkUnit],
+    scored: Sequence[Scored],
+    records_per_task: int = 500_000,
+    chunk_records: int = 500_000,
+) -> tuple[Any, Any]:
+    """The key histories of every record in ``units``, as :func:`kafka_histories` gives
+    them: a full scan's read, and the copy's.
+
+    A partition's offsets may go to several tasks (:func:`~migcheck.kafka.reader.pack_spans`),
+    so no partition holds back the scan.  The tasks are a multiple of the cores (a last
+    round with idle cores would cost a whole task's time) of about ``records_per_task``
+    records each; each groups ``chunk_records`` at most at a time into partial histories,
+    which Spark merges.  Records deleted under the read fail it.  Returns the DataFrame
+    and an accumulator of records read.
+    """
+    cores = spark.sparkContext.defaultParallelism
+    total = sum(u.end - u.start for u in units)
+    tasks = cores * max(1, -(-total // (records_per_task * cores)))
+    partials, counter = _read_tasks(
+        spark,
+        client,
+        pack_spans(units, tasks),
+        lambda batches: histories_by_chunk(batches, scored, chunk_records),
+        history_ddl(scored, partial=True),
+        every_record=True,
+    )
+    return merged_histories(partials, scored), counter
+
+
+def merged_histories(partials: Any, scored: Sequence[Scored]) -> Any:
+    """One history per (topic, partition, key) from its partials
+    (:data:`~migcheck.analysis.histories.PARTIAL_SCHEMA`): the columns of
+    :data:`~migcheck.analysis.histories.HISTORY_SCHEMA` and the placements.
+
+    Counts and bytes add up; the last record is the last of the partial with the highest
+    last offset; the rank and the placements are the key's own, equal in every partial.
+    The null key's partials merge too (grouping keeps nulls as one group)."""
+    from pyspark.sql import functions as F
+
+    last = F.col(LAST_OFFSET)
+    same = ["rank", *(placement_name(pair) for pair in scored)]
+    return partials.groupBy("topic", "partition", "key").agg(
+        F.sum("n").alias("n"),
+        F.sum("bytes").alias("bytes"),
+        F.sum("bytes_sq").alias("bytes_sq"),
+        F.max_by("tombstoned", last).alias("tombstoned"),
+        F.max_by("last_bytes", last).alias("last_bytes"),
+        *(F.min(name).alias(name) for name in same),
+    )
+
+
+def _read_tasks(
+    spark: Any,
+    client: ClientConfig,
+    packed: list[list[WorkUnit]],
+    group: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+    ddl: str,
+    every_record: bool = False,
+) -> tuple[Any, Any]:
+    """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.reader.read_units`),
+    counted for the progress bar and grouped by ``group`` into rows of ``ddl``.
+
+    A read that fails in a task (a broker gone mid-scan) names Spark's log, as any
+    failed task's line does: the driver prints only the error's message, and the log
+    holds the task's traceback."""
+    counter = spark.sparkContext.accumulator(0)
+    log = spark_log_path()  # the driver's, where a failed task's trace is written
     # One row per bin, one bin per task: spark.range splits n rows over n slices one each,
     # and, unlike a parallelized Python list, starts no Python worker of its own.
     bin_ids = spark.range(0, len(packed), 1, len(packed)).selectExpr("cast(id as int) as bin")
 
     def read_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         mine = [u for batch in batches for b in batch.column("bin").to_pylist() for u in packed[b]]
-        yield from histories_by_partition(_counted(read_units(client, mine), counter), scored)
+        try:
+            read = read_units(client, mine, every_record=every_record)
+            yield from group(_counted(read, counter))
+        except ReadError as e:
+            raise ReadError(f"{e} (Spark's log: {log})") from e
 
-    return bin_ids.mapInArrow(read_task, history_ddl(scored)), counter
+    return bin_ids.mapInArrow(read_task, ddl), counter
 
 
 def _counted(batches: Iterator[pa.RecordBatch], counter: Any) -> Iterator[pa.RecordBatch]:

@@ -125,8 +125,7 @@ def _plan_file(o: AnalyzeOptions) -> _Plan:
 
 
 def _plan_kafka(o: AnalyzeOptions) -> _Plan:
-    from migcheck.analysis.kafkasource import jvm_records
-    from migcheck.analysis.sources import kafka_histories
+    from migcheck.analysis.sources import full_histories, kafka_histories
 
     client = o.connection.client()
     metas = describe_topics(client, list(dict.fromkeys(o.topics)))  # named twice: read once
@@ -135,12 +134,11 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     units = plan_units(metas, None if o.full else o.sample_per_partition)
     source: Source = {"kind": SourceKind.KAFKA, "bootstrap_servers": o.connection.bootstrap or ""}
     total = sum(u.end - u.start for u in units)
-    # A full scan decodes every record in the JVM (Spark's Kafka source); a sample reads
-    # a few windows per partition with kafka-python, and groups them in its read tasks.
-    if o.full:
-        return _Plan(metas, source, lambda spark: jvm_records(spark, client, units), total)
+    # The read tasks group their records into key histories: a sample's task whole
+    # partitions' windows; a full scan's chunks of partitions, which Spark then merges.
     scored = scored_pairs(o.partitioner, _layouts(o))
-    return _Plan(metas, source, lambda spark: kafka_histories(spark, client, units, scored), total)
+    read = full_histories if o.full else kafka_histories
+    return _Plan(metas, source, lambda spark: read(spark, client, units, scored), total)
 
 
 def run_analyze(o: AnalyzeOptions, progress: Progress | None = None) -> Outcome:

@@ -154,11 +154,12 @@ def spark_key_stats(
     names: list[str],
     into_partitions: int,
 ) -> KeyStats | None:
-    """Partitioner scores of every key in ``units``, read and scored as ``analyze`` does,
-    with the splits of tied partitioners at the destination's count; None when there
-    is no keyed record."""
-    from migcheck.analysis.kafkasource import jvm_records
+    """Partitioner scores of every key in ``units``, read and scored as ``analyze --full``
+    does (histories grouped and hashed by the read tasks), with the splits of tied
+    partitioners at the destination's count; None when there is no keyed record."""
+    from migcheck.analysis.sources import full_histories
 
-    records, _ = jvm_records(spark, client, units)
-    stats = score_partitioners(records, [source], names, [into_partitions])
+    scored = [(KeyLayout.PLAIN, name) for name in names]
+    histories, _ = full_histories(spark, client, units, scored)
+    stats = score_partitioners(histories, [source], names, [into_partitions])
     return stats.get(source.name)

@@ -105,6 +105,26 @@ def _ssl_options(props: dict[str, str]) -> dict[str, Any]:
     return opts
 
 
+#: The consumer's fetch tuning a --command-config may set (Kafka's names -> kafka-python's):
+#: a user who needs small fetches (a busy broker, a thin link) keeps them in every read.
+CONSUMER_TUNING = {
+    "max.partition.fetch.bytes": "max_partition_fetch_bytes",
+    "fetch.max.bytes": "fetch_max_bytes",
+    "fetch.min.bytes": "fetch_min_bytes",
+    "fetch.max.wait.ms": "fetch_max_wait_ms",
+    "max.poll.records": "max_poll_records",
+    "receive.buffer.bytes": "receive_buffer_bytes",
+}
+
+
+def _consumer_tuning(props: dict[str, str]) -> dict[str, int]:
+    try:
+        return {CONSUMER_TUNING[k]: int(v) for k, v in props.items() if k in CONSUMER_TUNING}
+    except ValueError:
+        bad = next(k for k, v in props.items() if k in CONSUMER_TUNING and not v.isdigit())
+        raise ReadError(f"--command-config: {bad} must be a whole number") from None
+
+
 @dataclass(frozen=True)
 class ClientConfig:
     """How to reach the cluster: bootstrap servers plus kafka-python security options.
@@ -115,9 +135,8 @@ class ClientConfig:
 
     bootstrap_servers: str
     options: dict[str, Any] = field(default_factory=dict, repr=False)
-    #: The ``--command-config`` properties as written, for the JVM clients (Spark's
-    #: Kafka source), which take them as Kafka's own tools do.
-    properties: dict[str, str] = field(default_factory=dict, repr=False)
+    #: consumers only (:data:`CONSUMER_TUNING`): the admin client and producer refuse them
+    consumer: dict[str, int] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"ClientConfig({self.bootstrap_servers!r}, options={sorted(self.options)})"
@@ -133,7 +152,7 @@ class ClientConfig:
             opts.update(_sasl_options(props))
         if protocol.endswith("SSL"):
             opts.update(_ssl_options(props))
-        return cls(bootstrap_servers, opts, dict(props))
+        return cls(bootstrap_servers, opts, _consumer_tuning(props))
 
     @classmethod
     def load(cls, bootstrap_servers: str, command_config: str | None) -> ClientConfig:
@@ -228,7 +247,7 @@ def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
     }
     with _reaching(client):
         return KafkaConsumer(
-            **{**tunable, **extra},
+            **{**tunable, **extra, **client.consumer},  # the user's tuning wins
             **client.kafka_kwargs(),
             # last, so nothing can override them: no group, no commits, committed data
             group_id=None,

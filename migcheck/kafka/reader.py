@@ -1,8 +1,10 @@
 """Reading records: work units over offset ranges, read by a groupless consumer.
 
 Each (topic, partition, offset range) is a :class:`WorkUnit`; Spark runs one
-task per packed group of units (see :mod:`migcheck.analysis.sources`), in which
-:func:`read_units` yields Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
+task per packed group of units (see :mod:`migcheck.analysis.sources`): a sample's
+keeps each partition's windows together (:func:`pack_units`), a full scan's cuts the
+offsets into equal runs (:func:`pack_spans`).  In each task :func:`read_units` yields
+Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
 ``isolation_level=read_committed``, so aborted transactions never count.
 """
 
@@ -88,7 +90,10 @@ def plan_units(
 
 
 def read_units(
-    client: ClientConfig, units: Iterable[WorkUnit], idle_timeout_s: float = 30.0
+    client: ClientConfig,
+    units: Iterable[WorkUnit],
+    idle_timeout_s: float = 30.0,
+    every_record: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the committed records of ``units`` as Arrow batches (runs inside Spark tasks).
 
@@ -97,7 +102,9 @@ def read_units(
     (:mod:`migcheck.kafka.recordbatch`), never a Python object per record.  A unit
     ends at its end offset; compaction gaps, transaction markers and aborted records
     simply do not appear.  A partition that stops answering for ``idle_timeout_s``
-    fails the task rather than hanging it.
+    fails the task rather than hanging it.  With ``every_record`` (a full scan),
+    records deleted before they were read fail the read: a report must never look
+    whole when part of the topic went unread.
     """
     from kafka import TopicPartition
 
@@ -106,6 +113,8 @@ def read_units(
     # A sample window is a few thousand records: a 1 MiB fetch holds one, where the
     # default 8 MiB fetched far more.
     consumer = open_consumer(client, max_partition_fetch_bytes=1024 * 1024)
+    if every_record:
+        _fail_on_deleted(consumer)
     ends: dict[Any, int] = {}
     install(consumer, ends)
     try:
@@ -117,6 +126,16 @@ def read_units(
                     yield _batch(unit, chunk)
     finally:
         consumer.close(autocommit=False)
+
+
+def _fail_on_deleted(consumer: Any) -> None:
+    """Make a fetch below the log start raise instead of moving to the earliest offset:
+    kafka-python's reset (``open_consumer`` reads from the earliest) would skip records
+    deleted under the read (retention, ``kafka-delete-records``) without a word.  Its
+    reset policy is private; kafka-python is pinned below 3.1 (see ``recordbatch``)."""
+    from kafka.consumer.subscription_state import OffsetResetStrategy
+
+    consumer._subscription._default_offset_reset_strategy = OffsetResetStrategy.NONE
 
 
 def read_range(
@@ -153,13 +172,21 @@ def _polls(
     rather than hanging.
     """
     from kafka import TopicPartition
+    from kafka.errors import OffsetOutOfRangeError
 
     tp = TopicPartition(topic, partition)
     consumer.assign([tp])
     consumer.seek(tp, start)
     last_progress = time.monotonic()
     while (position := consumer.position(tp)) < end:
-        polled = consumer.poll(timeout_ms=1000, max_records=max_records(position)).get(tp, [])
+        try:
+            polled = consumer.poll(timeout_ms=1000, max_records=max_records(position))
+        except OffsetOutOfRangeError:  # only without a reset policy: _fail_on_deleted
+            raise ReadError(
+                f"{topic}-{partition}: records from offset {position} were deleted during the "
+                "read, so it cannot be whole; run it again"
+            ) from None
+        polled = polled.get(tp, [])
         if not polled:
             if time.monotonic() - last_progress > idle_timeout_s:
                 raise ReadError(
@@ -188,6 +215,41 @@ def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
         bins[i].extend(group)
         sizes[i] += sum(u.end - u.start for u in group)
     return [sorted(b) for b in bins if b]
+
+
+def pack_spans(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
+    """Cut the units of a full scan into ``tasks`` runs of about equal size, for tasks
+    that may read part of a partition (their histories are partial and merged later).
+
+    The units are laid end to end in (topic, partition, offset) order and cut every
+    ``total / tasks`` offsets, a unit cut in two where a boundary falls inside it: the
+    tasks are of equal size, whatever the units' sizes, and each task reads contiguous
+    ranges, one per partition it touches, in offset order, so a partition is split
+    (and its keys' histories parted) only where a task ends.
+    """
+    ordered = sorted(units)
+    total = sum(u.end - u.start for u in ordered)
+    count = max(1, min(tasks, total))
+    bins: list[list[WorkUnit]] = [[] for _ in range(count)]
+    done = 0
+    for unit in ordered:
+        start = unit.start
+        while start < unit.end:
+            i = done * count // total
+            cut = min(unit.end, start + -(-(i + 1) * total // count) - done)
+            _append(bins[i], WorkUnit(unit.topic, unit.partition, start, cut))
+            done += cut - start
+            start = cut
+    return [b for b in bins if b]
+
+
+def _append(units: list[WorkUnit], unit: WorkUnit) -> None:
+    """Append ``unit``, joined to the last one when it continues that one's range."""
+    last = units[-1] if units else None
+    if last and (last.topic, last.partition, last.end) == (unit.topic, unit.partition, unit.start):
+        units[-1] = WorkUnit(unit.topic, unit.partition, last.start, unit.end)
+    else:
+        units.append(unit)
 
 
 def _batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:

@@ -47,7 +47,8 @@ def _snapshot(kafka: Kafka, app_id: str) -> dict[str, str]:
             rows = [" ".join(f[:4]) for f in fields if len(f) >= 4 and f[2].isdigit()]
             assert rows, f"{app_id} has no committed offsets to watch: {text}"
         # the broker's own logs (__consumer_offsets, __transaction_state) move by themselves
-        rows = [r for r in rows if r and not r.startswith("__")]
+        # (--describe prints them as "Topic: __transaction_state ...")
+        rows = [r for r in rows if r and not re.match(r"(Topic: )?__", r)]
         out[name] = "\n".join(sorted(rows))
     return out
 

@@ -73,3 +73,16 @@ def test_ssl_pem_and_hostname_check() -> None:
     )
     assert cfg.options["ssl_cafile"] == "/etc/ca.pem"
     assert cfg.options["ssl_check_hostname"] is False
+
+
+def test_fetch_tuning_reaches_the_consumer_only() -> None:
+    cfg = ClientConfig.from_properties(
+        "b:9092", {"max.partition.fetch.bytes": "8192", "max.poll.records": "50"}
+    )
+    assert cfg.consumer == {"max_partition_fetch_bytes": 8192, "max_poll_records": 50}
+    assert "max_partition_fetch_bytes" not in cfg.kafka_kwargs()  # admin and producer refuse it
+
+
+def test_fetch_tuning_that_is_not_a_number_is_refused() -> None:
+    with pytest.raises(ReadError, match=r"max.partition.fetch.bytes must be a whole number"):
+        ClientConfig.from_properties("b:9092", {"max.partition.fetch.bytes": "8k"})
