@@ -1,4 +1,4 @@
-"""Writing a file whole or not at all: the one atomic writer every command uses.
+"""Files: the one atomic writer every command uses, and where migcheck caches things.
 
 A report or a copy's checkpoint must never be seen half written (a full disk,
 Ctrl-C, a killed driver): a reader either finds the old file or the new one.  So
@@ -37,3 +37,14 @@ def write_atomically(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` whole or not at all."""
     with atomic_binary(path) as f:
         f.write(text.encode("utf-8"))
+
+
+def cache_root() -> Path:
+    """migcheck's cache (the JVM's class archive, the executors' archive):
+    ``$MIGCHECK_CACHE_DIR``, or ``migcheck`` in the XDG cache."""
+    return Path(
+        os.environ.get("MIGCHECK_CACHE_DIR")
+        or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "migcheck"
+        )
+    )

@@ -41,16 +41,12 @@ def spark_log_path() -> str:
 
 def spark_error_message(e: Exception) -> str:
     """The useful line of a Spark error: a migcheck error's message raised inside a task
-    (found by its class's qualified name in the worker's traceback), the missing Kafka
-    source, a known cause with its fix, or Spark's root cause and its log."""
-    from migcheck.analysis.kafkasource import missing_source_message
-
+    (found by its class's qualified name in the worker's traceback), a known cause with
+    its fix, or Spark's root cause and its log."""
     text = str(e)
     raised = _migcheck_error(text)
     if raised:
         return raised
-    if re.search(r"DATA_SOURCE_NOT_FOUND|Failed to find (the )?data source: kafka", text):
-        return missing_source_message()
     line = _known_cause(text) or f"Spark failed: {root_cause(text) or type(e).__name__}"
     return f"{line} (Spark's log: {spark_log_path()})"
 

@@ -32,9 +32,8 @@ from pathlib import Path, PurePosixPath
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from migcheck.analysis.kafkasource import cache_root
 from migcheck.errors import MigcheckError
-from migcheck.files import atomic_binary
+from migcheck.files import atomic_binary, cache_root
 
 #: The directory each executor unpacks the archive into (the URI fragment).
 FRAGMENT = "migcheck-deps"

@@ -30,9 +30,10 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
-from migcheck.analysis import jvmarchive, kafkasource, probe, shipping
+from migcheck.analysis import jvmarchive, probe, shipping
 from migcheck.analysis.errors import spark_error_message, spark_log_path
 from migcheck.errors import MigcheckError
+from migcheck.files import cache_root
 from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
 from migcheck.hashing.sampling import sample_ranks
 
@@ -44,8 +45,8 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
-    # The Kafka source's options carry --command-config's secrets (sasl.jaas.config):
-    # redact them wherever Spark prints options or settings (plans, logs, errors).
+    # Redact secrets wherever Spark prints options or settings (plans, logs, errors): a
+    # user's --conf may carry them.
     "spark.sql.redaction.options.regex": "(?i)url|jaas|password|secret|token|ssl\\..*key",
     "spark.redaction.regex": "(?i)secret|password|token|access[.]?key|jaas",
 }
@@ -163,10 +164,8 @@ def get_session(
     starting = not under_submit and fresh
     archive: Path | None = None
     dump: Path | None = None
-    if starting:
-        settings.update(kafkasource.jar_settings(settings))
-        if "spark.driver.extraJavaOptions" not in conf:  # the user's options win whole
-            archive, dump = _with_class_archive(settings)
+    if starting and "spark.driver.extraJavaOptions" not in conf:  # the user's options win
+        archive, dump = _with_class_archive(settings)
     if starting and not os.environ.get("MIGCHECK_VERBOSE"):
         _start_quietly(chosen, settings)
     builder = SparkSession.builder.appName("migcheck")
@@ -181,14 +180,19 @@ def get_session(
         # call and logs py4j tracebacks; a plain KeyboardInterrupt lets the CLI end
         # Spark itself (stop_now) with one line.
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    if starting:
-        kafkasource.remember_jars(settings)
     if archive and dump:
         proc = SparkContext._gateway.proc
         jvmarchive.install_at_exit(proc, dump, archive, session.sparkContext.stop)
     if fresh and cluster:
         check_executors(session, bootstrap)
     return session
+
+
+def pyspark_version() -> str:
+    """The Spark version pyspark bundles (the probe compares the executors' with it)."""
+    import pyspark
+
+    return pyspark.__version__
 
 
 def _embedded_settings(short_run: bool) -> dict[str, str]:
@@ -231,7 +235,7 @@ def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
     driver = probe.Driver(
         f"{sys.version_info.major}.{sys.version_info.minor}",
         sysconfig.get_platform(),
-        kafkasource.spark_version(),
+        pyspark_version(),
     )
     try:
         problem = probe.verdict(_run_probe(spark.sparkContext, brokers), driver)
@@ -284,7 +288,7 @@ def _timeout_message() -> str:
 def _with_class_archive(settings: dict[str, str]) -> tuple[Path | None, Path | None]:
     """Add the class-data archive's option to the driver JVM's (see :mod:`jvmarchive`);
     returns the archive and the file this run dumps it to (None when it maps one)."""
-    archive = jvmarchive.archive_path(kafkasource.cache_root())
+    archive = jvmarchive.archive_path(cache_root())
     options, dump = jvmarchive.jvm_options(archive)
     key = "spark.driver.extraJavaOptions"
     settings[key] = " ".join([settings.get(key, ""), *options]).strip()

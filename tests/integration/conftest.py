@@ -83,9 +83,10 @@ def spark_class_archive() -> None:
     """Spark's class archive saved before any test starts Spark, as a user's first run
     saves it: every later JVM starts about 3 s sooner, and no test's stderr gets the
     first run's "saving" line."""
-    from migcheck.analysis import jvmarchive, kafkasource
+    from migcheck.analysis import jvmarchive
+    from migcheck.files import cache_root
 
-    archive = jvmarchive.archive_path(kafkasource.cache_root())
+    archive = jvmarchive.archive_path(cache_root())
     if archive is None or archive.is_file():
         return
     warm = "from migcheck.analysis.spark import get_session; get_session().range(1).count()"

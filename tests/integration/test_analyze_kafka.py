@@ -305,8 +305,8 @@ def test_a_topic_named_twice_is_read_once(
 def test_sasl_command_config_never_prints_the_secret(
     kafka: Kafka, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Over SASL the full scan runs in Spark's JVM Kafka source, which gets the JAAS
-    config: the password must reach neither the terminal nor Spark's own log."""
+    """Over SASL the full scan's read tasks get the JAAS config in their pickled client:
+    the password must reach neither the terminal nor Spark's own log."""
     spark_log = tmp_path / "spark.log"
     monkeypatch.setenv("MIGCHECK_SPARK_LOG", str(spark_log))
     if kafka.sasl_bootstrap is None:

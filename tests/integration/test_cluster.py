@@ -95,8 +95,8 @@ def small(kafka: Kafka) -> Topic:
 
 
 def _one_line(run: Run) -> str:
-    """The one error line; a first run's notices (packing the executors' archive, fetching
-    the Kafka source's jars: "... (first run only)") may precede it."""
+    """The one error line; a first run's notice (packing the executors' archive: "...
+    (first run only)") may precede it."""
     lines = [ln for ln in run.stderr.strip().splitlines() if not ln.endswith("(first run only)")]
     assert len(lines) == 1, run.why()
     assert "Traceback" not in run.stderr and not PY4J_NAME.search(run.stderr), run.why()
@@ -273,7 +273,7 @@ def sasl_copy(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> SaslCopy:
     """``small`` copied into 8 partitions over SASL SCRAM-SHA-512 (its password only in the
-    --command-config file): Spark's Kafka source places the keys, Python tasks read and
+    --command-config file): the read tasks score the keys, Python tasks read and
     write.  One run serves the copy's checks and the secrets' (each run costs a minute)."""
     if kafka.sasl_bootstrap is None:
         pytest.fail("the broker under test has no SASL listener (kafka-local start --sasl)")

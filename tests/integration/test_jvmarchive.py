@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-#: Starts an embedded session (without the Kafka source's jars, which need no
-#: resolving here), runs one job, and prints the archive files the JVM has mapped.
+#: Starts an embedded session, runs one job, and prints the archive files the JVM has
+#: mapped.
 _RUN = """
 from pyspark import SparkContext
 from migcheck.analysis.spark import get_session

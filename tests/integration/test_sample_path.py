@@ -1,7 +1,11 @@
-"""A sample's read tasks group and hash their own records; a full scan leaves both to
-Spark, over records Spark's Kafka source (the JVM consumer) decoded.  On topics small
-enough for the sample to read every record, the two paths must agree exactly, for every
-key layout, tombstone, null key and non-conforming key.
+"""Three groupings of the same records must agree exactly, for every key layout,
+tombstone, null key and non-conforming key:
+
+- a sample's read tasks, which group whole partitions (a topic small enough for the
+  sample to read every record);
+- a full scan's read tasks, which group chunks (forced small here, so partitions split
+  over chunks and tasks) into partial histories that Spark merges;
+- Spark's own groupBy over the raw records (the path of an offline key export).
 
 The records come from Kafka's Java producer, placed on explicit partitions computed
 with kafka-python's murmur2 (tests/oracles.py).
@@ -11,17 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 
+import pyarrow as pa
 import pytest
 from kafkatest import Kafka
 from oracles import java_partition
 from test_key_layouts import ALL, T0, session_key, window_key
 
 from migcheck.analysis.aggregate import TopicAggregates, aggregate, scored_pairs
-from migcheck.analysis.kafkasource import jvm_records
-from migcheck.analysis.sources import kafka_histories
+from migcheck.analysis.sources import full_histories, kafka_histories
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics
-from migcheck.kafka.reader import plan_units
+from migcheck.kafka.reader import plan_units, read_units
 from migcheck.model.analyze import KeyLayout
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -70,14 +74,17 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
     metas = describe_topics(client, list(names.values()))
     sample_units = plan_units(metas, 20_000)  # every partition is smaller: read whole
     assert sample_units == plan_units(metas, None)
-    histories, _ = kafka_histories(spark, client, sample_units, scored_pairs("murmur2", ALL))
-    records, _ = jvm_records(spark, client, plan_units(metas, None))
+    scored = scored_pairs("murmur2", ALL)
+    histories, _ = kafka_histories(spark, client, sample_units, scored)
+    chunked, _ = full_histories(spark, client, sample_units, scored, 100, chunk_records=37)
+    records = pa.Table.from_batches(list(read_units(client, sample_units)))
     sampled, _ = aggregate(histories, metas, [4, 6], "murmur2", 500, ALL)
-    scanned, _ = aggregate(records, metas, [4, 6], "murmur2", 500, ALL)
+    scanned, _ = aggregate(chunked, metas, [4, 6], "murmur2", 500, ALL)
+    grouped, _ = aggregate(spark.createDataFrame(records), metas, [4, 6], "murmur2", 500, ALL)
     for layout, topic in names.items():
         assert sampled[topic].key_layout == KeyLayout(layout)
         assert sampled[topic].partitioner == "murmur2"
         assert sampled[topic].non_conforming_keys == 1
         assert sampled[topic].null_keys == (2 if layout == "plain" else 0)
         assert any(c.moved for c in sampled[topic].cells)
-        assert _normal(sampled[topic]) == _normal(scanned[topic])
+        assert _normal(sampled[topic]) == _normal(scanned[topic]) == _normal(grouped[topic])

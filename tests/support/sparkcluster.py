@@ -182,7 +182,7 @@ def site_packages_pyspark(venv: Path) -> Path:
 
 
 def migcheck_cache() -> Path:
-    """migcheck's cache on the driver (shipped archives, Kafka source jars, class archive):
+    """migcheck's cache on the driver (shipped archives, class archive):
     as the CLI resolves it, so the workers cannot read what was cached for the driver."""
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
     return Path(os.environ.get("MIGCHECK_CACHE_DIR") or os.path.join(xdg, "migcheck"))

@@ -68,7 +68,7 @@ Traceback (most recent call last):
 pyspark.errors.exceptions.base.PySparkRuntimeError: [PYTHON_VERSION_MISMATCH] Python in worker has different version: 3.12 than that in driver: 3.11, PySpark cannot run with different minor versions.
 Please check environment variables PYSPARK_PYTHON and PYSPARK_DRIVER_PYTHON are correctly set."""  # noqa: E501
 
-#: Spark's Kafka source with no broker at the address (a JVM error: no traceback).
+#: A JVM Kafka client with no broker at the address (a JVM error: no traceback).
 NO_BROKER = """\
 An error occurred while calling o40.collectToPython.
 : java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment. Call: listNodes
@@ -169,11 +169,4 @@ def test_a_one_line_error_stays_as_it_is() -> None:
     assert (
         spark_error_message(RuntimeError(NO_PATH))
         == f"Spark failed: {NO_PATH} (Spark's log: {LOG})"
-    )
-
-
-def test_the_missing_kafka_source_says_how_to_add_it() -> None:
-    text = "[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafka. SQLSTATE: 42K02"
-    assert spark_error_message(RuntimeError(text)).startswith(
-        "Spark's Kafka source is not on this Spark's classpath: run spark-submit with --packages"
     )
