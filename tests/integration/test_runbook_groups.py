@@ -3,10 +3,11 @@
 A producer (kafka-python's, whose default partitioner is the Java client's murmur2 rule)
 writes ``<key>:<seq>`` for 40 keys, round after round, while two consumer groups read
 the topic with kafka-python's KafkaConsumer (``subscribe``, a metadata age of 1 s so they
-see new partitions at once, ``auto_offset_reset="earliest"``).  Each consumer records
-the order in which it sees each key's sequence numbers.  One group is busy: it reads in
-small fetches (a few records per partition each) and slower than the producer writes,
-so it lags under load and interleaves the partitions.
+see new partitions at once, ``auto_offset_reset="earliest"``), each member a process of
+its own.  Each consumer records the order in which it sees each key's sequence
+numbers.  One group is busy: it reads in small fetches (a few records per partition
+each) and slower than the producer writes, so it lags under load and interleaves the
+partitions.
 
 - The runbook (``--format sh``, run with ``--execute``, its manual steps answered as an
   operator: the producer stopped at "Pause", restarted at "Resume"), executed under
@@ -30,7 +31,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaError
 from kafkatest import KAFKA_LOCAL, Kafka
@@ -41,6 +42,7 @@ pytestmark = pytest.mark.kafka
 
 BIN = Path(sys.executable).parent
 KEYS = [f"key-{i}" for i in range(40)]
+READER = Path(__file__).resolve().parents[1] / "support" / "ordered_reader.py"
 OLD, NEW = 3, 6
 
 
@@ -89,42 +91,32 @@ class Producer:
 
 
 class Reader:
-    """A group's one member: a thread recording, per key, the sequence numbers in the order
-    it sees them; a record seen again (redelivered after a rebalance) counts once."""
+    """A group's one member (tests/support/ordered_reader.py, a process of its own) and a
+    thread recording, per key, the sequence numbers in the order it printed them; a record
+    seen again (redelivered after a rebalance) counts once."""
 
     def __init__(self, bootstrap: str, topic: str, group: str, small_fetches: bool) -> None:
         self.group = group
         self.order: dict[str, list[int]] = {k: [] for k in KEYS}
         self.read: set[tuple[int, int]] = set()
-        self._stop = threading.Event()
-        fetch = {"max_partition_fetch_bytes": 300, "max_poll_records": 5} if small_fetches else {}
-        self._pause = 0.01 if small_fetches else 0.0  # at most 500 records/s: it lags
-        self._consumer = KafkaConsumer(
-            topic,
-            bootstrap_servers=bootstrap,
-            group_id=group,
-            auto_offset_reset="earliest",
-            metadata_max_age_ms=1000,
-            auto_commit_interval_ms=200,
-            fetch_max_wait_ms=50,
-            **fetch,
+        kind = "small" if small_fetches else "plain"
+        self._proc = subprocess.Popen(
+            [sys.executable, str(READER), bootstrap, topic, group, kind],
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                for records in self._consumer.poll(timeout_ms=100).values():
-                    for r in records:
-                        if (r.partition, r.offset) in self.read:
-                            continue
-                        self.read.add((r.partition, r.offset))
-                        key, seq = r.value.decode().split(":")
-                        self.order[key].append(int(seq))
-                time.sleep(self._pause)
-        finally:
-            self._consumer.close()
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            partition, offset, value = line.split()
+            if (int(partition), int(offset)) in self.read:
+                continue
+            key, seq = value.split(":")
+            self.order[key].append(int(seq))
+            self.read.add((int(partition), int(offset)))
 
     def wait_for(self, records: int, timeout: float = 180) -> None:
         """Until this group has read ``records``: a hang guard, generous because a loaded
@@ -134,7 +126,7 @@ class Reader:
         while len(self.read) < records:
             assert time.monotonic() < deadline, (
                 f"{self.group} read {len(self.read)} of {records}; per partition, records read"
-                f" {self.per_partition()}; assigned {self._consumer.assignment()}"
+                f" {self.per_partition()}; its process exited {self._proc.poll()}"
             )
             time.sleep(0.2)
 
@@ -146,7 +138,9 @@ class Reader:
         return dict(sorted(counts.items()))
 
     def stop(self) -> None:
-        self._stop.set()
+        """SIGTERM: the member closes its consumer and leaves, as an operator stops it."""
+        self._proc.terminate()
+        self._proc.wait(timeout=30)
         self._thread.join(timeout=30)
 
     def out_of_order(self) -> set[str]:
