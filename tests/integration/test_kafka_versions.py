@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 from kafkatest import FIXTURE_SRC, KAFKA_LOCAL, REPO, Kafka, compile_fixture
 from oracles import java_partition
+from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1, phase2
 
 from migcheck.model.runbook import RunbookFacts
@@ -261,34 +262,6 @@ def test_the_3_9_count_app_crashes_with_the_text_migcheck_quotes(kafka3_clients:
     assert error in second.crash
 
 
-def _execute(script: Path, app: StreamsApp, broker: Broker, work: Path) -> tuple[int, str, str]:
-    """``--execute --yes`` with 3.9's tools; the app is started when the script says so,
-    and its dump kept (as tests/integration/test_runbook_strategy.py does on 4.3)."""
-    env = {
-        **broker.env,
-        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
-        "MIGCHECK_RUNBOOK_DIR": str(work),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    }
-    proc = subprocess.Popen(
-        ["bash", str(script), "--execute", "--yes"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    seen: list[str] = []
-    started: subprocess.Popen[str] | None = None
-    for line in proc.stdout:
-        seen.append(line)
-        if "MANUAL: Start the application" in line and started is None:
-            started = subprocess.Popen(
-                app.command(max_seconds=150), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                text=True,
-            )  # fmt: skip
-    code = proc.wait(timeout=600)
-    dump = started.communicate(timeout=240)[0] if started is not None else ""
-    return code, "".join(seen), dump
-
-
 def test_the_runbook_executed_on_3_9_leaves_every_count_right(
     kafka3_clients: Kafka3, tmp_path: Path
 ) -> None:
@@ -310,7 +283,7 @@ def test_the_runbook_executed_on_3_9_leaves_every_count_right(
     script = tmp_path / "runbook.sh"
     script.write_text(p.stdout, encoding="utf-8")
 
-    code, out, dump = _execute(script, app, kafka.broker, tmp_path / "work")
+    code, out, dump = execute_yes(script, app, tmp_path / "work", kafka.broker.env)
     assert code == 0, out
     assert "Runbook complete." in out and "migcheck app: healthy" in out
     assert "not a recognized option" not in out

@@ -11,15 +11,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from kafkatest import KAFKA_LOCAL, Kafka
-from runbookops import Operator
+from kafkatest import Kafka
+from runbookops import Operator, execute_yes
 from streamsapp import StreamsApp, phase1, phase2
 
 pytestmark = pytest.mark.kafka
@@ -29,37 +27,6 @@ BIN = Path(sys.executable).parent
 
 def _counts(state: list[tuple[str, str, str]]) -> dict[str, int]:
     return {k: int(v) for s, k, v in state if s == "counts"}
-
-
-def _execute(script: Path, app: StreamsApp, work: Path) -> tuple[int, str, str]:
-    """``--execute --yes``: the script answers its own manual steps; the operator still
-    does what they ask (here, start the app when told) and the app's dump is kept."""
-    env = {
-        **os.environ,
-        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
-        "MIGCHECK_RUNBOOK_DIR": str(work),
-        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-    }
-    proc = subprocess.Popen(
-        ["bash", str(script), "--execute", "--yes"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    seen: list[str] = []
-    started: subprocess.Popen[str] | None = None
-    for line in proc.stdout:
-        seen.append(line)
-        if "MANUAL: Start the application" in line and started is None:
-            started = subprocess.Popen(
-                app.command(max_seconds=150), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                text=True,
-            )  # fmt: skip
-    code = proc.wait(timeout=600)
-    dump = started.communicate(timeout=240)[0] if started is not None else ""
-    return code, "".join(seen), dump
 
 
 def test_auto_alters_in_place_when_the_state_sits_behind_a_repartition_topic(
@@ -82,7 +49,7 @@ def test_auto_alters_in_place_when_the_state_sits_behind_a_repartition_topic(
     script = tmp_path / "runbook.sh"
     script.write_text(p.stdout, encoding="utf-8")
 
-    code, out, dump = _execute(script, app, tmp_path / "work")
+    code, out, dump = execute_yes(script, app, tmp_path / "work")
     assert code == 0, out
     assert "Runbook complete." in out and "migcheck app: healthy" in out
     # the reprocess counted every record once, each in the task its value belongs to

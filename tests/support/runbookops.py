@@ -149,3 +149,34 @@ class Operator:
         """Waits for the app started at the restart step to finish its run."""
         if self.background is not None:
             self.background.wait(timeout=180)
+
+
+def execute_yes(
+    script: Path, app: StreamsApp, work: Path, base_env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """``--execute --yes``: the script answers its own manual steps; the operator still
+    does what they ask (start the app when told) and the app's dump is kept.  ``base_env``
+    (default this process's) names the Kafka whose tools the script runs."""
+    env = {
+        **(base_env if base_env is not None else os.environ),
+        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
+        "MIGCHECK_RUNBOOK_DIR": str(work),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    proc = subprocess.Popen(
+        ["bash", str(script), "--execute", "--yes"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    seen: list[str] = []
+    started: subprocess.Popen[str] | None = None
+    for line in proc.stdout:
+        seen.append(line)
+        if "MANUAL: Start the application" in line and started is None:
+            started = subprocess.Popen(
+                app.command(max_seconds=150), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True,
+            )  # fmt: skip
+    code = proc.wait(timeout=600)
+    dump = started.communicate(timeout=240)[0] if started is not None else ""
+    return code, "".join(seen), dump
