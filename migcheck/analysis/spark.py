@@ -93,7 +93,8 @@ def _children() -> set[int]:
 
 @contextlib.contextmanager
 def small_data(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
-    """Run a sample's jobs without adaptive execution, unless the user set it.
+    """Run a short run's jobs (a sample, a small full scan) without adaptive execution,
+    unless the user set it.
 
     A sample is a few hundred thousand rows.  Adaptive execution splits each of the
     aggregation's collects into two or three Spark jobs and has little to coalesce:
@@ -185,7 +186,49 @@ def get_session(
         jvmarchive.install_at_exit(proc, dump, archive, session.sparkContext.stop)
     if fresh and cluster:
         check_executors(session, bootstrap)
+    if fresh and not cluster:
+        warm_workers(session)
     return session
+
+
+def warm_workers(spark: Any) -> threading.Thread | None:
+    """Start, in the background, a job that readies a local session's Python workers.
+
+    A read task's first second or more goes to its worker: starting it, importing
+    pyarrow, kafka-python and numba, and loading the compiled loops from numba's disk
+    cache.  Spark reuses an idle worker for the next task, so a job of one tiny task
+    per core, run while the driver still reads the topics' metadata and plans its
+    jobs, hands the read tasks workers that are ready.  It is a ``mapInArrow`` job like
+    theirs: an RDD job's workers (another environment) are not reused by them.  Only
+    for ``local[...]`` masters: a cluster's executors start later and elsewhere.  Its
+    failure is ignored: it only costs speed."""
+    sc = spark.sparkContext
+    if not sc.master.startswith("local"):
+        return None
+    slots = sc.defaultParallelism
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            spark.range(0, slots, 1, slots).mapInArrow(_warm, "warm int").collect()
+
+    thread = threading.Thread(target=run, name="migcheck-warm", daemon=True)
+    thread.start()
+    return thread
+
+
+def _warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """A worker's first task: the imports and compiled loops a read task needs."""
+    import migcheck.analysis.sources  # noqa: F401  (the read tasks' module and its imports)
+    from migcheck.hashing.partitioners import AUTO_CANDIDATES
+    from migcheck.kafka.recordbatch import warm
+
+    warm()
+    keys = pa.array([b"warm"] * 65, pa.binary())  # over the interpreted path's limit
+    for name in AUTO_CANDIDATES:
+        placement_values(keys, name)
+    for _ in batches:
+        pass
+    yield pa.record_batch({"warm": pa.array([1], pa.int32())})
 
 
 def pyspark_version() -> str:

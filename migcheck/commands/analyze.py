@@ -166,20 +166,24 @@ def exit_code(report: Report) -> int:
     return EXIT_GATE if report["gate"]["failed"] else EXIT_OK
 
 
+#: Up to this many records, a full scan runs as a sample does (a JVM and jobs tuned for
+#: a few seconds, see :func:`~migcheck.analysis.spark.get_session`): about a default
+#: sample's size.
+SHORT_RUN_RECORDS = 500_000
+
+
 def _aggregate(
     o: AnalyzeOptions, plan: _Plan, sample: int | None, progress: Progress
 ) -> list[TopicEntry]:
     from migcheck.analysis.spark import get_session, small_data
 
+    short = sample is not None or plan.total <= SHORT_RUN_RECORDS
     with spark_errors():
         spark = get_session(
-            o.spark.master,
-            o.spark.conf,
-            short_run=sample is not None,
-            bootstrap=o.connection.bootstrap,
+            o.spark.master, o.spark.conf, short_run=short, bootstrap=o.connection.bootstrap
         )
         records, counter = plan.load(spark)
-        adaptive = nullcontext() if sample is None else small_data(spark, o.spark.conf)
+        adaptive = small_data(spark, o.spark.conf) if short else nullcontext()
         with adaptive, progress(counter, plan.total):
             aggregates, moved_df = aggregate(
                 records,

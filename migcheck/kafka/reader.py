@@ -86,6 +86,10 @@ def plan_units(
     return units
 
 
+#: The read tasks' ``retry_backoff_ms`` (see :func:`read_units`).
+READ_RETRY_BACKOFF_MS = 10
+
+
 # --- reading records ---------------------------------------------------------------
 
 
@@ -111,8 +115,12 @@ def read_units(
     from migcheck.kafka.recordbatch import install
 
     # A sample window is a few thousand records: a 1 MiB fetch holds one, where the
-    # default 8 MiB fetched far more.
-    consumer = open_consumer(client, max_partition_fetch_bytes=1024 * 1024)
+    # default 8 MiB fetched far more.  A poll with nothing in flight yet (a new
+    # consumer, before its first fetch) sleeps retry_backoff_ms: kafka-python's 100 ms
+    # default was a third of a small topic's read task.
+    consumer = open_consumer(
+        client, max_partition_fetch_bytes=1024 * 1024, retry_backoff_ms=READ_RETRY_BACKOFF_MS
+    )
     if every_record:
         _fail_on_deleted(consumer)
     ends: dict[Any, int] = {}

@@ -129,6 +129,14 @@ def _compiled() -> Callable[..., tuple[int, int, int]]:
     return numba.njit(**options)(loop)
 
 
+def warm() -> None:
+    """Load the compiled record loop from numba's disk cache now, with the argument types
+    :func:`decode` passes (a read-only byte array, as a fetch's bytes are): a read
+    task's worker may do it before its first fetch (see ``analysis.sources``)."""
+    out = _Builder(0, 0)
+    _compiled()(np.frombuffer(b"", np.uint8), 0, 0, 0, -1, 0, 1, out.cols, 0, 0)
+
+
 # --- columns -----------------------------------------------------------------------
 
 

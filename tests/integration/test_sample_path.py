@@ -1,10 +1,12 @@
-"""Three groupings of the same records must agree exactly, for every key layout,
+"""Four groupings of the same records must agree exactly, for every key layout,
 tombstone, null key and non-conforming key:
 
 - a sample's read tasks, which group whole partitions (a topic small enough for the
   sample to read every record);
 - a full scan's read tasks, which group chunks (forced small here, so partitions split
   over chunks and tasks) into partial histories that Spark merges;
+- a full scan's read tasks when every partition fits in a chunk: whole partitions per
+  task, no merge;
 - Spark's own groupBy over the raw records (the path of an offline key export).
 
 The records come from Kafka's Java producer, placed on explicit partitions computed
@@ -77,9 +79,12 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
     scored = scored_pairs("murmur2", ALL)
     histories, _ = kafka_histories(spark, client, sample_units, scored)
     chunked, _ = full_histories(spark, client, sample_units, scored, 100, chunk_records=37)
+    whole, _ = full_histories(spark, client, sample_units, scored)  # partitions fit a chunk
     records = pa.Table.from_batches(list(read_units(client, sample_units)))
     sampled, _ = aggregate(histories, metas, [4, 6], "murmur2", 500, ALL)
     scanned, _ = aggregate(chunked, metas, [4, 6], "murmur2", 500, ALL)
+    assert "last_offset" not in whole.columns  # read whole, not merged from partials
+    unmerged, _ = aggregate(whole, metas, [4, 6], "murmur2", 500, ALL)
     grouped, _ = aggregate(spark.createDataFrame(records), metas, [4, 6], "murmur2", 500, ALL)
     for layout, topic in names.items():
         assert sampled[topic].key_layout == KeyLayout(layout)
@@ -88,3 +93,4 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
         assert sampled[topic].null_keys == (2 if layout == "plain" else 0)
         assert any(c.moved for c in sampled[topic].cells)
         assert _normal(sampled[topic]) == _normal(scanned[topic]) == _normal(grouped[topic])
+        assert _normal(unmerged[topic]) == _normal(grouped[topic])
