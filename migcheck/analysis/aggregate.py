@@ -539,22 +539,26 @@ def _cells(by_candidate: Any) -> list[tuple[str, Cell]]:
 
 
 def _moved_sample(moved: Any, size: int) -> list[tuple[str, SampledKey]]:
-    """Per topic and candidate, the ``size`` moved keys of lowest mmh3 rank: stable across runs."""
+    """Per topic and candidate, the ``size`` moved keys of lowest mmh3 rank (then key):
+    stable across runs.
+
+    ``min_by`` with ``k`` keeps a bounded heap per group in each task, where a window's
+    ``row_number`` sorted every moved key: the slowest of the report's jobs on a full
+    scan."""
     if size <= 0:
         return []
     from pyspark.sql import functions as F
-    from pyspark.sql.window import Window
 
-    w = Window.partitionBy("topic", "m").orderBy("rank", "key")
+    fields = F.struct("rank", "key", "partition", "new")
     rows = (
-        moved.withColumn("i", F.row_number().over(w))
-        .where(F.col("i") <= size)
-        .select("topic", "m", "key", "partition", "new", "i")
+        moved.groupBy("topic", "m")
+        .agg(F.min_by(fields, F.struct("rank", "key"), size).alias("lowest"))
         .collect()
     )
     return [
-        (r["topic"], SampledKey(r["m"], bytes(r["key"]), r["partition"], r["new"], r["i"]))
+        (r["topic"], SampledKey(r["m"], bytes(k["key"]), k["partition"], k["new"], i))
         for r in rows
+        for i, k in enumerate(sorted(r["lowest"], key=lambda k: (k["rank"], k["key"])), 1)
     ]
 
 
