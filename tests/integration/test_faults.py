@@ -21,10 +21,14 @@ pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 
 def _fill(bootstrap: str, topic: str, records: int) -> None:
-    """Keyed records by kcat, quickly enough for a scan that lasts a few seconds."""
+    """Keyed records by kcat in batches of at most 50 records (about 9 KiB): a fetch
+    returns at least one whole batch, so the scan's 8 KiB fetches (:func:`_scan`) take
+    one batch each, and the read lasts well past the fault however fast the reader
+    gets (with kcat's default batches a full scan ended before the fault landed)."""
     lines = "".join(f"key-{i % 50_000}\t{'v' * (50 + i % 200)}\n" for i in range(records))
     subprocess.run(
-        ["kcat", "-P", "-b", bootstrap, "-t", topic, "-K", "\t", "-X", "linger.ms=20"],
+        ["kcat", "-P", "-b", bootstrap, "-t", topic, "-K", "\t", "-X", "linger.ms=20",
+         "-X", "batch.num.messages=50"],
         input=lines, text=True, check=True, timeout=300,
     )  # fmt: skip
 
@@ -52,7 +56,7 @@ def _alive(pids: set[int]) -> set[int]:
 
 def _scan(bootstrap: str, topic: str, output: Path, tmp: Path) -> subprocess.Popen[str]:
     """A full scan made slow on purpose, through a client setting a user may pass (8 KiB
-    fetches): it still reads when the fault lands, however fast a normal scan gets."""
+    fetches, of :func:`_fill`'s small batches): it still reads when the fault lands."""
     env = {**os.environ, "MIGCHECK_SPARK_LOG": str(tmp / "spark.log")}
     slow = tmp / "slow-fetches.properties"
     slow.write_text("max.partition.fetch.bytes=8192\nmax.poll.records=50\n")
