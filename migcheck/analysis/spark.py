@@ -191,7 +191,7 @@ def get_session(
     return session
 
 
-def warm_workers(spark: Any) -> threading.Thread | None:
+def warm_workers(spark: Any) -> None:
     """Start, in the background, a job that readies a local session's Python workers.
 
     A read task's first second or more goes to its worker: starting it, importing
@@ -199,21 +199,16 @@ def warm_workers(spark: Any) -> threading.Thread | None:
     cache.  Spark reuses an idle worker for the next task, so a job of one tiny task
     per core, run while the driver still reads the topics' metadata and plans its
     jobs, hands the read tasks workers that are ready.  It is a ``mapInArrow`` job like
-    theirs: an RDD job's workers (another environment) are not reused by them.  Only
-    for ``local[...]`` masters: a cluster's executors start later and elsewhere.  Its
-    failure is ignored: it only costs speed."""
-    sc = spark.sparkContext
-    if not sc.master.startswith("local"):
-        return None
-    slots = sc.defaultParallelism
+    theirs: an RDD job's workers (another environment) are not reused by them.
+    :func:`get_session` calls it for local masters only: a cluster's executors start
+    later and elsewhere.  Its failure is ignored: it only costs speed."""
+    slots = spark.sparkContext.defaultParallelism
 
     def run() -> None:
         with contextlib.suppress(Exception):
             spark.range(0, slots, 1, slots).mapInArrow(_warm, "warm int").collect()
 
-    thread = threading.Thread(target=run, name="migcheck-warm", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=run, name="migcheck-warm", daemon=True).start()
 
 
 def _warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

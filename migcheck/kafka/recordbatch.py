@@ -132,7 +132,7 @@ def _compiled() -> Callable[..., tuple[int, int, int]]:
 def warm() -> None:
     """Load the compiled record loop from numba's disk cache now, with the argument types
     :func:`decode` passes (a read-only byte array, as a fetch's bytes are): a read
-    task's worker may do it before its first fetch (see ``analysis.sources``)."""
+    task's worker may do it before its first fetch (``analysis.spark.warm_workers``)."""
     out = _Builder(0, 0)
     _compiled()(np.frombuffer(b"", np.uint8), 0, 0, 0, -1, 0, 1, out.cols, 0, 0)
 
