@@ -187,10 +187,12 @@ def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Sco
     return [(layout, name) for layout in ordered_layouts(key_layouts) for name in names]
 
 
-def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
+def _key_histories(
+    records: Any, topics: Sequence[TopicMeta], scored: list[Scored], freed: bool = False
+) -> Any:
     """One row per (topic, observed partition, key): its history there
     (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`, rank included), hashed once
-    per scored pair; cached, since every figure is computed from it.
+    per scored pair; kept (:func:`_kept`), since every figure is computed from it.
 
     ``records`` are grouped here (a key export) unless Kafka's read tasks grouped them
     already (they come with ``n``, ranked and hashed: a sample's, or a full scan's
@@ -212,7 +214,24 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
             keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
     if "rank" not in keys.columns:  # not ranked by a read task
         keys = keys.withColumn("rank", sample_rank_column("key"))
-    return keys.cache()
+    return _kept(keys, freed)
+
+
+def _kept(keys: Any, freed: bool) -> Any:
+    """``keys`` computed once for the several jobs that read them.
+
+    On a local master they are checkpointed in the block manager: rows as the jobs
+    read them, and a plan that starts there.  Spark's columnar cache encoded every
+    history and decoded it again for each of the report's five jobs, and each job
+    planned the whole read again; the 5 M-record bench topic (993 k histories) took
+    2.5 s less.  A local checkpoint is not recomputed when an executor is lost, so a
+    cluster keeps the cache, which is; so does a caller that frees the histories
+    before its run ends (``freed``: ``unpersist`` frees a cache, not a checkpoint)."""
+    from migcheck.analysis.shipping import is_local
+
+    if freed or not is_local(keys.sparkSession.sparkContext.master):
+        return keys.cache()
+    return keys.localCheckpoint(eager=True)
 
 
 def _grouped(records: Any) -> Any:
@@ -281,29 +300,7 @@ def _partition_sums(
     doubled every row (its Expand) and shuffled them twice."""
     from pyspark.sql import functions as F
 
-    keyed = F.col("key").isNotNull()
-    aggs = [
-        F.sum("n").alias("records"),
-        F.sum(F.when(~keyed, F.col("n")).otherwise(0)).alias("null_keys"),
-        F.sum((keyed & (F.col("n") == 1)).cast("long")).alias("f1"),
-        F.sum((keyed & (F.col("n") == 2)).cast("long")).alias("f2"),
-    ]
-
-    def fits_of(pair: Scored) -> Any:
-        v = F.col(placement_name(pair))
-        return F.coalesce((v % F.col("current")) == F.col("partition"), F.lit(False))
-
-    for a, b in pairs:  # keyed rows only: the null key's placements are null
-        aggs.append(F.sum((fits_of(a) | fits_of(b)).cast("long")).alias(_either_name((a, b))))
-    for pair in scored:
-        col = placement_name(pair)
-        v = F.col(col)
-        fits = ((v % F.col("current")) == F.col("partition")).cast("long")
-        aggs += [
-            F.count(v).alias(f"hashed_{col}"),  # the null key's placement is null
-            F.coalesce(F.sum(fits), F.lit(0)).alias(f"conform_{col}"),  # null: none hashed
-            F.sum(F.when(keyed & v.isNull(), F.col("n")).otherwise(0)).alias(f"unhashed_{col}"),
-        ]
+    aggs = [F.expr(text) for text in _sums_sql(scored, pairs)]
     per_partition: PerPartition = {}
     sums: dict[str, dict[str, int]] = {}
     for r in histories.groupBy("topic", "partition").agg(*aggs).collect():
@@ -315,6 +312,39 @@ def _partition_sums(
             if name not in ("topic", "partition"):
                 total[name] = total.get(name, 0) + int(value)
     return per_partition, sums
+
+
+def _sums_sql(scored: list[Scored], pairs: Sequence[Pair]) -> list[str]:
+    """The sums of :func:`_partition_sums` as Spark SQL, one text per sum.
+
+    Text, not Column calls: each Column operator is a call into the JVM, and the
+    sums of ``auto`` (every partitioner, every pair of them) took about a thousand of
+    them, 1.1 s of the driver's time in a profile, before the job could start; a text
+    is one."""
+
+    def fits(pair: Scored) -> str:  # null for the null key, whose placements are null
+        return f"`{placement_name(pair)}` % current = partition"
+
+    texts = [
+        "sum(n) AS records",
+        "sum(CASE WHEN key IS NULL THEN n ELSE 0 END) AS null_keys",
+        "sum(CAST(key IS NOT NULL AND n = 1 AS BIGINT)) AS f1",
+        "sum(CAST(key IS NOT NULL AND n = 2 AS BIGINT)) AS f2",
+    ]
+    texts += [
+        f"sum(CAST(coalesce({fits(a)}, false) OR coalesce({fits(b)}, false) AS BIGINT))"
+        f" AS `{_either_name((a, b))}`"
+        for a, b in pairs
+    ]
+    for pair in scored:
+        col = placement_name(pair)
+        texts += [
+            f"count(`{col}`) AS `hashed_{col}`",  # the null key's placement is null
+            f"coalesce(sum(CAST({fits(pair)} AS BIGINT)), 0) AS `conform_{col}`",
+            f"sum(CASE WHEN key IS NOT NULL AND `{col}` IS NULL THEN n ELSE 0 END)"
+            f" AS `unhashed_{col}`",
+        ]
+    return texts
 
 
 def _topic_scores(
@@ -435,7 +465,7 @@ def score_partitioners(
     changes nothing there (FNV-1a masked and unsigned at a power of two) is no reason
     to refuse the copy."""
     scored = [(KeyLayout.PLAIN, name) for name in names]
-    histories = _key_histories(records, topics, scored)
+    histories = _key_histories(records, topics, scored, freed=True)
     try:
         _, sums = _partition_sums(histories, scored)
         keys = histories.where(histories["key"].isNotNull())
