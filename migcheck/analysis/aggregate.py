@@ -221,11 +221,11 @@ def _kept(keys: Any, freed: bool) -> Any:
     """``keys`` computed once for the several jobs that read them.
 
     On a local master they are checkpointed in the block manager: rows as the jobs
-    read them, and a plan that starts there.  Spark's columnar cache encoded every
-    history and decoded it again for each of the report's five jobs, and each job
-    planned the whole read again; the 5 M-record bench topic (993 k histories) took
-    2.5 s less.  A local checkpoint is not recomputed when an executor is lost, so a
-    cluster keeps the cache, which is; so does a caller that frees the histories
+    read them, and a plan that starts there, where Spark's columnar cache encoded every
+    history and decoded it again for each of the report's five jobs.  The gain is
+    small (the 5 M-record bench topic: about 1.4 s on average with the SQL sums, within
+    the runs' noise).  A local checkpoint is not recomputed when an executor is lost,
+    so a cluster keeps the cache, which is; so does a caller that frees the histories
     before its run ends (``freed``: ``unpersist`` frees a cache, not a checkpoint)."""
     from migcheck.analysis.shipping import is_local
 
