@@ -187,9 +187,7 @@ def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Sco
     return [(layout, name) for layout in ordered_layouts(key_layouts) for name in names]
 
 
-def _key_histories(
-    records: Any, topics: Sequence[TopicMeta], scored: list[Scored], freed: bool = False
-) -> Any:
+def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
     """One row per (topic, observed partition, key): its history there
     (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`, rank included), hashed once
     per scored pair; kept (:func:`_kept`), since every figure is computed from it.
@@ -214,24 +212,18 @@ def _key_histories(
             keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
     if "rank" not in keys.columns:  # not ranked by a read task
         keys = keys.withColumn("rank", sample_rank_column("key"))
-    return _kept(keys, freed)
+    return _kept(keys)
 
 
-def _kept(keys: Any, freed: bool) -> Any:
-    """``keys`` computed once for the several jobs that read them.
+def _kept(keys: Any) -> Any:
+    """``keys`` computed once for the several jobs that read them: Spark's cache.
 
-    On a local master they are checkpointed in the block manager: rows as the jobs
-    read them, and a plan that starts there, where Spark's columnar cache encoded every
-    history and decoded it again for each of the report's five jobs.  The gain is
-    small (the 5 M-record bench topic: about 1.4 s on average with the SQL sums, within
-    the runs' noise).  A local checkpoint is not recomputed when an executor is lost,
-    so a cluster keeps the cache, which is; so does a caller that frees the histories
-    before its run ends (``freed``: ``unpersist`` frees a cache, not a checkpoint)."""
-    from migcheck.analysis.shipping import is_local
-
-    if freed or not is_local(keys.sparkSession.sparkContext.master):
-        return keys.cache()
-    return keys.localCheckpoint(eager=True)
+    A local checkpoint was tried on a local master (rows as the jobs read them, no
+    columnar encoding).  It gained about 1.4 s on the 5 M bench topic, within the runs'
+    noise, and it failed 5 M distinct keys under a 512 MiB driver with two busy cores
+    (UNABLE_TO_ACQUIRE_MEMORY in the sums' hash aggregate: its rows filled the storage
+    memory that execution may not evict), where the cache, compressed, passes."""
+    return keys.cache()
 
 
 def _grouped(records: Any) -> Any:
@@ -465,7 +457,7 @@ def score_partitioners(
     changes nothing there (FNV-1a masked and unsigned at a power of two) is no reason
     to refuse the copy."""
     scored = [(KeyLayout.PLAIN, name) for name in names]
-    histories = _key_histories(records, topics, scored, freed=True)
+    histories = _key_histories(records, topics, scored)
     try:
         _, sums = _partition_sums(histories, scored)
         keys = histories.where(histories["key"].isNotNull())
