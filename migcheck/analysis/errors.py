@@ -47,7 +47,8 @@ def spark_error_message(e: Exception) -> str:
     raised = _migcheck_error(text)
     if raised:
         return raised
-    line = _known_cause(text) or f"Spark failed: {root_cause(text) or type(e).__name__}"
+    cause = root_cause(text) or type(e).__name__
+    line = _known_cause(text) or _out_of_memory(cause) or f"Spark failed: {cause}"
     return f"{line} (Spark's log: {spark_log_path()})"
 
 
@@ -75,6 +76,20 @@ def _known_cause(text: str) -> str | None:
             f"spark.pyspark.python (or PYSPARK_PYTHON) at a Python the workers have"
         )
     return None
+
+
+_OUT_OF_MEMORY = re.compile(r"OutOfMemoryError|UNABLE_TO_ACQUIRE_MEMORY")
+
+
+def _out_of_memory(cause: str) -> str | None:
+    """Spark's memory exhausted (the JVM's heap, or execution memory that could not be
+    freed): the fix is a setting, and which one depends on where the tasks ran."""
+    if not _OUT_OF_MEMORY.search(cause):
+        return None
+    return (
+        f"Spark ran out of memory ({cause}): give it more with --conf "
+        f"spark.driver.memory=4g on a local master, or spark.executor.memory on a cluster"
+    )
 
 
 def root_cause(text: str) -> str | None:

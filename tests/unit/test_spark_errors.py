@@ -94,6 +94,25 @@ migcheck.errors.ReadError: orders-3: no records between offset 5 and 9 for 30s""
 NO_PATH = "[PATH_NOT_FOUND] Path does not exist: file:/nonexistent/path/x.parquet. SQLSTATE: 42K03"
 
 
+#: 5 M distinct keys under a 512 MiB driver: the sums' hash aggregate could not get
+#: execution memory (SparkOutOfMemoryError of a DataFrame's collect).
+EXECUTION_MEMORY = """\
+An error occurred while calling o186.collectToPython.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 8 in stage 2.0 failed 1 times, most recent failure: Lost task 8.0 in stage 2.0 (TID 20) (192.0.2.2 executor driver): org.apache.spark.memory.SparkOutOfMemoryError: [UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire 262144 bytes of memory, got 71288. SQLSTATE: 53200
+\tat org.apache.spark.errors.SparkCoreErrors$.outOfMemoryError(SparkCoreErrors.scala:456)
+\tat org.apache.spark.errors.SparkCoreErrors.outOfMemoryError(SparkCoreErrors.scala)
+\t...
+
+Driver stacktrace:
+\tat org.apache.spark.scheduler.DAGScheduler.$anonfun$abortStage$3(DAGScheduler.scala:3318)
+\tat scala.Option.getOrElse(Option.scala:201)
+\t...
+Caused by: org.apache.spark.memory.SparkOutOfMemoryError: [UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire 262144 bytes of memory, got 71288. SQLSTATE: 53200
+\tat org.apache.spark.errors.SparkCoreErrors$.outOfMemoryError(SparkCoreErrors.scala:456)
+\tat org.apache.spark.errors.SparkCoreErrors.outOfMemoryError(SparkCoreErrors.scala)
+\t..."""  # noqa: E501
+
+
 @pytest.fixture(autouse=True)
 def spark_log(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MIGCHECK_SPARK_LOG", LOG)
@@ -141,13 +160,22 @@ def test_a_failed_tasks_exception_without_a_cause() -> None:
         "(10.0.0.7 executor 2): java.lang.OutOfMemoryError: Java heap space\n"
         "\tat java.base/java.util.Arrays.copyOf(Arrays.java:3537)\n"
     )
-    assert spark_error_message(RuntimeError(lost)) == (
-        f"Spark failed: java.lang.OutOfMemoryError: Java heap space (Spark's log: {LOG})"
+    assert spark_error_message(RuntimeError(lost)).startswith(
+        "Spark ran out of memory (java.lang.OutOfMemoryError: Java heap space): "
+    )
+
+
+def test_execution_memory_names_the_settings_that_give_more() -> None:
+    assert spark_error_message(RuntimeError(EXECUTION_MEMORY)) == (
+        "Spark ran out of memory (org.apache.spark.memory.SparkOutOfMemoryError: "
+        "[UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire 262144 bytes of memory, got 71288. "
+        "SQLSTATE: 53200): give it more with --conf spark.driver.memory=4g on a local "
+        f"master, or spark.executor.memory on a cluster (Spark's log: {LOG})"
     )
 
 
 def test_no_py4j_object_name_and_no_empty_worker_header() -> None:
-    for text in (NO_MIGCHECK_ON_THE_EXECUTOR, NO_SUCH_PYTHON, NO_BROKER):
+    for text in (NO_MIGCHECK_ON_THE_EXECUTOR, NO_SUCH_PYTHON, NO_BROKER, EXECUTION_MEMORY):
         message = spark_error_message(RuntimeError(text))
         assert "o46." not in message
         assert "o40." not in message
