@@ -51,14 +51,19 @@ _DDL_TYPES = {
 }
 
 
-def history_ddl(scored: Sequence[Scored], partial: bool = False) -> str:
+def history_schema(scored: Sequence[Scored], partial: bool = False) -> pa.Schema:
     """:data:`HISTORY_SCHEMA` (:data:`PARTIAL_SCHEMA` if ``partial``) with the placement
-    columns of ``scored``, in Spark's DDL (for ``mapInArrow``).  Every name is
+    columns of ``scored``: the rows a read task (or the driver's read) yields."""
+    schema = PARTIAL_SCHEMA if partial else HISTORY_SCHEMA
+    return pa.schema([*schema, *(pa.field(placement_name(p), pa.int64()) for p in scored)])
+
+
+def history_ddl(scored: Sequence[Scored], partial: bool = False) -> str:
+    """:func:`history_schema` in Spark's DDL (for ``mapInArrow``).  Every name is
     back-quoted: a partitioner's name may hold a ``-`` (``kafkajs-legacy``), which the
     DDL parser refuses unquoted."""
-    schema = PARTIAL_SCHEMA if partial else HISTORY_SCHEMA
-    columns = [f"`{f.name}` {_DDL_TYPES[f.type]}" for f in schema]
-    return ", ".join([*columns, *(f"`{placement_name(p)}` long" for p in scored)])
+    fields = history_schema(scored, partial)
+    return ", ".join(f"`{f.name}` {_DDL_TYPES[f.type]}" for f in fields)
 
 
 #: A history row.  ``bytes`` and ``last_bytes`` are null for the null key (its records

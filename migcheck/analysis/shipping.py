@@ -49,6 +49,15 @@ def is_local(master: str) -> bool:
     return _LOCAL.fullmatch(master.strip()) is not None
 
 
+def embedded_local(master: str | None, conf: Mapping[str, str]) -> bool:
+    """Whether migcheck will start the embedded session on a local master: not inside
+    spark-submit (``PYSPARK_GATEWAY_PORT``), and no cluster's master given.  No pyspark
+    import: a caller decides this before Spark loads."""
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        return False
+    return is_local(master or conf.get("spark.master") or "local[*]")
+
+
 # --- what ships -----------------------------------------------------------------------
 
 

@@ -137,6 +137,7 @@ def get_session(
     conf: dict[str, str] | None = None,
     short_run: bool = False,
     bootstrap: str | None = None,
+    warm: bool = True,
 ) -> SparkSession:
     """Start (or join) the Spark session the pipeline runs on.
 
@@ -148,7 +149,9 @@ def get_session(
     On a cluster (any master but ``local[...]``) a context this call creates gets
     migcheck and its dependencies as an archive (:mod:`shipping`), and one probe task
     checks an executor first (:func:`check_executors`; ``bootstrap``: the Kafka
-    servers the executors must reach, comma-separated).
+    servers the executors must reach, comma-separated).  A local session warms its
+    Python workers (:func:`warm_workers`) unless ``warm`` is false: the caller's jobs
+    start none.
     """
     conf = dict(conf or {})
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
@@ -186,7 +189,7 @@ def get_session(
         jvmarchive.install_at_exit(proc, dump, archive, session.sparkContext.stop)
     if fresh and cluster:
         check_executors(session, bootstrap)
-    if fresh and not cluster:
+    if fresh and not cluster and warm:
         warm_workers(session)
     return session
 

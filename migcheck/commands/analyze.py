@@ -101,6 +101,7 @@ class _Plan:
     source: Source
     load: Callable[[Any], tuple[Any, Any]]  # spark -> (records or histories, counter or None)
     total: int
+    workers: bool = True  # Spark's jobs need Python workers (else none is warmed)
 
 
 def _layouts(o: AnalyzeOptions) -> tuple[KeyLayout, ...]:
@@ -125,7 +126,13 @@ def _plan_file(o: AnalyzeOptions) -> _Plan:
 
 
 def _plan_kafka(o: AnalyzeOptions) -> _Plan:
-    from migcheck.analysis.sources import full_histories, kafka_histories
+    from migcheck.analysis.shipping import embedded_local
+    from migcheck.analysis.sources import (
+        DRIVER_READ_RECORDS,
+        DriverRead,
+        full_histories,
+        kafka_histories,
+    )
 
     client = o.connection.client()
     metas = describe_topics(client, list(dict.fromkeys(o.topics)))  # named twice: read once
@@ -136,7 +143,12 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     total = sum(u.end - u.start for u in units)
     # The read tasks group their records into key histories: a sample's task whole
     # partitions' windows; a full scan's chunks of partitions, which Spark then merges.
+    # A small read on the embedded session is the driver's, started now, while Spark
+    # starts.  A cluster's executors read: its driver may be sized to plan, not to read.
     scored = scored_pairs(o.partitioner, _layouts(o))
+    if total <= DRIVER_READ_RECORDS and embedded_local(o.spark.master, o.spark.conf):
+        driver = DriverRead(client, units, scored, every=o.full)
+        return _Plan(metas, source, driver.load, total, workers=False)
     read = full_histories if o.full else kafka_histories
     return _Plan(metas, source, lambda spark: read(spark, client, units, scored), total)
 
@@ -180,7 +192,11 @@ def _aggregate(
     short = sample is not None or plan.total <= SHORT_RUN_RECORDS
     with spark_errors():
         spark = get_session(
-            o.spark.master, o.spark.conf, short_run=short, bootstrap=o.connection.bootstrap
+            o.spark.master,
+            o.spark.conf,
+            short_run=short,
+            bootstrap=o.connection.bootstrap,
+            warm=plan.workers,
         )
         records, counter = plan.load(spark)
         adaptive = small_data(spark, o.spark.conf) if short else nullcontext()

@@ -1,4 +1,4 @@
-"""Four groupings of the same records must agree exactly, for every key layout,
+"""Five groupings of the same records must agree exactly, for every key layout,
 tombstone, null key and non-conforming key:
 
 - a sample's read tasks, which group whole partitions (a topic small enough for the
@@ -7,6 +7,7 @@ tombstone, null key and non-conforming key:
   over chunks and tasks) into partial histories that Spark merges;
 - a full scan's read tasks when every partition fits in a chunk: whole partitions per
   task, no merge;
+- the driver's own read of a small topic, handed to Spark as an Arrow table;
 - Spark's own groupBy over the raw records (the path of an offline key export).
 
 The records come from Kafka's Java producer, placed on explicit partitions computed
@@ -24,7 +25,7 @@ from oracles import java_partition
 from test_key_layouts import ALL, T0, session_key, window_key
 
 from migcheck.analysis.aggregate import TopicAggregates, aggregate, scored_pairs
-from migcheck.analysis.sources import full_histories, kafka_histories
+from migcheck.analysis.sources import DriverRead, full_histories, kafka_histories
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics
 from migcheck.kafka.reader import plan_units, read_units
@@ -86,6 +87,9 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
     assert "last_offset" not in whole.columns  # read whole, not merged from partials
     unmerged, _ = aggregate(whole, metas, [4, 6], "murmur2", 500, ALL)
     grouped, _ = aggregate(spark.createDataFrame(records), metas, [4, 6], "murmur2", 500, ALL)
+    by_driver, counter = DriverRead(client, sample_units, scored, every=True).load(spark)
+    assert counter is None
+    driven, _ = aggregate(by_driver, metas, [4, 6], "murmur2", 500, ALL)
     for layout, topic in names.items():
         assert sampled[topic].key_layout == KeyLayout(layout)
         assert sampled[topic].partitioner == "murmur2"
@@ -93,4 +97,4 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
         assert sampled[topic].null_keys == (2 if layout == "plain" else 0)
         assert any(c.moved for c in sampled[topic].cells)
         assert _normal(sampled[topic]) == _normal(scanned[topic]) == _normal(grouped[topic])
-        assert _normal(unmerged[topic]) == _normal(grouped[topic])
+        assert _normal(unmerged[topic]) == _normal(grouped[topic]) == _normal(driven[topic])

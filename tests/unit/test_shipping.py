@@ -207,3 +207,27 @@ def test_the_users_worker_python_is_kept(monkeypatch: pytest.MonkeyPatch) -> Non
     assert os.environ["PYSPARK_PYTHON"] == "/opt/py311/bin/python"
     _choose_worker_python({"spark.pyspark.python": "/srv/py/bin/python3"}, local_workers=False)
     assert os.environ["PYSPARK_PYTHON"] == "/srv/py/bin/python3"  # the setting wins, as in Spark
+
+
+@pytest.mark.parametrize(
+    ("master", "conf", "submitted", "local"),
+    [
+        (None, {}, False, True),  # the embedded default, local[*]
+        ("local[2]", {}, False, True),
+        ("spark://10.0.0.1:7077", {}, False, False),
+        (None, {"spark.master": "local[1]"}, False, True),
+        (None, {"spark.master": "yarn"}, False, False),
+        (None, {}, True, False),  # inside spark-submit: its master, unknown here
+    ],
+)
+def test_the_embedded_local_session_is_known_before_spark_starts(
+    monkeypatch: pytest.MonkeyPatch,
+    master: str | None,
+    conf: dict[str, str],
+    submitted: bool,
+    local: bool,
+) -> None:
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    if submitted:
+        monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "41234")
+    assert shipping.embedded_local(master, conf) is local
