@@ -190,7 +190,7 @@ def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Sco
 def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
     """One row per (topic, observed partition, key): its history there
     (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`, rank included), hashed once
-    per scored pair; kept (:func:`_kept`), since every figure is computed from it.
+    per scored pair; cached, since every figure is computed from it.
 
     ``records`` are grouped here (a key export) unless Kafka's read tasks grouped them
     already (they come with ``n``, ranked and hashed: a sample's, or a full scan's
@@ -212,17 +212,11 @@ def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Score
             keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
     if "rank" not in keys.columns:  # not ranked by a read task
         keys = keys.withColumn("rank", sample_rank_column("key"))
-    return _kept(keys)
-
-
-def _kept(keys: Any) -> Any:
-    """``keys`` computed once for the several jobs that read them: Spark's cache.
-
-    A local checkpoint was tried on a local master (rows as the jobs read them, no
-    columnar encoding).  It gained about 1.4 s on the 5 M bench topic, within the runs'
-    noise, and it failed 5 M distinct keys under a 512 MiB driver with two busy cores
-    (UNABLE_TO_ACQUIRE_MEMORY in the sums' hash aggregate: its rows filled the storage
-    memory that execution may not evict), where the cache, compressed, passes."""
+    # Spark's cache, not a local checkpoint (rows as the jobs read them, no columnar
+    # encoding): the checkpoint gained about 1.4 s on the 5 M bench topic, within the
+    # runs' noise, and failed 5 M distinct keys under a 512 MiB driver with two busy cores
+    # (UNABLE_TO_ACQUIRE_MEMORY in the sums' hash aggregate: its rows filled the storage
+    # memory that execution may not evict), where the cache, compressed, passes.
     return keys.cache()
 
 

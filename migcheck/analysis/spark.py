@@ -159,7 +159,7 @@ def get_session(
     submitted = _submitted_conf() if under_submit and fresh else {}
     chosen = master or conf.get("spark.master") or submitted.get("spark.master") or "local[*]"
     cluster = not shipping.is_local(chosen)
-    _choose_worker_python(conf, local_workers=not cluster and not under_submit)
+    _choose_worker_python(conf, local_workers=shipping.embedded_local(master, conf))
     settings = {} if under_submit else _embedded_settings(short_run)
     settings.update(conf)
     if fresh and cluster:
