@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from migcheck.analysis.probe import python_mismatch
@@ -48,7 +48,8 @@ def spark_error_message(e: Exception) -> str:
     if raised:
         return raised
     cause = root_cause(text) or type(e).__name__
-    line = _known_cause(text) or _out_of_memory(cause) or f"Spark failed: {cause}"
+    answers = (recognise(text, cause) for recognise in KNOWN_CAUSES)
+    line = next(filter(None, answers), None) or f"Spark failed: {cause}"
     return f"{line} (Spark's log: {spark_log_path()})"
 
 
@@ -60,28 +61,31 @@ def _migcheck_error(text: str) -> str | None:
     return matches[-1].strip() if matches else None
 
 
-def _known_cause(text: str) -> str | None:
-    """The workers' Python misconfigured: another minor version, or not there at all."""
+def _worker_python_version(text: str, cause: str) -> str | None:
+    """The workers' Python is another minor version than the driver's."""
     version = re.search(
         r"Python in worker has different version:?\s*\(?(\d+)\D+?(\d+)\)?"
         r" than that in driver:?\s*(\d+\.\d+)",
         text,
     )
-    if version:
-        return python_mismatch(f"{version[1]}.{version[2]}", version[3])
+    return python_mismatch(f"{version[1]}.{version[2]}", version[3]) if version else None
+
+
+def _worker_python_missing(text: str, cause: str) -> str | None:
+    """The workers' Python is not there at all."""
     program = re.search(r'Cannot run program "([^"]*)"(?:[^:\n]*): (.*)', text)
-    if program:
-        return (
-            f"the executors cannot run Python {program[1]} ({program[2].strip()}): point "
-            f"spark.pyspark.python (or PYSPARK_PYTHON) at a Python the workers have"
-        )
-    return None
+    if not program:
+        return None
+    return (
+        f"the executors cannot run Python {program[1]} ({program[2].strip()}): point "
+        f"spark.pyspark.python (or PYSPARK_PYTHON) at a Python the workers have"
+    )
 
 
 _OUT_OF_MEMORY = re.compile(r"OutOfMemoryError|UNABLE_TO_ACQUIRE_MEMORY")
 
 
-def _out_of_memory(cause: str) -> str | None:
+def _out_of_memory(text: str, cause: str) -> str | None:
     """Spark's memory exhausted (the JVM's heap, or execution memory that could not be
     freed): the fix is a setting, and which one depends on where the tasks ran."""
     if not _OUT_OF_MEMORY.search(cause):
@@ -90,6 +94,16 @@ def _out_of_memory(cause: str) -> str | None:
         f"Spark ran out of memory ({cause}): give it more with --conf "
         f"spark.driver.memory=4g on a local master, or spark.executor.memory on a cluster"
     )
+
+
+#: Spark failures whose fix is known, each a recogniser of (the error's text, its root
+#: cause) that returns the line naming the cause and the fix, or None; the first that
+#: answers wins.  A new one is an entry here, with a test on the failure's real text.
+KNOWN_CAUSES: tuple[Callable[[str, str], str | None], ...] = (
+    _worker_python_version,
+    _worker_python_missing,
+    _out_of_memory,
+)
 
 
 def root_cause(text: str) -> str | None:
