@@ -215,8 +215,15 @@ def kafka3_clients(kafka3: Broker) -> Kafka3:
 
 
 def _app3(kafka: Kafka3, topology: str) -> StreamsApp:
-    """The fixture app as a Kafka Streams 3.9 client, its state beside the 3.9 broker's."""
-    app = StreamsApp(kafka, topology, classpath=kafka.classpath, home=kafka.broker.state)
+    """The fixture app as a Kafka Streams 3.9 client, its state beside the 3.9 broker's.
+
+    A 3.x member does not leave the group when it closes (its leaveGroup option removes
+    static members only), so each run's member outlives it by its session timeout; the
+    app sets 10 s (Kafka's default before 3.0) so that the next step waits 10 s, not 45."""
+    app = StreamsApp(
+        kafka, topology, classpath=kafka.classpath, home=kafka.broker.state,
+        session_timeout_ms=10_000,
+    )  # fmt: skip
     assert not any(f"-{v}.jar" in app.cp for v in ("4.0", "4.1", "4.2", "4.3"))
     return app
 

@@ -66,6 +66,9 @@ class StreamsApp:
     #: then runs as that Kafka Streams client; default the session's kafka-local.
     classpath: str | None = None
     home: Path | None = None
+    #: The classic protocol's session.timeout.ms (the fixture's --session-timeout-ms);
+    #: None: the client's default, 45 s.
+    session_timeout_ms: int | None = None
 
     def __post_init__(self) -> None:
         k = self.kafka
@@ -115,6 +118,11 @@ class StreamsApp:
             str(max_seconds),
             "--close",
             close,
+            *(
+                ["--session-timeout-ms", str(self.session_timeout_ms)]
+                if self.session_timeout_ms is not None
+                else []
+            ),
         ]
 
     def _fixture(self, action: str, *jvm_options: str) -> list[str]:
