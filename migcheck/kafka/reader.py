@@ -177,7 +177,8 @@ def _polls(
 
     Compaction gaps, transaction markers and aborted records simply do not appear.
     A partition that stops answering for ``idle_timeout_s`` raises :class:`ReadError`
-    rather than hanging.
+    rather than hanging; one whose topic is deleted under the read raises it as soon as
+    the client's metadata no longer has the partition (:func:`_gone`).
     """
     from kafka import TopicPartition
     from kafka.errors import OffsetOutOfRangeError
@@ -186,6 +187,7 @@ def _polls(
     consumer.assign([tp])
     consumer.seek(tp, start)
     last_progress = time.monotonic()
+    known = False  # the partition was in the client's metadata once (records came)
     while (position := consumer.position(tp)) < end:
         try:
             polled = consumer.poll(timeout_ms=1000, max_records=max_records(position))
@@ -196,14 +198,35 @@ def _polls(
             ) from None
         polled = polled.get(tp, [])
         if not polled:
+            if known and _gone(consumer, tp):
+                raise ReadError(
+                    f"{topic}-{partition} was deleted during the read (its records from offset "
+                    f"{position} on went unread): check that the topic exists "
+                    f"(kafka-topics --describe --topic {topic}) and run it again"
+                )
             if time.monotonic() - last_progress > idle_timeout_s:
                 raise ReadError(
                     f"{topic}-{partition}: no records between offset {position} and {end} "
                     f"for {idle_timeout_s:.0f}s"
                 )
             continue
-        last_progress = time.monotonic()
+        last_progress, known = time.monotonic(), True
         yield polled
+
+
+def _gone(consumer: Any, tp: Any) -> bool:
+    """Whether the client's metadata lacks ``tp``, without asking the cluster: a fetch of
+    a deleted topic fails with UNKNOWN_TOPIC_OR_PARTITION, after which kafka-python
+    refreshes its metadata and drops the topic, so the read can stop at once instead of
+    waiting out its idle timeout.  Its metadata is private (``_cluster``); kafka-python is
+    pinned below 3.1 (see ``recordbatch``).  Before the first metadata the topic is
+    unknown too, so :func:`_polls` asks only about a partition it has seen; a topic
+    whose read was denied is left out of the metadata as well, and is not "gone"."""
+    cluster = consumer._cluster
+    partitions = cluster.partitions_for_topic(tp.topic)
+    if tp.topic in cluster.unauthorized_topics:
+        return False
+    return partitions is None or tp.partition not in partitions
 
 
 def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:

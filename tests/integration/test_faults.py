@@ -118,8 +118,9 @@ def test_a_topic_deleted_during_the_scan(kafka: Kafka, tmp_path: Path) -> None:
     rc, _, err = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--delete",
                             "--topic", topic)  # fmt: skip
     assert rc == 0, err
-    _one_line_failure(proc, output, timeout=120)
+    line = _one_line_failure(proc, output, timeout=120)
     assert proc.returncode == 2
+    assert f"{topic}-" in line and "was deleted during the read" in line, line
     _nothing_left(pids)
 
 
