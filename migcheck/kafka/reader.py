@@ -187,7 +187,7 @@ def _polls(
     consumer.assign([tp])
     consumer.seek(tp, start)
     last_progress = time.monotonic()
-    known = False  # the partition was in the client's metadata once (records came)
+    known = False  # the partition was in the client's metadata (or records came)
     while (position := consumer.position(tp)) < end:
         try:
             polled = consumer.poll(timeout_ms=1000, max_records=max_records(position))
@@ -198,12 +198,14 @@ def _polls(
             ) from None
         polled = polled.get(tp, [])
         if not polled:
-            if known and _gone(consumer, tp):
+            gone = _gone(consumer, tp)
+            if known and gone:
                 raise ReadError(
                     f"{topic}-{partition} was deleted during the read (its records from offset "
                     f"{position} on went unread): check that the topic exists "
                     f"(kafka-topics --describe --topic {topic}) and run it again"
                 )
+            known = not gone  # in the metadata now: a read that gets nothing still saw it
             if time.monotonic() - last_progress > idle_timeout_s:
                 raise ReadError(
                     f"{topic}-{partition}: no records between offset {position} and {end} "
@@ -220,7 +222,8 @@ def _gone(consumer: Any, tp: Any) -> bool:
     refreshes its metadata and drops the topic, so the read can stop at once instead of
     waiting out its idle timeout.  Its metadata is private (``_cluster``); kafka-python is
     pinned below 3.1 (see ``recordbatch``).  Before the first metadata the topic is
-    unknown too, so :func:`_polls` asks only about a partition it has seen; a topic
+    unknown too, so :func:`_polls` asks only about a partition it has seen there or read
+    from, even one whose task had no record yet when it went; a topic
     whose read was denied is left out of the metadata as well, and is not "gone"."""
     cluster = consumer._cluster
     partitions = cluster.partitions_for_topic(tp.topic)
