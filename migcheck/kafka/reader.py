@@ -199,13 +199,15 @@ def _polls(
         polled = polled.get(tp, [])
         if not polled:
             gone = _gone(consumer, tp)
-            if known and gone:
+            if gone and not known:  # an empty cache, or deleted before this read began
+                gone = partition not in consumer.partitions_for_topic(topic)  # asks the cluster
+            if gone:
                 raise ReadError(
                     f"{topic}-{partition} was deleted during the read (its records from offset "
                     f"{position} on went unread): check that the topic exists "
                     f"(kafka-topics --describe --topic {topic}) and run it again"
                 )
-            known = not gone  # in the metadata now: a read that gets nothing still saw it
+            known = True  # in the metadata now: a read that gets nothing still saw it
             if time.monotonic() - last_progress > idle_timeout_s:
                 raise ReadError(
                     f"{topic}-{partition}: no records between offset {position} and {end} "
@@ -222,9 +224,10 @@ def _gone(consumer: Any, tp: Any) -> bool:
     refreshes its metadata and drops the topic, so the read can stop at once instead of
     waiting out its idle timeout.  Its metadata is private (``_cluster``); kafka-python is
     pinned below 3.1 (see ``recordbatch``).  Before the first metadata the topic is
-    unknown too, so :func:`_polls` asks only about a partition it has seen there or read
-    from, even one whose task had no record yet when it went; a topic
-    whose read was denied is left out of the metadata as well, and is not "gone"."""
+    unknown too, so :func:`_polls` trusts it only for a partition it has seen there or
+    read from, and otherwise asks the cluster once (a task that started after the topic
+    went sees it in no metadata at all); a topic whose read was denied is left out of
+    the metadata as well, and is not "gone"."""
     cluster = consumer._cluster
     partitions = cluster.partitions_for_topic(tp.topic)
     if tp.topic in cluster.unauthorized_topics:
