@@ -126,10 +126,11 @@ def aggregate(
     layouts = ordered_layouts(key_layouts)
     scored = scored_pairs(partitioner, key_layouts)
     histories = _key_histories(records, topics, scored)  # Kafka is read once, here
-    pairs = _pairs(scored) if partitioner == "auto" else []
-    per_partition, sums = _partition_sums(histories, scored, pairs)
+    per_partition, sums = _partition_sums(histories, scored)
     scores = _topic_scores(sums, scored)
     chosen = {t.name: choose_placement(partitioner, scores.get(t.name)) for t in topics}
+    pairs = _pairs(scored) if partitioner == "auto" else []
+    unplaced = [t for t, (name, _) in chosen.items() if name is None and t in scores]
     keys = histories.where(histories["key"].isNotNull())
     alike = {
         topic: ties
@@ -145,13 +146,14 @@ def aggregate(
     state, nonconforming_keys = _state_keys(keys, chosen)
     by_candidate = _by_candidate(state, candidates)
     moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
-    distinct, nonconforming, cells, samples = _concurrently(
+    distinct, nonconforming, cells, samples, either = concurrently(
         lambda: _distinct_keys(keys),
         lambda: _nonconforming(nonconforming_keys),
         lambda: _cells(by_candidate),
         lambda: _moved_sample(moved, moved_key_sample),
+        lambda: _either(histories, unplaced, pairs),
     )
-    stats = _key_stats(sums, scores, distinct, _topic_either(sums, pairs))
+    stats = _key_stats(sums, scores, distinct, either)
     result = {}
     for t in topics:
         scanned, null_keys = per_partition.get(t.name, ({}, 0))
@@ -247,13 +249,16 @@ def _per_topic(values: dict[str, Any], sql_type: str) -> Any:  # a pyspark Colum
 PerPartition = dict[str, tuple[dict[int, int], int]]
 
 
-def _concurrently(*jobs: Callable[[], Any]) -> list[Any]:
+def concurrently(*jobs: Callable[[], Any]) -> list[Any]:
     """Run independent Spark jobs from threads at once; their results in order.
 
     Each of the report's small jobs leaves the cores idle while the driver plans it
     and while its last single task runs; submitted together, Spark fills those gaps
     with the others' tasks.  An error in any is raised here; so is Ctrl-C, without
-    waiting for the others (the CLI then stops Spark, which ends them)."""
+    waiting for the others (the CLI then stops Spark, which ends them).  A lone job runs
+    in this thread."""
+    if len(jobs) == 1:
+        return [jobs[0]()]
     pool = ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="migcheck-job")
     try:
         futures = [pool.submit(job) for job in jobs]
@@ -276,17 +281,18 @@ def _either_name(pair: Pair) -> str:
 
 
 def _partition_sums(
-    histories: Any, scored: list[Scored], pairs: Sequence[Pair] = ()
+    histories: Any, scored: list[Scored]
 ) -> tuple[PerPartition, dict[str, dict[str, int]]]:
     """One job of sums per partition (the null key's row holds its null-key records):
     per topic ({partition: records read}, null-key records), and the topic's totals of
-    every sum: records, null keys, keys seen once and twice, each pair's conformance.
+    every sum: records, null keys, keys seen once and twice, each partitioner's
+    conformance.
 
     Distinct keys are a job of their own: Spark's countDistinct beside these sums
     doubled every row (its Expand) and shuffled them twice."""
     from pyspark.sql import functions as F
 
-    aggs = [F.expr(text) for text in _sums_sql(scored, pairs)]
+    aggs = [F.expr(text) for text in _sums_sql(scored)]
     per_partition: PerPartition = {}
     sums: dict[str, dict[str, int]] = {}
     for r in histories.groupBy("topic", "partition").agg(*aggs).collect():
@@ -300,33 +306,30 @@ def _partition_sums(
     return per_partition, sums
 
 
-def _sums_sql(scored: list[Scored], pairs: Sequence[Pair]) -> list[str]:
+def _fits(pair: Scored) -> str:
+    """Whether the pair places the row's key where it is, in Spark SQL; null for the
+    null key, whose placements are null."""
+    return f"`{placement_name(pair)}` % current = partition"
+
+
+def _sums_sql(scored: list[Scored]) -> list[str]:
     """The sums of :func:`_partition_sums` as Spark SQL, one text per sum.
 
     Text, not Column calls: each Column operator is a call into the JVM, and the
     sums of ``auto`` (every partitioner, every pair of them) took about a thousand of
     them, 1.1 s of the driver's time in a profile, before the job could start; a text
     is one."""
-
-    def fits(pair: Scored) -> str:  # null for the null key, whose placements are null
-        return f"`{placement_name(pair)}` % current = partition"
-
     texts = [
         "sum(n) AS records",
         "sum(CASE WHEN key IS NULL THEN n ELSE 0 END) AS null_keys",
         "sum(CAST(key IS NOT NULL AND n = 1 AS BIGINT)) AS f1",
         "sum(CAST(key IS NOT NULL AND n = 2 AS BIGINT)) AS f2",
     ]
-    texts += [
-        f"sum(CAST(coalesce({fits(a)}, false) OR coalesce({fits(b)}, false) AS BIGINT))"
-        f" AS `{_either_name((a, b))}`"
-        for a, b in pairs
-    ]
     for pair in scored:
         col = placement_name(pair)
         texts += [
             f"count(`{col}`) AS `hashed_{col}`",  # the null key's placement is null
-            f"coalesce(sum(CAST({fits(pair)} AS BIGINT)), 0) AS `conform_{col}`",
+            f"coalesce(sum(CAST({_fits(pair)} AS BIGINT)), 0) AS `conform_{col}`",
             f"sum(CASE WHEN key IS NOT NULL AND `{col}` IS NULL THEN n ELSE 0 END)"
             f" AS `unhashed_{col}`",
         ]
@@ -362,15 +365,37 @@ def _key_stats(
     }
 
 
-def _topic_either(
-    sums: dict[str, dict[str, int]], pairs: Sequence[Pair]
+def _either(
+    histories: Any, topics: Sequence[str], pairs: Sequence[Pair]
 ) -> dict[str, dict[KeyLayout, dict[tuple[str, str], int]]]:
-    """Per topic, per layout, per pair of partitioners: the keys either one placed."""
+    """Per topic of ``topics``, per layout, per pair of partitioners: the keys either one
+    placed where they are, in one job, run only for topics no partitioner placed alone
+    (two clients may have written them, see :func:`_mixed`).
+
+    Not among the first job's sums: ``auto``'s pairs outnumber its partitioners (for
+    ``app --state``'s changelogs, three layouts of them), and compiling them cost a
+    1,000-record ``app --state`` about a second of its 7.5 s in a cold JVM, for a
+    figure a topic placed by one partitioner never shows."""
+    if not topics or not pairs:
+        return {}
+    from pyspark.sql import functions as F
+
+    texts = [
+        f"sum(CAST(coalesce({_fits(a)}, false) OR coalesce({_fits(b)}, false) AS BIGINT))"
+        f" AS `{_either_name((a, b))}`"
+        for a, b in pairs
+    ]
+    rows = (
+        histories.where(F.col("topic").isin(list(topics)))
+        .groupBy("topic")
+        .agg(*(F.expr(text) for text in texts))
+        .collect()
+    )
     out: dict[str, dict[KeyLayout, dict[tuple[str, str], int]]] = {}
-    for topic, total in sums.items():
+    for r in rows:
         for a, b in pairs:
-            by_layout = out.setdefault(topic, {}).setdefault(a[0], {})
-            by_layout[a[1], b[1]] = int(total[_either_name((a, b))])
+            by_layout = out.setdefault(r["topic"], {}).setdefault(a[0], {})
+            by_layout[a[1], b[1]] = int(r[_either_name((a, b))] or 0)
     return out
 
 

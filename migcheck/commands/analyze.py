@@ -9,12 +9,13 @@ happen inside a Spark task and reach the driver only as a traceback's text.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from migcheck.analysis.aggregate import aggregate, scored_pairs
+from migcheck.analysis.aggregate import aggregate, concurrently, scored_pairs
 from migcheck.analysis.entries import topic_entry
 from migcheck.analysis.errors import spark_errors
 from migcheck.analysis.verdicts import GateRules, gate
@@ -155,20 +156,42 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
 
 def run_analyze(o: AnalyzeOptions, progress: Progress | None = None) -> Outcome:
     """Read, aggregate and judge; write ``--moved-keys-out``; return the report and exit code."""
-    validate(o)
-    plan = _plan_file(o) if o.keys_file else _plan_kafka(o)
-    sample = None if o.exact else o.sample_per_partition
-    entries = _aggregate(o, plan, sample, progress or _no_progress)
+    return run_analyses([o], progress)[0]
+
+
+def run_analyses(
+    options: Sequence[AnalyzeOptions], progress: Progress | None = None
+) -> list[Outcome]:
+    """:func:`run_analyze` for each of ``options`` (one connection, one Spark), at once.
+
+    ``app --state`` analyzes the changed topics and the changelogs: run one after the
+    other, the second read waited for the first's jobs, and each analysis left the
+    cores idle between its jobs.  Here every read is planned first (a small one starts
+    in the driver at once, while Spark starts), then every analysis's jobs are
+    submitted together, so Spark fills one's gaps with the other's tasks."""
+    for o in options:
+        validate(o)
+    plans = [_plan_file(o) if o.keys_file else _plan_kafka(o) for o in options]
+    entries = _aggregate_all(options, plans, progress or _no_progress)
+    return [_outcome(o, plan, e) for o, plan, e in zip(options, plans, entries, strict=True)]
+
+
+def _outcome(o: AnalyzeOptions, plan: _Plan, entries: list[TopicEntry]) -> Outcome:
     report: Report = {
         **report_header(),
         "source": plan.source,
         "mode": Mode.FULL if o.exact else Mode.SAMPLE,
-        "sample_per_partition": sample,
+        "sample_per_partition": _sample(o),
         "candidates": o.candidates,
         "topics": entries,
         "gate": gate(entries, GateRules(o.fail_if_moved, o.max_moved_fraction)),
     }
     return Outcome(report, exit_code(report))
+
+
+def _sample(o: AnalyzeOptions) -> int | None:
+    """The records read per partition, or None when every record is."""
+    return None if o.exact else o.sample_per_partition
 
 
 def exit_code(report: Report) -> int:
@@ -184,36 +207,53 @@ def exit_code(report: Report) -> int:
 SHORT_RUN_RECORDS = 500_000
 
 
-def _aggregate(
-    o: AnalyzeOptions, plan: _Plan, sample: int | None, progress: Progress
-) -> list[TopicEntry]:
+def _short(o: AnalyzeOptions, plan: _Plan) -> bool:
+    """Whether the analysis is a run of a few seconds (a sample, a small full scan)."""
+    return not o.exact or plan.total <= SHORT_RUN_RECORDS
+
+
+def _aggregate_all(
+    options: Sequence[AnalyzeOptions], plans: list[_Plan], progress: Progress
+) -> list[list[TopicEntry]]:
+    """Each analysis's topic entries, their Spark jobs run together on one session."""
     from migcheck.analysis.spark import get_session, small_data
 
-    short = sample is not None or plan.total <= SHORT_RUN_RECORDS
+    first = options[0]
+    short = all(_short(o, plan) for o, plan in zip(options, plans, strict=True))
     with spark_errors():
-        spark = get_session(
-            o.spark.master,
-            o.spark.conf,
+        spark = get_session(  # in this thread: it owns Ctrl-C
+            first.spark.master,
+            first.spark.conf,
             short_run=short,
-            bootstrap=o.connection.bootstrap,
-            warm=plan.workers,
+            bootstrap=first.connection.bootstrap,
+            warm=any(plan.workers for plan in plans),
         )
-        records, counter = plan.load(spark)
-        adaptive = small_data(spark, o.spark.conf) if short else nullcontext()
-        with adaptive, progress(counter, plan.total):
-            aggregates, moved_df = aggregate(
-                records,
-                plan.topics,
-                o.candidates,
-                o.partitioner,
-                o.moved_key_sample,
-                _layouts(o),
+        with small_data(spark, first.spark.conf) if short else nullcontext():
+            return concurrently(
+                *(
+                    partial(_aggregate, o, plan, spark, progress)
+                    for o, plan in zip(options, plans, strict=True)
+                )
             )
-        if o.moved_keys_out:
-            _write_moved_keys(moved_df, o.moved_keys_out)
+
+
+def _aggregate(o: AnalyzeOptions, plan: _Plan, spark: Any, progress: Progress) -> list[TopicEntry]:
+    """One analysis's topic entries; ``--moved-keys-out`` written."""
+    records, counter = plan.load(spark)
+    with progress(counter, plan.total):
+        aggregates, moved_df = aggregate(
+            records,
+            plan.topics,
+            o.candidates,
+            o.partitioner,
+            o.moved_key_sample,
+            _layouts(o),
+        )
+    if o.moved_keys_out:
+        _write_moved_keys(moved_df, o.moved_keys_out)
     forced = o.partitioner != "auto"
     return [
-        topic_entry(meta, o.candidates, aggregates[meta.name], forced, sample)
+        topic_entry(meta, o.candidates, aggregates[meta.name], forced, _sample(o))
         for meta in plan.topics
     ]
 

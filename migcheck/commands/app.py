@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from migcheck.commands.analyze import AnalyzeOptions, run_analyze
+from migcheck.commands.analyze import AnalyzeOptions, run_analyses
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.streams_app import discover_app, read_topology
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
@@ -239,8 +239,7 @@ def _state(o: AppOptions, app: App, candidates: list[AppCandidate]) -> tuple[App
         if wanted:
             names = [s.changelog for s in logs if s.changelog]
             jobs.append((names, wanted, None, ("plain", "window", "session")))
-    for topics, counts, moved_out, layouts in jobs:
-        outcome = run_analyze(_analyze_options(o, topics, counts, moved_out, layouts))
+    for outcome in run_analyses([_analyze_options(o, *job) for job in jobs]):
         unpredictable |= outcome.exit_code == EXIT_UNPREDICTABLE
         entries.update({t["topic"]: t for t in outcome.report["topics"]})
     for cand in candidates:
