@@ -14,7 +14,18 @@ import signal
 import sys
 import time
 
-from kafka import KafkaConsumer
+from kafka import ConsumerRebalanceListener, KafkaConsumer
+
+
+class _Logged(ConsumerRebalanceListener):
+    def __init__(self, group: str) -> None:
+        self.group = group
+
+    def on_partitions_revoked(self, revoked: object) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {self.group} revoked {revoked}", file=sys.stderr)
+
+    def on_partitions_assigned(self, assigned: object) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {self.group} assigned {assigned}", file=sys.stderr)
 
 
 def main(bootstrap: str, topic: str, group: str, kind: str) -> None:
@@ -22,7 +33,6 @@ def main(bootstrap: str, topic: str, group: str, kind: str) -> None:
     fetch = {"max_partition_fetch_bytes": 300, "max_poll_records": 5} if small else {}
     pause = 0.01 if small else 0.0  # at most 500 records/s: it lags under load
     consumer = KafkaConsumer(
-        topic,
         bootstrap_servers=bootstrap,
         group_id=group,
         auto_offset_reset="earliest",
@@ -31,6 +41,9 @@ def main(bootstrap: str, topic: str, group: str, kind: str) -> None:
         fetch_max_wait_ms=50,
         **fetch,
     )
+    # Each assignment on stderr, timed: a failed run shows when the member got (or never
+    # got) the partitions the alter added.
+    consumer.subscribe([topic], listener=_Logged(group))
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
     try:
