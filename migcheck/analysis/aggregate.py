@@ -316,9 +316,9 @@ def _sums_sql(scored: list[Scored]) -> list[str]:
     """The sums of :func:`_partition_sums` as Spark SQL, one text per sum.
 
     Text, not Column calls: each Column operator is a call into the JVM, and the
-    sums of ``auto`` (every partitioner, every pair of them) took about a thousand of
-    them, 1.1 s of the driver's time in a profile, before the job could start; a text
-    is one."""
+    sums of ``auto`` (then every partitioner and every pair of them, now in
+    :func:`_either`) took about a thousand of them, 1.1 s of the driver's time in a
+    profile, before the job could start; a text is one."""
     texts = [
         "sum(n) AS records",
         "sum(CASE WHEN key IS NULL THEN n ELSE 0 END) AS null_keys",

@@ -18,14 +18,19 @@ from kafka import ConsumerRebalanceListener, KafkaConsumer
 
 
 class _Logged(ConsumerRebalanceListener):
+    """Each revoke and assignment of the member, timed, on stderr."""
+
     def __init__(self, group: str) -> None:
         self.group = group
 
+    def _say(self, what: str, partitions: object) -> None:
+        print(f"{time.strftime('%H:%M:%S')} {self.group} {what} {partitions}", file=sys.stderr)
+
     def on_partitions_revoked(self, revoked: object) -> None:
-        print(f"{time.strftime('%H:%M:%S')} {self.group} revoked {revoked}", file=sys.stderr)
+        self._say("revoked", revoked)
 
     def on_partitions_assigned(self, assigned: object) -> None:
-        print(f"{time.strftime('%H:%M:%S')} {self.group} assigned {assigned}", file=sys.stderr)
+        self._say("assigned", assigned)
 
 
 def main(bootstrap: str, topic: str, group: str, kind: str) -> None:
