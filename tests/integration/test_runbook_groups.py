@@ -2,9 +2,9 @@
 
 A producer (kafka-python's, whose default partitioner is the Java client's murmur2 rule)
 writes ``<key>:<seq>`` for 40 keys, round after round, while two consumer groups read
-the topic with kafka-python's KafkaConsumer (``subscribe``, a metadata age of 1 s so they
-see new partitions at once, ``auto_offset_reset="earliest"``), each member a process of
-its own.  Each consumer records the order in which it sees each key's sequence
+the topic with Kafka's own console consumer (the Java consumer, subscribed, a metadata
+age of 1 s so they see new partitions at once, ``auto.offset.reset=earliest``), each
+member a JVM of its own.  Each consumer records the order in which it sees each key's sequence
 numbers.  One group is busy: it reads in small fetches (a few records per partition
 each) and slower than the producer writes, so it lags under load and interleaves the
 partitions.
@@ -42,7 +42,6 @@ pytestmark = pytest.mark.kafka
 
 BIN = Path(sys.executable).parent
 KEYS = [f"key-{i}" for i in range(40)]
-READER = Path(__file__).resolve().parents[1] / "support" / "ordered_reader.py"
 OLD, NEW = 3, 6
 
 
@@ -91,32 +90,55 @@ class Producer:
 
 
 class Reader:
-    """A group's one member (tests/support/ordered_reader.py, a process of its own) and a
-    thread recording, per key, the sequence numbers in the order it printed them; a record
-    seen again (redelivered after a rebalance) counts once."""
+    """A group's one member, Kafka's own console consumer (a JVM of its own), and a thread
+    recording, per key, the sequence numbers in the order it printed them; a record seen
+    again (redelivered after a rebalance) counts once.
 
-    def __init__(self, bootstrap: str, topic: str, group: str, small_fetches: bool) -> None:
-        self.group = group
+    Kafka's Java consumer, the client most plain consumers run: kafka-python's consumer,
+    used here before, now and then never completed a rejoin on CI's loaded two cores
+    (after the topic first appeared in its metadata, or after the alter), whatever the
+    runbook did.  A busy group's thread reads the consumer's output slower than the
+    producer writes; the pipe fills, the consumer blocks between polls, and its group
+    lags as a slow application's would.
+    """
+
+    def __init__(self, kafka: Kafka, topic: str, group: str, small_fetches: bool) -> None:
+        self.group, self.small = group, small_fetches
         self.order: dict[str, list[int]] = {k: [] for k in KEYS}
         self.read: set[tuple[int, int]] = set()
-        kind = "small" if small_fetches else "plain"
-        self._proc = subprocess.Popen(
-            [sys.executable, str(READER), bootstrap, topic, group, kind],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        settings = [
+            "auto.offset.reset=earliest",
+            "metadata.max.age.ms=1000",  # sees the new partitions at once
+            "auto.commit.interval.ms=200",
+            "fetch.max.wait.ms=50",
+        ]
+        if small_fetches:  # a few records per partition per fetch: partitions interleave
+            settings += ["max.partition.fetch.bytes=300", "max.poll.records=5"]
+        args = [str(KAFKA_LOCAL), "tool", "kafka-console-consumer"]
+        args += ["--bootstrap-server", kafka.bootstrap, "--topic", topic, "--group", group]
+        args += ["--formatter-property", "print.partition=true"]
+        args += ["--formatter-property", "print.offset=true"]
+        for setting in settings:
+            args += ["--command-property", setting]
+        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        """Each ``Partition:P<TAB>Offset:O<TAB><key>:<seq>`` line (others are the tool's
+        notices); a busy group at most 300 records/s."""
         assert self._proc.stdout is not None
         for line in self._proc.stdout:
-            partition, offset, value = line.split()
-            if (int(partition), int(offset)) in self.read:
+            if not line.startswith("Partition:"):
                 continue
-            key, seq = value.split(":")
-            self.order[key].append(int(seq))
-            self.read.add((int(partition), int(offset)))
+            fields = line.rstrip("\n").split("\t")
+            partition, offset = int(fields[0].split(":")[1]), int(fields[1].split(":")[1])
+            if (partition, offset) not in self.read:
+                key, seq = fields[2].split(":")
+                self.order[key].append(int(seq))
+                self.read.add((partition, offset))
+            if self.small:
+                time.sleep(0.003)
 
     def wait_for(self, records: int, timeout: float = 180) -> None:
         """Until this group has read ``records``: a hang guard, generous because a loaded
@@ -138,7 +160,8 @@ class Reader:
         return dict(sorted(counts.items()))
 
     def stop(self) -> None:
-        """SIGTERM: the member closes its consumer and leaves, as an operator stops it."""
+        """SIGTERM: the tool's shutdown hook closes its consumer, which leaves the group,
+        as an operator stops it."""
         self._proc.terminate()
         self._proc.wait(timeout=30)
         self._thread.join(timeout=30)
@@ -150,7 +173,7 @@ class Reader:
 
 @contextmanager
 def readers(kafka: Kafka, topic: str, *groups: tuple[str, bool]) -> Iterator[list[Reader]]:
-    started = [Reader(kafka.bootstrap, topic, g, small) for g, small in groups]
+    started = [Reader(kafka, topic, g, small) for g, small in groups]
     try:
         yield started
     finally:
@@ -162,7 +185,7 @@ def _until_committed(kafka: Kafka, topic: str, groups: list[str]) -> None:
     """Until every group has committed an offset on ``topic`` (discovery finds it then)."""
     admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
     try:
-        deadline = time.monotonic() + 90  # a hang guard: a loaded machine joins groups slowly
+        deadline = time.monotonic() + 180  # a hang guard: a loaded machine joins groups slowly
         while True:
             try:
                 offsets = admin.list_group_offsets(groups)
@@ -302,7 +325,7 @@ def test_the_naive_alter_under_load_breaks_the_order_of_moved_keys_only(
             time.sleep(0.1)
         time.sleep(1)
         rounds = producer.stop()
-        groups.append(Reader(kafka.bootstrap, topic, lagging, small_fetches=True))
+        groups.append(Reader(kafka, topic, lagging, small_fetches=True))
         for reader in groups:
             reader.wait_for(rounds * len(KEYS))
 
