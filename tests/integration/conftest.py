@@ -15,11 +15,12 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import sparkcluster
-from kafkatest import KAFKA_LOCAL, REPO, Kafka, compile_fixture, run
+from kafkatest import KAFKA_LOCAL, REPO, Kafka, compile_fixture, locked, run, state_dir
 from sparkcluster import ClusterError, SparkCluster
 
 
@@ -35,14 +36,10 @@ def _docker_answers() -> bool:
         return False
 
 
-def _state_dir() -> Path:
-    return Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
-
-
 @pytest.fixture(scope="session")
 def kafka() -> Iterator[Kafka]:
     """The broker under test (see the module docstring for where it comes from)."""
-    state = _state_dir()
+    state = state_dir()
     try:
         fixture_cp = compile_fixture(state)
     except Exception as e:  # Maven, javac: the harness itself could not be built
@@ -60,22 +57,72 @@ def kafka() -> Iterator[Kafka]:
             yield Kafka(container.get_bootstrap_server(), fixture_cp, None)
         return
 
-    was_running = run([str(KAFKA_LOCAL), "status"])[0] == 0
-    rc, out, err = run([str(KAFKA_LOCAL), "start", "--sasl"])
-    if rc != 0:
-        log = state / "server.log"
-        tail = log.read_text()[-3000:] if log.exists() else ""
-        pytest.fail(
-            f"scripts/kafka-local start failed (exit {rc}): {err.strip()}\n{tail}", pytrace=False
-        )
-    bootstrap = out.strip().splitlines()[-1]
-    secured = []
-    for command in ("sasl-address", "ssl-address", "ca"):
-        rc, out, _ = run([str(KAFKA_LOCAL), command])
-        secured.append(out.strip() if rc == 0 else None)
-    yield Kafka(bootstrap, fixture_cp, *secured)
-    if not was_running and os.environ.get("MIGCHECK_KEEP_KAFKA") != "1":
-        run([str(KAFKA_LOCAL), "stop"])
+    with _shared_broker(state) as bootstrap:
+        secured = []
+        for command in ("sasl-address", "ssl-address", "ca"):
+            rc, out, _ = run([str(KAFKA_LOCAL), command])
+            secured.append(out.strip() if rc == 0 else None)
+        yield Kafka(bootstrap, fixture_cp, *secured)
+
+
+@contextmanager
+def _shared_broker(state: Path) -> Iterator[str]:
+    """``scripts/kafka-local start --sasl``, shared by this run's pytest-xdist workers.
+
+    Under a lock, the first worker starts the broker unless one is running already, and
+    records this run as its owner; each worker using it counts itself in.  The last one
+    out stops it, if this run started it (and ``MIGCHECK_KEEP_KAFKA`` is not 1): a
+    broker that was running before is left running, as a serial run always did."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
+    lock, owner, users = (state / f".test-broker.{n}" for n in ("lock", "owner", "users"))
+    with locked(lock):
+        if run([str(KAFKA_LOCAL), "status"])[0] != 0:
+            rc, _, err = run([str(KAFKA_LOCAL), "start", "--sasl"])
+            if rc != 0:
+                log = state / "server.log"
+                tail = log.read_text()[-3000:] if log.exists() else ""
+                pytest.fail(f"scripts/kafka-local start failed (exit {rc}): {err.strip()}\n{tail}",
+                            pytrace=False)  # fmt: skip
+            owner.write_text(run_id)
+            users.write_text("0")
+        users.write_text(str(_count(users) + 1))
+        rc, out, err = run([str(KAFKA_LOCAL), "address"])
+        if rc != 0:
+            pytest.fail(f"scripts/kafka-local address failed: {err.strip()}", pytrace=False)
+    try:
+        yield out.strip().splitlines()[-1]
+    finally:
+        with locked(lock):
+            left = max(_count(users) - 1, 0)
+            users.write_text(str(left))
+            ours = owner.exists() and owner.read_text() == run_id
+            if not left and ours and os.environ.get("MIGCHECK_KEEP_KAFKA") != "1":
+                run([str(KAFKA_LOCAL), "stop"])
+                owner.unlink()
+
+
+def _count(path: Path) -> int:
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+@pytest.fixture(scope="module")
+def private_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kafka]:
+    """A broker of the module's own (``scripts/kafka-local start`` in a state directory of
+    its own, no SASL), stopped at the module's end: for the tests that snapshot the
+    whole cluster, which the other workers' tests would change under them."""
+    env = {**os.environ, "MIGCHECK_KAFKA_HOME": str(tmp_path_factory.mktemp("broker"))}
+    p = subprocess.run([str(KAFKA_LOCAL), "start"], env=env, capture_output=True, text=True,
+                       timeout=300, check=False)  # fmt: skip
+    if p.returncode != 0:
+        pytest.fail(f"scripts/kafka-local start (a private broker) failed: {p.stderr[-3000:]}",
+                    pytrace=False)  # fmt: skip
+    try:
+        yield Kafka(p.stdout.strip().splitlines()[-1], compile_fixture(state_dir()), None)
+    finally:
+        subprocess.run([str(KAFKA_LOCAL), "stop"], env=env, capture_output=True, check=False)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -89,10 +136,13 @@ def spark_class_archive() -> None:
     archive = jvmarchive.archive_path(cache_root())
     if archive is None or archive.is_file():
         return
-    warm = "from migcheck.analysis.spark import get_session; get_session().range(1).count()"
-    rc, _, err = run([sys.executable, "-c", warm])
-    if rc != 0:
-        pytest.fail(f"could not start Spark to save its class archive: {err[-2000:]}")
+    with locked(archive.with_name(archive.name + ".test-lock")):  # one worker saves it
+        if archive.is_file():
+            return
+        warm = "from migcheck.analysis.spark import get_session; get_session().range(1).count()"
+        rc, _, err = run([sys.executable, "-c", warm])
+        if rc != 0:
+            pytest.fail(f"could not start Spark to save its class archive: {err[-2000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -112,7 +162,7 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkClu
     worker in a mount namespace where the driver's virtualenv, ``migcheck/``, migcheck's
     cache and pytest's temporary files are empty directories (tests/support/sparkcluster.py).
     Shared by every cluster test; killed, with every process it started, at the end."""
-    state = _state_dir()
+    state = state_dir()
     try:
         venv = sparkcluster.workers_venv(state)
         root = sparkcluster.new_run_dir(state)
@@ -143,7 +193,7 @@ def other_python() -> str:
             pytrace=False,
         )
     try:
-        return str(sparkcluster.workers_venv(_state_dir(), python) / "bin" / "python")
+        return str(sparkcluster.workers_venv(state_dir(), python) / "bin" / "python")
     except ClusterError as e:
         pytest.fail(f"cannot build a virtualenv of {python}: {e}", pytrace=False)
 
@@ -152,6 +202,6 @@ def other_python() -> str:
 def pyspark_only_python() -> str:
     """The driver's Python minor version with pyspark alone (no pandas, pyarrow, numpy)."""
     try:
-        return str(sparkcluster.pyspark_only_venv(_state_dir()) / "bin" / "python")
+        return str(sparkcluster.pyspark_only_venv(state_dir()) / "bin" / "python")
     except ClusterError as e:
         pytest.fail(f"cannot build the pyspark-only virtualenv: {e}", pytrace=False)

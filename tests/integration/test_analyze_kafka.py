@@ -271,27 +271,6 @@ def test_gate_exit_codes(spark, kafka: Kafka, capsys: pytest.CaptureFixture[str]
     assert rc == 1
 
 
-def test_read_only_groups_topics_and_offsets_unchanged(
-    spark, kafka: Kafka, capsys: pytest.CaptureFixture[str]
-) -> None:
-    topic = kafka.create_topic("readonly", 3)
-    kafka.produce(topic, [(f"r{i}".encode(), 5, None) for i in range(500)])
-
-    def snapshot() -> tuple[str, str, str]:
-        groups = kafka.tool(
-            "kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap, "--list"
-        )
-        topics = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--list")
-        offsets = kafka.tool("kafka-get-offsets", "--bootstrap-server", kafka.bootstrap)
-        assert groups[0] == topics[0] == offsets[0] == 0
-        return groups[1], topics[1], offsets[1]
-
-    before = snapshot()
-    analyze_json(capsys, kafka, "--topic", topic, "--to", "4", "--full")
-    analyze_json(capsys, kafka, "--topic", topic, "--to", "4", "--sample-per-partition", "50")
-    assert snapshot() == before
-
-
 def test_a_topic_named_twice_is_read_once(
     spark, kafka: Kafka, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,17 +6,14 @@ texts without a JVM; this test is what lets them stand in for the real app.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from kafkatest import REPO, STREAMS_SRC, compile_fixture, run
+from kafkatest import REPO, STREAMS_SRC, compile_fixture, run, state_dir
 
 DESCRIBE = REPO / "fixtures" / "java" / "streams" / "describe"
 
 
 def test_fixtures_are_what_kafka_streams_prints() -> None:
     """Each committed text is exactly what the real Kafka Streams app's describe() prints."""
-    state = Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+    state = state_dir()
     cp = compile_fixture(state, STREAMS_SRC)
     for f in sorted(DESCRIBE.glob("*.txt")):
         cmd = ["java", "-cp", cp, "StreamsFixture", "describe", "--topology", f.stem]

@@ -10,7 +10,6 @@ by hand from what each fixture topology is (fixtures/java/streams/README.md).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -18,7 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from kafkatest import KAFKA_LOCAL, REPO, STREAMS_SRC, Kafka, compile_fixture, kafka_classpath, run
+from kafkatest import (
+    KAFKA_LOCAL,
+    REPO,
+    STREAMS_SRC,
+    Kafka,
+    compile_fixture,
+    kafka_classpath,
+    run,
+    state_dir,
+)
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig
@@ -167,7 +175,7 @@ def streams_runs(
     up, a member of its group with its tasks, until its test calls ``finish()``; however
     slow the machine, the test finds it running, never Empty by a timer.
     """
-    state = Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+    state = state_dir()
     cp = compile_fixture(state, STREAMS_SRC)
     stores = tmp_path_factory.mktemp("streams-state")
     runs = {

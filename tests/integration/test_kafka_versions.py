@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from kafkatest import FIXTURE_SRC, KAFKA_LOCAL, REPO, Kafka, compile_fixture
+from kafkatest import FIXTURE_SRC, KAFKA_LOCAL, REPO, Kafka, compile_fixture, state_dir
 from oracles import java_partition
 from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1, phase2
@@ -62,7 +62,7 @@ class Broker:
 @pytest.fixture(scope="module")
 def kafka3() -> Iterator[Broker]:
     """A Kafka 3.9 broker of this module's own, stopped at its end."""
-    home = Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+    home = state_dir()
     state = home / f"kafka-{KAFKA_3}"
     env = {**os.environ, "MIGCHECK_KAFKA_HOME": str(state)}
     p = subprocess.run(

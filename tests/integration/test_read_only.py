@@ -62,6 +62,13 @@ def _assert_unchanged(before: dict[str, str], after: dict[str, str], who: str) -
 
 
 @pytest.fixture(scope="module")
+def kafka(private_kafka: Kafka) -> Kafka:
+    """The whole cluster is this module's: other tests (pytest-xdist's other worker) create
+    topics and groups and move offsets on the shared broker while these run."""
+    return private_kafka
+
+
+@pytest.fixture(scope="module")
 def app(kafka: Kafka) -> StreamsApp:
     return ran_once(kafka)
 
@@ -101,3 +108,27 @@ def test_every_command_leaves_the_cluster_as_it_was(
     _assert_unchanged(before, {**after, "offsets": before["offsets"]}, "migcheck copy")
     moved = set(after["offsets"].splitlines()) ^ set(before["offsets"].splitlines())
     assert moved and all(line.startswith(f"{into}:") for line in moved), moved
+
+
+def test_a_sampled_and_a_full_analyze_of_a_plain_topic_change_nothing(kafka: Kafka) -> None:
+    """A topic no app reads, sampled in windows smaller than its partitions and scanned
+    whole: the topics, the group ids and every end offset stay as they were."""
+    topic = kafka.create_topic("readonly", 3)
+    kafka.produce(topic, [(f"r{i}".encode(), 5, None) for i in range(500)])
+
+    def snapshot() -> tuple[str, str, str]:
+        views = [("kafka-consumer-groups", "--list"), ("kafka-topics", "--list"),
+                 ("kafka-get-offsets",)]  # fmt: skip
+        out = []
+        for tool, *args in views:
+            rc, text, err = kafka.tool(tool, "--bootstrap-server", kafka.bootstrap, *args)
+            assert rc == 0, err
+            out.append(text)
+        return out[0], out[1], out[2]
+
+    before = snapshot()
+    for extra in (["--full"], ["--sample-per-partition", "50"]):
+        r = run_cli("analyze", "--bootstrap-server", kafka.bootstrap, "--topic", topic,
+                    "--to", "4", "--format", "json", *extra)  # fmt: skip
+        assert r.returncode in (0, 1), r.stderr
+    assert snapshot() == before

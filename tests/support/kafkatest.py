@@ -7,12 +7,14 @@ migcheck.  Topics get unique names, so tests never see each other's data.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import itertools
 import os
 import subprocess
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +45,28 @@ def run(cmd: Sequence[str], stdin: str | None = None, timeout: float = 300) -> t
     return r.returncode, r.stdout, r.stderr
 
 
+@contextlib.contextmanager
+def locked(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``lock`` (created if missing): the suite's
+    workers (pytest-xdist) share the broker, the fixtures' builds and the caches."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def state_dir() -> Path:
+    """kafka-local's state directory (``MIGCHECK_KAFKA_HOME``, default ``.kafka-local``)."""
+    return Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+
+
 def kafka_classpath() -> str:
-    rc, out, err = run([str(KAFKA_LOCAL), "classpath"])
+    # The first call resolves the jars with Maven into one cache file: one worker at a time.
+    with locked(state_dir() / ".classpath.lock"):
+        rc, out, err = run([str(KAFKA_LOCAL), "classpath"])
     if rc != 0:
         raise RuntimeError(f"scripts/kafka-local classpath failed: {err.strip()}")
     return out.strip().splitlines()[-1]
@@ -53,15 +75,16 @@ def kafka_classpath() -> str:
 def compile_fixture(state_dir: Path, source: Path = FIXTURE_SRC, cp: str | None = None) -> str:
     """Compile a Java fixture once per source version and Kafka classpath (``cp``, default
     kafka-local's: another Kafka version's jars get classes of their own); return the
-    classpath to run it."""
+    classpath to run it.  A lock keeps two workers from compiling into one directory."""
     cp = kafka_classpath() if cp is None else cp
     digest = hashlib.sha256(source.read_bytes() + b"\0" + cp.encode()).hexdigest()[:12]
     classes = state_dir / f"{source.stem}-classes-{digest}"
-    if not (classes / f"{source.stem}.class").exists():
-        classes.mkdir(parents=True, exist_ok=True)
-        rc, _, err = run(["javac", "-nowarn", "-d", str(classes), "-cp", cp, str(source)])
-        if rc != 0:
-            raise RuntimeError(f"javac {source.name} failed: {err}")
+    with locked(state_dir / f".{source.stem}-classes-{digest}.lock"):
+        if not (classes / f"{source.stem}.class").exists():
+            classes.mkdir(parents=True, exist_ok=True)
+            rc, _, err = run(["javac", "-nowarn", "-d", str(classes), "-cp", cp, str(source)])
+            if rc != 0:
+                raise RuntimeError(f"javac {source.name} failed: {err}")
     return f"{classes}{os.pathsep}{cp}"
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import json
 import os
 import shlex
@@ -38,10 +37,12 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+
+from kafkatest import locked
 
 #: What the workers' virtualenv holds besides pyspark itself: PySpark's own requirements
 #: for Arrow UDFs and mapInArrow, bounded as the project bounds them.
@@ -106,7 +107,7 @@ def ensure_venv(path: Path, python: str, requirements: Sequence[str]) -> Path:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     wanted = {"python": _python_version(python), "requirements": list(requirements)}
-    with _locked(path.with_name(path.name + ".lock")):
+    with locked(path.with_name(path.name + ".lock")):
         if _marker(path) == wanted and (path / "bin" / "python").exists():
             return path
         shutil.rmtree(path, ignore_errors=True)
@@ -148,16 +149,6 @@ def _marker(path: Path) -> object:
         return json.loads((path / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-
-
-@contextlib.contextmanager
-def _locked(lock: Path) -> Iterator[None]:
-    with lock.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _checked(cmd: Sequence[str], what: str, timeout: float = 120) -> str:

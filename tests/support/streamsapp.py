@@ -9,13 +9,12 @@ from kafka-python's murmur2 (tests/oracles.py), never from migcheck.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafkatest import REPO, STREAMS_SRC, Kafka, compile_fixture, run
+from kafkatest import REPO, STREAMS_SRC, Kafka, compile_fixture, run, state_dir
 from oracles import java_partition, run_cli
 
 KEYS = [f"k{i}" for i in range(400)]
@@ -76,7 +75,7 @@ class StreamsApp:
         self.input = k.create_topic(f"{self.app_id}-orders", self.input_partitions)
         self.table = k.create_topic(f"{self.app_id}-customers", 3)
         self.output = k.create_topic(f"{self.app_id}-enriched", 3)
-        home = self.home or Path(os.environ.get("MIGCHECK_KAFKA_HOME", REPO / ".kafka-local"))
+        home = self.home or state_dir()
         self.state_dir = home / "streams-state" / self.app_id
         self.cp = compile_fixture(home, STREAMS_SRC, self.classpath)
 
