@@ -19,10 +19,11 @@ _REFUSE = (
 )
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def no_jvm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """JAVA_HOME and PATH lead to a ``java`` that exits 97 (Spark's launcher takes
-    JAVA_HOME first, then PATH)."""
+    JAVA_HOME first, then PATH).  Per module, not per session: a pytest-xdist worker
+    runs integration files after unit files, and they need the real ``java`` back."""
     home = tmp_path_factory.mktemp("no-jvm")
     java = home / "bin" / "java"
     java.parent.mkdir()
