@@ -87,31 +87,6 @@ def test_saved_report_renders_again(count_app: StreamsApp, tmp_path: Path) -> No
     assert "Verdict: CRASH" in text.stdout and "6 partitions: CRASH" in text.stdout
 
 
-def test_app_changes_nothing_on_the_cluster(count_app: StreamsApp) -> None:
-    kafka = count_app.kafka
-
-    def snapshot() -> tuple[str, str]:
-        topics = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe")
-        groups = kafka.tool(
-            "kafka-consumer-groups",
-            "--bootstrap-server",
-            kafka.bootstrap,
-            "--describe",
-            "--group",
-            count_app.app_id,
-        )
-        return topics[1], groups[1]
-
-    before = snapshot()
-    p = _app(count_app, "--topic", count_app.input, "--to", "6")
-    assert p.returncode == 1
-    assert snapshot() == before
-    live = ["--bootstrap-server", kafka.bootstrap, "--application-id", count_app.app_id]
-    p = run_cli("plan", *live, "--set", f"{count_app.input}=6", "--standby-replicas", "1")
-    assert p.returncode == 1, p.stderr
-    assert snapshot() == before
-
-
 def _offsets(kafka: Kafka, topic: str, time: str) -> int:
     """The sum over partitions of an offset, by Kafka's own kafka-get-offsets."""
     rc, out, err = kafka.tool(

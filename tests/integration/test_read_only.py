@@ -110,6 +110,21 @@ def test_every_command_leaves_the_cluster_as_it_was(
     assert moved and all(line.startswith(f"{into}:") for line in moved), moved
 
 
+def test_app_and_plan_with_standbys_change_nothing(kafka: Kafka, app: StreamsApp) -> None:
+    """``app`` without ``--state`` (the topology and group only) and ``plan`` with
+    standbys asked for: the same snapshot before and after each."""
+    before = _snapshot(kafka, app.app_id)
+    live = ["--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id]
+    runs = [
+        ["app", *live, "--topic", app.input, "--to", "6"],
+        ["plan", *live, "--set", f"{app.input}=6", "--standby-replicas", "1"],
+    ]
+    for args in runs:
+        r = run_cli(*args)
+        assert r.returncode == 1, f"{args[0]}: {r.stdout} {r.stderr}"  # 1: the change crashes
+        _assert_unchanged(before, _snapshot(kafka, app.app_id), f"migcheck {args[0]}")
+
+
 def test_a_sampled_and_a_full_analyze_of_a_plain_topic_change_nothing(kafka: Kafka) -> None:
     """A topic no app reads, sampled in windows smaller than its partitions and scanned
     whole: the topics, the group ids and every end offset stay as they were."""
