@@ -59,12 +59,19 @@ def choose_placement(requested: str, scores: LayoutScores | None) -> tuple[str |
     if not scores:
         return choose_partitioner(requested, None), KeyLayout.PLAIN
     for layout, by_name in scores.items():
-        if requested == "auto" and (name := choose_partitioner("auto", by_name)) is not None:
+        if (name := placing(requested, by_name)) is not None:
             return name, layout
-        if requested != "auto" and requested in by_name and by_name[requested].placed_every_key:
-            return requested, layout
     best = max(scores, key=lambda layout: _best_conformance(scores[layout].values()))
     return choose_partitioner(requested, {}), best
+
+
+def placing(requested: str, by_name: Mapping[str, PartitionerScore]) -> str | None:
+    """The partitioner that placed every hashed key under one layout's scores: ``auto``'s
+    first that did, or the requested one if it did; None when none did."""
+    if requested == "auto":
+        return choose_partitioner("auto", by_name)
+    score = by_name.get(requested)
+    return requested if score is not None and score.placed_every_key else None
 
 
 def _best_conformance(scores: Iterable[PartitionerScore]) -> float:

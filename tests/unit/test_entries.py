@@ -19,6 +19,7 @@ from migcheck.analysis.verdicts import (
     choose_partitioner,
     choose_placement,
     gate,
+    placing,
 )
 from migcheck.commands.analyze import AnalyzeOptions, exit_code, validate
 from migcheck.commands.options import Connection
@@ -187,6 +188,17 @@ def test_choose_placement_takes_the_first_layout_that_places_every_key() -> None
     assert choose_placement("murmur2", window_fits) == ("murmur2", SESSION)
     assert choose_placement("murmur2", None) == ("murmur2", PLAIN)
     assert choose_placement("auto", None) == (None, PLAIN)
+
+
+def test_placing_names_the_partitioner_that_placed_one_layout() -> None:
+    """analyze scores a later key layout only where this is None for the first."""
+    plain = {"murmur2": _score(0.9), "fnv1a": _score(1.0), "crc32": _score(1.0)}
+    assert placing("auto", plain) == "fnv1a"  # the first that placed every key
+    assert placing("crc32", plain) == "crc32"
+    assert placing("murmur2", plain) is None  # forced, and it did not place them
+    assert placing("sarama", plain) is None  # forced, and not scored
+    assert placing("auto", {"murmur2": _score(0.9)}) is None
+    assert placing("auto", {"fnv1a": PartitionerScore(0, 0, 7)}) is None  # hashed nothing
 
 
 def test_choose_placement_without_a_fit_reports_the_best_layout() -> None:
