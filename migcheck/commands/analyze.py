@@ -171,9 +171,19 @@ def run_analyses(
     submitted together, so Spark fills one's gaps with the other's tasks."""
     for o in options:
         validate(o)
+    if not any(o.exact for o in options):  # samples: a short run, whatever the topics
+        start_early(options[0].spark, short_run=True)
     plans = [_plan_file(o) if o.keys_file else _plan_kafka(o) for o in options]
     entries = _aggregate_all(options, plans, progress or _no_progress)
     return [_outcome(o, plan, e) for o, plan, e in zip(options, plans, entries, strict=True)]
+
+
+def start_early(spark: SparkSettings, short_run: bool) -> None:
+    """Launch the embedded JVM while the command still reads Kafka's metadata (see
+    :func:`migcheck.analysis.spark.start_early`)."""
+    from migcheck.analysis.spark import start_early as launch
+
+    launch(spark.master, spark.conf, short_run)
 
 
 def _outcome(o: AnalyzeOptions, plan: _Plan, entries: list[TopicEntry]) -> Outcome:

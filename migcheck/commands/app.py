@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from migcheck.commands.analyze import AnalyzeOptions, run_analyses
+from migcheck.commands.analyze import AnalyzeOptions, run_analyses, start_early
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.streams_app import discover_app, read_topology
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
@@ -72,6 +72,8 @@ def run_app(o: AppOptions) -> AppOutcome:
     if o.moved_keys_out and not (o.state and o.full):
         raise UsageError("--moved-keys-out needs --state --full: a sample lists only some keys")
     topology = read_topology(o.topology_file)
+    if o.state and not o.full:  # Spark's start overlaps the app's discovery
+        start_early(o.spark, short_run=True)
     disc = discover_app(o.connection.client(), o.app_id, topology, o.topics)
     _check_topics(o, disc)
     model = app_model(disc, topology, o.fixed_repartition)

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,40 @@ def test_the_broker_dying_mid_scan_fails_within_60s(tmp_path: Path) -> None:
     finally:
         subprocess.run([str(KAFKA_LOCAL), "stop"], env=env, capture_output=True, check=False)
         shutil.rmtree(tmp_path / "broker", ignore_errors=True)
+
+
+def _marked(marker: str) -> set[int]:
+    """Live processes whose command line holds ``marker``."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_sample_failing_before_spark_leaves_no_jvm(tmp_path: Path) -> None:
+    """A sample launches Spark's JVM while it reads Kafka's metadata; when that read fails
+    (no broker answers), the one line comes and the JVM ends with the run."""
+    marker = f"spark.migcheck.test={uuid.uuid4().hex}"  # on the JVM's command line
+    env = {**os.environ, "MIGCHECK_SPARK_LOG": str(tmp_path / "spark.log")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "migcheck", "analyze", "--bootstrap-server", "127.0.0.1:1",
+         "--topic", "orders", "--to", "8", "--conf", marker],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not _marked(marker):  # the JVM was launched early, before the failure
+        assert proc.poll() is None and time.monotonic() < deadline, "no early JVM"
+        time.sleep(0.1)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2
+    assert err.startswith("migcheck: error: cannot reach Kafka at 127.0.0.1:1"), err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    deadline = time.monotonic() + 15
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _marked(marker), "the early JVM outlived the run"
