@@ -94,28 +94,39 @@ def _children() -> set[int]:
 
 @contextlib.contextmanager
 def small_data(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
-    """Run a short run's jobs (a sample, a small full scan) without adaptive execution,
-    unless the user set it.
+    """Run a short run's jobs (a sample, a small full scan) with :data:`SMALL_DATA`'s
+    settings, each unless the user set it.
 
-    A sample is a few hundred thousand rows.  Adaptive execution splits each of the
-    aggregation's collects into two or three Spark jobs and has little to coalesce:
-    bench-scan's default sample took about 2 s less without it (of 21 to 26 s), while the
-    full scan gained nothing from turning it off.  The session may be shared (tests, a
-    notebook), so the setting is put back afterwards.
+    The session may be shared (tests, a notebook), so the settings are put back
+    afterwards.
     """
-    key = "spark.sql.adaptive.enabled"
-    if key in conf:
-        yield
-        return
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, "false")
+    changed = {key: spark.conf.get(key, None) for key in SMALL_DATA if key not in conf}
+    for key in changed:
+        spark.conf.set(key, SMALL_DATA[key])
     try:
         yield
     finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
+        for key, before in changed.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
+
+
+#: A short run's SQL settings (:func:`small_data`).
+SMALL_DATA: dict[str, str] = {
+    # A sample is a few hundred thousand rows.  Adaptive execution splits each of the
+    # aggregation's collects into two or three Spark jobs and has little to coalesce:
+    # bench-scan's default sample took about 2 s less without it (of 21 to 26 s), while
+    # the full scan gained nothing from turning it off.
+    "spark.sql.adaptive.enabled": "false",
+    # The histories' cache, built once and scanned by five jobs, compressed per column in
+    # the read tasks: in a short run's C1-only JVM that cost the default sample 0.7 s
+    # of 10.8 (three alternating runs each, 2026-11-25), for memory a sample does not
+    # need (about 150 bytes a history uncompressed; what does not fit spills to disk).
+    # A full scan keeps it: 5,000,000 distinct keys under a 512 MiB driver need it.
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
+}
 
 
 def _driver_jvm_options(short_run: bool) -> str:

@@ -64,3 +64,28 @@ def test_null_key_is_null_partition(spark) -> None:
 def test_unknown_partitioner_fails_on_driver() -> None:
     with pytest.raises(ValueError, match="unknown partitioner"):
         placement_column("key", "nope")
+
+
+def test_a_short_runs_settings_are_put_back_and_the_users_win(spark) -> None:
+    """A short run turns off adaptive execution and the cache's compression on a session
+    that may be shared (a notebook, these tests), then restores them; a setting the user
+    passed with --conf is left alone."""
+    from migcheck.analysis.spark import small_data
+
+    adaptive, compressed = (
+        "spark.sql.adaptive.enabled",
+        "spark.sql.inMemoryColumnarStorage.compressed",
+    )
+    spark.conf.set(adaptive, "true")
+    spark.conf.unset(compressed)
+    with small_data(spark, {}):
+        assert spark.conf.get(adaptive) == "false"
+        assert spark.conf.get(compressed) == "false"
+        rows = spark.range(10).cache().groupBy().count().collect()  # a cache builds here
+        assert rows[0][0] == 10
+    assert spark.conf.get(adaptive) == "true"
+    assert spark.conf.get(compressed) == "true"  # Spark's default again
+    with small_data(spark, {compressed: "true"}):
+        assert spark.conf.get(compressed) == "true"
+        assert spark.conf.get(adaptive) == "false"
+    assert spark.conf.get(adaptive) == "true"
