@@ -46,6 +46,12 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
+    # The histories' cache (built once, scanned by every report job) uncompressed: the
+    # read tasks compressed it column by column, and that cost the 5 M bench topic's full
+    # scan 2.5 s of 22.9 and its default sample 0.7 s of 10.8 (alternating hand runs,
+    # 2026-11-25).  About 150 bytes a history; what does not fit spills to disk, and
+    # 5,000,000 distinct keys still pass under a 512 MiB driver (test_scale).
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
     # Redact secrets wherever Spark prints options or settings (plans, logs, errors): a
     # user's --conf may carry them.
     "spark.sql.redaction.options.regex": "(?i)url|jaas|password|secret|token|ssl\\..*key",
@@ -120,12 +126,6 @@ SMALL_DATA: dict[str, str] = {
     # bench-scan's default sample took about 2 s less without it (of 21 to 26 s), while
     # the full scan gained nothing from turning it off.
     "spark.sql.adaptive.enabled": "false",
-    # The histories' cache, built once and scanned by five jobs, compressed per column in
-    # the read tasks: in a short run's C1-only JVM that cost the default sample 0.7 s
-    # of 10.8 (three alternating runs each, 2026-11-25), for memory a sample does not
-    # need (about 150 bytes a history uncompressed; what does not fit spills to disk).
-    # A full scan keeps it: 5,000,000 distinct keys under a 512 MiB driver need it.
-    "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
 
 
