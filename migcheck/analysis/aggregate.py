@@ -368,9 +368,14 @@ def _topic_sums(
     histories: Any, topics: Sequence[str], scored: list[Scored]
 ) -> dict[str, dict[str, int]]:
     """Per topic of ``topics``, the scores' sums of ``scored`` (one job)."""
+    texts = [text for pair in scored for text in _score_sql(pair)]
+    return _sums_of(histories, topics, texts)
+
+
+def _sums_of(histories: Any, topics: Sequence[str], texts: list[str]) -> dict[str, dict[str, int]]:
+    """Per topic of ``topics``, the Spark SQL sums ``texts`` over its histories (one job)."""
     from pyspark.sql import functions as F
 
-    texts = [text for pair in scored for text in _score_sql(pair)]
     rows = (
         histories.where(F.col("topic").isin(list(topics)))
         .groupBy("topic")
@@ -425,24 +430,15 @@ def _either(
     figure a topic placed by one partitioner never shows."""
     if not topics or not pairs:
         return {}
-    from pyspark.sql import functions as F
-
     texts = [
         f"sum(CAST(coalesce({_fits(a)}, false) OR coalesce({_fits(b)}, false) AS BIGINT))"
         f" AS `{_either_name((a, b))}`"
         for a, b in pairs
     ]
-    rows = (
-        histories.where(F.col("topic").isin(list(topics)))
-        .groupBy("topic")
-        .agg(*(F.expr(text) for text in texts))
-        .collect()
-    )
     out: dict[str, dict[KeyLayout, dict[tuple[str, str], int]]] = {}
-    for r in rows:
+    for topic, sums in _sums_of(histories, topics, texts).items():
         for a, b in pairs:
-            by_layout = out.setdefault(r["topic"], {}).setdefault(a[0], {})
-            by_layout[a[1], b[1]] = int(r[_either_name((a, b))] or 0)
+            out.setdefault(topic, {}).setdefault(a[0], {})[a[1], b[1]] = sums[_either_name((a, b))]
     return out
 
 
