@@ -127,12 +127,14 @@ def aggregate(
     layouts = ordered_layouts(key_layouts)
     scored = scored_pairs(partitioner, key_layouts)
     histories = _key_histories(records, topics, scored)  # Kafka is read once, here
-    per_partition, sums = _layered_sums(histories, scored, partitioner)
+    keys = histories.where(histories["key"].isNotNull())
+    (per_partition, sums), distinct = concurrently(  # the distinct keys need no choice
+        lambda: _layered_sums(histories, scored, partitioner), lambda: _distinct_keys(keys)
+    )
     scores = _topic_scores(sums, scored)
     chosen = {t.name: choose_placement(partitioner, scores.get(t.name)) for t in topics}
     pairs = _pairs(scored) if partitioner == "auto" else []
     unplaced = [t for t, (name, _) in chosen.items() if name is None and t in scores]
-    keys = histories.where(histories["key"].isNotNull())
     alike = {
         topic: ties
         for topic, (name, layout) in chosen.items()
@@ -147,8 +149,7 @@ def aggregate(
     state, nonconforming_keys = _state_keys(keys, chosen)
     by_candidate = _by_candidate(state, candidates)
     moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
-    distinct, nonconforming, cells, samples, either = concurrently(
-        lambda: _distinct_keys(keys),
+    nonconforming, cells, samples, either = concurrently(
         lambda: _nonconforming(nonconforming_keys),
         lambda: _cells(by_candidate),
         lambda: _moved_sample(moved, moved_key_sample),
