@@ -99,16 +99,18 @@ def _children() -> set[int]:
 
 
 @contextlib.contextmanager
-def small_data(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
-    """Run a short run's jobs (a sample, a small full scan) with :data:`SMALL_DATA`'s
-    settings, each unless the user set it.
+def small_data(spark: SparkSession, conf: dict[str, str], tiny: bool = False) -> Iterator[None]:
+    """Run a short run's jobs (a sample, a small full scan) with :func:`small_data_settings`,
+    each unless the user set it; ``tiny``: the run's histories are a few thousand.
 
     The session may be shared (tests, a notebook), so the settings are put back
     afterwards.
     """
-    changed = {key: spark.conf.get(key, None) for key in SMALL_DATA if key not in conf}
+    shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
+    wanted = small_data_settings(min(spark.sparkContext.defaultParallelism, shuffle), tiny)
+    changed = {key: spark.conf.get(key, None) for key in wanted if key not in conf}
     for key in changed:
-        spark.conf.set(key, SMALL_DATA[key])
+        spark.conf.set(key, wanted[key])
     try:
         yield
     finally:
@@ -119,14 +121,33 @@ def small_data(spark: SparkSession, conf: dict[str, str]) -> Iterator[None]:
                 spark.conf.set(key, before)
 
 
-#: A short run's SQL settings (:func:`small_data`).
-SMALL_DATA: dict[str, str] = {
-    # A sample is a few hundred thousand rows.  Adaptive execution splits each of the
-    # aggregation's collects into two or three Spark jobs and has little to coalesce:
-    # bench-scan's default sample took about 2 s less without it (of 21 to 26 s), while
-    # the full scan gained nothing from turning it off.
-    "spark.sql.adaptive.enabled": "false",
-}
+def small_data_settings(slots: int, tiny: bool = False) -> dict[str, str]:
+    """A short run's SQL settings on a session of ``slots`` task slots, or fewer
+    shuffle partitions set (:func:`small_data`).
+
+    - Adaptive execution off.  A sample is a few hundred thousand rows: adaptive
+      execution splits each of the aggregation's collects into two or three Spark jobs
+      and has little to coalesce.  bench-scan's default sample took about 2 s less
+      without it (of 21 to 26 s), while the full scan gained nothing from turning it off.
+    - One shuffle partition per slot, not the embedded default of 8.  With adaptive
+      execution off nothing coalesces them, and every stage after a shuffle ran 8 tasks
+      of a few rows each, four waves on two cores.
+    - ``tiny`` only: expressions interpreted, not compiled (Spark's codegen factory mode
+      ``NO_CODEGEN``, which also turns off whole-stage codegen).  A cold JVM compiles
+      every job's generated classes before its first row: the sums' first job took
+      0.95 s compiled and 0.69 s interpreted on ten rows.  Interpreted rows cost more,
+      so only a tiny read gains (full scans, alternating hand runs, 2026-11-25): 10,000
+      records 5.4 to 5.6 s compiled, 5.1 to 5.2 s interpreted; 30,000 records 5.9 s
+      against 5.8 s; 100,000 records 7.3 s against 8.3 s; the default sample of 24
+      partitions 9.6 s against 18.2 s.  Whole-stage codegen off alone gained little.
+    """
+    settings = {
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.shuffle.partitions": str(max(1, slots)),
+    }
+    if tiny:
+        settings["spark.sql.codegen.factoryMode"] = "NO_CODEGEN"
+    return settings
 
 
 def _driver_jvm_options(short_run: bool) -> str:

@@ -219,6 +219,16 @@ def exit_code(report: Report) -> int:
 SHORT_RUN_RECORDS = 2_000_000
 
 
+#: Up to this many records in all (every analysis of the command), a short run's
+#: expressions are interpreted, not compiled (see
+#: :func:`~migcheck.analysis.spark.small_data_settings`): a cold JVM's compiling costs
+#: more than interpreting a few thousand histories.  Full scans measured on bench-scan's
+#: broker (alternating hand runs, 2026-11-25): 10,000 records 0.3 s faster, 30,000
+#: records 0.1 s, 100,000 records 1 s slower; ``app --state`` on a 1,000-record topic
+#: 6.1 s to 5.5 s.
+TINY_RUN_RECORDS = 20_000
+
+
 def _short(o: AnalyzeOptions, plan: _Plan) -> bool:
     """Whether the analysis is a run of a few seconds (a sample, a small full scan)."""
     return not o.exact or plan.total <= SHORT_RUN_RECORDS
@@ -240,7 +250,8 @@ def _aggregate_all(
             bootstrap=first.connection.bootstrap,
             warm=any(plan.workers for plan in plans),
         )
-        with small_data(spark, first.spark.conf) if short else nullcontext():
+        tiny = sum(plan.total for plan in plans) <= TINY_RUN_RECORDS
+        with small_data(spark, first.spark.conf, tiny) if short else nullcontext():
             return concurrently(
                 *(
                     partial(_aggregate, o, plan, spark, progress)

@@ -67,17 +67,39 @@ def test_unknown_partitioner_fails_on_driver() -> None:
 
 
 def test_a_short_runs_settings_are_put_back_and_the_users_win(spark) -> None:
-    """A short run turns off adaptive execution on a session that may be shared (a
-    notebook, these tests), then restores it; a setting the user passed with --conf is
-    left alone."""
+    """A short run turns off adaptive execution and shuffles into one partition per task
+    slot, and a tiny one interprets its expressions, on a session that may be shared (a
+    notebook, these tests); each is restored after; a setting the user passed with
+    --conf is left alone."""
     from migcheck.analysis.spark import small_data
 
-    adaptive = "spark.sql.adaptive.enabled"
+    adaptive, shuffle = "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions"
     spark.conf.set(adaptive, "true")
+    before = spark.conf.get(shuffle)
     with small_data(spark, {}):
         assert spark.conf.get(adaptive) == "false"
-        assert spark.range(10).groupBy().count().collect()[0][0] == 10
+        slots = 2  # one shuffle partition per task slot: the fixture's local[2]
+        assert spark.sparkContext.master == "local[2]"
+        assert spark.conf.get(shuffle) == str(slots)
+        grouped = spark.range(10).selectExpr("id % 3 AS k").groupBy("k").count()
+        assert grouped.rdd.getNumPartitions() == slots
+        assert sorted(r[1] for r in grouped.collect()) == [3, 3, 4]
     assert spark.conf.get(adaptive) == "true"
+    assert spark.conf.get(shuffle) == before
+    factory = "spark.sql.codegen.factoryMode"
+
+    def compiled_stages() -> bool:
+        """Whether a query ran whole-stage compiled (its operators marked "*(n)")."""
+        fresh = spark.range(10).selectExpr("id % 3 AS k").groupBy("k").count()
+        assert sorted(r[1] for r in fresh.collect()) == [3, 3, 4]
+        return "*(" in fresh._jdf.queryExecution().executedPlan().toString()
+
+    assert compiled_stages()
+    with small_data(spark, {}, tiny=True):  # a tiny run interprets its expressions
+        assert spark.conf.get(factory) == "NO_CODEGEN"
+        assert not compiled_stages()
+    assert spark.conf.get(factory) != "NO_CODEGEN"
+    assert compiled_stages()
     with small_data(spark, {adaptive: "true"}):
         assert spark.conf.get(adaptive) == "true"
     spark.conf.unset(adaptive)
