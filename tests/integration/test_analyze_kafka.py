@@ -259,6 +259,33 @@ def test_explicit_partitions_refuse_prediction_unless_forced(
     assert t["conformance"] == pytest.approx(1 - non_conforming / 200)
 
 
+def test_a_key_on_two_partitions_counts_once(
+    spark, kafka: Kafka, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ten keys also written to a partition their hash does not name (a producer with a
+    custom partitioner, say): no partitioner places every key, so migcheck counts the
+    distinct keys rather than its histories, and each of the ten counts once."""
+    topic = kafka.create_topic("twice", 4)
+    keys = [f"user-{i}".encode() for i in range(100)]
+    kafka.produce(topic, [(k, 8, None) for k in keys])  # Java's default partitioner
+    strays = [(k, 8, (java_partition(k, 4) + 1) % 4) for k in keys[:10]]
+    kafka.produce(topic, strays)
+    forced = analyze_json(
+        capsys, kafka, "--topic", topic, "--to", "8", "--full", "--partitioner", "murmur2"
+    )
+    (t,) = forced["topics"]
+    assert t["records_scanned"] == 110
+    assert t["distinct_keys"] == len(set(keys)) == 100
+    assert t["non_conforming_keys"] == len(strays)
+    rc, out, _ = analyze(  # auto, a sample (which reads a small topic whole)
+        capsys, "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--to", "8",
+        "--format", "json",
+    )  # fmt: skip
+    assert rc == 3  # no partitioner placed every key: no prediction
+    (t,) = json.loads(out)["topics"]
+    assert t["distinct_keys"] == 100
+
+
 def test_gate_exit_codes(spark, kafka: Kafka, capsys: pytest.CaptureFixture[str]) -> None:
     topic = kafka.create_topic("gate", 3)
     kafka.produce(topic, [(f"g{i}".encode(), 5, None) for i in range(300)])
