@@ -1,9 +1,11 @@
-"""Aggregation on Spark: from records to plain per-topic counts of what moves.
+"""Aggregation: from key histories to plain per-topic counts of what moves.
 
-The Spark part is declarative (group, hash once per key, count).  Its result,
-:class:`TopicAggregates`, is plain Python data, so everything after it (the
-partitioner choice, the report entries, the verdicts) is a pure function
-tested without Spark.
+Every number comes from the histories' figures (:mod:`migcheck.analysis.figures`):
+sums over history rows for every scored partitioner and proposed count, computed by
+the read tasks that hold whole partitions, by the driver for a small read, or by
+Spark's Python tasks over histories Spark holds (merged partials, a key export).
+What follows them (the partitioner choice, the report entries, the verdicts) is a
+pure function of plain Python data, tested without Spark.
 
 Key facts that shape the numbers:
 
@@ -22,12 +24,22 @@ Key facts that shape the numbers:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from migcheck.analysis.figures import (
+    FIGURES_DDL,
+    Figures,
+    FigureSource,
+    Spec,
+    TopicFigures,
+    figures_of_batches,
+    from_rows,
+)
 from migcheck.analysis.histories import Scored, placement_name
+from migcheck.analysis.sources import spark_distinct_keys
 from migcheck.analysis.verdicts import (
     KEY_SUFFIX,
     PartitionerScore,
@@ -109,14 +121,16 @@ class TopicAggregates:
 
 
 def aggregate(
-    records: Any,  # pyspark DataFrame of RECORD_SCHEMA records, or of HISTORY_SCHEMA histories
+    records: Any,  # RECORD_SCHEMA or HISTORY_SCHEMA rows (a DataFrame), or a FigureSource
     topics: Sequence[TopicMeta],
     candidates: Sequence[int],
     partitioner: str = "auto",
     moved_key_sample: int = 10,
     key_layouts: Sequence[KeyLayout] = (KeyLayout.PLAIN,),
 ) -> tuple[dict[str, TopicAggregates], Any]:
-    """Aggregate ``records`` per topic; return them and the DataFrame of every moved key.
+    """Aggregate ``records`` per topic; return them and the DataFrame of every moved key
+    (None when ``records`` are a :class:`~migcheck.analysis.figures.FigureSource`, which
+    keeps no row per key).
 
     Every allowed key layout is scored with every partitioner scored, and each
     topic is predicted with the first pair that placed every key (see
@@ -124,16 +138,14 @@ def aggregate(
     DataFrame (topic, key_hex, partition, candidate_partitions, new_partition;
     the whole key) is lazy: the caller writes it out for ``--moved-keys-out``.
     """
-    layouts = ordered_layouts(key_layouts)
     scored = scored_pairs(partitioner, key_layouts)
-    histories = _key_histories(records, topics, scored)  # Kafka is read once, here
-    keys = histories.where(histories["key"].isNotNull())
-    (per_partition, sums), distinct = concurrently(  # the distinct keys need no choice
-        lambda: _layered_sums(histories, scored, partitioner), lambda: _distinct_keys(keys)
-    )
-    scores = _topic_scores(sums, scored)
+    spec = figure_spec(topics, scored, candidates, moved_key_sample)
+    source = records
+    if not isinstance(records, FigureSource):
+        source = HistoryFigures(records, topics, scored)
+    figures = source.figures(spec)  # Kafka is read once, here
+    scores = _layered_scores(figures, scored, partitioner)
     chosen = {t.name: choose_placement(partitioner, scores.get(t.name)) for t in topics}
-    pairs = _pairs(scored) if partitioner == "auto" else []
     unplaced = [t for t, (name, _) in chosen.items() if name is None and t in scores]
     alike = {
         topic: ties
@@ -141,41 +153,67 @@ def aggregate(
         if partitioner == "auto"
         and (ties := placed_alike(scores.get(topic, {}).get(layout, {}), name))
     }
-    splits = _splits(keys, chosen, alike, candidates) if alike else {}
+    splits = {t: _splits(figures[t], chosen[t], ties, candidates) for t, ties in alike.items()}
     chosen = {
         topic: (None, layout) if any(splits.get(topic, {}).values()) else (name, layout)
         for topic, (name, layout) in chosen.items()
     }
-    state, nonconforming_keys = _state_keys(keys, chosen)
-    by_candidate = _by_candidate(state, candidates)
-    moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
-    nonconforming, cells, samples, either = concurrently(
-        lambda: _nonconforming(nonconforming_keys),
-        lambda: _cells(by_candidate),
-        lambda: _moved_sample(moved, moved_key_sample),
-        lambda: _either(histories, unplaced, pairs),
-    )
-    stats = _key_stats(sums, scores, distinct, either)
-    result = {}
-    for t in topics:
-        scanned, null_keys = per_partition.get(t.name, ({}, 0))
-        non_conforming_keys, non_conforming_records = nonconforming.get(t.name, (0, 0))
-        result[t.name] = TopicAggregates(
-            scanned=scanned,
-            null_keys=null_keys,
-            key_stats=stats.get(t.name),
-            partitioner=chosen[t.name][0],
-            key_layout=chosen[t.name][1],
-            layouts=layouts,
-            non_conforming_keys=non_conforming_keys,
-            non_conforming_records=non_conforming_records,
-            cells=tuple(c for name, c in cells if name == t.name),
-            samples=tuple(s for name, s in samples if name == t.name),
-            placed_alike=alike.get(t.name, ()),
-            splits=splits.get(t.name, {}),
-            mixed=_mixed(stats.get(t.name), chosen[t.name][1], splits.get(t.name)),
+    either = _either(figures, unplaced, spec) if partitioner == "auto" else {}
+    stats = _key_stats(figures, scores, _distinct(figures, source), either)
+    result = {
+        t.name: _topic_aggregates(
+            figures.get(t.name, TopicFigures()), chosen[t.name], spec, stats.get(t.name)
         )
-    return result, _moved_keys_frame(moved)
+        for t in topics
+    }
+    layouts = ordered_layouts(key_layouts)
+    for name, agg in result.items():
+        result[name] = replace(
+            agg,
+            layouts=layouts,
+            placed_alike=alike.get(name, ()),
+            splits=splits.get(name, {}),
+            mixed=_mixed(stats.get(name), chosen[name][1], splits.get(name)),
+        )
+    return result, source.moved_keys({t: c for t, c in chosen.items()}, candidates)
+
+
+def figure_spec(
+    topics: Sequence[TopicMeta], scored: Sequence[Scored], candidates: Sequence[int], sample: int
+) -> Spec:
+    """What the figures of ``topics`` are computed for."""
+    metas = {t.name: (t.partition_count, t.compacted) for t in topics}
+    return Spec(tuple(scored), tuple(int(m) for m in candidates), sample, metas)
+
+
+def _topic_aggregates(
+    f: TopicFigures, chosen: tuple[str | None, KeyLayout], spec: Spec, stats: KeyStats | None
+) -> TopicAggregates:
+    """One topic's aggregates from its figures, predicted with ``chosen``."""
+    name, layout = chosen
+    pair = (layout, name) if name is not None else None
+    off = f.nonconforming.get(pair, [0, 0]) if pair else [0, 0]
+    cells = [
+        Cell(m, p, new, int(s[0]), int(s[1]), int(s[2]), float(s[3]))
+        for m in spec.candidates
+        for (p, new), s in sorted(f.cells.get((pair, m), {}).items())
+    ] if pair else []  # fmt: skip
+    samples = [
+        SampledKey(m, key, p, new, i)
+        for m in spec.candidates
+        for i, (_, key, p, new) in enumerate(f.lowest.get((pair, m), []), 1)
+    ] if pair else []  # fmt: skip
+    return TopicAggregates(
+        scanned=dict(sorted(f.scanned.items())),
+        null_keys=f.null_keys,
+        key_stats=stats,
+        partitioner=name,
+        key_layout=layout,
+        non_conforming_keys=off[0],
+        non_conforming_records=off[1],
+        cells=tuple(cells),
+        samples=tuple(samples),
+    )
 
 
 def ordered_layouts(key_layouts: Sequence[KeyLayout]) -> tuple[KeyLayout, ...]:
@@ -248,9 +286,6 @@ def _per_topic(values: dict[str, Any], sql_type: str) -> Any:  # a pyspark Colum
     return F.create_map(*pairs)[F.col("topic")].cast(sql_type)
 
 
-PerPartition = dict[str, tuple[dict[int, int], int]]
-
-
 def concurrently(*jobs: Callable[[], Any]) -> list[Any]:
     """Run independent Spark jobs from threads at once; their results in order.
 
@@ -269,139 +304,67 @@ def concurrently(*jobs: Callable[[], Any]) -> list[Any]:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-Pair = tuple[Scored, Scored]
+class HistoryFigures:
+    """The figures of key histories Spark holds (:func:`_key_histories`): merged partials,
+    a key export, the driver's read; computed by Python tasks with the read tasks' own
+    function (:func:`~migcheck.analysis.figures.figures_of_batches`).  The histories
+    stay cached for the distinct keys and the moved keys' rows."""
+
+    def __init__(self, records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> None:
+        self.histories = _key_histories(records, topics, scored)
+
+    def figures(self, spec: Spec) -> Figures:
+        def task(batches: Iterator[Any]) -> Iterator[Any]:
+            return figures_of_batches(batches, spec)
+
+        rows = self.histories.mapInArrow(task, FIGURES_DDL).collect()
+        return from_rows((r["figures"] for r in rows), spec.sample)
+
+    def distinct_keys(self, topics: Sequence[str]) -> dict[str, int]:
+        return spark_distinct_keys(self.histories, topics)
+
+    def moved_keys(
+        self, chosen: dict[str, tuple[str | None, KeyLayout]], candidates: Sequence[int]
+    ) -> Any:
+        keys = self.histories.where(self.histories["key"].isNotNull())
+        by_candidate = _by_candidate(_state_keys(keys, chosen), candidates)
+        moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
+        return _moved_keys_frame(moved)
 
 
-def _pairs(scored: list[Scored]) -> list[Pair]:
-    """Every two partitioners scored under one key layout, in preference order: ``auto``
-    asks whether two clients together placed a topic's keys."""
-    return [(a, b) for i, a in enumerate(scored) for b in scored[i + 1 :] if a[0] == b[0]]
+def _distinct(figures: Figures, source: FigureSource) -> dict[str, int]:
+    """Per topic with a keyed record: its distinct keys, counted from its rows when no key
+    can be on two partitions, or else by the source (one more pass over the keys)."""
+    keyed = {t: f for t, f in figures.items() if f.rows}
+    unique = {t: f.rows for t, f in keyed.items() if f.unique_keys()}
+    rest = [t for t in keyed if t not in unique]
+    return {**unique, **(source.distinct_keys(rest) if rest else {})}
 
 
-def _either_name(pair: Pair) -> str:
-    return f"either_{placement_name(pair[0])}_{placement_name(pair[1])}"
-
-
-def _partition_sums(
-    histories: Any, scored: list[Scored]
-) -> tuple[PerPartition, dict[str, dict[str, int]]]:
-    """One job of sums per partition (the null key's row holds its null-key records):
-    per topic ({partition: records read}, null-key records), and the topic's totals of
-    every sum: records, null keys, keys seen once and twice, each partitioner's
-    conformance.
-
-    Distinct keys are a job of their own: Spark's countDistinct beside these sums
-    doubled every row (its Expand) and shuffled them twice."""
-    from pyspark.sql import functions as F
-
-    aggs = [F.expr(text) for text in _sums_sql(scored)]
-    per_partition: PerPartition = {}
-    sums: dict[str, dict[str, int]] = {}
-    for r in histories.groupBy("topic", "partition").agg(*aggs).collect():
-        scanned, nulls = per_partition.get(r["topic"], ({}, 0))
-        scanned[r["partition"]] = r["records"]
-        per_partition[r["topic"]] = (scanned, nulls + r["null_keys"])
-        total = sums.setdefault(r["topic"], {})
-        for name, value in r.asDict().items():
-            if name not in ("topic", "partition"):
-                total[name] = total.get(name, 0) + int(value)
-    return per_partition, sums
-
-
-def _fits(pair: Scored) -> str:
-    """Whether the pair places the row's key where it is, in Spark SQL; null for the
-    null key, whose placements are null."""
-    return f"`{placement_name(pair)}` % current = partition"
-
-
-def _sums_sql(scored: list[Scored]) -> list[str]:
-    """The sums of :func:`_partition_sums` as Spark SQL, one text per sum.
-
-    Text, not Column calls: each Column operator is a call into the JVM, and the
-    sums of ``auto`` (then every partitioner and every pair of them, now in
-    :func:`_either`) took about a thousand of them, 1.1 s of the driver's time in a
-    profile, before the job could start; a text is one."""
-    texts = [
-        "sum(n) AS records",
-        "sum(CASE WHEN key IS NULL THEN n ELSE 0 END) AS null_keys",
-        "sum(CAST(key IS NOT NULL AND n = 1 AS BIGINT)) AS f1",
-        "sum(CAST(key IS NOT NULL AND n = 2 AS BIGINT)) AS f2",
-    ]
-    return texts + [text for pair in scored for text in _score_sql(pair)]
-
-
-def _score_sql(pair: Scored) -> list[str]:
-    """One pair's score as Spark SQL sums: keys hashed, conforming, and the keyed records
-    it could not hash."""
-    col = placement_name(pair)
-    unhashed = f"CASE WHEN key IS NOT NULL AND `{col}` IS NULL THEN n ELSE 0 END"
-    return [
-        f"count(`{col}`) AS `hashed_{col}`",  # the null key's placement is null
-        f"coalesce(sum(CAST({_fits(pair)} AS BIGINT)), 0) AS `conform_{col}`",
-        f"sum({unhashed}) AS `unhashed_{col}`",
-    ]
-
-
-def _layered_sums(
-    histories: Any, scored: list[Scored], partitioner: str
-) -> tuple[PerPartition, dict[str, dict[str, int]]]:
-    """:func:`_partition_sums` with the first key layout's pairs only, then the other
-    layouts' scores for the topics no partitioner placed under it (one more job).
+def _layered_scores(
+    figures: Figures, scored: list[Scored], partitioner: str
+) -> dict[str, dict[KeyLayout, dict[str, PartitionerScore]]]:
+    """Per topic with a keyed record: the first key layout's scores, and the other
+    layouts' only when no partitioner placed the topic under the first.
 
     The prediction takes the first layout under which a partitioner placed every key
     (:func:`~migcheck.analysis.verdicts.choose_placement`), and the report shows that
-    layout's scores only; so a topic placed on plain keys never needs its window and
-    session scores.  ``app --state`` allows all three for changelogs: scoring them at
-    once made a job of 67 sums where 25 answer the usual app, and a cold JVM compiles
-    each."""
-    first = [pair for pair in scored if pair[0] == scored[0][0]]
-    per_partition, sums = _partition_sums(histories, first)
-    rest = scored[len(first) :]
-    scores = _topic_scores(sums, first)
-    unplaced = [t for t, s in scores.items() if placing(partitioner, s[scored[0][0]]) is None]
-    if rest and unplaced:
-        for topic, extra in _topic_sums(histories, unplaced, rest).items():
-            sums[topic].update(extra)
-    return per_partition, sums
-
-
-def _topic_sums(
-    histories: Any, topics: Sequence[str], scored: list[Scored]
-) -> dict[str, dict[str, int]]:
-    """Per topic of ``topics``, the scores' sums of ``scored`` (one job)."""
-    texts = [text for pair in scored for text in _score_sql(pair)]
-    return _sums_of(histories, topics, texts)
-
-
-def _sums_of(histories: Any, topics: Sequence[str], texts: list[str]) -> dict[str, dict[str, int]]:
-    """Per topic of ``topics``, the Spark SQL sums ``texts`` over its histories (one job)."""
-    from pyspark.sql import functions as F
-
-    rows = (
-        histories.where(F.col("topic").isin(list(topics)))
-        .groupBy("topic")
-        .agg(*(F.expr(text) for text in texts))
-        .collect()
-    )
-    return {
-        r["topic"]: {k: int(v or 0) for k, v in r.asDict().items() if k != "topic"} for r in rows
-    }
-
-
-def _topic_scores(
-    sums: dict[str, dict[str, int]], scored: list[Scored]
-) -> dict[str, dict[KeyLayout, dict[str, PartitionerScore]]]:
-    """Every summed pair's score per topic that has a keyed record (the others have none);
-    a later key layout's pairs are summed only where :func:`_layered_sums` needed them."""
-    return {
-        topic: _scores(total, [p for p in scored if f"hashed_{placement_name(p)}" in total])
-        for topic, total in sums.items()
-        if total["records"] > total["null_keys"]
-    }
+    layout's scores only."""
+    out: dict[str, dict[KeyLayout, dict[str, PartitionerScore]]] = {}
+    for topic, f in figures.items():
+        if not f.rows:
+            continue
+        by_layout: dict[KeyLayout, dict[str, PartitionerScore]] = {}
+        for layout, name in scored:
+            by_layout.setdefault(layout, {})[name] = PartitionerScore(*f.scores[layout, name])
+        first = scored[0][0]
+        placed = placing(partitioner, by_layout[first]) is not None
+        out[topic] = {first: by_layout[first]} if placed else by_layout
+    return out
 
 
 def _key_stats(
-    sums: dict[str, dict[str, int]],
+    figures: Figures,
     scores: dict[str, dict[KeyLayout, dict[str, PartitionerScore]]],
     distinct: dict[str, int],
     either: dict[str, dict[KeyLayout, dict[tuple[str, str], int]]] | None = None,
@@ -409,8 +372,8 @@ def _key_stats(
     return {
         topic: KeyStats(
             count,
-            sums[topic]["f1"],
-            sums[topic]["f2"],
+            figures[topic].f1,
+            figures[topic].f2,
             scores[topic],
             (either or {}).get(topic, {}),
         )
@@ -419,27 +382,16 @@ def _key_stats(
 
 
 def _either(
-    histories: Any, topics: Sequence[str], pairs: Sequence[Pair]
+    figures: Figures, topics: Sequence[str], spec: Spec
 ) -> dict[str, dict[KeyLayout, dict[tuple[str, str], int]]]:
-    """Per topic of ``topics``, per layout, per pair of partitioners: the keys either one
-    placed where they are, in one job, run only for topics no partitioner placed alone
-    (two clients may have written them, see :func:`_mixed`).
-
-    Not among the first job's sums: ``auto``'s pairs outnumber its partitioners (for
-    ``app --state``'s changelogs, three layouts of them), and compiling them cost a
-    1,000-record ``app --state`` about a second of its 7.5 s in a cold JVM, for a
-    figure a topic placed by one partitioner never shows."""
-    if not topics or not pairs:
-        return {}
-    texts = [
-        f"sum(CAST(coalesce({_fits(a)}, false) OR coalesce({_fits(b)}, false) AS BIGINT))"
-        f" AS `{_either_name((a, b))}`"
-        for a, b in pairs
-    ]
+    """Per topic of ``topics`` (no partitioner placed them alone: two clients may have
+    written them, see :func:`_mixed`), per layout, per pair of partitioners: the keys
+    either one placed where they are."""
     out: dict[str, dict[KeyLayout, dict[tuple[str, str], int]]] = {}
-    for topic, sums in _sums_of(histories, topics, texts).items():
-        for a, b in pairs:
-            out.setdefault(topic, {}).setdefault(a[0], {})[a[1], b[1]] = sums[_either_name((a, b))]
+    for topic in topics:
+        for a, b in spec.pairs():
+            count = figures[topic].either[a, b]
+            out.setdefault(topic, {}).setdefault(a[0], {})[a[1], b[1]] = count
     return out
 
 
@@ -454,53 +406,23 @@ def _mixed(
 
 
 def _splits(
-    keys: Any,
-    chosen: dict[str, tuple[str | None, KeyLayout]],
-    alike: dict[str, tuple[str, ...]],
-    candidates: Sequence[int],
-) -> dict[str, dict[int, int]]:
-    """Per topic whose keys several partitioners placed alike: per proposed count, the
-    most keys the chosen one and any other put on different partitions there (one job).
+    f: TopicFigures,
+    chosen: tuple[str | None, KeyLayout],
+    others: Sequence[str],
+    counts: Sequence[int],
+) -> dict[int, int]:
+    """Per count of ``counts``: the most keys the chosen partitioner and any of ``others``
+    (they placed every key alike) put on different partitions there.
 
     Zero everywhere: they move the same keys, and the prediction stands whichever
     placed the topic.  Otherwise the observed keys cannot say which one did."""
-    from pyspark.sql import functions as F
-
-    aggs, names = [], []
-    for topic, others in alike.items():
-        name, layout = chosen[topic]
-        assert name is not None  # placed_alike is empty without a choice
-        v = F.col(placement_name((layout, name)))
-        for other in others:
-            w = F.col(placement_name((layout, other)))
-            for m in candidates:
-                differs = (F.col("topic") == topic) & ((v % m) != (w % m))
-                aggs.append(F.sum(F.coalesce(differs, F.lit(False)).cast("long")))
-                names.append((topic, m))
-    row = keys.agg(*aggs).collect()[0]
-    out: dict[str, dict[int, int]] = {}
-    for (topic, m), value in zip(names, row, strict=True):
-        by_m = out.setdefault(topic, {})
-        by_m[m] = max(by_m.get(m, 0), int(value or 0))
-    return out
-
-
-def _distinct_keys(keys: Any) -> dict[str, int]:
-    """Per topic with a keyed record: its distinct keys (a key seen in two partitions
-    counts once)."""
-    rows = keys.select("topic", "key").distinct().groupBy("topic").count().collect()
-    return {r["topic"]: int(r["count"]) for r in rows}
-
-
-def _scores(
-    row: dict[str, int], scored: list[Scored]
-) -> dict[KeyLayout, dict[str, PartitionerScore]]:
-    out: dict[KeyLayout, dict[str, PartitionerScore]] = {}
-    for layout, name in scored:
-        col = placement_name((layout, name))
-        out.setdefault(layout, {})[name] = PartitionerScore(
-            int(row[f"hashed_{col}"]), int(row[f"conform_{col}"]), int(row[f"unhashed_{col}"])
-        )
+    name, layout = chosen
+    out: dict[int, int] = {}
+    for other in others:
+        a, b = (layout, name), (layout, other)
+        for m in counts:
+            apart = f.splits.get((a, b, m), f.splits.get((b, a, m), 0))
+            out[m] = max(out.get(m, 0), apart)
     return out
 
 
@@ -520,35 +442,25 @@ def score_partitioners(
     changes nothing there (FNV-1a masked and unsigned at a power of two) is no reason
     to refuse the copy."""
     scored = [(KeyLayout.PLAIN, name) for name in names]
-    histories = _key_histories(records, topics, scored)
+    source = HistoryFigures(records, topics, scored)
     try:
-        _, sums = _partition_sums(histories, scored)
-        keys = histories.where(histories["key"].isNotNull())
-        stats = _key_stats(sums, _topic_scores(sums, scored), _distinct_keys(keys))
-        return _with_splits(stats, keys, counts) if counts else stats
+        figures = source.figures(figure_spec(topics, scored, counts, 0))
+        scores = _layered_scores(figures, scored, "auto")
+        stats = _key_stats(figures, scores, _distinct(figures, source))
+        return {t: replace(s, splits=_tie_splits(figures[t], s, counts)) for t, s in stats.items()}
     finally:
-        histories.unpersist()  # cached for aggregate()'s several jobs; this is the only one
+        source.histories.unpersist()  # cached for aggregate()'s several jobs
 
 
-def _with_splits(
-    stats: dict[str, KeyStats], keys: Any, counts: Sequence[int]
-) -> dict[str, KeyStats]:
-    """``stats`` with the splits at ``counts`` of each topic that ``auto`` finds tied."""
-    chosen = {topic: choose_placement("auto", s.scores) for topic, s in stats.items()}
-    alike = {
-        topic: ties
-        for topic, (name, layout) in chosen.items()
-        if (ties := placed_alike(stats[topic].scores.get(layout, {}), name))
-    }
-    if not alike:
-        return stats
-    splits = _splits(keys, chosen, alike, counts)
-    return {t: replace(s, splits=splits.get(t, {})) for t, s in stats.items()}
+def _tie_splits(f: TopicFigures, stats: KeyStats, counts: Sequence[int]) -> dict[int, int]:
+    """The splits at ``counts`` of a topic that ``auto`` finds tied (empty otherwise)."""
+    name, layout = choose_placement("auto", stats.scores)
+    ties = placed_alike(stats.scores.get(layout, {}), name)
+    return _splits(f, (name, layout), ties, counts) if ties and counts else {}
 
 
-def _state_keys(keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]) -> tuple[Any, Any]:
-    """The predictable state keys (hashed, conforming, live when compacted), and the
-    hashed keys that do not conform (left out), both lazy."""
+def _state_keys(keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]) -> Any:
+    """The predictable state keys (hashed, conforming, live when compacted), lazy."""
     from pyspark.sql import functions as F
 
     v_expr = F.lit(None).cast("long")
@@ -559,35 +471,11 @@ def _state_keys(keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]) -> t
     keys_v = keys.withColumn("v", v_expr).where(F.col("v").isNotNull())
     fits = (F.col("v") % F.col("current")) == F.col("partition")
     live = F.col("compacted")
-    state = (
+    return (
         keys_v.where(fits)
         .where(~(live & F.col("tombstoned")))
-        .select(
-            "topic",
-            "partition",
-            "key",
-            "v",
-            "rank",
-            F.when(live, F.lit(1)).otherwise(F.col("n")).alias("state_records"),
-            F.when(live, F.col("last_bytes")).otherwise(F.col("bytes")).alias("state_bytes"),
-            F.when(live, F.col("last_bytes").cast("double") ** 2)
-            .otherwise(F.col("bytes_sq"))
-            .alias("state_bytes_sq"),
-        )
+        .select("topic", "partition", "key", "v")
     )
-    return state, keys_v.where(~fits)
-
-
-def _nonconforming(keys: Any) -> dict[str, tuple[int, int]]:
-    """Per topic, the (keys, records) that do not conform to the chosen placement."""
-    from pyspark.sql import functions as F
-
-    rows = (
-        keys.groupBy("topic")
-        .agg(F.count(F.lit(1)).alias("keys"), F.sum("n").alias("records"))
-        .collect()
-    )
-    return {r["topic"]: (int(r["keys"]), int(r["records"])) for r in rows}
 
 
 def _by_candidate(state: Any, candidates: Sequence[int]) -> Any:
@@ -597,54 +485,6 @@ def _by_candidate(state: Any, candidates: Sequence[int]) -> Any:
     return state.withColumn(
         "m", F.explode(F.array(*[F.lit(int(m)) for m in candidates]))
     ).withColumn("new", (F.col("v") % F.col("m")).cast("int"))
-
-
-def _cells(by_candidate: Any) -> list[tuple[str, Cell]]:
-    from pyspark.sql import functions as F
-
-    rows = (
-        by_candidate.groupBy("topic", "m", "partition", "new")
-        .agg(
-            F.count(F.lit(1)).alias("keys"),
-            F.sum("state_records").alias("records"),
-            F.sum("state_bytes").alias("bytes"),
-            F.sum("state_bytes_sq").alias("bytes_sq"),
-        )
-        .collect()
-    )
-    return [
-        (
-            r["topic"],
-            Cell(
-                r["m"], r["partition"], r["new"], r["keys"], r["records"], r["bytes"], r["bytes_sq"]
-            ),
-        )
-        for r in rows
-    ]
-
-
-def _moved_sample(moved: Any, size: int) -> list[tuple[str, SampledKey]]:
-    """Per topic and candidate, the ``size`` moved keys of lowest mmh3 rank (then key):
-    stable across runs.
-
-    ``min_by`` with ``k`` keeps a bounded heap per group in each task, where a window's
-    ``row_number`` sorted every moved key: the slowest of the report's jobs on a full
-    scan."""
-    if size <= 0:
-        return []
-    from pyspark.sql import functions as F
-
-    fields = F.struct("rank", "key", "partition", "new")
-    rows = (
-        moved.groupBy("topic", "m")
-        .agg(F.min_by(fields, F.struct("rank", "key"), size).alias("lowest"))
-        .collect()
-    )
-    return [
-        (r["topic"], SampledKey(r["m"], bytes(k["key"]), k["partition"], k["new"], i))
-        for r in rows
-        for i, k in enumerate(sorted(r["lowest"], key=lambda k: (k["rank"], k["key"])), 1)
-    ]
 
 
 def _moved_keys_frame(moved: Any) -> Any:

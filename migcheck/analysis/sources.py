@@ -19,6 +19,15 @@ from typing import Any
 import pyarrow as pa
 
 from migcheck.analysis.errors import spark_log_path
+from migcheck.analysis.figures import (
+    FIGURES_DDL,
+    Figures,
+    Spec,
+    distinct_keys,
+    figures_of_batches,
+    from_rows,
+    history_figures,
+)
 from migcheck.analysis.histories import (
     LAST_OFFSET,
     Scored,
@@ -33,6 +42,13 @@ from migcheck.hashing.keys import decode_text
 from migcheck.kafka.config import ClientConfig, first_line
 from migcheck.kafka.reader import RECORD_SCHEMA, WorkUnit, pack_spans, pack_units, read_units
 
+#: A full scan's task groups at most this many records at a time: its memory's bound
+#: (a million records' keys and sizes, some tens of MiB).  A larger partition is read in
+#: chunks whose partial histories Spark merges, a shuffle of a row per key and chunk:
+#: bench-scan's 20 M topic (833,000 records a partition) took 47 s so, against 28 s
+#: read whole (2026-11-25), when the bound was 500,000.
+CHUNK_RECORDS = 1_000_000
+
 
 def kafka_histories(
     spark: Any,
@@ -40,6 +56,7 @@ def kafka_histories(
     units: list[WorkUnit],
     scored: Sequence[Scored],
     records_per_task: int = 500_000,
+    figures: bool = False,
 ) -> tuple[Any, Any]:
     """The key histories (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`) of ``units``,
     read, grouped and hashed (one placement column per ``scored`` pair) by parallel
@@ -48,11 +65,12 @@ def kafka_histories(
     Units are packed into at least one task per core and about ``records_per_task``
     records per task, a partition's units in one task, so each task groups whole
     partitions.  Returns the DataFrame and an accumulator of records read, which the
-    driver polls for the progress bar.
+    driver polls for the progress bar.  With ``figures``, the tasks compute the figures
+    themselves (:class:`TaskFigures`), which replaces the DataFrame.
     """
     total = sum(u.end - u.start for u in units)
     tasks = max(spark.sparkContext.defaultParallelism, -(-total // records_per_task))
-    return _whole_partitions(spark, client, units, scored, tasks, every_record=False)
+    return _whole_partitions(spark, client, units, scored, tasks, False, figures)
 
 
 def _whole_partitions(
@@ -62,8 +80,21 @@ def _whole_partitions(
     scored: Sequence[Scored],
     tasks: int,
     every_record: bool,
+    figures: bool = False,
 ) -> tuple[Any, Any]:
-    """Read tasks that each group whole partitions into whole histories."""
+    """Read tasks that each group whole partitions into whole histories, or, with
+    ``figures``, compute those histories' figures (:class:`TaskFigures`)."""
+    if figures:
+        packed, counter = pack_units(units, tasks), spark.sparkContext.accumulator(0)
+
+        def read_tasks(spec: Spec) -> Any:
+            def group(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+                histories = histories_by_partition(batches, spec.scored)
+                return figures_of_batches(histories, spec, keys=True)
+
+            return _read_tasks(spark, client, packed, group, FIGURES_DDL, every_record, counter)[0]
+
+        return TaskFigures(read_tasks, counter), counter
     return _read_tasks(
         spark,
         client,
@@ -80,7 +111,8 @@ def full_histories(
     units: list[WorkUnit],
     scored: Sequence[Scored],
     records_per_task: int = 500_000,
-    chunk_records: int = 500_000,
+    chunk_records: int = CHUNK_RECORDS,
+    figures: bool = False,
 ) -> tuple[Any, Any]:
     """The key histories of every record in ``units``, as :func:`kafka_histories` gives
     them: a full scan's read, and the copy's.
@@ -92,14 +124,16 @@ def full_histories(
     which Spark merges.  When every partition fits in one chunk, tasks read whole
     partitions instead, as a sample's do: their histories are whole, and the merge (a
     shuffle of a row per key and chunk, about a sixth of bench-scan's full scan) is not
-    needed.  Records deleted under the read fail it.  Returns the DataFrame and an
-    accumulator of records read.
+    needed.  With ``figures``, Spark's Python tasks compute the figures
+    (:class:`TaskFigures`): the read tasks of whole partitions, or tasks over the merged
+    partials.  Records deleted under the read fail it.  Returns the DataFrame (or the
+    figures' source) and an accumulator of records read.
     """
     cores = spark.sparkContext.defaultParallelism
     total = sum(u.end - u.start for u in units)
     tasks = cores * max(1, -(-total // (records_per_task * cores)))
-    if max(_partition_sizes(units).values(), default=0) <= chunk_records:
-        return _whole_partitions(spark, client, units, scored, tasks, every_record=True)
+    if whole_partitions(units, chunk_records):
+        return _whole_partitions(spark, client, units, scored, tasks, True, figures)
     partials, counter = _read_tasks(
         spark,
         client,
@@ -108,7 +142,17 @@ def full_histories(
         history_ddl(scored, partial=True),
         every_record=True,
     )
-    return merged_histories(partials, scored), counter
+    merged = merged_histories(partials, scored)
+    if not figures:
+        return merged, counter
+
+    def merged_tasks(spec: Spec) -> Any:
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            return figures_of_batches(batches, spec, keys=True)
+
+        return merged.mapInArrow(task, FIGURES_DDL)
+
+    return TaskFigures(merged_tasks, counter), counter
 
 
 #: Up to this many records, the driver reads and groups them itself
@@ -147,12 +191,79 @@ class DriverRead:
         except BaseException as e:  # re-raised in the caller's thread by load()
             self._result = e
 
-    def load(self, spark: Any) -> tuple[Any, None]:
-        """The histories as a DataFrame (no records counter: the read is already done)."""
+    def load(self, spark: Any, figures: bool = False) -> tuple[Any, None]:
+        """The histories as a DataFrame, or with ``figures`` as a
+        :class:`~migcheck.analysis.figures.FigureSource` that needs no Spark job (no
+        records counter: the read is already done)."""
         self._thread.join()
         if isinstance(self._result, BaseException):
             raise self._result
+        if figures:
+            return DriverFigures(self._result), None
         return spark.createDataFrame(self._result), None
+
+
+class DriverFigures:
+    """The figures of histories the driver holds (:class:`DriverRead`), computed in the
+    driver: a small topic's report needs no Spark job."""
+
+    def __init__(self, histories: pa.Table) -> None:
+        self._histories = histories
+
+    def figures(self, spec: Spec) -> Figures:
+        return history_figures(self._histories, spec)
+
+    def distinct_keys(self, topics: Sequence[str]) -> dict[str, int]:
+        return distinct_keys(self._histories, topics)
+
+    def moved_keys(self, chosen: Any, candidates: Sequence[int]) -> None:
+        return None
+
+
+class TaskFigures:
+    """Spark's Python tasks that compute the figures of the histories they hold
+    (:func:`~migcheck.analysis.figures.figures_of_batches`): read tasks that hold whole
+    partitions, or tasks over merged partials.  Only the figures, and each keyed
+    history's (topic, key) for the distinct keys, cross into Spark's JVM or stay in
+    it, not a history row each.  Spark's jobs over a full scan's million histories (the
+    sums, the cells, the moved keys' sample: about a third of bench-scan's full scan,
+    all of it the JVM's CPU) become sums the driver adds.  The (topic, key) rows are
+    cached by the figures' job and read again only when no partitioner placed every
+    key of a topic (:meth:`~migcheck.analysis.figures.TopicFigures.unique_keys`).
+
+    ``tasks`` builds the tasks' DataFrame (:data:`~migcheck.analysis.figures.FIGURES_DDL`)
+    for a spec: the spec is known only when the aggregation asks."""
+
+    def __init__(self, tasks: Callable[[Spec], Any], counter: Any) -> None:
+        self._tasks, self.counter = tasks, counter
+        self._keys: Any = None
+
+    def figures(self, spec: Spec) -> Figures:
+        self._keys = self._tasks(spec).cache()
+        rows = self._keys.where("figures IS NOT NULL").select("figures").collect()
+        return from_rows((r["figures"] for r in rows), spec.sample)
+
+    def distinct_keys(self, topics: Sequence[str]) -> dict[str, int]:
+        return spark_distinct_keys(self._keys, topics)
+
+    def moved_keys(self, chosen: Any, candidates: Sequence[int]) -> None:
+        return None
+
+
+def spark_distinct_keys(frame: Any, topics: Sequence[str]) -> dict[str, int]:
+    """Per topic of ``topics``: its distinct keys in ``frame`` (topic and key columns; a
+    key seen in two partitions counts once), one job."""
+    from pyspark.sql import functions as F
+
+    keys = frame.where(F.col("key").isNotNull() & F.col("topic").isin(list(topics)))
+    rows = keys.select("topic", "key").distinct().groupBy("topic").count().collect()
+    return {r["topic"]: int(r["count"]) for r in rows}
+
+
+def whole_partitions(units: list[WorkUnit], chunk_records: int = CHUNK_RECORDS) -> bool:
+    """Whether a full scan's tasks read whole partitions (each fits in a chunk), so that
+    they group whole histories (:func:`full_histories`)."""
+    return max(_partition_sizes(units).values(), default=0) <= chunk_records
 
 
 def _partition_sizes(units: list[WorkUnit]) -> dict[tuple[str, int], int]:
@@ -192,6 +303,7 @@ def _read_tasks(
     group: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
     ddl: str,
     every_record: bool = False,
+    counter: Any = None,
 ) -> tuple[Any, Any]:
     """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.reader.read_units`),
     counted for the progress bar and grouped by ``group`` into rows of ``ddl``.
@@ -199,7 +311,7 @@ def _read_tasks(
     A read that fails in a task (a broker gone mid-scan) names Spark's log, as any
     failed task's line does: the driver prints only the error's message, and the log
     holds the task's traceback."""
-    counter = spark.sparkContext.accumulator(0)
+    counter = spark.sparkContext.accumulator(0) if counter is None else counter
     log = spark_log_path()  # the driver's, where a failed task's trace is written
     # One row per bin, one bin per task: spark.range splits n rows over n slices one each,
     # and, unlike a parallelized Python list, starts no Python worker of its own.

@@ -1,5 +1,6 @@
 """Five groupings of the same records must agree exactly, for every key layout,
-tombstone, null key and non-conforming key:
+tombstone, null key and non-conforming key, whether Spark sums their histories or the
+read tasks (or the driver) compute the figures themselves:
 
 - a sample's read tasks, which group whole partitions (a topic small enough for the
   sample to read every record);
@@ -25,7 +26,13 @@ from oracles import java_partition
 from test_key_layouts import ALL, T0, session_key, window_key
 
 from migcheck.analysis.aggregate import TopicAggregates, aggregate, scored_pairs
-from migcheck.analysis.sources import DriverRead, full_histories, kafka_histories
+from migcheck.analysis.sources import (
+    DriverFigures,
+    DriverRead,
+    TaskFigures,
+    full_histories,
+    kafka_histories,
+)
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics
 from migcheck.kafka.reader import plan_units, read_units
@@ -90,6 +97,13 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
     by_driver, counter = DriverRead(client, sample_units, scored, every=True).load(spark)
     assert counter is None
     driven, _ = aggregate(by_driver, metas, [4, 6], "murmur2", 500, ALL)
+    sources = [  # no row per key leaves the read tasks, nor the driver's read
+        kafka_histories(spark, client, sample_units, scored, figures=True)[0],
+        full_histories(spark, client, sample_units, scored, figures=True)[0],
+        DriverRead(client, sample_units, scored, every=True).load(spark, figures=True)[0],
+    ]
+    assert [type(s) for s in sources] == [TaskFigures, TaskFigures, DriverFigures]
+    figured = [aggregate(s, metas, [4, 6], "murmur2", 500, ALL)[0] for s in sources]
     for layout, topic in names.items():
         assert sampled[topic].key_layout == KeyLayout(layout)
         assert sampled[topic].partitioner == "murmur2"
@@ -98,3 +112,4 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
         assert any(c.moved for c in sampled[topic].cells)
         assert _normal(sampled[topic]) == _normal(scanned[topic]) == _normal(grouped[topic])
         assert _normal(unmerged[topic]) == _normal(grouped[topic]) == _normal(driven[topic])
+        assert all(_normal(f[topic]) == _normal(grouped[topic]) for f in figured)
