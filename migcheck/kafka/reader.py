@@ -89,6 +89,10 @@ def plan_units(
 #: The read tasks' ``retry_backoff_ms`` (see :func:`read_units`).
 READ_RETRY_BACKOFF_MS = 10
 
+#: A sample's fetch per partition: a sample window is a few thousand records, which a
+#: 1 MiB fetch holds, where the consumer's default 8 MiB fetched far more.
+SAMPLE_FETCH_BYTES = 1024 * 1024
+
 
 # --- reading records ---------------------------------------------------------------
 
@@ -114,13 +118,17 @@ def read_units(
 
     from migcheck.kafka.recordbatch import install
 
-    # A sample window is a few thousand records: a 1 MiB fetch holds one, where the
-    # default 8 MiB fetched far more.  A poll with nothing in flight yet (a new
-    # consumer, before its first fetch) sleeps retry_backoff_ms: kafka-python's 100 ms
-    # default was a third of a small topic's read task.
-    consumer = open_consumer(
-        client, max_partition_fetch_bytes=1024 * 1024, retry_backoff_ms=READ_RETRY_BACKOFF_MS
-    )
+    # A poll with nothing in flight yet (a new consumer, before its first fetch) sleeps
+    # retry_backoff_ms: kafka-python's 100 ms default was a third of a small topic's
+    # read task.
+    # A full scan keeps the consumer's 8 MiB fetch (open_consumer): it reads each
+    # partition to its end, and each fetch is a round trip through kafka-python's
+    # network thread.  bench-scan's 5 M full scan (four alternating runs, 2026-11-25):
+    # 11.9 to 12.5 s at 1 MiB, 10.5 to 11.3 s at 8 MiB; 32 MiB gained nothing more.
+    # (While Spark's JVM held a row per key, it was the bottleneck and the fetch size
+    # made no difference.)
+    fetch = {} if every_record else {"max_partition_fetch_bytes": SAMPLE_FETCH_BYTES}
+    consumer = open_consumer(client, retry_backoff_ms=READ_RETRY_BACKOFF_MS, **fetch)
     if every_record:
         _fail_on_deleted(consumer)
     ends: dict[Any, int] = {}
