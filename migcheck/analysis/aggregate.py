@@ -160,22 +160,20 @@ def aggregate(
     }
     either = _either(figures, unplaced, spec) if partitioner == "auto" else {}
     stats = _key_stats(figures, scores, _distinct(figures, source), either)
+    layouts = ordered_layouts(key_layouts)
     result = {
-        t.name: _topic_aggregates(
-            figures.get(t.name, TopicFigures()), chosen[t.name], spec, stats.get(t.name)
+        t.name: replace(
+            _topic_aggregates(
+                figures.get(t.name, TopicFigures()), chosen[t.name], spec, stats.get(t.name)
+            ),
+            layouts=layouts,
+            placed_alike=alike.get(t.name, ()),
+            splits=splits.get(t.name, {}),
+            mixed=_mixed(stats.get(t.name), chosen[t.name][1], splits.get(t.name)),
         )
         for t in topics
     }
-    layouts = ordered_layouts(key_layouts)
-    for name, agg in result.items():
-        result[name] = replace(
-            agg,
-            layouts=layouts,
-            placed_alike=alike.get(name, ()),
-            splits=splits.get(name, {}),
-            mixed=_mixed(stats.get(name), chosen[name][1], splits.get(name)),
-        )
-    return result, source.moved_keys({t: c for t, c in chosen.items()}, candidates)
+    return result, source.moved_keys(chosen, candidates)
 
 
 def figure_spec(

@@ -29,6 +29,7 @@ from migcheck.analysis.figures import (
     history_figures,
 )
 from migcheck.analysis.histories import (
+    CHUNK_RECORDS,
     LAST_OFFSET,
     Scored,
     histories_by_chunk,
@@ -41,13 +42,6 @@ from migcheck.errors import KeyFormatError, ReadError
 from migcheck.hashing.keys import decode_text
 from migcheck.kafka.config import ClientConfig, first_line
 from migcheck.kafka.reader import RECORD_SCHEMA, WorkUnit, pack_spans, pack_units, read_units
-
-#: A full scan's task groups at most this many records at a time: its memory's bound
-#: (a million records' keys and sizes, some tens of MiB).  A larger partition is read in
-#: chunks whose partial histories Spark merges, a shuffle of a row per key and chunk:
-#: bench-scan's 20 M topic (833,000 records a partition) took 47 s so, against 28 s
-#: read whole (2026-11-25), when the bound was 500,000.
-CHUNK_RECORDS = 1_000_000
 
 
 def kafka_histories(
