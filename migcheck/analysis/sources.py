@@ -11,13 +11,17 @@ big partition spreads over several tasks.  A key export is a table of
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from migcheck.analysis.claims import Claims, largest_first
 from migcheck.analysis.errors import spark_log_path
 from migcheck.analysis.figures import (
     FIGURES_DDL,
@@ -51,6 +55,7 @@ def kafka_histories(
     scored: Sequence[Scored],
     records_per_task: int = 500_000,
     figures: bool = False,
+    share: DriverShare | None = None,
 ) -> tuple[Any, Any]:
     """The key histories (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`) of ``units``,
     read, grouped and hashed (one placement column per ``scored`` pair) by parallel
@@ -60,11 +65,12 @@ def kafka_histories(
     records per task, a partition's units in one task, so each task groups whole
     partitions.  Returns the DataFrame and an accumulator of records read, which the
     driver polls for the progress bar.  With ``figures``, the tasks compute the figures
-    themselves (:class:`TaskFigures`), which replaces the DataFrame.
+    themselves (:class:`TaskFigures`), which replaces the DataFrame, and share the
+    partitions with the driver's ``share`` if there is one.
     """
     total = sum(u.end - u.start for u in units)
     tasks = max(spark.sparkContext.defaultParallelism, -(-total // records_per_task))
-    return _whole_partitions(spark, client, units, scored, tasks, False, figures)
+    return _whole_partitions(spark, client, units, scored, tasks, False, figures, share)
 
 
 def _whole_partitions(
@@ -75,20 +81,28 @@ def _whole_partitions(
     tasks: int,
     every_record: bool,
     figures: bool = False,
+    share: DriverShare | None = None,
 ) -> tuple[Any, Any]:
     """Read tasks that each group whole partitions into whole histories, or, with
-    ``figures``, compute those histories' figures (:class:`TaskFigures`)."""
+    ``figures``, compute those histories' figures (:class:`TaskFigures`).  With the
+    driver's ``share``, a task per core reads the partitions the driver has not
+    claimed (:mod:`~migcheck.analysis.claims`)."""
     if figures:
-        packed, counter = pack_units(units, tasks), spark.sparkContext.accumulator(0)
+        counter = spark.sparkContext.accumulator(0)
+        claims = share.claims if share else None
+        cores = spark.sparkContext.defaultParallelism
+        packed = [share.units] * cores if share else pack_units(units, tasks)
 
         def read_tasks(spec: Spec) -> Any:
             def group(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 histories = histories_by_partition(batches, spec.scored)
                 return figures_of_batches(histories, spec, keys=True)
 
-            return _read_tasks(spark, client, packed, group, FIGURES_DDL, every_record, counter)[0]
+            read = _read_tasks(spark, client, packed, group, FIGURES_DDL, every_record, counter,
+                               claims)  # fmt: skip
+            return read[0]
 
-        return TaskFigures(read_tasks, counter), counter
+        return TaskFigures(read_tasks, counter, share), _ReadSoFar(counter, share)
     return _read_tasks(
         spark,
         client,
@@ -107,6 +121,7 @@ def full_histories(
     records_per_task: int = 500_000,
     chunk_records: int = CHUNK_RECORDS,
     figures: bool = False,
+    share: DriverShare | None = None,
 ) -> tuple[Any, Any]:
     """The key histories of every record in ``units``, as :func:`kafka_histories` gives
     them: a full scan's read, and the copy's.
@@ -120,14 +135,15 @@ def full_histories(
     shuffle of a row per key and chunk, about a sixth of bench-scan's full scan) is not
     needed.  With ``figures``, Spark's Python tasks compute the figures
     (:class:`TaskFigures`): the read tasks of whole partitions, or tasks over the merged
-    partials.  Records deleted under the read fail it.  Returns the DataFrame (or the
-    figures' source) and an accumulator of records read.
+    partials.  Tasks of whole partitions share them with the driver's ``share`` if
+    there is one.  Records deleted under the read fail it.  Returns the DataFrame (or
+    the figures' source) and the records read so far (``value``).
     """
     cores = spark.sparkContext.defaultParallelism
     total = sum(u.end - u.start for u in units)
     tasks = cores * max(1, -(-total // (records_per_task * cores)))
     if whole_partitions(units, chunk_records):
-        return _whole_partitions(spark, client, units, scored, tasks, True, figures)
+        return _whole_partitions(spark, client, units, scored, tasks, True, figures, share)
     partials, counter = _read_tasks(
         spark,
         client,
@@ -197,6 +213,93 @@ class DriverRead:
         return spark.createDataFrame(self._result), None
 
 
+class DriverShare:
+    """The partitions the driver reads while Spark starts, in a background thread, and
+    their figures: claimed one at a time (:class:`~migcheck.analysis.claims.Claims`)
+    against a task per core that reads the others once Spark is up.
+
+    bench-scan's full scan (5 M records, 24 partitions, 2 cores) spent 4.3 s before a
+    read task read a record: Spark's JVM, its session and two Python workers start
+    one after the other, and leave most of a core idle.  The driver reads with the read
+    tasks' own code (:func:`~migcheck.kafka.reader.read_units`,
+    :func:`~migcheck.analysis.figures.figures_of_batches`) from the moment the read is
+    planned, and goes on claiming partitions beside the tasks until none is left, so
+    all the readers end together.  Its figures join the tasks' (:class:`TaskFigures`).
+    Its (topic, key) rows, needed only when no partitioner placed every key, go to a
+    Parquet file as they come, as the tasks' go to Spark's cache: the driver's memory
+    holds a partition's histories at a time, as a task's does.
+
+    The embedded session's only: local tasks see the claims' directory.  The thread is
+    a daemon, as :class:`DriverRead`'s."""
+
+    def __init__(self, client: ClientConfig, units: list[WorkUnit], spec: Spec, every: bool):
+        self.units = largest_first(units)
+        self.read = 0  # records read so far, for the progress bar
+        self._dir = tempfile.mkdtemp(prefix="migcheck-share-")
+        # Removed when the share is dropped, or at exit: a cached task that Spark
+        # computes again after the read claims its partitions again.
+        weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
+        self.claims = Claims.create(Path(self._dir, "claims"))
+        self.keys_path = str(Path(self._dir, "keys.parquet"))
+        self._spec = spec
+        self._figures: list[bytes] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(client, every),
+                                        name="migcheck-share", daemon=True)  # fmt: skip
+
+    def start(self) -> DriverShare:
+        """Start reading (at once: the reason for the share)."""
+        self._thread.start()
+        return self
+
+    def _run(self, client: ClientConfig, every: bool) -> None:
+        import pyarrow.parquet as pq
+
+        try:
+            units = self.claims.claimed(self.units, owner="driver")
+            read = self._counted(read_units(client, units, every_record=every))
+            histories = histories_by_partition(read, self._spec.scored)
+            with pq.ParquetWriter(self.keys_path, KEYS_SCHEMA) as keys:
+                for batch in figures_of_batches(histories, self._spec, keys=True):
+                    if batch.column("figures").null_count < batch.num_rows:
+                        self._figures += batch.column("figures").drop_null().to_pylist()
+                    else:
+                        keys.write_batch(batch.select(KEYS_SCHEMA.names))
+        except BaseException as e:  # re-raised in the caller's thread by figures()
+            self._error = e
+
+    def _counted(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            self.read += batch.num_rows
+            yield batch
+
+    def figures(self, spec: Spec) -> list[bytes]:
+        """The driver's pickled figures (:func:`~migcheck.analysis.figures.from_rows`),
+        once its last partition is read; its keys are then in :attr:`keys_path`."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if spec != self._spec:  # the plan's spec must be the aggregation's
+            raise ValueError("the driver's share was computed for another spec")
+        return self._figures
+
+
+#: The driver's share's (topic, key) rows, on disk.
+KEYS_SCHEMA = pa.schema([("topic", pa.string()), ("key", pa.binary())])
+
+
+class _ReadSoFar:
+    """The records read by the tasks (Spark's accumulator) and the driver's share: what
+    the progress bar polls as ``value``."""
+
+    def __init__(self, counter: Any, share: DriverShare | None) -> None:
+        self._counter, self._share = counter, share
+
+    @property
+    def value(self) -> int:
+        return int(self._counter.value) + (self._share.read if self._share else 0)
+
+
 class DriverFigures:
     """The figures of histories the driver holds (:class:`DriverRead`), computed in the
     driver: a small topic's report needs no Spark job."""
@@ -228,17 +331,25 @@ class TaskFigures:
     ``tasks`` builds the tasks' DataFrame (:data:`~migcheck.analysis.figures.FIGURES_DDL`)
     for a spec: the spec is known only when the aggregation asks."""
 
-    def __init__(self, tasks: Callable[[Spec], Any], counter: Any) -> None:
-        self._tasks, self.counter = tasks, counter
+    def __init__(
+        self, tasks: Callable[[Spec], Any], counter: Any, share: DriverShare | None = None
+    ) -> None:
+        self._tasks, self.counter, self._share = tasks, counter, share
         self._keys: Any = None
 
     def figures(self, spec: Spec) -> Figures:
         self._keys = self._tasks(spec).cache()
         rows = self._keys.where("figures IS NOT NULL").select("figures").collect()
-        return from_rows((r["figures"] for r in rows), spec.sample)
+        blobs = [r["figures"] for r in rows]
+        if self._share is not None:
+            blobs += self._share.figures(spec)
+        return from_rows(blobs, spec.sample)
 
     def distinct_keys(self, topics: Sequence[str]) -> dict[str, int]:
-        return spark_distinct_keys(self._keys, topics)
+        keys = self._keys.select("topic", "key")
+        if self._share is not None:
+            keys = keys.unionByName(keys.sparkSession.read.parquet(self._share.keys_path))
+        return spark_distinct_keys(keys, topics)
 
     def moved_keys(self, chosen: Any, candidates: Sequence[int]) -> None:
         return None
@@ -298,9 +409,11 @@ def _read_tasks(
     ddl: str,
     every_record: bool = False,
     counter: Any = None,
+    claims: Claims | None = None,
 ) -> tuple[Any, Any]:
     """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.reader.read_units`),
-    counted for the progress bar and grouped by ``group`` into rows of ``ddl``.
+    counted for the progress bar and grouped by ``group`` into rows of ``ddl``.  With
+    ``claims``, a task reads only the partitions of its bin that it claims.
 
     A read that fails in a task (a broker gone mid-scan) names Spark's log, as any
     failed task's line does: the driver prints only the error's message, and the log
@@ -312,7 +425,10 @@ def _read_tasks(
     bin_ids = spark.range(0, len(packed), 1, len(packed)).selectExpr("cast(id as int) as bin")
 
     def read_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        mine = [u for batch in batches for b in batch.column("bin").to_pylist() for u in packed[b]]
+        bins = [b for batch in batches for b in batch.column("bin").to_pylist()]
+        mine: Iterable[WorkUnit] = [u for b in bins for u in packed[b]]
+        if claims is not None:  # a retried task's bin, and so its owner, is the same
+            mine = claims.claimed(mine, owner=f"task {bins[0] if bins else -1}")
         try:
             read = read_units(client, mine, every_record=every_record)
             yield from group(_counted(read, counter))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from migcheck.analysis.aggregate import aggregate, concurrently, scored_pairs
+from migcheck.analysis.aggregate import aggregate, concurrently, figure_spec, scored_pairs
 from migcheck.analysis.entries import topic_entry
 from migcheck.analysis.errors import spark_errors
 from migcheck.analysis.verdicts import GateRules, gate
@@ -134,6 +134,7 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     from migcheck.analysis.sources import (
         DRIVER_READ_RECORDS,
         DriverRead,
+        DriverShare,
         full_histories,
         kafka_histories,
         whole_partitions,
@@ -154,13 +155,17 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     # Without --moved-keys-out no row per key is needed, only the figures, which the
     # read tasks (or the driver) compute from the whole partitions they hold.
     figures = not o.moved_keys_out
-    if total <= DRIVER_READ_RECORDS and embedded_local(o.spark.master, o.spark.conf):
+    local = embedded_local(o.spark.master, o.spark.conf)
+    if total <= DRIVER_READ_RECORDS and local:
         driver = DriverRead(client, units, scored, every=o.full)
         load = partial(driver.load, figures=figures)
         return _Plan(metas, source, load, total, workers=not figures, per_key=not figures)
-    read = full_histories if o.full else kafka_histories
-    load = partial(read, client=client, units=units, scored=scored, figures=figures)
     in_tasks = figures and (not o.full or whole_partitions(units))
+    # Tasks of whole partitions share them with the driver, which starts reading now.
+    spec = figure_spec(metas, scored, o.candidates, o.moved_key_sample)
+    share = DriverShare(client, units, spec, every=o.full).start() if in_tasks and local else None
+    read = full_histories if o.full else kafka_histories
+    load = partial(read, client=client, units=units, scored=scored, figures=figures, share=share)
     return _Plan(metas, source, load, total, per_key=not in_tasks)
 
 

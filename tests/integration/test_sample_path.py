@@ -9,6 +9,7 @@ read tasks (or the driver) compute the figures themselves:
 - a full scan's read tasks when every partition fits in a chunk: whole partitions per
   task, no merge;
 - the driver's own read of a small topic, handed to Spark as an Arrow table;
+- the driver's share of a bigger one, its partitions claimed against the read tasks';
 - Spark's own groupBy over the raw records (the path of an offline key export).
 
 The records come from Kafka's Java producer, placed on explicit partitions computed
@@ -25,10 +26,11 @@ from kafkatest import Kafka
 from oracles import java_partition
 from test_key_layouts import ALL, T0, session_key, window_key
 
-from migcheck.analysis.aggregate import TopicAggregates, aggregate, scored_pairs
+from migcheck.analysis.aggregate import TopicAggregates, aggregate, figure_spec, scored_pairs
 from migcheck.analysis.sources import (
     DriverFigures,
     DriverRead,
+    DriverShare,
     TaskFigures,
     full_histories,
     kafka_histories,
@@ -113,3 +115,30 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
         assert _normal(sampled[topic]) == _normal(scanned[topic]) == _normal(grouped[topic])
         assert _normal(unmerged[topic]) == _normal(grouped[topic]) == _normal(driven[topic])
         assert all(_normal(f[topic]) == _normal(grouped[topic]) for f in figured)
+
+
+def test_the_driver_and_the_tasks_share_partitions_out_whole(spark, kafka: Kafka) -> None:
+    """The driver's share reads every partition that no task claimed first, the tasks
+    the rest; together they give Spark's own grouping of the raw records.  The split is
+    made certain here: the window topic's partitions are claimed as the first task's
+    before the driver starts (so the task reads them again as its own, as a retried
+    task would), and the driver has ended before the tasks run."""
+    names = _produce(kafka)
+    client = ClientConfig.load(kafka.bootstrap, None)
+    metas = describe_topics(client, list(names.values()))
+    units = plan_units(metas, None)
+    scored = scored_pairs("murmur2", ALL)
+    records = pa.Table.from_batches(list(read_units(client, units)))
+    grouped, _ = aggregate(spark.createDataFrame(records), metas, [4, 6], "murmur2", 500, ALL)
+    spec = figure_spec(metas, scored, [4, 6], 500)
+    share = DriverShare(client, units, spec, every=True)
+    for p in range(3):
+        assert share.claims.claim(names["window"], p, "task 0")
+    share.start().figures(spec)  # the driver's read is over
+    assert share.read == 301 + 303  # the session and plain topics' records, written above
+    source, read_so_far = full_histories(spark, client, units, scored, figures=True, share=share)
+    assert read_so_far.value == 604  # no task has run yet
+    shared, _ = aggregate(source, metas, [4, 6], "murmur2", 500, ALL)
+    assert read_so_far.value == 301 + 604  # the first task read the window topic's 301
+    for topic in names.values():
+        assert _normal(shared[topic]) == _normal(grouped[topic])

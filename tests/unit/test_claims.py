@@ -1,0 +1,65 @@
+"""Claims: each partition is read by exactly one reader, whatever the race."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+from migcheck.analysis.claims import Claims, largest_first
+from migcheck.kafka.reader import WorkUnit
+
+
+def test_a_partition_goes_to_its_first_claimant_and_again_to_it_only(tmp_path: Path) -> None:
+    claims = Claims.create(tmp_path / "claims")
+    assert claims.claim("orders", 0, "driver")
+    assert not claims.claim("orders", 0, "task 1")
+    assert claims.claim("orders", 0, "driver")  # a retried attempt of the same owner
+    assert claims.claim("orders", 1, "task 1")
+    assert claims.claim("orders.v2", 0, "task 1")  # another topic's partition 0
+
+
+def test_units_are_claimed_lazily_a_partition_at_a_time(tmp_path: Path) -> None:
+    claims = Claims.create(tmp_path / "claims")
+    units = [WorkUnit("t", 0, 0, 10), WorkUnit("t", 0, 10, 20), WorkUnit("t", 1, 0, 5)]
+    mine = claims.claimed(units, "driver")
+    assert next(mine) == units[0]
+    assert not claims.claim("t", 0, "task 0")  # taken with its first unit
+    assert claims.claim("t", 1, "task 0")  # not asked for yet: still free
+    assert list(mine) == [units[1]]  # the rest of partition 0, not partition 1
+
+
+def test_largest_partitions_first_each_in_offset_order() -> None:
+    units = [
+        WorkUnit("a", 0, 0, 100),
+        WorkUnit("b", 3, 500, 900),
+        WorkUnit("a", 1, 50, 60),
+        WorkUnit("b", 3, 0, 500),
+    ]
+    assert largest_first(units) == [
+        WorkUnit("b", 3, 0, 500),
+        WorkUnit("b", 3, 500, 900),
+        WorkUnit("a", 0, 0, 100),
+        WorkUnit("a", 1, 50, 60),
+    ]
+
+
+def _claim_all(path: str, owner: str, out: multiprocessing.Queue) -> None:
+    units = [WorkUnit("t", p, 0, 1) for p in range(200)]
+    out.put((owner, [u.partition for u in Claims(path).claimed(units, owner)]))
+
+
+def test_racing_processes_read_every_partition_exactly_once(tmp_path: Path) -> None:
+    claims = Claims.create(tmp_path / "claims")
+    context = multiprocessing.get_context("spawn")
+    out = context.Queue()
+    readers = [
+        context.Process(target=_claim_all, args=(claims.path, f"task {i}", out)) for i in range(4)
+    ]
+    for reader in readers:
+        reader.start()
+    got = dict(out.get(timeout=60) for _ in readers)
+    for reader in readers:
+        reader.join(timeout=60)
+    every = sorted(p for partitions in got.values() for p in partitions)
+    assert every == list(range(200))  # none twice, none missed
+    assert len(got) == 4
