@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,8 +53,11 @@ class Claims:
             f.write(owner)
         return True
 
-    def claimed(self, units: Iterable[WorkUnit], owner: str) -> Iterator[WorkUnit]:
-        """The units of each partition of ``units`` that ``owner`` claims, in their order.
+    def claimed(
+        self, units: Iterable[WorkUnit], owner: str, lost: Callable[[], None] | None = None
+    ) -> Iterator[WorkUnit]:
+        """The units of each partition of ``units`` that ``owner`` claims, in their order;
+        ``lost`` is called for each partition another reader had claimed.
 
         Lazy: a partition is claimed only when the reader asks for its first unit, that
         is, once it has read the partitions before it (``read_units`` takes its units
@@ -62,6 +65,8 @@ class Claims:
         for (topic, partition), group in itertools.groupby(units, _partition):
             if self.claim(topic, partition, owner):
                 yield from group
+            elif lost is not None:
+                lost()
 
 
 def _partition(unit: WorkUnit) -> tuple[str, int]:

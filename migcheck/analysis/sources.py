@@ -11,9 +11,11 @@ big partition spreads over several tasks.  A key export is a table of
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -104,7 +106,9 @@ def _whole_partitions(
                                claims)  # fmt: skip
             return read[0]
 
-        return TaskFigures(read_tasks, counter, share), _ReadSoFar(counter, share)
+        alone = share is not None and share.finishing(TASK_START_S)
+        source = TaskFigures(spark, None if alone else read_tasks, counter, share)
+        return source, _ReadSoFar(counter, share)
     return _read_tasks(
         spark,
         client,
@@ -164,8 +168,14 @@ def full_histories(
 
         return merged.mapInArrow(task, FIGURES_DDL)
 
-    return TaskFigures(merged_tasks, counter), counter
+    return TaskFigures(spark, merged_tasks, counter), counter
 
+
+#: What a read task's Python worker takes before it reads a record, on the embedded
+#: session: the fork, pyspark's worker, pyarrow, kafka-python and numba's cached loops
+#: (1.4 to 2 s on bench-scan's machine while Spark's JVM and the driver share the cores,
+#: 2026-11-25).  A driver's share that will have read everything sooner reads alone.
+TASK_START_S = 1.5
 
 #: Up to this many records, the driver reads and groups them itself
 #: (:class:`DriverRead`) while Spark's JVM starts.
@@ -226,7 +236,9 @@ class DriverShare:
     tasks' own code (:func:`~migcheck.kafka.reader.read_units`,
     :func:`~migcheck.analysis.figures.figures_of_batches`) from the moment the read is
     planned, and goes on claiming partitions beside the tasks until none is left, so
-    all the readers end together.  Its figures join the tasks' (:class:`TaskFigures`).
+    all the readers end together.  When Spark is up, a driver about to finish (sooner
+    than a task's worker would start, :data:`TASK_START_S`) reads alone: no task, and
+    no worker, is started.  Its figures join the tasks' (:class:`TaskFigures`).
     Its (topic, key) rows, needed only when no partitioner placed every key, go to a
     Parquet file as they come, as the tasks' go to Spark's cache: the driver's memory
     holds a partition's histories at a time, as a task's does.
@@ -236,7 +248,10 @@ class DriverShare:
 
     def __init__(self, client: ClientConfig, units: list[WorkUnit], spec: Spec, every: bool):
         self.units = largest_first(units)
+        self.total = sum(u.end - u.start for u in units)
         self.read = 0  # records read so far, for the progress bar
+        self._lost = False  # a partition was claimed by another reader first
+        self._started = 0.0
         self._dir = tempfile.mkdtemp(prefix="migcheck-share-")
         # Removed when the share is dropped, or at exit: a cached task that Spark
         # computes again after the read claims its partitions again.
@@ -251,14 +266,26 @@ class DriverShare:
 
     def start(self) -> DriverShare:
         """Start reading (at once: the reason for the share)."""
+        self._started = time.monotonic()
         self._thread.start()
         return self
+
+    def finishing(self, within_s: float) -> bool:
+        """Whether the driver, alone, will have read every partition within ``within_s``
+        at its pace so far (:func:`finishes_within`): then a read task would not start
+        in time to take one, and no task is launched.  Never once another reader has
+        claimed a partition, which the driver then must not wait for."""
+        if self._lost or self._error is not None:
+            return False
+        done = not self._thread.is_alive()
+        elapsed = time.monotonic() - self._started
+        return done or finishes_within(self.read, self.total, elapsed, within_s)
 
     def _run(self, client: ClientConfig, every: bool) -> None:
         import pyarrow.parquet as pq
 
         try:
-            units = self.claims.claimed(self.units, owner="driver")
+            units = self.claims.claimed(self.units, "driver", lost=self._note_lost)
             read = self._counted(read_units(client, units, every_record=every))
             histories = histories_by_partition(read, self._spec.scored)
             with pq.ParquetWriter(self.keys_path, KEYS_SCHEMA) as keys:
@@ -269,6 +296,9 @@ class DriverShare:
                         keys.write_batch(batch.select(KEYS_SCHEMA.names))
         except BaseException as e:  # re-raised in the caller's thread by figures()
             self._error = e
+
+    def _note_lost(self) -> None:
+        self._lost = True
 
     def _counted(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -284,6 +314,14 @@ class DriverShare:
         if spec != self._spec:  # the plan's spec must be the aggregation's
             raise ValueError("the driver's share was computed for another spec")
         return self._figures
+
+
+def finishes_within(read: int, total: int, elapsed_s: float, within_s: float) -> bool:
+    """Whether a reader that read ``read`` of ``total`` records in ``elapsed_s`` reads
+    the rest within ``within_s`` at that pace (unknown before its first record)."""
+    if read >= total:
+        return True
+    return read > 0 and (total - read) * elapsed_s / read <= within_s
 
 
 #: The driver's share's (topic, key) rows, on disk.
@@ -331,26 +369,36 @@ class TaskFigures:
     key of a topic (:meth:`~migcheck.analysis.figures.TopicFigures.unique_keys`).
 
     ``tasks`` builds the tasks' DataFrame (:data:`~migcheck.analysis.figures.FIGURES_DDL`)
-    for a spec: the spec is known only when the aggregation asks."""
+    for a spec: the spec is known only when the aggregation asks.  With the driver's
+    ``share`` its figures and keys join the tasks'; ``tasks`` is None when the share
+    reads alone."""
 
     def __init__(
-        self, tasks: Callable[[Spec], Any], counter: Any, share: DriverShare | None = None
+        self,
+        spark: Any,
+        tasks: Callable[[Spec], Any] | None,
+        counter: Any,
+        share: DriverShare | None = None,
     ) -> None:
-        self._tasks, self.counter, self._share = tasks, counter, share
-        self._keys: Any = None
+        self._spark, self._tasks, self.counter, self._share = spark, tasks, counter, share
+        self._keys: list[Any] = []  # the (topic, key) rows' frames
 
     def figures(self, spec: Spec) -> Figures:
-        self._keys = self._tasks(spec).cache()
-        rows = self._keys.where("figures IS NOT NULL").select("figures").collect()
-        blobs = [r["figures"] for r in rows]
+        blobs: list[bytes] = []
+        if self._tasks is not None:  # None: the driver's share reads alone
+            rows = self._tasks(spec).cache()
+            figures = rows.where("figures IS NOT NULL").select("figures").collect()
+            blobs += [r["figures"] for r in figures]
+            self._keys.append(rows.select("topic", "key"))
         if self._share is not None:
             blobs += self._share.figures(spec)
         return from_rows(blobs, spec.sample)
 
     def distinct_keys(self, topics: Sequence[str]) -> dict[str, int]:
-        keys = self._keys.select("topic", "key")
-        if self._share is not None:
-            keys = keys.unionByName(keys.sparkSession.read.parquet(self._share.keys_path))
+        frames = list(self._keys)
+        if self._share is not None:  # read here only: most reports need no such job
+            frames.append(self._spark.read.parquet(self._share.keys_path))
+        keys = functools.reduce(lambda a, b: a.unionByName(b), frames)
         return spark_distinct_keys(keys, topics)
 
     def moved_keys(self, chosen: Any, candidates: Sequence[int]) -> None:

@@ -166,7 +166,8 @@ def _plan_kafka(o: AnalyzeOptions) -> _Plan:
     share = DriverShare(client, units, spec, every=o.full).start() if in_tasks and local else None
     read = full_histories if o.full else kafka_histories
     load = partial(read, client=client, units=units, scored=scored, figures=figures, share=share)
-    return _Plan(metas, source, load, total, per_key=not in_tasks)
+    # With a share, the tasks start their workers themselves if they run at all.
+    return _Plan(metas, source, load, total, workers=share is None, per_key=not in_tasks)
 
 
 def run_analyze(o: AnalyzeOptions, progress: Progress | None = None) -> Outcome:

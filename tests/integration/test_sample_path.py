@@ -122,7 +122,8 @@ def test_the_driver_and_the_tasks_share_partitions_out_whole(spark, kafka: Kafka
     the rest; together they give Spark's own grouping of the raw records.  The split is
     made certain here: the window topic's partitions are claimed as the first task's
     before the driver starts (so the task reads them again as its own, as a retried
-    task would), and the driver has ended before the tasks run."""
+    task would), and the driver has ended before the tasks run.  A driver that has read
+    every partition by then reads alone: no task starts."""
     names = _produce(kafka)
     client = ClientConfig.load(kafka.bootstrap, None)
     metas = describe_topics(client, list(names.values()))
@@ -142,3 +143,10 @@ def test_the_driver_and_the_tasks_share_partitions_out_whole(spark, kafka: Kafka
     assert read_so_far.value == 301 + 604  # the first task read the window topic's 301
     for topic in names.values():
         assert _normal(shared[topic]) == _normal(grouped[topic])
+    alone = DriverShare(client, units, spec, every=True).start()
+    alone.figures(spec)  # it read every partition, none claimed by another
+    source, read_so_far = full_histories(spark, client, units, scored, figures=True, share=alone)
+    by_driver, _ = aggregate(source, metas, [4, 6], "murmur2", 500, ALL)
+    assert read_so_far.value == alone.read == 301 + 604  # no task read a record
+    for topic in names.values():
+        assert _normal(by_driver[topic]) == _normal(grouped[topic])

@@ -6,6 +6,7 @@ import multiprocessing
 from pathlib import Path
 
 from migcheck.analysis.claims import Claims, largest_first
+from migcheck.analysis.sources import finishes_within
 from migcheck.kafka.reader import WorkUnit
 
 
@@ -63,3 +64,22 @@ def test_racing_processes_read_every_partition_exactly_once(tmp_path: Path) -> N
     every = sorted(p for partitions in got.values() for p in partitions)
     assert every == list(range(200))  # none twice, none missed
     assert len(got) == 4
+
+
+def test_a_reader_is_told_of_each_partition_it_lost(tmp_path: Path) -> None:
+    claims = Claims.create(tmp_path / "claims")
+    assert claims.claim("t", 1, "task 0")
+    lost: list[int] = []
+    units = [WorkUnit("t", p, 0, 10) for p in range(3)]
+    mine = list(claims.claimed(units, "driver", lost=lambda: lost.append(1)))
+    assert [u.partition for u in mine] == [0, 2]
+    assert lost == [1]
+
+
+def test_a_reader_finishes_within_its_pace_so_far() -> None:
+    # 300 of 1,000 records in 3 s: the other 700 take 7 s at that pace
+    assert finishes_within(300, 1_000, 3.0, 7.0)
+    assert not finishes_within(300, 1_000, 3.0, 6.9)
+    assert not finishes_within(0, 1_000, 3.0, 100.0)  # no pace yet
+    assert finishes_within(1_000, 1_000, 3.0, 0.0)  # done
+    assert finishes_within(0, 0, 0.0, 0.0)  # nothing to read
