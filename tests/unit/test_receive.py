@@ -1,13 +1,18 @@
 """kafka-python's receive path with fewer copies (migcheck.kafka.receive): the same bytes
-as kafka-python's own methods give, which stand as the oracle here (the unit lane never
-installs the patch, and the first test checks so).  Real sockets, no broker."""
+as kafka-python's own methods give, which stand as the oracle here.  The patch is
+class-wide, and a test process that has read Kafka has it installed, so the oracle is a
+fresh copy of kafka-python's frame module.  Real sockets, no broker."""
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import socket
 import threading
+import types
+from pathlib import Path
 
+import kafka.protocol.frame
 from kafka.errors import KafkaConnectionError
 from kafka.protocol.frame import KafkaBytes
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
@@ -23,11 +28,23 @@ class _Transport:
         self._sock = sock
 
 
+def _pristine_frame_module() -> types.ModuleType:
+    """kafka-python's ``kafka/protocol/frame.py``, loaded anew: its ``KafkaBytes`` as
+    kafka-python wrote it, whatever this process has patched."""
+    path = Path(kafka.protocol.frame.__file__)
+    spec = importlib.util.spec_from_file_location("kafka_frame_as_written", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_a_frame_reads_the_bytes_kafka_pythons_own_read_gives() -> None:
-    assert KafkaBytes.read is not _frame_read  # kafka-python's own: the oracle
+    as_written = _pristine_frame_module().KafkaBytes
+    assert as_written.read is not _frame_read
     rng = random.Random(3)
     payload = rng.randbytes(20_000)
-    ours, theirs = KafkaBytes(len(payload)), KafkaBytes(len(payload))
+    ours, theirs = KafkaBytes(len(payload)), as_written(len(payload))
     ours.write(payload)
     theirs.write(payload)
     ours.seek(0)
