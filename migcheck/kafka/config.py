@@ -235,9 +235,13 @@ FETCH_MAX_WAIT_MS = 10
 
 
 def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
-    """A consumer that cannot write: no group, no commits, committed reads only."""
+    """A consumer that cannot write: no group, no commits, committed reads only; it
+    receives with fewer copies (:mod:`~migcheck.kafka.receive`), as every read does."""
     from kafka import KafkaConsumer
 
+    from migcheck.kafka.receive import install as receive_leanly
+
+    receive_leanly()
     tunable = {
         "request_timeout_ms": 30_000,
         "bootstrap_timeout_ms": BOOTSTRAP_TIMEOUT_MS,

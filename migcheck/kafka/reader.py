@@ -116,10 +116,8 @@ def read_units(
     """
     from kafka import TopicPartition
 
-    from migcheck.kafka.receive import install as receive_leanly
     from migcheck.kafka.recordbatch import install
 
-    receive_leanly()
     # A poll with nothing in flight yet (a new consumer, before its first fetch) sleeps
     # retry_backoff_ms: kafka-python's 100 ms default was a third of a small topic's
     # read task.

@@ -10,8 +10,9 @@ network thread busy in 558 samples, most of them in those copies, and in 348 wit
 :func:`install`; four alternating runs took 3.45 to 3.79 CPU-seconds before, 2.94 to
 3.14 after (the imports included).
 
-:func:`install` replaces three small methods, class-wide (every consumer of the
-process): the plain TCP transport receives up to 1 MiB a call (TLS keeps its own
+:func:`install` (called by ``config.open_consumer``, so by every read: samples, full
+scans, the copy and its check) replaces three small methods, class-wide (every consumer
+of the process): the plain TCP transport receives up to 1 MiB a call (TLS keeps its own
 transport's receive), the protocol parser slices a ``memoryview`` of what it received,
 and a frame's reads over 256 bytes copy once, through a ``memoryview``.  The bytes and
 their order are unchanged: the rest of kafka-python sees what it saw before.

@@ -90,18 +90,18 @@ def test_kafka_pythons_parser_takes_views_of_a_response_cut_anywhere() -> None:
     response cut at any point, in two reads, to what the whole bytes decode to."""
     versions = ApiVersionsResponse[0]
     keys = [versions.ApiVersion(api_key=k, min_version=0, max_version=k % 17) for k in range(60)]
-    whole = None
-    for cut in range(0, 380, 7):
+
+    def parser_and_frame() -> tuple[KafkaProtocol, bytes]:
         parser = KafkaProtocol(client_id="migcheck-test")
-        correlation_id = parser.send_request(ApiVersionsRequest[0]())
         response = versions(error_code=0, api_keys=keys)
-        response.with_header(correlation_id=correlation_id)
-        frame = bytes(response.encode(framed=True, header=True))
-        if whole is None:
-            whole = KafkaProtocol(client_id="migcheck-test")
-            whole.send_request(ApiVersionsRequest[0]())
-            expected = whole.receive_bytes(frame)
+        response.with_header(correlation_id=parser.send_request(ApiVersionsRequest[0]()))
+        return parser, bytes(response.encode(framed=True, header=True))
+
+    whole, frame = parser_and_frame()
+    expected = whole.receive_bytes(frame)
+    assert expected[0][1].api_keys[59].max_version == 59 % 17
+    for cut in range(0, len(frame) + 1, 7):
+        parser, frame = parser_and_frame()
         view = memoryview(frame)
         got = parser.receive_bytes(view[:cut]) + parser.receive_bytes(view[cut:])
         assert got == expected
-        assert got[0][1].api_keys[59].max_version == 59 % 17
