@@ -12,6 +12,7 @@ from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
 from migcheck.report import FORMATS
+from migcheck.untrusted import visible
 
 PARTITION_COUNT = click.IntRange(1, MAX_PARTITIONS)
 
@@ -180,4 +181,4 @@ def say_why(lines: list[str]) -> None:
     """Why the command exits non-zero, one line each on stderr, whatever the format and
     wherever the report went (``--output``)."""
     for line in lines:
-        click.echo(f"migcheck: {' '.join(line.split())}", err=True)
+        click.echo(f"migcheck: {visible(' '.join(line.split()))}", err=True)

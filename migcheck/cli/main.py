@@ -19,6 +19,7 @@ from typing import NoReturn
 import click
 
 from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError
+from migcheck.untrusted import visible
 from migcheck.version import __version__
 
 #: Each command and where it lives, in the order ``--help`` lists them.
@@ -65,7 +66,7 @@ def cli(verbose: bool) -> None:
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
-    click.echo(f"migcheck: error: {' '.join(message.split())}", err=True)
+    click.echo(f"migcheck: error: {visible(' '.join(message.split()))}", err=True)
     sys.exit(code)
 
 

@@ -26,6 +26,7 @@ from migcheck.model.runbook import (
     ShellCheck,
     Step,
     alter_check,
+    check_name,
     kafka_run,
 )
 
@@ -46,7 +47,11 @@ def _names(f: GroupsFacts) -> str:
 
 
 def steps(f: GroupsFacts) -> list[Step]:
-    """The procedure: check, pause, drain, alter, wait for the assignment, resume."""
+    """The procedure: check, pause, drain, alter, wait for the assignment, resume; a
+    group id the steps cannot pass to Kafka's tools is refused (UsageError)."""
+    hint = "; name the groups to serve with --group" if f.discovered else ""
+    for group in f.group_ids:
+        check_name("group id", group, hint=hint)
     return [_prechecks(f), _pause(f), _drain(f), _alter(f), _assigned(f), _resume(f)]
 
 

@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from migcheck.errors import UsageError
+from migcheck.untrusted import arg_problem, path_problem, quoted
+
 NEW_TOPIC = "new-topic"
 IN_PLACE = "in-place"
 AUTO = "auto"  # in-place when no store reads the topic directly, else new-topic
@@ -183,6 +186,17 @@ def alter_check(bootstrap: str, command_config: str | None, topic: str, to: int)
         kafka_run(bootstrap, command_config, "kafka-topics", "--alter", "--topic", topic,
                   "--partitions", str(to)),
     )  # fmt: skip
+
+
+def check_name(role: str, name: str, path: bool = False, hint: str = "") -> None:
+    """Refuse a name from the cluster that a runbook cannot pass on safely: to Kafka's
+    tools, or (``path``) as one directory (``state.dir/<application.id>``).  Only a
+    runbook refuses: reports show every name, escaped (:mod:`migcheck.untrusted`)."""
+    problem = path_problem(name) if path else arg_problem(name)
+    if problem:
+        raise UsageError(
+            f"refused: the {role} {quoted(name)} cannot be passed on by a runbook: {problem}" + hint
+        )
 
 
 @dataclass(frozen=True)

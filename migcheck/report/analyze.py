@@ -27,6 +27,7 @@ from migcheck.report.formatting import (
     topic_facts,
 )
 from migcheck.report.htmlpage import blocks_html
+from migcheck.untrusted import Name
 
 #: A sample key's hex is cut at the length at which its text is cut.
 _HEX_SHOWN = 64
@@ -132,7 +133,7 @@ def _moved_row(s: MovedKey) -> list[str]:
     hexed = s["key_hex"]
     if len(hexed) > _HEX_SHOWN:
         hexed = hexed[: _HEX_SHOWN - 1] + "\u2026"
-    return [s["key"], hexed, str(s["partition"]), str(s["new_partition"])]
+    return [Name(s["key"]), hexed, str(s["partition"]), str(s["new_partition"])]
 
 
 def render_analyze_text(report: Report, width: int = 100) -> str:

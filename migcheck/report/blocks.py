@@ -11,15 +11,14 @@ table in Markdown (GitHub and GitLab strip inline SVG); the HTML layout
 
 from __future__ import annotations
 
-import html
 import math
-import re
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migcheck.report.formatting import format_count, short_count
 from migcheck.report.mermaid import grouping_note, sankey_block
+from migcheck.untrusted import Name, markdown, md_code, md_fence, visible
 
 #: Widest partition matrix drawn cell by cell as text; wider ones are in the JSON
 #: and Markdown reports (and narrower ones too, if they do not fit the width).
@@ -27,8 +26,6 @@ TEXT_MATRIX_MAX_COLUMNS = 32
 
 #: Widest partition matrix shown as a shaded table in Markdown; wider ones are collapsed.
 TABLE_MATRIX_MAX_COLUMNS = 16
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 @dataclass(frozen=True)
@@ -52,17 +49,6 @@ class Block:
     matrix: Sequence[Sequence[int]] = ()
 
 
-def md_escape(value: object) -> str:
-    """A value as literal Markdown text, safe in a table cell.
-
-    HTML-escaped (so ``<script>`` is text), Markdown punctuation backslash-escaped
-    (so ``*x*`` or a ``|`` in a key neither formats nor splits a table cell), and
-    on one line (a newline would end the table row).
-    """
-    text = re.sub(r"[\r\n]+", " ", str(value)).strip()
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
-
-
 def md_table(
     header: Sequence[str], align: Sequence[str], rows: Sequence[Sequence[str]]
 ) -> list[str]:
@@ -84,8 +70,20 @@ def blocks_text(blocks: Iterable[Block], width: int | None = None) -> str:
     """
     out: list[str] = []
     for b in blocks:
-        out += _TEXT[b.kind](b, width)
+        out += _TEXT[b.kind](_visible(b), width)
     return "\n".join(out).strip("\n") + "\n"
+
+
+def _visible(b: Block) -> Block:
+    """The block with every value shown on one line, control characters escaped: a
+    name from the cluster can neither start a line of its own nor drive the terminal."""
+    return replace(
+        b,
+        text=visible(b.text),
+        items=[visible(x) for x in b.items],
+        header=[visible(x) for x in b.header],
+        rows=[[_keep_name(x, visible(x)) for x in row] for row in b.rows],
+    )
 
 
 def _wrap(text: str, width: int | None, first: str = "", rest: str = "") -> list[str]:
@@ -96,6 +94,10 @@ def _wrap(text: str, width: int | None, first: str = "", rest: str = "") -> list
         text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
     )
     return lines or [first]
+
+
+def _keep_name(value: str, shown: str) -> str:
+    return Name(shown) if isinstance(value, Name) else shown
 
 
 def _text_heading(b: Block, width: int | None) -> list[str]:
@@ -209,7 +211,7 @@ def blocks_markdown(blocks: Iterable[Block]) -> str:
     first = True
     for b in blocks:
         if b.kind == "h":
-            out += ["", ("# " if first else "## ") + md_escape(b.text), ""]
+            out += ["", ("# " if first else "## ") + markdown(b.text), ""]
             first = False
         else:
             out += _MARKDOWN[b.kind](b)
@@ -217,32 +219,37 @@ def blocks_markdown(blocks: Iterable[Block]) -> str:
 
 
 def _md_code(b: Block) -> list[str]:
-    fence = "````" if "```" in b.text else "```"
-    return [fence, b.text.replace("\n", " "), fence, ""]
+    return [*md_fence([visible(b.text)]), ""]
 
 
 def _md_table(b: Block) -> list[str]:
     align = b.align.ljust(len(b.header), "l")
-    title = [md_escape(b.text), ""] if b.text else []
+    title = [markdown(b.text), ""] if b.text else []
     return [
         *title,
         *md_table(
-            [md_escape(h) for h in b.header],
+            [markdown(h, line_start=False) for h in b.header],
             ["---:" if a == "r" else "---" for a in align],
-            [[md_escape(x) for x in row] for row in b.rows],
+            [[_md_cell_text(x) for x in row] for row in b.rows],
         ),
         "",
     ]
+
+
+def _md_cell_text(value: str) -> str:
+    if isinstance(value, Name):
+        return md_code(value, in_table=True)
+    return markdown(value, line_start=False)
 
 
 def _md_figure(b: Block) -> list[str]:
     """The flows as a Mermaid sankey (the picture GitHub and GitLab draw; they strip
     inline SVG), then the matrix as a shaded table of numbers, collapsed when wide."""
     if not any(v > 0 for row in b.matrix for v in row):  # mermaid refuses an empty sankey
-        return [md_escape(b.text), "", "No keys: nothing flows.", "", *_md_matrix(b.matrix)]
+        return [markdown(b.text), "", "No keys: nothing flows.", "", *_md_matrix(b.matrix)]
     note = grouping_note(b.matrix)
     return [
-        md_escape(b.text),
+        markdown(b.text),
         "",
         *sankey_block(b.matrix),
         "",
@@ -291,10 +298,10 @@ def _md_matrix(matrix: Sequence[Sequence[int]]) -> list[str]:
 
 
 _MARKDOWN: dict[str, Callable[[Block], list[str]]] = {
-    "sub": lambda b: ["", "### " + md_escape(b.text), ""],
-    "p": lambda b: [md_escape(b.text), ""],
+    "sub": lambda b: ["", "### " + markdown(b.text), ""],
+    "p": lambda b: [markdown(b.text), ""],
     "code": _md_code,
-    "list": lambda b: [*(f"- {md_escape(item)}" for item in b.items), ""],
+    "list": lambda b: [*(f"- {markdown(item)}" for item in b.items), ""],
     "table": _md_table,
     "figure": _md_figure,
 }

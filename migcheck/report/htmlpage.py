@@ -11,11 +11,11 @@ link to it and a test can find a cell in a screenshot.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Iterable, Sequence
 
 from migcheck.report.blocks import Block
 from migcheck.report.svg import heatmap_svg
+from migcheck.untrusted import html_text
 
 #: Plain, print-friendly styling; system fonts only (no web font to fetch).
 _CSS = """
@@ -73,7 +73,7 @@ def blocks_html(blocks: Iterable[Block]) -> str:
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    return html_text(value)
 
 
 def _list(b: Block) -> str:

@@ -22,7 +22,6 @@ shell functions are ``runbook_prelude.sh`` beside this module, a file shellcheck
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from importlib import resources
 
@@ -35,6 +34,7 @@ from migcheck.model.runbook import (
     ShellHelper,
     Step,
 )
+from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
 from migcheck.words import plural
 
 #: What a runbook is written from: a Kafka Streams app's facts or plain consumer groups'.
@@ -45,13 +45,13 @@ _IN_WORKDIR = "@"
 
 
 def _md_arg(arg: str) -> str:
-    return shlex.quote(f"<workdir>/{arg[1:]}" if arg.startswith(_IN_WORKDIR) else arg)
+    return sh_word(f"<workdir>/{arg[1:]}" if arg.startswith(_IN_WORKDIR) else arg)
 
 
 def _sh_arg(arg: str) -> str:
     if arg.startswith(_IN_WORKDIR):
-        return f'"$WORKDIR"/{shlex.quote(arg[1:])}'
-    return shlex.quote(arg)
+        return f'"$WORKDIR"/{sh_word(arg[1:])}'
+    return sh_word(arg)
 
 
 def _header(f: RunbookFacts, version: str, generated: str) -> list[str]:
@@ -98,14 +98,14 @@ def _frame(f: Facts, version: str, generated: str) -> Frame:
             f"Runbook: {f.topic} to {f.to} partitions, in order for its consumer groups",
             _groups_header(f, version, generated),
             "consumer",
-            f"migcheck-runbook-{_safe(f.topic)}-p{f.to}",
+            f"migcheck-runbook-{path_component(f.topic)}-p{f.to}",
             f"groups {f.topic} {f.partitions}->{f.to} {','.join(f.group_ids)}",
         )
     return Frame(
         f"Runbook: {f.topic} to {f.to} partitions under {f.app_id}",
         _header(f, version, generated),
         f.protocol,
-        f"migcheck-runbook-{_safe(f.app_id)}",
+        f"migcheck-runbook-{path_component(f.app_id)}",
         _change_id(f),
     )
 
@@ -128,12 +128,13 @@ def _groups_header(f: GroupsFacts, version: str, generated: str) -> list[str]:
 
 
 def render_markdown(f: Facts, steps: list[Step], version: str, generated: str) -> str:
-    """The procedure for a change ticket; every command as an operator would type it."""
+    """The procedure for a change ticket; every command as an operator would type it.
+    Every line of text is :func:`~migcheck.untrusted.markdown`: it names groups and apps."""
     frame = _frame(f, version, generated)
-    out = [f"# {frame.title}", ""]
-    out += [*(f"> {line}" for line in frame.header), ""]
+    out = [f"# {markdown(frame.title)}", ""]
+    out += [*(f"> {markdown(line)}" for line in frame.header), ""]
     for number, step in enumerate(steps, start=1):
-        out += [f"## {number}. {step.title}", "", step.why, ""]
+        out += [f"## {number}. {markdown(step.title)}", "", markdown(step.why), ""]
         if step.destructive:
             out += ["Destructive: run it once.", ""]
         for action in step.actions:
@@ -143,30 +144,31 @@ def render_markdown(f: Facts, steps: list[Step], version: str, generated: str) -
 
 def _md_action(action: Run | Manual | Check) -> list[str]:
     if isinstance(action, Manual):
-        return [f"- [ ] **Manual:** {action.text}", ""]
+        return [f"- [ ] **Manual:** {markdown(action.text)}", ""]
     if isinstance(action, Check):
         shown = [] if action.shown is None else _md_action(action.shown)
-        return [f"- [ ] **Check:** {action.text}", "", *shown]
-    return ["```sh", " ".join(_md_arg(a) for a in action.argv), "```", ""]
+        return [f"- [ ] **Check:** {markdown(action.text)}", "", *shown]
+    return [*md_fence([" ".join(_md_arg(a) for a in action.argv)], "sh"), ""]
 
 
 def render_sh(f: Facts, steps: list[Step], version: str, generated: str) -> str:
-    """The procedure as a bash script (see the module docstring)."""
+    """The procedure as a bash script (see the module docstring).  Names reach it only
+    as :func:`~migcheck.untrusted.sh_word` or in a :func:`~migcheck.untrusted.sh_comment`."""
     frame = _frame(f, version, generated)
-    out = ["#!/usr/bin/env bash", *(f"# {line}" for line in frame.header)]
+    out = ["#!/usr/bin/env bash", *(f"# {sh_comment(line)}" for line in frame.header)]
     out += [
         "# Usage: bash runbook.sh [--execute] [--yes]",
         "set -euo pipefail",
         "",
-        f"BOOTSTRAP={shlex.quote(f.bootstrap)}",
-        f"COMMAND_CONFIG={shlex.quote(f.command_config or '')}",
-        f"PROTOCOL={shlex.quote(frame.protocol)}",
+        f"BOOTSTRAP={sh_word(f.bootstrap)}",
+        f"COMMAND_CONFIG={sh_word(f.command_config or '')}",
+        f"PROTOCOL={sh_word(frame.protocol)}",
         f'WORKDIR="${{MIGCHECK_RUNBOOK_DIR:-{frame.workdir}}}"',
-        f"RUNBOOK_ID={shlex.quote(frame.change_id)}",
+        f"RUNBOOK_ID={sh_word(visible(frame.change_id))}",
         prelude(),
     ]
     for number, step in enumerate(steps, start=1):
-        out += ["", f"step {number} {shlex.quote(step.title)}"]
+        out += ["", f"step {number} {sh_word(visible(step.title))}"]
         out += [f"if already_done step-{number}; then", "  say '  done before: skipped'", "else"]
         out += [f"  {_sh_action(a)}" for a in step.actions] + [f"  mark_done step-{number}", "fi"]
     out += ["", "say ''", "say 'Runbook complete.'", ""]
@@ -178,13 +180,9 @@ def _change_id(f: RunbookFacts) -> str:
     return f"{f.app_id} {f.topic} {f.partitions}->{f.to} {f.strategy} {f.target}"
 
 
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
-
-
 def _sh_action(action: Run | Manual | Check) -> str:
     if isinstance(action, Manual):
-        return f"manual {shlex.quote(action.text)}"
+        return f"manual {sh_word(visible(action.text))}"
     if isinstance(action, Check):
         args = " ".join(_sh_arg(a) for a in action.args)
         return f"check {action.function} {args}".rstrip()
@@ -238,8 +236,8 @@ def render_refusal(
         "",
         *keys,
     ]
-    comment = "# " if fmt == "sh" else ""
-    body = [f"{comment}{line}".rstrip() for line in lines]
+    escape = (lambda line: f"# {sh_comment(line)}") if fmt == "sh" else markdown
+    body = [escape(line).rstrip() for line in lines]
     if fmt == "sh":
         body = ["#!/usr/bin/env bash", *body, "echo 'refused: see the comments' >&2", "exit 1"]
     return "\n".join(body) + "\n"

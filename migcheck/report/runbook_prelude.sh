@@ -204,18 +204,29 @@ wait_internal_topics() {
   done
 }
 
+# kafka-consumer-groups prints a group's id first on each of its rows, and an id may hold
+# spaces: the awk programs below take the fields after it (group_fields(), into the array f),
+# the id from the environment (awk -v would read its backslashes as escapes).
+awk_group_fields() {
+  cat << 'AWK'
+function group_fields(   g) { g = ENVIRON["G"]
+  return index($0, g " ") == 1 ? split(substr($0, length(g) + 1), f) : 0 }
+AWK
+}
+
 # The lag of the group $2 on the topic $1, summed over its partitions: "unknown" when the
 # group commits no offsets for it; a partition without a committed offset counts 1.
 group_lag() {
   { group_tool --describe --group "$2" --offsets 2> /dev/null || true; } \
-    | awk -v t="$1" '$2 == t { n++; if ($6 ~ /^[0-9]+$/) s += $6; else s += 1 }
-                     END { if (n == 0) print "unknown"; else print s }'
+    | G=$2 awk -v t="$1" "$(awk_group_fields)"'
+        group_fields() && f[1] == t { n++; if (f[5] ~ /^[0-9]+$/) s += f[5]; else s += 1 }
+        END { if (n == 0) print "unknown"; else print s }'
 }
 
 # The number of members of the group $1: 0 when it has none or does not exist.
 group_members() {
   { group_tool --describe --group "$1" --members 2> /dev/null || true; } \
-    | awk -v g="$1" '$1 == g { n++ } END { print n + 0 }'
+    | G=$1 awk "$(awk_group_fields)"' group_fields() { n++ } END { print n + 0 }'
 }
 
 # Prints the members and lag on the topic $1 of each group named after the file $2, and
@@ -272,8 +283,10 @@ topic_partitions() {
 # kafka-consumer-groups --describe with a CONSUMER-ID, listed with or without an offset.
 assigned_count() {
   { group_tool --describe --group "$1" 2> /dev/null || true; } \
-    | awk -v t="$2" -v n="$3" '$2 == t && $3 ~ /^[0-9]+$/ && $3 < n && $7 != "-" \
-                                 && !seen[$3]++ { k++ } END { print k + 0 }'
+    | G=$1 awk -v t="$2" -v n="$3" "$(awk_group_fields)"'
+        group_fields() && f[1] == t && f[2] ~ /^[0-9]+$/ && f[2] < n && f[6] != "-" \
+          && !seen[f[2]]++ { k++ }
+        END { print k + 0 }'
 }
 
 # Waits up to $1 seconds until every group named after the topic $2 and its count $3

@@ -2,23 +2,20 @@
 Markdown gets a Mermaid sankey instead, since GitHub and GitLab strip inline SVG).
 
 Everything from the data is XML-escaped, and characters XML 1.0 forbids are
-replaced, so a hostile key or topic name can neither break nor script the SVG.
+shown escaped (:mod:`migcheck.untrusted`), so a hostile key or topic name can neither
+break nor script the SVG.
 """
 
 from __future__ import annotations
 
-import html
 import itertools
-import re
 from collections.abc import Sequence
 
 from migcheck.report.formatting import ARROW, short_count
+from migcheck.untrusted import html_text
 
 #: Largest matrix (rows and columns) whose SVG cells carry their counts as text.
 SVG_TEXT_MAX = 16
-
-#: Characters XML 1.0 forbids even as references; they would make the SVG unparseable.
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 _WHITE = (255, 255, 255)
 _DARK_BLUE = (8, 48, 107)  # the dark end of ColorBrewer's sequential "Blues"
@@ -26,9 +23,9 @@ _STAYS = "#d62728"
 
 
 def _xml(text: object) -> str:
-    """Text for an XML attribute or element: escaped, valid XML 1.0 characters, one line."""
-    one_line = re.sub(r"[\r\n\t]+", " ", str(text))
-    return html.escape(_XML_INVALID.sub("\ufffd", one_line), quote=True)
+    """Text for an XML attribute or element: escaped, one line, and no character XML 1.0
+    forbids (:func:`migcheck.untrusted.html_text` shows every control character)."""
+    return html_text(text)
 
 
 def _fill(count: float, peak: float) -> tuple[str, float]:

@@ -3,7 +3,8 @@
 A gate reads the exit code; a person watching a CI log reads stderr.  With ``--output``
 the report itself goes to a file, so each command says there why it exits non-zero: a
 topic it cannot predict (exit 3), a gate that failed or a change that would CRASH or
-CORRUPT the app (exit 1).  Every line comes from the report's own fields.
+CORRUPT the app (exit 1).  Every line comes from the report's own fields, shown with
+:func:`~migcheck.untrusted.visible`: they quote names from the cluster.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from migcheck.model.analyze import Report
 from migcheck.model.app import AppCandidate, AppReport
 from migcheck.model.plan import PlanReport
+from migcheck.untrusted import visible
 
 
 def analyze_lines(report: Report) -> list[str]:
@@ -21,7 +23,7 @@ def analyze_lines(report: Report) -> list[str]:
     gate = report["gate"]
     if gate["failed"]:
         lines.append(f"gate failed: {gate['reason']}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def app_lines(report: AppReport) -> list[str]:
@@ -36,7 +38,7 @@ def app_lines(report: AppReport) -> list[str]:
     for t in state["topics"] if state else []:
         if not t["predictable"]:
             lines.append(f"{t['topic']}: {t['verdict']['text']}")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _first(candidate: AppCandidate) -> str:
@@ -50,4 +52,4 @@ def plan_lines(report: PlanReport) -> list[str]:
     if not proposed or proposed["verdict"] == "SAFE":
         return []
     reasons = proposed["verdict_reasons"]
-    return [f"{proposed['verdict']}: {reasons[0] if reasons else 'see the report'}"]
+    return [visible(f"{proposed['verdict']}: {reasons[0] if reasons else 'see the report'}")]

@@ -30,6 +30,7 @@ from migcheck.model.runbook import (
     ShellHelper,
     Step,
     alter_check,
+    check_name,
     kafka_run,
 )
 
@@ -49,7 +50,9 @@ def _group_tool(f: RunbookFacts, *args: str) -> Run:
 
 
 def steps(f: RunbookFacts) -> list[Step]:
-    """The ordered procedure for ``f.strategy``."""
+    """The ordered procedure for ``f.strategy``; an application id the steps cannot
+    pass to Kafka's tools and into ``state.dir`` is refused (UsageError)."""
+    check_name("application id", f.app_id, path=True)
     change = _new_topic(f) if f.strategy == NEW_TOPIC else _alter(f)
     return [_prechecks(f), _stop(f), change, _reset(f), _local_state(f), _restart(f)]
 

@@ -204,7 +204,7 @@ def test_text_wraps_to_its_width_and_keeps_every_figure() -> None:
     assert text.count("64.1%\u201367.0%)") == md.count("64.1%\u201367.0%)") == 8
     # the key and its hex, cut at 64 characters, wrapped in their own columns
     assert "@1700000000000" in text
-    assert f"| {'k' * 63}\u2026@1700000000000 | {'ab' * 31}a\u2026 | 0 | 5 |" in md
+    assert f"| `{'k' * 63}\u2026@1700000000000` | {'ab' * 31}a\u2026 | 0 | 5 |" in md
 
 
 def test_a_matrix_the_report_does_not_carry_is_not_drawn() -> None:
@@ -219,7 +219,7 @@ def test_a_matrix_the_report_does_not_carry_is_not_drawn() -> None:
     assert "orders, 4 \u2192 6" not in text + md  # no figure title, so no figure
     assert "orders, 4 \u2192 8: keys by current partition" in text
     assert md.count("```mermaid\n") == 3 and "<svg" not in md
-    assert "1 -> 5" not in text and "| user-17 | 757365722d3137 | 1 | 5 |" in md  # sample kept
+    assert "1 -> 5" not in text and "| `user-17` | 757365722d3137 | 1 | 5 |" in md  # sample kept
     assert re.search(r"^user-17 +757365722d3137 +1 +5$", text, re.M)
 
 
@@ -258,9 +258,10 @@ def test_markdown_draws_flows_for_github_and_a_shaded_table_of_the_numbers() -> 
 
 def test_markdown_escapes_keys() -> None:
     md = render_markdown(_report())
-    assert "| a\\|b&lt;script&gt;alert(1)&lt;/script&gt; | 617c62 | 0 | 4 |" in md
-    assert "<script" not in md
-    assert "| \\[bold\\]x\\[/\\] :smile: \\*y\\* \\_z\\_ \\`w\\` \\[/red\\] | 5b | 2 | 0 |" in md
+    # a key is a code span (nothing inside links or mentions); a pipe still escaped (GFM)
+    assert "| `a\\|b<script>alert(1)</script>` | 617c62 | 0 | 4 |" in md
+    assert "<script" not in md.replace("`a\\|b<script>", "")
+    assert "| ``[bold]x[/] :smile: *y* _z_ `w` [/red]`` | 5b | 2 | 0 |" in md
 
 
 def test_markdown_renders_as_intended_in_a_commonmark_parser() -> None:
@@ -272,8 +273,9 @@ def test_markdown_renders_as_intended_in_a_commonmark_parser() -> None:
         .enable(["table", "strikethrough"])
         .render(render_markdown(_report()))
     )
-    assert "<td>a|b&lt;script&gt;alert(1)&lt;/script&gt;</td>" in html  # literal, one cell
-    assert "<td>[bold]x[/] :smile: *y* _z_ `w` [/red]</td>" in html  # no emphasis, no code
+    assert "<td><code>a|b&lt;script&gt;alert(1)&lt;/script&gt;</code></td>" in html  # one cell
+    # no emphasis, no link: one code element, the key as its text
+    assert "<td><code>[bold]x[/] :smile: *y* _z_ `w` [/red]</code></td>" in html
     assert "~5,900 (95%: 5,700\u20136,150)</td>" in html  # not struck through
     assert "<svg" not in html
     assert html.count('<pre><code class="language-mermaid">sankey-beta') == 4  # kept whole
@@ -304,9 +306,9 @@ def test_text_and_markdown_show_the_same_figures() -> None:
         ),
         (
             "\nuser-17                                757365722d3137     1   5\n",
-            "| user-17 | 757365722d3137 | 1 | 5 |",
+            "| `user-17` | 757365722d3137 | 1 | 5 |",
         ),
-        ("\nuser-4  757365722d34     0   4\n", "| user-4 | 757365722d34 | 0 | 4 |"),
+        ("\nuser-4  757365722d34     0   4\n", "| `user-4` | 757365722d34 | 0 | 4 |"),
         ("\nTopic custom: 4 partitions\n", "\n## Topic custom: 4 partitions\n"),
     ]:
         assert in_text in text, in_text

@@ -1,0 +1,221 @@
+"""Every command that writes a name from the cluster or the data, as a function of that name.
+
+``tests/unit/test_untrusted.py`` walks :data:`WRITERS` with hostile names and checks each
+output where it lands (a terminal, a CommonMark renderer, an HTML parser, bash and
+shellcheck).  A command joins the registry or ``test_every_command_writes_through_the_registry``
+fails: a new command cannot skip the check.
+
+Each writer puts the name wherever the cluster or the data could: group and application
+ids, client ids and hosts of members, store and topic names (a key file's ``topic``
+column is any text), record keys, and the reasons and notes that quote them.  The reports
+start from the hand-written ones of :mod:`sample_report` and ``migcheck plan``'s offline
+JSON; the runbooks from the facts a cluster would give.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sample_report
+from click.testing import CliRunner
+
+from migcheck.cli.main import cli
+from migcheck.consumers.steps import steps as groups_steps
+from migcheck.errors import MigcheckError
+from migcheck.model.copy import CopyResult, PartitionCopied, Verification
+from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, GroupLag, GroupsFacts, RunbookFacts
+from migcheck.report import render
+from migcheck.report.copy import render_copy_summary
+from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.report.why import analyze_lines, app_lines, plan_lines
+from migcheck.streams.steps import steps as streams_steps
+
+REPO = Path(__file__).resolve().parents[2]
+DESCRIBE = REPO / "fixtures" / "java" / "streams" / "describe"
+
+
+@dataclass
+class Written:
+    """What a writer wrote for one name, by the output it lands in; ``refused`` is the
+    one line of a writer that refuses the name (a runbook), and then nothing else is."""
+
+    text: list[str] = field(default_factory=list)  # a terminal's text, stderr lines
+    markdown: list[str] = field(default_factory=list)
+    html: list[str] = field(default_factory=list)
+    sh: list[str] = field(default_factory=list)
+    json: list[str] = field(default_factory=list)
+    refused: str | None = None
+
+
+#: Fields whose value is one name; fields whose value is text that may quote names.
+_NAME_FIELDS = {"topic", "application_id", "store", "key", "instance", "analyzed_topic"}
+_NAME_LISTS = {"sources", "sinks", "stores", "changes"}
+_TEXT_FIELDS = {"text", "reason", "error", "basis_note", "recommendation"}
+
+
+def infect(value: Any, name: str) -> Any:
+    """The report with ``name`` in every field a cluster or its data could put it."""
+    if isinstance(value, list):
+        return [infect(v, name) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if k in _NAME_FIELDS and isinstance(v, str):
+            out[k] = name
+        elif k in _NAME_LISTS and isinstance(v, list) and all(isinstance(x, str) for x in v):
+            out[k] = [name for _ in v]
+        elif k in _TEXT_FIELDS and isinstance(v, str):
+            out[k] = f"{v} (named {name})"
+        elif k == "notes" and isinstance(v, list):
+            out[k] = [*v, f"a note naming {name}"]
+        else:
+            out[k] = infect(v, name)
+    return out
+
+
+def _report_outputs(report: dict[str, Any], why: Callable[[Any], list[str]]) -> Written:
+    return Written(
+        text=[render(report, "text"), *why(report)],  # type: ignore[arg-type]
+        markdown=[render(report, "markdown")],  # type: ignore[arg-type]
+        html=[render(report, "html")],  # type: ignore[arg-type]
+        json=[render(report, "json")],  # type: ignore[arg-type]
+    )
+
+
+def analyze_writer(name: str) -> Written:
+    return _report_outputs(infect(sample_report.report(), name), analyze_lines)
+
+
+def app_writer(name: str) -> Written:
+    return _report_outputs(infect(sample_report.app_report(), name), app_lines)
+
+
+_PLAN: dict[str, Any] = {}
+
+
+def _plan_report() -> dict[str, Any]:
+    """``migcheck plan``'s offline JSON, as the command writes it (made once)."""
+    if not _PLAN:
+        args = ["plan", "--topology", str(DESCRIBE / "count.txt"), "--partitions", "orders=4"]
+        result = CliRunner().invoke(cli, [*args, "--instances", "3", "--format", "json"])
+        assert result.exit_code == 0, result.output
+        _PLAN.update(json.loads(result.output))
+    return json.loads(json.dumps(_PLAN))
+
+
+def plan_writer(name: str) -> Written:
+    report = _plan_report()
+    report["application_id"] = name
+    return _report_outputs(infect(report, name), plan_lines)
+
+
+def render_writer(name: str) -> Written:
+    """``migcheck render`` of saved reports of every kind: the CLI reads them back."""
+    out = Written()
+    reports = [
+        infect(sample_report.report(), name),
+        infect(sample_report.app_report(), name),
+        infect(_plan_report(), name),
+    ]
+    runner = CliRunner()
+    with tempfile.TemporaryDirectory() as where:
+        for i, report in enumerate(reports):
+            saved = Path(where) / f"r{i}.json"
+            saved.write_text(json.dumps(report), encoding="utf-8")
+            for fmt, into in (("text", out.text), ("markdown", out.markdown), ("html", out.html)):
+                result = runner.invoke(cli, ["render", str(saved), "--format", fmt])
+                assert result.exit_code == 0, result.output
+                into.append(result.output)
+    return out
+
+
+def partition_writer(name: str) -> Written:
+    """``migcheck partition``: keys from the command line, shown in its table."""
+    out = Written()
+    for fmt, into in (("text", out.text), ("json", out.json)):
+        args = ["partition", "--partitions", "6", "--to", "8", "--format", fmt, "--", name]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code in (0, 2), result.output
+        into.append(result.output)
+    return out
+
+
+def copy_writer(name: str) -> Written:
+    """``migcheck copy``'s summary: the topics it names."""
+    result = CopyResult(
+        topic=name,
+        into=f"{name}-p6",
+        partitioner="murmur2",
+        partitions=(PartitionCopied(0, 3, 0),),
+        verification=Verification(records=3, missing=0, duplicated=0, misplaced=0),
+    )
+    return Written(text=[render_copy_summary(result)])
+
+
+def _runbooks(facts: RunbookFacts | GroupsFacts, build: Callable[[Any], list[Any]]) -> Written:
+    try:
+        steps = build(facts)
+    except MigcheckError as e:
+        return Written(refused=str(e))
+    return Written(
+        markdown=[render_markdown(facts, steps, "0.1.0", "2026-11-26T10:00:00Z")],
+        sh=[render_sh(facts, steps, "0.1.0", "2026-11-26T10:00:00Z")],
+    )
+
+
+def groups_facts(names: tuple[str, ...], bootstrap: str = "127.0.0.1:9092") -> GroupsFacts:
+    groups = tuple(GroupLag(g, members=0, lag=0) for g in names)
+    return GroupsFacts(bootstrap, None, "orders", 3, 6, groups, discovered=True)
+
+
+def streams_facts(app_id: str, strategy: str) -> RunbookFacts:
+    return RunbookFacts(
+        app_id=app_id,
+        bootstrap="127.0.0.1:9092",
+        command_config="/etc/kafka/client.properties",
+        topic="orders",
+        partitions=3,
+        to=6,
+        new_topic="orders-p6",
+        strategy=strategy,
+        protocol="classic",
+        internal=(f"{app_id}-counts-changelog",),
+        expected_internal={f"{app_id}-counts-changelog": 6},
+        state_dir="/var/lib/kafka-streams",
+        verdict="CRASH",
+        members=2,
+    )
+
+
+def runbook_writer(name: str) -> Written:
+    """Both runbooks: plain groups (the name among other groups) and a Streams app (the
+    name as its application id, both strategies)."""
+    out = Written()
+    for written in (
+        _runbooks(groups_facts(("billing", name)), groups_steps),
+        _runbooks(streams_facts(name, NEW_TOPIC), streams_steps),
+        _runbooks(streams_facts(name, IN_PLACE), streams_steps),
+    ):
+        out.markdown += written.markdown
+        out.sh += written.sh
+        out.refused = out.refused or written.refused
+    return out
+
+
+#: Every command, and how it writes a name.  ``test_every_command_writes_through_the_registry``
+#: compares the keys with the CLI's commands.
+WRITERS: dict[str, Callable[[str], Written]] = {
+    "partition": partition_writer,
+    "analyze": analyze_writer,
+    "render": render_writer,
+    "app": app_writer,
+    "plan": plan_writer,
+    "runbook": runbook_writer,
+    "copy": copy_writer,
+}
