@@ -33,6 +33,7 @@ from migcheck.model.runbook import (
     LAG_TIMEOUT,
     NEW_TOPIC,
 )
+from migcheck.untrusted import visible
 
 #: The options that only one kind of runbook takes, by parameter name: given for the
 #: other kind, they are refused in one line rather than silently ignored.
@@ -162,7 +163,7 @@ def runbook_cmd(
     outcome = run_runbook(options)
     write_text(outcome.text, output)
     if outcome.message:
-        click.echo(f"migcheck: {outcome.message}", err=True)
+        click.echo(f"migcheck: {visible(outcome.message)}", err=True)
     return outcome.exit_code
 
 

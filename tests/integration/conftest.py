@@ -205,3 +205,14 @@ def pyspark_only_python() -> str:
         return str(sparkcluster.pyspark_only_venv(state_dir()) / "bin" / "python")
     except ClusterError as e:
         pytest.fail(f"cannot build the pyspark-only virtualenv: {e}", pytrace=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_work_directory_in_the_checkout() -> Iterator[None]:
+    """Executed runbooks keep their work directories in the test's sandbox: a test that
+    leaves one in the checkout (the script's default, relative to its directory) fails
+    the run here."""
+    before = set(REPO.glob("migcheck-runbook-*"))
+    yield
+    left = sorted(str(p) for p in set(REPO.glob("migcheck-runbook-*")) - before)
+    assert not left, f"runbook work directories left in the checkout: {left}"
