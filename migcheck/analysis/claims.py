@@ -6,11 +6,13 @@ idle meanwhile.  The driver reads
 partitions then (:class:`~migcheck.analysis.sources.DriverShare`), and the read tasks
 read the rest once they start.  Neither side can know beforehand how far the other
 gets, so every reader walks the same list of partitions and reads a partition only
-once it has claimed it.  A claim is a file created with ``O_EXCL`` in a directory of
-this machine: the filesystem makes the claim atomic across processes, with no server
-and no lock.  Local tasks only: a cluster's executors would not see the directory.
+once it has claimed it.  A claim is a file holding its owner's name, linked into a
+directory of this machine: the filesystem makes the link atomic across processes, with
+no server and no lock, and a claim never exists without its owner (the name is written
+to a temporary file first, so an attempt that dies before the link claims nothing).
+Local tasks only: a cluster's executors would not see the directory.
 
-A claim file holds its owner's name.  A retried or recomputed task has its first
+  A retried or recomputed task has its first
 attempt's name, and reclaims that attempt's partitions: Spark discarded their output,
 so they must be read again, by it.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,13 +48,7 @@ class Claims:
         """Whether ``owner`` reads ``topic``-``partition``: it claimed it now, or an
         earlier attempt of the same owner had (see the module's docstring)."""
         name = Path(self.path, f"{topic}-{partition}")
-        try:
-            fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            return name.read_text(encoding="utf-8") == owner
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(owner)
-        return True
+        return _link(name, owner) or name.read_text(encoding="utf-8") == owner
 
     def claimed(
         self, units: Iterable[WorkUnit], owner: str, lost: Callable[[], None] | None = None
@@ -67,6 +64,22 @@ class Claims:
                 yield from group
             elif lost is not None:
                 lost()
+
+
+def _link(name: Path, owner: str) -> bool:
+    """Whether a file holding ``owner`` was linked into place as ``name`` (False: a
+    claim was there).  Written, then linked: a reader never sees a claim without its
+    owner, which a create-then-write would show it if the writer died in between."""
+    fd, pending = tempfile.mkstemp(dir=name.parent, prefix=".pending-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(owner)
+        os.link(pending, name)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(pending)
 
 
 def _partition(unit: WorkUnit) -> tuple[str, int]:

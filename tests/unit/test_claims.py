@@ -83,3 +83,43 @@ def test_a_reader_finishes_within_its_pace_so_far() -> None:
     assert not finishes_within(0, 1_000, 3.0, 100.0)  # no pace yet
     assert finishes_within(1_000, 1_000, 3.0, 0.0)  # done
     assert finishes_within(0, 0, 0.0, 0.0)  # nothing to read
+
+
+#: A claimant that stops for good at one step of its claim, until it is killed.
+_STUCK = """
+import os, sys, time
+from pathlib import Path
+from migcheck.analysis.claims import Claims
+step = sys.argv[2]
+def stuck(*args, **kwargs):
+    Path(sys.argv[3]).touch()
+    time.sleep(600)
+if step == "write":  # about to write the owner's name
+    os.fdopen = stuck
+else:  # about to make the claim visible
+    os.link = stuck
+Claims(sys.argv[1]).claim("orders", 0, "task 3")
+"""
+
+
+def test_an_attempt_killed_mid_claim_leaves_the_partition_to_its_retry(tmp_path: Path) -> None:
+    """Killed between writing its name and making the claim (or while writing it), an
+    attempt leaves no claim: its retry, same owner, and any other reader can claim the
+    partition; none finds a claim without an owner and skips it."""
+    import subprocess
+    import sys
+    import time
+
+    for step in ("write", "link"):
+        claims = Claims.create(tmp_path / f"claims-{step}")
+        reached = tmp_path / f"reached-{step}"
+        child = subprocess.Popen([sys.executable, "-c", _STUCK, claims.path, step, str(reached)])
+        deadline = time.monotonic() + 60
+        while not reached.exists():
+            assert child.poll() is None and time.monotonic() < deadline, "never reached the step"
+            time.sleep(0.02)
+        child.kill()
+        child.wait()
+        assert claims.claim("orders", 0, "task 3")  # the retry reads its partition again
+        assert (Path(claims.path) / "orders-0").read_text(encoding="utf-8") == "task 3"
+        assert not claims.claim("orders", 0, "driver")
