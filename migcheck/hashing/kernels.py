@@ -253,7 +253,10 @@ def _raw_hash(kind: int, data: np.ndarray, start: int, end: int) -> np.uint64:
         return _murmur2_kafkajs(data, start, end)
     if kind == XXHASH32:
         return _xxhash32(data, start, end)
-    return _fnv1a(data, start, end)
+    if kind == FNV1A:
+        return _fnv1a(data, start, end)
+    # A partitioner whose hash has no branch above must not hash as another one.
+    raise ValueError("unknown hash id")
 
 
 def _placement(rule: int, raw: np.uint64) -> np.int64:

@@ -296,3 +296,19 @@ def test_compiled_kernels_equal_interpreted() -> None:
         kernels._partitions(p.kind, p.rule, offsets, data, 1009, a)  # the plain Python source
         compiled(p.kind, p.rule, offsets, data, 1009, b)
         assert a.tolist() == b.tolist(), p.name
+
+
+@pytest.mark.parametrize("keys", [2, kernels.INTERPRETED_MAX_KEYS + 1])
+def test_an_unknown_hash_id_is_refused_not_hashed_as_another(keys: int) -> None:
+    """A hash id with no branch in the kernel (a partitioner added without its hash)
+    raises, interpreted (a few keys) and compiled alike, instead of hashing as FNV-1a."""
+    array = pa.array([b"key-%d" % i for i in range(keys)], type=pa.binary())
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[: keys + 1]
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)
+    known = max(kernels.MURMUR2, kernels.CRC32, kernels.FNV1A, kernels.MURMUR2_KAFKAJS,
+                kernels.XXHASH32)  # fmt: skip
+    out = np.zeros(keys, dtype=np.int64)
+    kernels.raw_hashes(kernels.FNV1A, offsets, data, out)  # the last branch still hashes
+    assert out.any()
+    with pytest.raises(ValueError, match="unknown hash id"):
+        kernels.raw_hashes(known + 1, offsets, data, out)
