@@ -24,6 +24,7 @@ every name, escaped, and refuse none.
 from __future__ import annotations
 
 import hashlib
+import html
 import re
 import shlex
 import unicodedata
@@ -117,8 +118,7 @@ def md_code(text: object, in_table: bool = False) -> str:
     s = visible(text)
     if not s:
         return "(empty)"
-    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
-    fence = "`" * (longest + 1)
+    fence = "`" * (_longest_backticks([s]) + 1)
     pad = " " if s[0] in "` " or s[-1] in "` " else ""
     if in_table:
         s = s.replace("|", "\\|")
@@ -128,22 +128,18 @@ def md_code(text: object, in_table: bool = False) -> str:
 def md_fence(lines: list[str], info: str = "") -> list[str]:
     """A fenced code block around ``lines`` (already one line each, made ``visible``):
     its fence is longer than any run of backticks inside, so no line can close it."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_backticks(lines) + 1)
     return [fence + info, *lines, fence]
+
+
+def _longest_backticks(lines: list[str]) -> int:
+    return max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
 
 
 def html_text(text: object) -> str:
     """``text`` for an HTML element or a quoted attribute value: hidden characters shown,
     ``<>&"'`` escaped."""
-    return (
-        visible(text)
-        .replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&#x27;")
-    )
+    return html.escape(visible(text), quote=True)
 
 
 def sh_word(text: str) -> str:
