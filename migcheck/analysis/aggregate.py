@@ -5,7 +5,9 @@ sums over history rows for every scored partitioner and proposed count, computed
 the read tasks that hold whole partitions, by the driver for a small read, or by
 Spark's Python tasks over histories Spark holds (merged partials, a key export).
 What follows them (the partitioner choice, the report entries, the verdicts) is a
-pure function of plain Python data, tested without Spark.
+pure function of plain Python data, tested without Spark: this module imports no
+Spark-side module; its figures come from a :class:`~migcheck.analysis.figures.FigureSource`
+of :mod:`migcheck.analysis.read`.
 
 Key facts that shape the numbers:
 
@@ -17,31 +19,25 @@ Key facts that shape the numbers:
 - A key's *layout* says which of its bytes were hashed.  A window or session
   store's changelog key is the source key plus a fixed-size suffix, and the
   record sits where the source key's hash put it; so placement is computed on
-  the key without the suffix (stripped in Spark SQL, hashed by the same UDF),
+  the key without the suffix (stripped before hashing, by the same kernel),
   while the key's identity (what compaction keeps, what counts as one key) stays
   the whole key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from migcheck.analysis.figures import (
-    FIGURES_DDL,
     Figures,
     FigureSource,
+    MovedKeys,
     Spec,
     TopicFigures,
-    figures_of_batches,
-    from_rows,
 )
-from migcheck.analysis.histories import Scored, placement_name
-from migcheck.analysis.sources import spark_distinct_keys
+from migcheck.analysis.histories import Scored
 from migcheck.analysis.verdicts import (
-    KEY_SUFFIX,
     PartitionerScore,
     Share,
     choose_placement,
@@ -49,8 +45,6 @@ from migcheck.analysis.verdicts import (
     placed_alike,
     placing,
 )
-from migcheck.hashing.partitioners import AUTO_CANDIDATES
-from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import KeyLayout
 
 
@@ -121,31 +115,22 @@ class TopicAggregates:
 
 
 def aggregate(
-    records: Any,  # RECORD_SCHEMA or HISTORY_SCHEMA rows (a DataFrame), or a FigureSource
-    topics: Sequence[TopicMeta],
-    candidates: Sequence[int],
-    partitioner: str = "auto",
-    moved_key_sample: int = 10,
-    key_layouts: Sequence[KeyLayout] = (KeyLayout.PLAIN,),
-) -> tuple[dict[str, TopicAggregates], Any]:
-    """Aggregate ``records`` per topic; return them and the DataFrame of every moved key
-    (None when ``records`` are a :class:`~migcheck.analysis.figures.FigureSource`, which
-    keeps no row per key).
+    source: FigureSource, partitioner: str = "auto"
+) -> tuple[dict[str, TopicAggregates], MovedKeys | None]:
+    """Aggregate the figures of ``source`` per topic of its spec; return them and every
+    moved key (None when the source keeps no row per key).
 
-    Every allowed key layout is scored with every partitioner scored, and each
+    Every allowed key layout is scored with every partitioner scored (the spec's pairs:
+    :func:`~migcheck.analysis.histories.scored_pairs` of ``partitioner``), and each
     topic is predicted with the first pair that placed every key (see
-    :func:`~migcheck.analysis.verdicts.choose_placement`).  The moved-keys
-    DataFrame (topic, key_hex, partition, candidate_partitions, new_partition;
-    the whole key) is lazy: the caller writes it out for ``--moved-keys-out``.
+    :func:`~migcheck.analysis.verdicts.choose_placement`).  The moved keys are the
+    whole keys', computed when asked: ``--moved-keys-out`` writes them.
     """
-    scored = scored_pairs(partitioner, key_layouts)
-    spec = figure_spec(topics, scored, candidates, moved_key_sample)
-    source = records
-    if not isinstance(records, FigureSource):
-        source = HistoryFigures(records, topics, scored)
-    figures = source.figures(spec)  # Kafka is read once, here
+    spec = source.spec
+    scored, candidates, topics = list(spec.scored), spec.candidates, list(spec.topics)
+    figures = source.figures()  # Kafka is read once, here
     scores = _layered_scores(figures, scored, partitioner)
-    chosen = {t.name: choose_placement(partitioner, scores.get(t.name)) for t in topics}
+    chosen = {t: choose_placement(partitioner, scores.get(t)) for t in topics}
     unplaced = [t for t, (name, _) in chosen.items() if name is None and t in scores]
     alike = {
         topic: ties
@@ -160,28 +145,18 @@ def aggregate(
     }
     either = _either(figures, unplaced, spec) if partitioner == "auto" else {}
     stats = _key_stats(figures, scores, _distinct(figures, source), either)
-    layouts = ordered_layouts(key_layouts)
+    layouts = tuple(dict.fromkeys(layout for layout, _ in scored))
     result = {
-        t.name: replace(
-            _topic_aggregates(
-                figures.get(t.name, TopicFigures()), chosen[t.name], spec, stats.get(t.name)
-            ),
+        t: replace(
+            _topic_aggregates(figures.get(t, TopicFigures()), chosen[t], spec, stats.get(t)),
             layouts=layouts,
-            placed_alike=alike.get(t.name, ()),
-            splits=splits.get(t.name, {}),
-            mixed=_mixed(stats.get(t.name), chosen[t.name][1], splits.get(t.name)),
+            placed_alike=alike.get(t, ()),
+            splits=splits.get(t, {}),
+            mixed=_mixed(stats.get(t), chosen[t][1], splits.get(t)),
         )
         for t in topics
     }
-    return result, source.moved_keys(chosen, candidates)
-
-
-def figure_spec(
-    topics: Sequence[TopicMeta], scored: Sequence[Scored], candidates: Sequence[int], sample: int
-) -> Spec:
-    """What the figures of ``topics`` are computed for."""
-    metas = {t.name: (t.partition_count, t.compacted) for t in topics}
-    return Spec(tuple(scored), tuple(int(m) for m in candidates), sample, metas)
+    return result, source.moved_keys(chosen)
 
 
 def _topic_aggregates(
@@ -212,122 +187,6 @@ def _topic_aggregates(
         cells=tuple(cells),
         samples=tuple(samples),
     )
-
-
-def ordered_layouts(key_layouts: Sequence[KeyLayout]) -> tuple[KeyLayout, ...]:
-    """The allowed key layouts once each, in preference order: plain keys first, then by
-    the suffix they strip."""
-    return tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))
-
-
-def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Scored]:
-    """Every (key layout, partitioner) pair scored, in preference order: layouts as
-    :func:`ordered_layouts`, then each partitioner in the order ``auto`` tries them."""
-    names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
-    return [(layout, name) for layout in ordered_layouts(key_layouts) for name in names]
-
-
-def _key_histories(records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> Any:
-    """One row per (topic, observed partition, key): its history there
-    (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA`, rank included), hashed once
-    per scored pair; cached, since every figure is computed from it.
-
-    ``records`` are grouped here (a key export) unless Kafka's read tasks grouped them
-    already (they come with ``n``, ranked and hashed: a sample's, or a full scan's
-    merged partials).  The null key gets a row per partition too (its placements
-    null): the records are grouped in one pass, so a topic is read once and its
-    records are never cached, only their per-key histories.  The rank is hashed in the
-    placements' pass (one Python worker pass over the keys), not later over the moved
-    keys, once per candidate."""
-
-    from migcheck.analysis.spark import placement_column, sample_rank_column
-
-    keys = records if "n" in records.columns else _grouped(records)
-    keys = keys.withColumn(
-        "current", _per_topic({t.name: t.partition_count for t in topics}, "int")
-    ).withColumn("compacted", _per_topic({t.name: t.compacted for t in topics}, "boolean"))
-    for layout, name in scored:
-        column = placement_name((layout, name))
-        if column not in keys.columns:  # not hashed by a read task
-            keys = keys.withColumn(column, placement_column("key", name, KEY_SUFFIX[layout]))
-    if "rank" not in keys.columns:  # not ranked by a read task
-        keys = keys.withColumn("rank", sample_rank_column("key"))
-    # Spark's cache, not a local checkpoint (rows as the jobs read them, no columnar
-    # encoding): the checkpoint gained about 1.4 s on the 5 M bench topic, within the
-    # runs' noise, and failed 5 M distinct keys under a 512 MiB driver with two busy cores
-    # (UNABLE_TO_ACQUIRE_MEMORY in the sums' hash aggregate: its rows filled the storage
-    # memory that execution may not evict), where the cache, compressed, passes.
-    return keys.cache()
-
-
-def _grouped(records: Any) -> Any:
-    """Records grouped into histories by Spark (a key export), the figures of
-    :func:`~migcheck.analysis.histories.partition_histories`."""
-    from pyspark.sql import functions as F
-
-    size = F.col("key_size") + F.coalesce(F.col("value_size"), F.lit(0))
-    return records.groupBy("topic", "partition", "key").agg(
-        F.count(F.lit(1)).alias("n"),
-        F.sum(size.cast("long")).alias("bytes"),
-        F.sum(size.cast("double") ** 2).alias("bytes_sq"),
-        F.max_by(F.col("value_size").isNull(), F.col("offset")).alias("tombstoned"),
-        F.max_by(size.cast("long"), F.col("offset")).alias("last_bytes"),
-    )
-
-
-def _per_topic(values: dict[str, Any], sql_type: str) -> Any:  # a pyspark Column
-    """Each row's topic's value, as a literal map: a join with a table of topics made Spark
-    start a Python worker (about a second) just to broadcast a few rows."""
-    from pyspark.sql import functions as F
-
-    pairs = [F.lit(x) for name, value in values.items() for x in (name, value)]
-    return F.create_map(*pairs)[F.col("topic")].cast(sql_type)
-
-
-def concurrently(*jobs: Callable[[], Any]) -> list[Any]:
-    """Run independent Spark jobs from threads at once; their results in order.
-
-    Each of the report's small jobs leaves the cores idle while the driver plans it
-    and while its last single task runs; submitted together, Spark fills those gaps
-    with the others' tasks.  An error in any is raised here; so is Ctrl-C, without
-    waiting for the others (the CLI then stops Spark, which ends them).  A lone job runs
-    in this thread."""
-    if len(jobs) == 1:
-        return [jobs[0]()]
-    pool = ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="migcheck-job")
-    try:
-        futures = [pool.submit(job) for job in jobs]
-        return [f.result() for f in futures]
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-
-
-class HistoryFigures:
-    """The figures of key histories Spark holds (:func:`_key_histories`): merged partials,
-    a key export, the driver's read; computed by Python tasks with the read tasks' own
-    function (:func:`~migcheck.analysis.figures.figures_of_batches`).  The histories
-    stay cached for the distinct keys and the moved keys' rows."""
-
-    def __init__(self, records: Any, topics: Sequence[TopicMeta], scored: list[Scored]) -> None:
-        self.histories = _key_histories(records, topics, scored)
-
-    def figures(self, spec: Spec) -> Figures:
-        def task(batches: Iterator[Any]) -> Iterator[Any]:
-            return figures_of_batches(batches, spec)
-
-        rows = self.histories.mapInArrow(task, FIGURES_DDL).collect()
-        return from_rows((r["figures"] for r in rows), spec.sample)
-
-    def distinct_keys(self, topics: Sequence[str]) -> dict[str, int]:
-        return spark_distinct_keys(self.histories, topics)
-
-    def moved_keys(
-        self, chosen: dict[str, tuple[str | None, KeyLayout]], candidates: Sequence[int]
-    ) -> Any:
-        keys = self.histories.where(self.histories["key"].isNotNull())
-        by_candidate = _by_candidate(_state_keys(keys, chosen), candidates)
-        moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
-        return _moved_keys_frame(moved)
 
 
 def _distinct(figures: Figures, source: FigureSource) -> dict[str, int]:
@@ -424,30 +283,22 @@ def _splits(
     return out
 
 
-def score_partitioners(
-    records: Any,  # pyspark DataFrame of RECORD_SCHEMA records, or of histories (n)
-    topics: Sequence[TopicMeta],
-    names: Sequence[str] = AUTO_CANDIDATES,
-    counts: Sequence[int] = (),
-) -> dict[str, KeyStats]:
-    """Every (topic, partition, key) scored with ``names`` on plain keys, as :func:`aggregate`
-    scores them, without the candidates: ``migcheck copy`` feeds the result to
-    :func:`~migcheck.analysis.verdicts.choose_placement`, so it picks a partitioner
-    exactly as ``analyze`` would, from every key rather than a sample.
+def score_partitioners(source: FigureSource) -> dict[str, KeyStats]:
+    """Every (topic, partition, key) of ``source`` scored with its spec's partitioners on
+    plain keys, as :func:`aggregate` scores them, without the moved keys: ``migcheck
+    copy`` feeds the result to :func:`~migcheck.analysis.verdicts.choose_placement`, so
+    it picks a partitioner exactly as ``analyze`` would, from every key rather than a
+    sample.
 
-    With ``counts``, where several partitioners placed every key, ``KeyStats.splits``
-    says whether they would still place every key alike at those counts: a tie that
-    changes nothing there (FNV-1a masked and unsigned at a power of two) is no reason
-    to refuse the copy."""
-    scored = [(KeyLayout.PLAIN, name) for name in names]
-    source = HistoryFigures(records, topics, scored)
-    try:
-        figures = source.figures(figure_spec(topics, scored, counts, 0))
-        scores = _layered_scores(figures, scored, "auto")
-        stats = _key_stats(figures, scores, _distinct(figures, source))
-        return {t: replace(s, splits=_tie_splits(figures[t], s, counts)) for t, s in stats.items()}
-    finally:
-        source.histories.unpersist()  # cached for aggregate()'s several jobs
+    With the spec's counts, where several partitioners placed every key,
+    ``KeyStats.splits`` says whether they would still place every key alike at those
+    counts: a tie that changes nothing there (FNV-1a masked and unsigned at a power of
+    two) is no reason to refuse the copy."""
+    figures = source.figures()
+    scores = _layered_scores(figures, list(source.spec.scored), "auto")
+    stats = _key_stats(figures, scores, _distinct(figures, source))
+    counts = source.spec.candidates
+    return {t: replace(s, splits=_tie_splits(figures[t], s, counts)) for t, s in stats.items()}
 
 
 def _tie_splits(f: TopicFigures, stats: KeyStats, counts: Sequence[int]) -> dict[int, int]:
@@ -455,43 +306,3 @@ def _tie_splits(f: TopicFigures, stats: KeyStats, counts: Sequence[int]) -> dict
     name, layout = choose_placement("auto", stats.scores)
     ties = placed_alike(stats.scores.get(layout, {}), name)
     return _splits(f, (name, layout), ties, counts) if ties and counts else {}
-
-
-def _state_keys(keys: Any, chosen: dict[str, tuple[str | None, KeyLayout]]) -> Any:
-    """The predictable state keys (hashed, conforming, live when compacted), lazy."""
-    from pyspark.sql import functions as F
-
-    v_expr = F.lit(None).cast("long")
-    for topic, (name, layout) in chosen.items():
-        if name is not None:
-            v = F.col(placement_name((layout, name)))
-            v_expr = F.when(F.col("topic") == topic, v).otherwise(v_expr)
-    keys_v = keys.withColumn("v", v_expr).where(F.col("v").isNotNull())
-    fits = (F.col("v") % F.col("current")) == F.col("partition")
-    live = F.col("compacted")
-    return (
-        keys_v.where(fits)
-        .where(~(live & F.col("tombstoned")))
-        .select("topic", "partition", "key", "v")
-    )
-
-
-def _by_candidate(state: Any, candidates: Sequence[int]) -> Any:
-    """Each state key once per candidate count ``m``, with its ``new`` partition there."""
-    from pyspark.sql import functions as F
-
-    return state.withColumn(
-        "m", F.explode(F.array(*[F.lit(int(m)) for m in candidates]))
-    ).withColumn("new", (F.col("v") % F.col("m")).cast("int"))
-
-
-def _moved_keys_frame(moved: Any) -> Any:
-    from pyspark.sql import functions as F
-
-    return moved.select(
-        "topic",
-        F.lower(F.hex("key")).alias("key_hex"),
-        "partition",
-        F.col("m").alias("candidate_partitions"),
-        F.col("new").alias("new_partition"),
-    )

@@ -3,7 +3,7 @@
 A read on the embedded session (a sample, or a full scan of whole partitions) spends
 its first seconds starting Spark's JVM and Python workers, and leaves most of a core
 idle meanwhile.  The driver reads
-partitions then (:class:`~migcheck.analysis.sources.DriverShare`), and the read tasks
+partitions then (:class:`~migcheck.analysis.read.share.DriverShare`), and the read tasks
 read the rest once they start.  Neither side can know beforehand how far the other
 gets, so every reader walks the same list of partitions and reads a partition only
 once it has claimed it.  A claim is a file holding its owner's name, linked into a
@@ -12,9 +12,8 @@ no server and no lock, and a claim never exists without its owner (the name is w
 to a temporary file first, so an attempt that dies before the link claims nothing).
 Local tasks only: a cluster's executors would not see the directory.
 
-  A retried or recomputed task has its first
-attempt's name, and reclaims that attempt's partitions: Spark discarded their output,
-so they must be read again, by it.
+A retried or recomputed task has its first attempt's name, and reclaims that attempt's
+partitions: Spark discarded their output, so they must be read again, by it.
 
 Topic names are file names already: Kafka allows letters, digits, ``.``, ``_`` and
 ``-`` only, and neither ``.`` nor ``..``.
@@ -29,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from migcheck.kafka.reader import WorkUnit
+from migcheck.kafka.reader import WorkUnit, records_in
 
 
 @dataclass(frozen=True)
@@ -93,5 +92,5 @@ def largest_first(units: Iterable[WorkUnit]) -> list[WorkUnit]:
     groups: dict[tuple[str, int], list[WorkUnit]] = {}
     for unit in sorted(units):
         groups.setdefault(_partition(unit), []).append(unit)
-    ordered = sorted(groups.values(), key=lambda g: -sum(u.end - u.start for u in g))
+    ordered = sorted(groups.values(), key=lambda g: -records_in(g))
     return [unit for group in ordered for unit in group]

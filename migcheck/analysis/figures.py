@@ -21,13 +21,15 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from migcheck.analysis.histories import Scored, placement_name
+from migcheck.kafka.metadata import TopicMeta
+from migcheck.model.analyze import KeyLayout
 
 #: Per state cell: keys, records, bytes and squared bytes.
 CellSums = list[float]
@@ -98,12 +100,33 @@ class TopicFigures:
 Figures = dict[str, TopicFigures]
 
 
+#: Per topic: the partitioner and key layout its prediction uses (no partitioner: the
+#: topic is not predicted).
+Chosen = Mapping[str, tuple[str | None, KeyLayout]]
+
+#: A moved key's row, as ``--moved-keys-out`` writes it: topic, the key in hex, its
+#: observed partition, the proposed count and its partition there.
+MovedKeyRow = tuple[str, str, int, int, int]
+
+
+class MovedKeys(Protocol):
+    """Every moved key of a read, computed when asked (a full scan's may be millions)."""
+
+    def rows(self) -> Iterator[MovedKeyRow]:
+        """The moved keys, ordered by topic, proposed count and key, a few at a time."""
+        ...
+
+
 @runtime_checkable
 class FigureSource(Protocol):
     """Where :func:`~migcheck.analysis.aggregate.aggregate` takes its figures from: read
-    tasks that compute them, the driver's read, or histories Spark holds."""
+    tasks that compute them, the driver's read, or histories Spark holds (one module
+    of :mod:`migcheck.analysis.read` each).  ``spec`` is the read plan's, the one spec
+    of the analysis: the source computes its figures for it."""
 
-    def figures(self, spec: Spec) -> Figures:
+    spec: Spec
+
+    def figures(self) -> Figures:
         """Every topic's figures (the first call reads the records)."""
         ...
 
@@ -111,11 +134,17 @@ class FigureSource(Protocol):
         """Per topic of ``topics``: its distinct keys (after :meth:`figures`)."""
         ...
 
-    def moved_keys(
-        self, chosen: Mapping[str, tuple[str | None, Any]], candidates: Sequence[int]
-    ) -> Any:
-        """Every moved key's row (a lazy DataFrame), or None when the source keeps none."""
+    def moved_keys(self, chosen: Chosen) -> MovedKeys | None:
+        """Every moved key, or None when the source keeps no row per key."""
         ...
+
+
+def figure_spec(
+    topics: Sequence[TopicMeta], scored: Sequence[Scored], candidates: Sequence[int], sample: int
+) -> Spec:
+    """What the figures of ``topics`` are computed for."""
+    metas = {t.name: (t.partition_count, t.compacted) for t in topics}
+    return Spec(tuple(scored), tuple(int(m) for m in candidates), sample, metas)
 
 
 def _add(into: dict, other: dict) -> None:  # type: ignore[type-arg]

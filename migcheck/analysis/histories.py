@@ -17,7 +17,7 @@ A sample's task holds whole windows of whole partitions, so its histories are wh
 (:func:`histories_by_chunk`): its memory is bounded by the chunk, not by a partition's
 keys, and a partition may be read by several tasks.  Its histories are *partial*
 (:data:`PARTIAL_SCHEMA`: the offset of each key's last record in the chunk too), and
-Spark merges them (:func:`~migcheck.analysis.sources.merged_histories`).
+Spark merges them (:func:`~migcheck.analysis.read.chunks.merged_histories`).
 """
 
 from __future__ import annotations
@@ -27,19 +27,31 @@ from collections.abc import Iterable, Iterator, Sequence
 import pyarrow as pa
 
 from migcheck.analysis.verdicts import KEY_SUFFIX
-from migcheck.hashing.partitioners import placement_values
+from migcheck.hashing.partitioners import AUTO_CANDIDATES, placement_values
 from migcheck.hashing.sampling import sample_ranks
 from migcheck.model.analyze import KeyLayout
 
 #: A full scan's task groups at most this many records at a time: its memory's bound
 #: (a million records' keys and sizes, some tens of MiB).  A larger partition is read in
-#: chunks whose partial histories Spark merges, a shuffle of a row per key and chunk:
-#: bench-scan's 20 M topic (833,000 records a partition) took 47 s so, against 28 s
-#: read whole (2026-11-25), when the bound was 500,000.
+#: chunks whose partial histories Spark merges, a shuffle of a row per key and chunk
+#: that costs far more than reading the partition whole (docs/benchmarks.md).
 CHUNK_RECORDS = 1_000_000
 
 #: A (key layout, partitioner) pair that is scored: one placement column each.
 Scored = tuple[KeyLayout, str]
+
+
+def ordered_layouts(key_layouts: Sequence[KeyLayout]) -> tuple[KeyLayout, ...]:
+    """The allowed key layouts once each, in preference order: plain keys first, then by
+    the suffix they strip."""
+    return tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))
+
+
+def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Scored]:
+    """Every (key layout, partitioner) pair scored, in preference order: layouts as
+    :func:`ordered_layouts`, then each partitioner in the order ``auto`` tries them."""
+    names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
+    return [(layout, name) for layout in ordered_layouts(key_layouts) for name in names]
 
 
 def placement_name(pair: Scored) -> str:
@@ -183,7 +195,7 @@ def histories_by_chunk(
     A chunk ends where the partition changes or once it holds ``limit`` records, so the
     task holds about ``limit`` records (and their keys) at a time, however many keys
     its partitions have; Spark merges the partials of a key
-    (:func:`~migcheck.analysis.sources.merged_histories`)."""
+    (:func:`~migcheck.analysis.read.chunks.merged_histories`)."""
     for run in _runs(batches, limit):
         yield from partial_histories(pa.Table.from_batches(run), scored).to_batches()
 

@@ -1,10 +1,10 @@
 """A class-data archive (Java's AppCDS) for the embedded Spark JVM: a faster start.
 
 An embedded run starts a JVM that loads some 10,000 Spark classes before the
-first job: about 4 s on the 2-core benchmark machine, a quarter of a default
-sample.  Java 17 can dump the classes a run loaded into an archive
-(``-XX:ArchiveClassesAtExit``) and map it in later runs
-(``-XX:SharedArchiveFile``), which roughly halves that start.
+first job: seconds of every command.  Java 17 can dump the classes a run loaded into
+an archive (``-XX:ArchiveClassesAtExit``) and map it in later runs
+(``-XX:SharedArchiveFile``), which takes most of that load off every later start
+(docs/benchmarks.md).
 
 The first embedded run dumps the archive when its JVM exits; later runs map
 it.  The archive is keyed on the Java binary and the pyspark build, since a JVM

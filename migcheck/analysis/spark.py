@@ -46,11 +46,11 @@ EMBEDDED_DEFAULTS: dict[str, str] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
-    # The histories' cache (built once, scanned by every report job) uncompressed: the
-    # read tasks compressed it column by column, and that cost the 5 M bench topic's full
-    # scan 2.5 s of 22.9 and its default sample 0.7 s of 10.8 (alternating hand runs,
-    # 2026-11-25).  About 150 bytes a history; what does not fit spills to disk, and
-    # 5,000,000 distinct keys still pass under a 512 MiB driver (test_scale).
+    # The histories' cache (built once, scanned by every report job) uncompressed:
+    # compressing it column by column in the read tasks cost seconds of a full scan and
+    # of a sample (docs/benchmarks.md).  About 150 bytes a history; what does not fit
+    # spills to disk, and 5,000,000 distinct keys still pass under a 512 MiB driver
+    # (test_scale).
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
     # Redact secrets wherever Spark prints options or settings (plans, logs, errors): a
     # user's --conf may carry them.
@@ -102,7 +102,7 @@ def _children() -> set[int]:
 def small_data(spark: SparkSession, conf: dict[str, str], tiny: bool = False) -> Iterator[None]:
     """Run a short run's jobs (a sample, a small full scan) with :func:`small_data_settings`,
     each unless the user set it; ``tiny``: the command reads so few records
-    (``commands.analyze.TINY_RUN_RECORDS``) that interpreting them beats compiling.
+    (:data:`~migcheck.analysis.read.plan.TINY_RUN_RECORDS`) that interpreting them beats compiling.
 
     The session may be shared (tests, a notebook), so the settings are put back
     afterwards.
@@ -126,21 +126,16 @@ def small_data_settings(slots: int, tiny: bool = False) -> dict[str, str]:
     """A short run's SQL settings on a session of ``slots`` task slots, or fewer
     shuffle partitions set (:func:`small_data`).
 
-    - Adaptive execution off.  A sample is a few hundred thousand rows: adaptive
-      execution splits each of the aggregation's collects into two or three Spark jobs
-      and has little to coalesce.  bench-scan's default sample took about 2 s less
-      without it (of 21 to 26 s), while the full scan gained nothing from turning it off.
+    - Adaptive execution off.  A short run's jobs are small (a sample's few hundred
+      thousand rows, or a row per read task): adaptive execution splits each collect
+      into two or three Spark jobs and has little to coalesce (docs/benchmarks.md).
     - One shuffle partition per slot, not the embedded default of 8.  With adaptive
       execution off nothing coalesces them, and every stage after a shuffle ran 8 tasks
       of a few rows each, four waves on two cores.
     - ``tiny`` only: expressions interpreted, not compiled (Spark's codegen factory mode
       ``NO_CODEGEN``, which also turns off whole-stage codegen).  A cold JVM compiles
-      every job's generated classes before its first row: the sums' first job took
-      0.95 s compiled and 0.69 s interpreted on ten rows.  Interpreted rows cost more,
-      so only a tiny read gains (full scans, alternating hand runs, 2026-11-25): 10,000
-      records 5.4 to 5.6 s compiled, 5.1 to 5.2 s interpreted; 30,000 records 5.9 s
-      against 5.8 s; 100,000 records 7.3 s against 8.3 s; the default sample of 24
-      partitions 9.6 s against 18.2 s.  Whole-stage codegen off alone gained little.
+      every job's generated classes before its first row, and interpreted rows cost
+      more, so only a tiny read gains (docs/benchmarks.md).
     """
     settings = {
         "spark.sql.adaptive.enabled": "false",
@@ -155,10 +150,10 @@ def _driver_jvm_options(short_run: bool) -> str:
     """The embedded driver JVM's options: our log4j config, and a JVM tuned for one batch.
 
     Parallel GC, not the default G1: on two cores G1's concurrent threads and write
-    barriers cost bench-scan's full scan about a fifth of its time (35 s -> 29 s).  A
-    short run (a sample) also stops at the client JIT: its jobs end before the
-    optimizing compiler pays off (about 2 s less of 20), while a full scan's long loops
-    need it.
+    barriers take CPU that a full scan needs (docs/benchmarks.md).  A short run (a
+    sample, a small full scan, one whose tasks compute the figures) also stops at the
+    client JIT: its jobs end before the optimizing compiler pays off, while the long
+    loops of a large full scan whose histories Spark holds need it (docs/benchmarks.md).
     """
     options = [_quiet_log4j(), "-XX:+UseParallelGC"]
     if short_run:
@@ -247,13 +242,13 @@ def start_early(master: str | None, conf: Mapping[str, str] | None, short_run: b
     """Launch the embedded session's JVM now, in the background; :func:`get_session`
     joins it.
 
-    A small topic's critical path was Spark's start (about 1.9 s): the driver's reads
-    ended a second before it, and before it began the command spent 0.3 to 0.7 s
-    reading Kafka's metadata (an app's discovery, the topics' offsets), which now
-    overlaps it.  Only where :func:`get_session` would launch the same JVM: the embedded
-    local master, outside spark-submit, no context yet, and no ``MIGCHECK_VERBOSE``
-    (whose JVM prints to the terminal).  A command that fails before it needs Spark
-    leaves nothing: the JVM ends when this process does (its gateway reads our pipe)."""
+    Spark's start is a small topic's critical path: the driver's reads end before it,
+    and the command's reads of Kafka's metadata (an app's discovery, the topics'
+    offsets), which came first, now overlap it (docs/benchmarks.md).  Only where
+    :func:`get_session` would launch the same JVM: the embedded local master, outside
+    spark-submit, no context yet, and no ``MIGCHECK_VERBOSE`` (whose JVM prints to the
+    terminal).  A command that fails before it needs Spark leaves nothing: the JVM ends
+    when this process does (its gateway reads our pipe)."""
     global _early
     settings = dict(conf or {})
     if _early is not None or SparkContext._active_spark_context is not None:
@@ -316,7 +311,7 @@ def warm_workers(spark: Any) -> None:
 
 def _warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """A worker's first task: the imports and compiled loops a read task needs."""
-    import migcheck.analysis.sources  # noqa: F401  (the read tasks' module and its imports)
+    # What the read tasks run, and its imports (pyarrow, kafka-python):
     from migcheck.hashing.partitioners import AUTO_CANDIDATES
     from migcheck.kafka.recordbatch import warm
 

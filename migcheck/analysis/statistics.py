@@ -43,8 +43,9 @@ def distinct_estimate(
     ``seen`` distinct keys were observed in ``sampled`` records, ``singletons``
     of them once and ``doubletons`` twice; ``fraction`` is the share of the log
     that was read.  This is a lower-bound style estimator: in simulations of
-    windowed samples it stayed within 0.87 to 1.0 of the truth, where classic
-    Chao1 (which estimates the key *space*, not this log) ran 19% to 165% high.
+    windowed samples it stayed close to the truth and below it, where classic
+    Chao1 (which estimates the key *space*, not this log) ran far high
+    (docs/benchmarks.md).
     No sample-based distinct count has a guaranteed error (Charikar et al.
     2000), so reports pair it with the certain range from :func:`distinct_range`.
     """

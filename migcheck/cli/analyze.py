@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from migcheck.cli.common import (
@@ -19,17 +17,14 @@ from migcheck.cli.common import (
     partitioner_option,
     report_format_option,
     sample_option,
-    say_why,
     spark_of,
     to_option,
     topic_option,
-    write_text,
+    write_outcome,
 )
 from migcheck.cli.progress import RecordsProgress
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.hashing.keys import KEY_ENCODINGS
-from migcheck.report import render
-from migcheck.report.why import analyze_lines
 
 
 @click.command("analyze")
@@ -87,11 +82,24 @@ from migcheck.report.why import analyze_lines
 @master_option
 @conf_option
 def analyze_cmd(
-    to: tuple[str, ...],
+    bootstrap: str | None,
+    command_config: str | None,
     topics: tuple[str, ...],
+    to: tuple[str, ...],
+    full: bool,
+    sample_per_partition: int,
+    partitioner: str,
     fmt: str,
     output: str | None,
-    **opts: Any,
+    moved_keys_out: str | None,
+    moved_key_sample: int,
+    fail_if_moved: bool,
+    max_moved_fraction: float | None,
+    keys_file: str | None,
+    from_partitions: int | None,
+    key_encoding: str,
+    master: str | None,
+    conf: tuple[str, ...],
 ) -> int:
     """Report which keys, and how much state, a partition-count change would move.
 
@@ -101,11 +109,17 @@ def analyze_cmd(
     options = AnalyzeOptions(
         candidates=parse_counts(to),
         topics=list(topics),
-        connection=connection_of(opts, required=False),
-        spark=spark_of(opts),
-        **opts,
+        full=full,
+        sample_per_partition=sample_per_partition,
+        partitioner=partitioner,
+        moved_keys_out=moved_keys_out,
+        moved_key_sample=moved_key_sample,
+        fail_if_moved=fail_if_moved,
+        max_moved_fraction=max_moved_fraction,
+        keys_file=keys_file,
+        from_partitions=from_partitions,
+        key_encoding=key_encoding,
+        connection=connection_of(bootstrap, command_config, required=False),
+        spark=spark_of(master, conf),
     )
-    outcome = run_analyze(options, RecordsProgress)
-    write_text(render(outcome.report, fmt), output)
-    say_why(analyze_lines(outcome.report))
-    return outcome.exit_code
+    return write_outcome(run_analyze(options, RecordsProgress), fmt, output)

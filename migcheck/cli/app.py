@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from migcheck.cli.common import (
@@ -20,15 +18,12 @@ from migcheck.cli.common import (
     partitioner_option,
     report_format_option,
     sample_option,
-    say_why,
     spark_of,
     to_option,
     topology_option,
-    write_text,
+    write_outcome,
 )
 from migcheck.commands.app import AppOptions, run_app
-from migcheck.report import render
-from migcheck.report.why import app_lines
 
 
 @click.command("app")
@@ -61,12 +56,22 @@ from migcheck.report.why import app_lines
 @master_option
 @conf_option
 def app_cmd(
-    to: tuple[str, ...],
+    bootstrap: str | None,
+    command_config: str | None,
+    app_id: str,
+    topology_file: str | None,
     topics: tuple[str, ...],
+    to: tuple[str, ...],
     fixed_repartition: tuple[str, ...],
+    state: bool,
+    full: bool,
+    sample_per_partition: int,
+    partitioner: str,
     fmt: str,
     output: str | None,
-    **opts: Any,
+    moved_keys_out: str | None,
+    master: str | None,
+    conf: tuple[str, ...],
 ) -> int:
     """Say what a partition change does to a Kafka Streams app: CRASH, CORRUPT or SAFE.
 
@@ -74,14 +79,17 @@ def app_cmd(
     when --state cannot predict a topic's placement; each reason is one line on stderr.
     """
     options = AppOptions(
-        connection=connection_of(opts),
-        spark=spark_of(opts),
+        connection=connection_of(bootstrap, command_config),
+        spark=spark_of(master, conf),
         topics=list(dict.fromkeys(topics)),
         candidates=parse_counts(to),
+        app_id=app_id,
+        topology_file=topology_file,
         fixed_repartition=list(fixed_repartition),
-        **opts,
+        state=state,
+        full=full,
+        sample_per_partition=sample_per_partition,
+        partitioner=partitioner,
+        moved_keys_out=moved_keys_out,
     )
-    outcome = run_app(options)
-    write_text(render(outcome.report, fmt), output)
-    say_why(app_lines(outcome.report))
-    return outcome.exit_code
+    return write_outcome(run_app(options), fmt, output)

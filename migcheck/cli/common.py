@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Protocol
 
 import click
 
@@ -11,8 +11,8 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
-from migcheck.report import FORMATS
-from migcheck.untrusted import visible
+from migcheck.report import FORMATS, OUTPUTS
+from migcheck.report.registry import Output
 
 PARTITION_COUNT = click.IntRange(1, MAX_PARTITIONS)
 
@@ -148,17 +148,20 @@ def parse_conf(values: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
-def connection_of(opts: dict[str, Any], required: bool = True) -> Connection:
-    """Take ``--bootstrap-server`` and ``--command-config`` out of a command's options."""
-    bootstrap = opts.pop("bootstrap", None)
+def connection_of(
+    bootstrap: str | None, command_config: str | None, required: bool = True
+) -> Connection:
+    """``--bootstrap-server`` and ``--command-config`` as one :class:`Connection`; a
+    command that must read Kafka refuses a missing ``--bootstrap-server`` here, in one
+    line, before anything runs."""
     if required and not bootstrap:
         raise UsageError("--bootstrap-server is required")
-    return Connection(bootstrap, opts.pop("command_config", None))
+    return Connection(bootstrap, command_config)
 
 
-def spark_of(opts: dict[str, Any]) -> SparkSettings:
-    """Take ``--master`` and ``--conf`` out of a command's options."""
-    return SparkSettings(opts.pop("master", None), parse_conf(opts.pop("conf", ())))
+def spark_of(master: str | None, conf: tuple[str, ...]) -> SparkSettings:
+    """``--master`` and ``--conf`` as one :class:`SparkSettings`."""
+    return SparkSettings(master, parse_conf(conf))
 
 
 def write_text(text: str, output: str | None) -> None:
@@ -179,6 +182,31 @@ def write_text(text: str, output: str | None) -> None:
 
 def say_why(lines: list[str]) -> None:
     """Why the command exits non-zero, one line each on stderr, whatever the format and
-    wherever the report went (``--output``)."""
+    wherever the report went (``--output``); the lines come escaped from ``report/why.py``."""
     for line in lines:
-        click.echo(f"migcheck: {visible(' '.join(line.split()))}", err=True)
+        click.echo(f"migcheck: {line}", err=True)
+
+
+class Outcome(Protocol):
+    """What a command returns (``commands/outcome.py``, or analyze's own of that shape)."""
+
+    @property
+    def report(self) -> Any: ...
+
+    @property
+    def exit_code(self) -> int: ...
+
+
+def command_output() -> Output:
+    """The running command's entry in the output registry (``report/registry.py``): the
+    command's name is its key, and a unit test holds every command to having one."""
+    return OUTPUTS[click.get_current_context().command.name or ""]
+
+
+def write_outcome(outcome: Outcome, fmt: str, output: str | None) -> int:
+    """Render a command's result in ``fmt`` through its registry entry, write it to
+    ``output`` or stdout, say on stderr why it exits non-zero; its exit code."""
+    entry = command_output()
+    write_text(entry.formats[fmt](outcome.report), output)
+    say_why(entry.why(outcome.report))
+    return outcome.exit_code

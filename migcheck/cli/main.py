@@ -30,7 +30,7 @@ COMMANDS = {
     "app": "migcheck.cli.app:app_cmd",
     "plan": "migcheck.cli.plan:plan_cmd",
     "runbook": "migcheck.cli.runbook:runbook_cmd",
-    "copy": "migcheck.cli.copytopic:copy_cmd",
+    "copy": "migcheck.cli.copy:copy_cmd",
 }
 
 

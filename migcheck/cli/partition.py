@@ -7,12 +7,11 @@ from collections.abc import Sequence
 
 import click
 
-from migcheck.cli.common import PARTITION_COUNT
-from migcheck.commands.partition import key_rows
+from migcheck.cli.common import PARTITION_COUNT, command_output
+from migcheck.commands.partition import run_partition
 from migcheck.errors import UsageError
 from migcheck.hashing.keys import KEY_ENCODINGS, KEY_TYPES
 from migcheck.hashing.partitioners import PARTITIONERS, check_can_grow
-from migcheck.report.partition import render_partition_rows
 
 
 def _read_keys(args: Sequence[str]) -> list[str]:
@@ -81,5 +80,5 @@ def partition_cmd(
     if key_type != "bytes" and key_encoding != "utf8":
         raise UsageError("--key-encoding applies to --key-type bytes only")
     texts = _read_keys(keys)
-    rows = key_rows(texts, partitions, to, partitioner, key_type, key_encoding)
-    click.echo(render_partition_rows(rows, partitions, to, fmt), nl=False)
+    outcome = run_partition(texts, partitions, to, partitioner, key_type, key_encoding)
+    click.echo(command_output().formats[fmt](outcome.report), nl=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from migcheck.cli.common import (
@@ -15,13 +13,10 @@ from migcheck.cli.common import (
     output_option,
     parse_topic_counts,
     report_format_option,
-    say_why,
     topology_option,
-    write_text,
+    write_outcome,
 )
 from migcheck.commands.plan import PlanOptions, run_plan
-from migcheck.report import render
-from migcheck.report.why import plan_lines
 
 
 @click.command("plan")
@@ -69,12 +64,18 @@ from migcheck.report.why import plan_lines
 @report_format_option
 @output_option
 def plan_cmd(
+    app_id: str | None,
+    bootstrap: str | None,
+    command_config: str | None,
+    topology_file: str | None,
     partitions: tuple[str, ...],
     changes: tuple[str, ...],
+    instances: int | None,
+    threads: int | None,
+    standby_replicas: int,
     fixed_repartition: tuple[str, ...],
     fmt: str,
     output: str | None,
-    **opts: Any,
 ) -> int:
     """Say whether more threads, more instances or more partitions would help a Streams app.
 
@@ -86,10 +87,11 @@ def plan_cmd(
         partitions=parse_topic_counts(partitions, "--partitions"),
         changes=parse_topic_counts(changes, "--set"),
         fixed_repartition=list(fixed_repartition),
-        connection=connection_of(opts, required=False),
-        **opts,
+        connection=connection_of(bootstrap, command_config, required=False),
+        app_id=app_id,
+        topology_file=topology_file,
+        instances=instances,
+        threads=threads,
+        standby_replicas=standby_replicas,
     )
-    outcome = run_plan(options)
-    write_text(render(outcome.report, fmt), output)
-    say_why(plan_lines(outcome.report))
-    return outcome.exit_code
+    return write_outcome(run_plan(options), fmt, output)

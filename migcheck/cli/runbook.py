@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 from click.core import ParameterSource
 
@@ -20,11 +18,11 @@ from migcheck.cli.common import (
     master_option,
     spark_of,
     topology_option,
-    write_text,
+    write_outcome,
 )
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
 from migcheck.commands.runbook import RunbookOptions, run_runbook
-from migcheck.errors import EXIT_OK, UsageError
+from migcheck.errors import UsageError
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     AUTO,
@@ -33,7 +31,6 @@ from migcheck.model.runbook import (
     LAG_TIMEOUT,
     NEW_TOPIC,
 )
-from migcheck.untrusted import visible
 
 #: The options that only one kind of runbook takes, by parameter name: given for the
 #: other kind, they are refused in one line rather than silently ignored.
@@ -127,9 +124,25 @@ GROUPS_ONLY = ("groups", "assign_timeout")
 @master_option
 @conf_option
 def runbook_cmd(
-    output: str | None,
+    bootstrap: str | None,
+    command_config: str | None,
+    app_id: str | None,
+    groups: tuple[str, ...],
+    topology_file: str | None,
+    topic: str,
+    to: int,
+    new_topic: str | None,
+    strategy: str,
+    group_timeout: int,
+    lag_timeout: int,
+    assign_timeout: int,
+    accept_split_history: bool,
+    state_dir: str | None,
     fixed_repartition: tuple[str, ...],
-    **opts: Any,
+    fmt: str,
+    output: str | None,
+    master: str | None,
+    conf: tuple[str, ...],
 ) -> int:
     """Write the runbook for widening TOPIC: under a Streams app (--application-id), or
     keeping per-key order for plain consumer groups (--group, or every group reading it).
@@ -137,34 +150,39 @@ def runbook_cmd(
     Exit 0 when it is written; 1 when --strategy in-place is refused (the keys whose
     history would split are listed in the output); 2 on bad input.
     """
-    streams = opts["app_id"] is not None
+    streams = app_id is not None
     _refuse_options(GROUPS_ONLY if streams else STREAMS_ONLY, streams)
-    groups, assign_timeout = opts.pop("groups"), opts.pop("assign_timeout")
-    if not streams:
-        text = run_groups_runbook(
+    connection = connection_of(bootstrap, command_config)
+    if app_id is None:
+        outcome = run_groups_runbook(
             GroupsRunbookOptions(
-                topic=opts["topic"],
-                to=opts["to"],
+                topic=topic,
+                to=to,
                 groups=groups,
-                lag_timeout=opts["lag_timeout"],
+                lag_timeout=lag_timeout,
                 assign_timeout=assign_timeout,
-                fmt=opts["fmt"],
-                connection=connection_of(opts),
+                connection=connection,
             )
         )
-        write_text(text, output)
-        return EXIT_OK
-    options = RunbookOptions(
-        connection=connection_of(opts),
-        spark=spark_of(opts),
-        fixed_repartition=list(fixed_repartition),
-        **opts,
-    )
-    outcome = run_runbook(options)
-    write_text(outcome.text, output)
-    if outcome.message:
-        click.echo(f"migcheck: {visible(outcome.message)}", err=True)
-    return outcome.exit_code
+    else:
+        outcome = run_runbook(
+            RunbookOptions(
+                connection=connection,
+                spark=spark_of(master, conf),
+                fixed_repartition=list(fixed_repartition),
+                app_id=app_id,
+                topology_file=topology_file,
+                topic=topic,
+                to=to,
+                new_topic=new_topic,
+                strategy=strategy,
+                group_timeout=group_timeout,
+                lag_timeout=lag_timeout,
+                accept_split_history=accept_split_history,
+                state_dir=state_dir,
+            )
+        )
+    return write_outcome(outcome, fmt, output)
 
 
 def _refuse_options(names: tuple[str, ...], streams: bool) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyses, start_early
 from migcheck.commands.options import Connection, SparkSettings
-from migcheck.commands.streams_app import discover_app, read_topology
+from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
@@ -29,8 +29,9 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
+from migcheck.model.topics import CHANGELOG_SUFFIX
 from migcheck.streams.build import WOULD_ADD, Model
-from migcheck.streams.discovery import Discovery, app_model, not_read
+from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
 from migcheck.streams.rules import (
     QUOTED_RELEASES,
     App,
@@ -41,6 +42,7 @@ from migcheck.streams.rules import (
     sizes,
     verdict,
 )
+from migcheck.streams.topology import read_topology
 
 
 @dataclass
@@ -61,41 +63,35 @@ class AppOptions:
     spark: SparkSettings = field(default_factory=SparkSettings)
 
 
-@dataclass(frozen=True)
-class AppOutcome:
-    report: AppReport
-    exit_code: int
-
-
-def run_app(o: AppOptions) -> AppOutcome:
+def run_app(options: AppOptions) -> Outcome[AppReport]:
     """Discover the app, judge every candidate, measure its state when asked."""
-    if o.moved_keys_out and not (o.state and o.full):
+    if options.moved_keys_out and not (options.state and options.full):
         raise UsageError("--moved-keys-out needs --state --full: a sample lists only some keys")
-    topology = read_topology(o.topology_file)
-    if o.state and not o.full:  # Spark's start overlaps the app's discovery
-        start_early(o.spark, short_run=True)
-    disc = discover_app(o.connection.client(), o.app_id, topology, o.topics)
-    _check_topics(o, disc)
-    model = app_model(disc, topology, o.fixed_repartition)
-    _check_in_app(o.topics, model.app, disc, topology is not None)
-    candidates = [_candidate(model.app, o.topics, n) for n in o.candidates]
+    topology = read_topology(options.topology_file)
+    if options.state and not options.full:  # Spark's start overlaps the app's discovery
+        start_early(options.spark, short_run=True)
+    disc = discover_app(options.connection.client(), options.app_id, topology, options.topics)
+    _check_topics(options, disc)
+    model = app_model(disc, topology, options.fixed_repartition)
+    _check_in_app(options.topics, model.app, disc, topology is not None)
+    candidates = [_candidate(model.app, options.topics, n) for n in options.candidates]
     unpredictable = False
     state: AppState | None = None
-    if o.state:
-        state, unpredictable = _state(o, model.app, candidates)
-    report = _report(o, disc, model, candidates, state)
+    if options.state:
+        state, unpredictable = _state(options, model.app, candidates)
+    report = _report(options, disc, model, candidates, state)
     if unpredictable:
-        return AppOutcome(report, EXIT_UNPREDICTABLE)
+        return Outcome(report, EXIT_UNPREDICTABLE)
     safe = all(c["verdict"] == AppLevel.SAFE for c in candidates)
-    return AppOutcome(report, EXIT_OK if safe else EXIT_GATE)
+    return Outcome(report, EXIT_OK if safe else EXIT_GATE)
 
 
-def _check_topics(o: AppOptions, disc: Discovery) -> None:
-    for topic in o.topics:
+def _check_topics(options: AppOptions, disc: Discovery) -> None:
+    for topic in options.topics:
         meta = disc.topics.get(topic)
         if meta is None:
-            raise ReadError(f"topic {topic!r} does not exist at {o.connection.bootstrap}")
-        check_can_grow(meta.partition_count, o.candidates, f"--to (topic {topic!r})")
+            raise ReadError(f"topic {topic!r} does not exist at {options.connection.bootstrap}")
+        check_can_grow(meta.partition_count, options.candidates, f"--to (topic {topic!r})")
 
 
 def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_given: bool) -> None:
@@ -140,7 +136,7 @@ def _reason(r: Reason) -> AppReason:
 
 
 def _report(
-    o: AppOptions,
+    options: AppOptions,
     disc: Discovery,
     model: Model,
     candidates: list[AppCandidate],
@@ -157,8 +153,8 @@ def _report(
     largest = max(candidates, key=lambda c: c["partitions"])
     return {
         **report_header(),
-        "source": {"kind": SourceKind.KAFKA, "bootstrap_servers": o.connection.bootstrap},
-        "application_id": o.app_id,
+        "source": {"kind": SourceKind.KAFKA, "bootstrap_servers": options.connection.bootstrap},
+        "application_id": options.app_id,
         "group": group_entry,
         "protocol": app.protocol,
         "basis": model.basis,
@@ -167,7 +163,7 @@ def _report(
         "topics": _topics(disc),
         "subtopologies": _subtopologies(app, today.tasks),
         "health": [_reason(r) for r in health(app)],
-        "changes": list(o.topics),
+        "changes": list(options.topics),
         "candidates": candidates,
         "verdict": largest["verdict"],
         "state": state,
@@ -180,7 +176,7 @@ def _topics(disc: Discovery) -> list[AppTopic]:
     for name, meta in disc.topics.items():
         role = "source"
         if name in internal:
-            role = "changelog" if name.endswith("-changelog") else "repartition"
+            role = "changelog" if name.endswith(CHANGELOG_SUFFIX) else "repartition"
         rows.append(
             {
                 "topic": name,
@@ -227,7 +223,7 @@ def _stores(app: App) -> list[_StoreRef]:
     ]
 
 
-def _state(o: AppOptions, app: App, candidates: list[AppCandidate]) -> tuple[AppState, bool]:
+def _state(options: AppOptions, app: App, candidates: list[AppCandidate]) -> tuple[AppState, bool]:
     """Analyze the changed topics and every affected changelog; fill each candidate's stores."""
     tasks = {
         c["partitions"]: {s["id"]: s["new_tasks"] for s in c["subtopologies"]} for c in candidates
@@ -235,22 +231,22 @@ def _state(o: AppOptions, app: App, candidates: list[AppCandidate]) -> tuple[App
     stores = _stores(app)
     entries: dict[str, TopicEntry] = {}
     unpredictable = False
-    jobs = [(list(o.topics), list(o.candidates), o.moved_keys_out, ("plain",))]
+    jobs = [(list(options.topics), list(options.candidates), options.moved_keys_out, ("plain",))]
     for current, logs in _changelog_groups(app, stores).items():
         wanted = sorted({tasks[n][s.subtopology] for n in tasks for s in logs} - {current})
         if wanted:
             names = [s.changelog for s in logs if s.changelog]
             jobs.append((names, wanted, None, ("plain", "window", "session")))
-    for outcome in run_analyses([_analyze_options(o, *job) for job in jobs]):
+    for outcome in run_analyses([_analyze_options(options, *job) for job in jobs]):
         unpredictable |= outcome.exit_code == EXIT_UNPREDICTABLE
         entries.update({t["topic"]: t for t in outcome.report["topics"]})
     for cand in candidates:
         cand["stores"] = [
-            _impact(app, s, cand["partitions"], tasks[cand["partitions"]], entries, o.topics)
+            _impact(app, s, cand["partitions"], tasks[cand["partitions"]], entries, options.topics)
             for s in stores
         ]
-    mode = Mode.FULL if o.full else Mode.SAMPLE
-    sample = None if o.full else o.sample_per_partition
+    mode = Mode.FULL if options.full else Mode.SAMPLE
+    sample = None if options.full else options.sample_per_partition
     return {"mode": mode, "sample_per_partition": sample, "topics": list(entries.values())}, (
         unpredictable
     )
@@ -266,7 +262,7 @@ def _changelog_groups(app: App, stores: list[_StoreRef]) -> dict[int, list[_Stor
 
 
 def _analyze_options(
-    o: AppOptions,
+    options: AppOptions,
     topics: list[str],
     counts: list[int],
     moved_out: str | None,
@@ -275,12 +271,12 @@ def _analyze_options(
     return AnalyzeOptions(
         candidates=counts,
         topics=topics,
-        connection=o.connection,
-        full=o.full,
-        sample_per_partition=o.sample_per_partition,
-        partitioner=o.partitioner,
+        connection=options.connection,
+        full=options.full,
+        sample_per_partition=options.sample_per_partition,
+        partitioner=options.partitioner,
         moved_keys_out=moved_out,
-        spark=o.spark,
+        spark=options.spark,
         key_layouts=layouts,
     )
 
@@ -320,5 +316,5 @@ def _impact(
     }
 
 
-def _candidate_entry(entry: TopicEntry, m: int) -> CandidateEntry | None:
-    return next((c for c in entry["candidates"] if c["partitions"] == m), None)
+def _candidate_entry(entry: TopicEntry, partitions: int) -> CandidateEntry | None:
+    return next((c for c in entry["candidates"] if c["partitions"] == partitions), None)

@@ -15,6 +15,7 @@ from typing import Any
 
 from migcheck.analysis.errors import spark_errors
 from migcheck.commands.options import Connection, SparkSettings
+from migcheck.commands.outcome import Outcome
 from migcheck.copy.checkpoint import (
     Checkpoint,
     check_destination,
@@ -34,6 +35,8 @@ from migcheck.model.copy import CopyResult, PartitionCopied
 
 @dataclass
 class CopyOptions:
+    """Everything ``migcheck copy`` was asked."""
+
     topic: str
     into: str
     partitioner: str = "auto"
@@ -42,25 +45,25 @@ class CopyOptions:
     spark: SparkSettings = field(default_factory=SparkSettings)
 
 
-def run_copy(o: CopyOptions) -> tuple[CopyResult, int]:
+def run_copy(options: CopyOptions) -> Outcome[CopyResult]:
     """Copy, verify, and the exit code: 0 when the copy verifies, 1 when it does not."""
-    client = o.connection.client()
-    if o.topic == o.into:
+    client = options.connection.client()
+    if options.topic == options.into:
         raise UsageError("--into must differ from --topic")
-    source, dest = describe_topics(client, [o.topic, o.into])
-    saved = load_checkpoint(o.checkpoint, o.topic, o.into)
+    source, dest = describe_topics(client, [options.topic, options.into])
+    saved = load_checkpoint(options.checkpoint, options.topic, options.into)
     if saved is None and any(p.records for p in dest.partitions):
         raise UsageError(
-            f"{o.into} is not empty and no --checkpoint records an earlier copy into it"
+            f"{options.into} is not empty and no --checkpoint records an earlier copy into it"
         )
-    check_destination(o.checkpoint, saved, o.into, dest.partition_count)
+    check_destination(options.checkpoint, saved, options.into, dest.partition_count)
     with spark_errors():  # Spark wraps a task's error (a broker gone, a fenced producer)
-        result = _copy(o, client, source, dest, saved)
-    return result, EXIT_OK if result.verification.ok else EXIT_GATE
+        result = _copy(options, client, source, dest, saved)
+    return Outcome(result, EXIT_OK if result.verification.ok else EXIT_GATE)
 
 
 def _copy(
-    o: CopyOptions,
+    options: CopyOptions,
     client: ClientConfig,
     source: TopicMeta,
     dest: TopicMeta,
@@ -68,34 +71,43 @@ def _copy(
 ) -> CopyResult:
     from migcheck.analysis.spark import get_session
 
-    spark = get_session(o.spark.master, o.spark.conf, bootstrap=client.bootstrap_servers)
+    spark = get_session(
+        options.spark.master, options.spark.conf, bootstrap=client.bootstrap_servers
+    )
 
     def read_stats(units, names):  # type: ignore[no-untyped-def]
         return spark_key_stats(spark, client, source, units, names, dest.partition_count)
 
-    partitioner = choose_partitioner(o.partitioner, o.checkpoint, saved, source, read_stats)
+    partitioner = choose_partitioner(
+        options.partitioner, options.checkpoint, saved, source, read_stats
+    )
     log_starts = {p.partition: p.log_start_offset for p in source.partitions}
     state = starting_state(saved, partitioner, dest.partition_count, log_starts)
     spec = CopySpec(
-        client, o.topic, o.into, partitioner, source.partition_count, dest.partition_count
+        client,
+        options.topic,
+        options.into,
+        partitioner,
+        source.partition_count,
+        dest.partition_count,
     )
     done = {p.partition: p.log_end_offset for p in source.partitions}
-    _, copied = run_rounds(state, done, _round_io(o, spark, spec))
-    if o.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
+    _, copied = run_rounds(state, done, _round_io(options, spark, spec))
+    if options.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
         with contextlib.suppress(OSError):
-            os.unlink(temporary_checkpoint(o.topic, o.into))
+            os.unlink(temporary_checkpoint(options.topic, options.into))
     verification = verify(spark, client, source, dest, partitioner, done)
     partitions = tuple(PartitionCopied(p, *copied.get(p, (0, 0))) for p in sorted(done))
-    return CopyResult(o.topic, o.into, partitioner, partitions, verification)
+    return CopyResult(options.topic, options.into, partitioner, partitions, verification)
 
 
-def _round_io(o: CopyOptions, spark: Any, spec: CopySpec) -> RoundIO:
+def _round_io(options: CopyOptions, spark: Any, spec: CopySpec) -> RoundIO:
     """The driver's I/O for the rounds: the destination's ends, a Spark job per round, and
     the checkpoint (``--checkpoint``, or a temporary one) as the only recovery state."""
-    path = o.checkpoint or temporary_checkpoint(o.topic, o.into)
+    path = options.checkpoint or temporary_checkpoint(options.topic, options.into)
     into = range(spec.into_partitions)
     return RoundIO(
-        ends=lambda: high_watermarks(spec.client, o.into, into),
+        ends=lambda: high_watermarks(spec.client, options.into, into),
         launch=lambda state: launch_round(spark, spec, state),
-        save=lambda state: save_checkpoint(path, o.topic, o.into, state),
+        save=lambda state: save_checkpoint(path, options.topic, options.into, state),
     )

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from migcheck.commands.options import Connection
+from migcheck.commands.outcome import Outcome
 from migcheck.consumers.groups import GroupKind, kind, lag, reads, refusal
 from migcheck.consumers.steps import steps
-from migcheck.errors import UsageError
+from migcheck.errors import EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import (
     GroupInfo,
@@ -25,8 +26,8 @@ from migcheck.kafka.groups import (
 )
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
-from migcheck.model.runbook import ASSIGN_TIMEOUT, LAG_TIMEOUT, GroupsFacts
-from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.model.runbook import ASSIGN_TIMEOUT, LAG_TIMEOUT, GroupsFacts, Runbook
+from migcheck.model.topics import CountChange, compare_count
 from migcheck.streams.discovery import is_internal
 
 
@@ -39,49 +40,53 @@ class GroupsRunbookOptions:
     groups: tuple[str, ...] = ()  # empty: every group with committed offsets on the topic
     lag_timeout: int = LAG_TIMEOUT
     assign_timeout: int = ASSIGN_TIMEOUT
-    fmt: str = "markdown"
     connection: Connection = field(default_factory=Connection)
 
 
-def run_groups_runbook(o: GroupsRunbookOptions) -> str:
-    """The runbook's text; a bad topic, count or group is a UsageError (one line)."""
-    client = o.connection.client()
-    (meta,) = describe_topics(client, [o.topic])
-    if o.to <= meta.partition_count:
+def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
+    """The runbook (always exit 0); a bad topic, count or group is a UsageError (one line)."""
+    client = options.connection.client()
+    (meta,) = describe_topics(client, [options.topic])
+    if (
+        compare_count(meta.partition_count, options.to) is not CountChange.GROW
+    ):  # same: nothing to alter
         raise UsageError(
-            f"--to {o.to}: {o.topic} has {meta.partition_count} partitions already; "
+            f"--to {options.to}: {options.topic} has {meta.partition_count} partitions already; "
             "Kafka can only add partitions"
         )
-    groups = _groups(client, o)
-    ends = high_watermarks(client, o.topic, range(meta.partition_count))
+    groups = _groups(client, options)
+    ends = high_watermarks(client, options.topic, range(meta.partition_count))
     facts = GroupsFacts(
-        bootstrap=o.connection.bootstrap or "",
-        command_config=o.connection.command_config,
-        topic=o.topic,
+        bootstrap=options.connection.bootstrap or "",
+        command_config=options.connection.command_config,
+        topic=options.topic,
         partitions=meta.partition_count,
-        to=o.to,
-        groups=tuple(lag(g, o.topic, ends) for g in groups),
-        discovered=not o.groups,
-        lag_timeout=o.lag_timeout,
-        assign_timeout=o.assign_timeout,
+        to=options.to,
+        groups=tuple(lag(g, options.topic, ends) for g in groups),
+        discovered=not options.groups,
+        lag_timeout=options.lag_timeout,
+        assign_timeout=options.assign_timeout,
     )
-    header = report_header()
-    render = render_sh if o.fmt == "sh" else render_markdown
-    return render(facts, steps(facts), header["migcheck_version"], header["generated_at"])
+    return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 
 
-def _groups(client: ClientConfig, o: GroupsRunbookOptions) -> list[GroupInfo]:
+def _groups(client: ClientConfig, options: GroupsRunbookOptions) -> list[GroupInfo]:
     """The named groups, or the ones found reading the topic; each one checked."""
-    ids = list(dict.fromkeys(o.groups)) or groups_with_offsets_on(client, o.topic)
+    ids = list(dict.fromkeys(options.groups)) or groups_with_offsets_on(client, options.topic)
     if not ids:
         raise UsageError(
-            f"no consumer group has committed offsets on {o.topic}: name the groups that "
+            f"no consumer group has committed offsets on {options.topic}: name the groups that "
             "read it with --group G"
         )
     topics = topics_with_prefix(client, "")
     groups = [_group(client, g) for g in ids]
     for group in groups:
-        _check(group, o.topic, [t for t in topics if is_internal(group.group_id, t)], o.groups)
+        _check(
+            group,
+            options.topic,
+            [t for t in topics if is_internal(group.group_id, t)],
+            options.groups,
+        )
     return groups
 
 

@@ -7,33 +7,34 @@ write them, and hashed by the same kernels as every other path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from migcheck.commands.outcome import Outcome
+from migcheck.errors import EXIT_OK
 from migcheck.hashing.keys import encode_key
 from migcheck.hashing.partitioners import UNHASHED, partition_array
+from migcheck.model.partition import KeyRow, Placements
 
 
-def key_rows(
+def run_partition(
     texts: Sequence[str],
     partitions: int,
     to: int | None,
     partitioner: str,
     key_type: str,
     key_encoding: str,
-) -> list[dict[str, Any]]:
+) -> Outcome[Placements]:
     """One row per key: its text and hex, its partition (None when not hashed) and, with
     ``to``, its new partition and whether it moves."""
     raw = [encode_key(t, key_type, key_encoding) for t in texts]
     now = partition_array(raw, partitions, partitioner)
     new = partition_array(raw, to, partitioner) if to is not None else None
-    rows = []
+    rows: list[KeyRow] = []
     for i, (text, key) in enumerate(zip(texts, raw, strict=True)):
-        row: dict[str, Any] = {"key": text, "key_hex": key.hex()}
         p = int(now[i])
-        row["partition"] = None if p == UNHASHED else p
+        row: KeyRow = {"key": text, "key_hex": key.hex(), "partition": None if p == UNHASHED else p}
         if new is not None:
             q = int(new[i])
             row["new_partition"] = None if q == UNHASHED else q
             row["moved"] = None if p == UNHASHED else p != q
         rows.append(row)
-    return rows
+    return Outcome(Placements(partitions, to, rows), EXIT_OK)

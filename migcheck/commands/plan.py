@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from migcheck.commands.options import Connection
-from migcheck.commands.streams_app import discover_app, read_topology
+from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.header import report_header
@@ -26,10 +26,10 @@ from migcheck.model.plan import (
 )
 from migcheck.streams import advice
 from migcheck.streams.build import Model, offline
-from migcheck.streams.discovery import Discovery, app_model
+from migcheck.streams.discovery import Discovery, app_model, discover_app
 from migcheck.streams.parallelism import Deployment, Figures, figures, observed, uniform
 from migcheck.streams.rules import App, AppLevel, external_counts, verdict
-from migcheck.streams.topology import Topology
+from migcheck.streams.topology import Topology, read_topology
 
 #: The application id an offline plan names internal topics with, when none is given.
 OFFLINE_APP_ID = "<application.id>"
@@ -51,12 +51,6 @@ class PlanOptions:
 
 
 @dataclass(frozen=True)
-class PlanOutcome:
-    report: PlanReport
-    exit_code: int
-
-
-@dataclass(frozen=True)
 class _Setting:
     """What a plan is computed on: the model, who runs it, and the changelogs' sizes."""
 
@@ -67,46 +61,48 @@ class _Setting:
     notes: tuple[str, ...] = ()
 
 
-def run_plan(o: PlanOptions) -> PlanOutcome:
+def run_plan(options: PlanOptions) -> Outcome[PlanReport]:
     """Today's parallelism and, with ``--set``, the proposed change's, with its verdict."""
-    setting = _live(o) if o.connection.bootstrap else _offline(o)
+    setting = _live(options) if options.connection.bootstrap else _offline(options)
     app = setting.model.app
     today = figures(
-        app, external_counts(app), setting.deployment, o.standby_replicas, setting.records
+        app, external_counts(app), setting.deployment, options.standby_replicas, setting.records
     )
-    proposal = _proposal(o, setting, today) if o.changes else None
-    report = _report(o, setting, today, proposal)
+    proposal = _proposal(options, setting, today) if options.changes else None
+    report = _report(options, setting, today, proposal)
     gate = proposal is not None and proposal["verdict"] != AppLevel.SAFE
-    return PlanOutcome(report, EXIT_GATE if gate else EXIT_OK)
+    return Outcome(report, EXIT_GATE if gate else EXIT_OK)
 
 
-def _live(o: PlanOptions) -> _Setting:
-    if not o.app_id:
+def _live(options: PlanOptions) -> _Setting:
+    if not options.app_id:
         raise UsageError("--bootstrap-server needs --application-id (the app's group id)")
-    if o.partitions:
+    if options.partitions:
         raise UsageError("--partitions is for an offline plan; live counts come from the cluster")
-    topology = read_topology(o.topology_file)
-    disc = discover_app(o.connection.client(), o.app_id, topology, list(o.changes))
-    model = app_model(disc, topology, o.fixed_repartition)
-    deployment, notes = _live_deployment(o, model.app, disc)
-    records = {t: [p.records for p in m.partitions] for t, m in disc.topics.items()}
+    topology = read_topology(options.topology_file)
+    disc = discover_app(
+        options.connection.client(), options.app_id, topology, list(options.changes)
+    )
+    model = app_model(disc, topology, options.fixed_repartition)
+    deployment, notes = _live_deployment(options, model.app, disc)
+    records = {t: [p.records for p in meta.partitions] for t, meta in disc.topics.items()}
     return _Setting(model, deployment, records, "live", notes)
 
 
 def _live_deployment(
-    o: PlanOptions, app: App, disc: Discovery
+    options: PlanOptions, app: App, disc: Discovery
 ) -> tuple[Deployment, tuple[str, ...]]:
     """The group's members, unless --instances/--threads describe another deployment."""
     members = disc.group.members if disc.group else ()
     seen = observed(app, members)
-    if o.instances is None and o.threads is None and members:
+    if options.instances is None and options.threads is None and members:
         return seen, ()
-    instances = o.instances or len(seen.instances) or 1
-    threads = o.threads or (seen.threads_per_instance if members else 1)
+    instances = options.instances or len(seen.instances) or 1
+    threads = options.threads or (seen.threads_per_instance if members else 1)
     shape = f"{instances} instance(s) of {threads} thread(s)"
     if members:
         note = f"figures for {shape}, as given"
-    elif o.instances or o.threads:
+    elif options.instances or options.threads:
         note = f"group {app.app_id!r} has no member: figures for {shape}, as given"
     else:
         note = (
@@ -116,17 +112,17 @@ def _live_deployment(
     return uniform(instances, threads), (note,)
 
 
-def _offline(o: PlanOptions) -> _Setting:
-    if not o.topology_file or not o.partitions:
+def _offline(options: PlanOptions) -> _Setting:
+    if not options.topology_file or not options.partitions:
         raise UsageError(
             "pass --application-id and --bootstrap-server (live), or --topology and "
             "--partitions TOPIC=N (offline)"
         )
-    topology = read_topology(o.topology_file)
+    topology = read_topology(options.topology_file)
     assert topology is not None
-    _check_offline_counts(topology, o.partitions)
-    model = offline(o.app_id or OFFLINE_APP_ID, topology, o.partitions)
-    deployment = uniform(o.instances or 1, o.threads or 1)
+    _check_offline_counts(topology, options.partitions)
+    model = offline(options.app_id or OFFLINE_APP_ID, topology, options.partitions)
+    deployment = uniform(options.instances or 1, options.threads or 1)
     return _Setting(model, deployment, None, "offline")
 
 
@@ -142,17 +138,19 @@ def _check_offline_counts(topology: Topology, partitions: Mapping[str, int]) -> 
                 raise UsageError(f"--partitions needs {topic}=N: sub-topology {sub.id} reads it")
 
 
-def _proposal(o: PlanOptions, setting: _Setting, today: Figures) -> PlanProposal:
+def _proposal(options: PlanOptions, setting: _Setting, today: Figures) -> PlanProposal:
     app = setting.model.app
-    _check_changes(app, o.changes)
-    v = verdict(app, o.changes)
-    changed = replace(app, counts={**app.counts, **o.changes})
+    _check_changes(app, options.changes)
+    v = verdict(app, options.changes)
+    changed = replace(app, counts={**app.counts, **options.changes})
     # After a change the assignor starts over: predict it for the same instances and threads.
     shape = Deployment(tuple(replace(i, thread_tasks=None) for i in setting.deployment.instances))
-    after = figures(changed, external_counts(changed), shape, o.standby_replicas, setting.records)
+    after = figures(
+        changed, external_counts(changed), shape, options.standby_replicas, setting.records
+    )
     return {
         **_figures(changed, after, advice.recommend_change(today, after, v.level)),
-        "changes": dict(o.changes),
+        "changes": dict(options.changes),
         "verdict": str(v.level),
         "verdict_reasons": [r.text for r in v.reasons],
     }  # type: ignore[typeddict-item]
@@ -165,41 +163,41 @@ def _check_changes(app: App, changes: Mapping[str, int]) -> None:
         check_can_grow(app.counts[topic], [n], f"--set (topic {topic!r})")
 
 
-def _figures(app: App, f: Figures, recommendation: str) -> PlanFigures:
+def _figures(app: App, numbers: Figures, recommendation: str) -> PlanFigures:
     subs: list[PlanSubtopology] = [
         {
             "id": sub.id,
             "sources": [app.internal(t) if app.is_repartition(t) else t for t in sub.source_topics],
             "stores": list(sub.stores),
-            "tasks": f.subtopology_tasks[sub.id],
+            "tasks": numbers.subtopology_tasks[sub.id],
         }
         for sub in app.topology.subtopologies
         if not sub.is_global
     ]
     return {
         "recommendation": recommendation,
-        "tasks": f.tasks,
-        "ceiling": f.ceiling,
+        "tasks": numbers.tasks,
+        "ceiling": numbers.ceiling,
         "subtopologies": subs,
-        "instances": f.instances,
-        "threads": f.threads,
-        "active_threads": f.active_threads,
-        "idle_threads": f.idle_threads,
-        "instances_needed": f.instances_needed,
-        "threads_needed": f.threads_needed,
-        "tasks_per_instance": list(f.tasks_per_instance),
-        "tasks_per_thread": list(f.tasks_per_thread),
+        "instances": numbers.instances,
+        "threads": numbers.threads,
+        "active_threads": numbers.active_threads,
+        "idle_threads": numbers.idle_threads,
+        "instances_needed": numbers.instances_needed,
+        "threads_needed": numbers.threads_needed,
+        "tasks_per_instance": list(numbers.tasks_per_instance),
+        "tasks_per_thread": list(numbers.tasks_per_thread),
         "balance": {
-            "busiest_over_least_pct": f.imbalance_pct,
-            "even_split": list(f.even_split),
-            "even_instances": list(f.even_instances),
+            "busiest_over_least_pct": numbers.imbalance_pct,
+            "even_split": list(numbers.even_split),
+            "even_instances": list(numbers.even_instances),
         },
         "standby": {
-            "replicas": f.standby.replicas,
-            "tasks": f.standby.tasks,
-            "unplaced": f.standby.unplaced,
-            "restore_records": f.standby.restore_records,
-            "largest_task_records": f.standby.largest_task_records,
+            "replicas": numbers.standby.replicas,
+            "tasks": numbers.standby.tasks,
+            "unplaced": numbers.standby.unplaced,
+            "restore_records": numbers.standby.restore_records,
+            "largest_task_records": numbers.standby.largest_task_records,
         },
         "narrow_repartitions": [
             {
@@ -209,13 +207,13 @@ def _figures(app: App, f: Figures, recommendation: str) -> PlanFigures:
                 "downstream_subtopologies": list(n.downstream),
                 "stores": list(n.stores),
             }
-            for n in f.narrow
+            for n in numbers.narrow
         ],
     }
 
 
 def _report(
-    o: PlanOptions, setting: _Setting, today: Figures, proposal: PlanProposal | None
+    options: PlanOptions, setting: _Setting, today: Figures, proposal: PlanProposal | None
 ) -> PlanReport:
     app = setting.model.app
     text = advice.recommend(today)
@@ -233,7 +231,7 @@ def _report(
     return {
         **_figures(app, today, text),
         **report_header(),
-        "application_id": o.app_id,
+        "application_id": options.app_id,
         "mode": setting.mode,
         "basis": str(setting.model.basis),
         "assignment": "observed" if setting.deployment.observed else "predicted",

@@ -12,14 +12,11 @@ through the analysis pipeline), unless ``--accept-split-history`` is given.
 
 from __future__ import annotations
 
-import csv
-import os
-import tempfile
 from dataclasses import dataclass, field
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.options import Connection, SparkSettings
-from migcheck.commands.streams_app import discover_app, read_topology
+from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_can_grow
@@ -32,14 +29,16 @@ from migcheck.model.runbook import (
     IN_PLACE,
     LAG_TIMEOUT,
     NEW_TOPIC,
+    Runbook,
     RunbookFacts,
+    SplitRefusal,
 )
-from migcheck.report.runbook import refusal_line, render_markdown, render_refusal, render_sh
 from migcheck.streams.build import Model
-from migcheck.streams.discovery import Discovery, app_model, not_read
+from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
 from migcheck.streams.rules import AppLevel, external_counts, sizes, verdict
 from migcheck.streams.steps import steps
 from migcheck.streams.strategy import Choice, choose, direct_stores
+from migcheck.streams.topology import read_topology
 
 
 @dataclass
@@ -55,43 +54,32 @@ class RunbookOptions:
     state_dir: str | None = None
     group_timeout: int = GROUP_TIMEOUT
     lag_timeout: int = LAG_TIMEOUT
-    fmt: str = "markdown"
     accept_split_history: bool = False
     fixed_repartition: list[str] = field(default_factory=list)
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
 
-@dataclass(frozen=True)
-class RunbookOutcome:
-    text: str
-    exit_code: int
-    message: str | None = None  # one line for stderr (a refusal)
-
-
-def run_runbook(o: RunbookOptions) -> RunbookOutcome:
+def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     """The runbook, or the refusal of an in-place change that would split state."""
-    topology = read_topology(o.topology_file)
-    client = o.connection.client()
-    new_topic = o.new_topic or f"{o.topic}-p{o.to}"
-    disc = discover_app(client, o.app_id, topology, [o.topic, new_topic])
-    model = app_model(disc, topology, o.fixed_repartition)
-    _check(o, disc, new_topic, topology is not None)
-    choice = choose(o.strategy, model, o.topic)
-    _check_new_topic(o, disc, choice.strategy, new_topic)
-    level = verdict(model.app, {o.topic: o.to}).level
+    topology = read_topology(options.topology_file)
+    client = options.connection.client()
+    new_topic = options.new_topic or f"{options.topic}-p{options.to}"
+    disc = discover_app(client, options.app_id, topology, [options.topic, new_topic])
+    model = app_model(disc, topology, options.fixed_repartition)
+    _check(options, disc, new_topic, topology is not None)
+    choice = choose(options.strategy, model, options.topic)
+    _check_new_topic(options, disc, choice.strategy, new_topic)
+    level = verdict(model.app, {options.topic: options.to}).level
     split = None
-    stores = _splitting_stores(model, o.topic, level) if choice.strategy == IN_PLACE else ()
+    stores = _splitting_stores(model, options.topic, level) if choice.strategy == IN_PLACE else ()
     if stores is None or stores:  # None: unseen state may split
-        keys = _split_keys(o)
-        if keys and not o.accept_split_history:
-            return _refusal(o, level, stores, keys)
+        keys = _split_keys(options)
+        if keys and not options.accept_split_history:
+            return _refusal(options, level, stores, keys)
         split = len(keys) or None
-    facts = _facts(o, disc, model, client, new_topic, level, split, choice)
-    header = report_header()
-    render = render_sh if o.fmt == "sh" else render_markdown
-    text = render(facts, steps(facts), header["migcheck_version"], header["generated_at"])
-    return RunbookOutcome(text, EXIT_OK)
+    facts = _facts(options, disc, model, client, new_topic, level, split, choice)
+    return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 
 
 def _splitting_stores(model: Model, topic: str, level: AppLevel) -> tuple[str, ...] | None:
@@ -104,29 +92,34 @@ def _splitting_stores(model: Model, topic: str, level: AppLevel) -> tuple[str, .
     return None
 
 
-def _check(o: RunbookOptions, disc: Discovery, new_topic: str, topology_given: bool) -> None:
-    meta = disc.topics.get(o.topic)
+def _check(options: RunbookOptions, disc: Discovery, new_topic: str, topology_given: bool) -> None:
+    meta = disc.topics.get(options.topic)
     if meta is None:
-        raise UsageError(f"topic {o.topic!r} does not exist at {o.connection.bootstrap}")
-    if o.topic not in disc.facts.sources and o.topic not in disc.facts.internal:
-        raise not_read(disc, o.topic, topology_given)
-    check_can_grow(meta.partition_count, [o.to], f"--to (topic {o.topic!r})")
+        raise UsageError(
+            f"topic {options.topic!r} does not exist at {options.connection.bootstrap}"
+        )
+    if options.topic not in disc.facts.sources and options.topic not in disc.facts.internal:
+        raise not_read(disc, options.topic, topology_given)
+    check_can_grow(meta.partition_count, [options.to], f"--to (topic {options.topic!r})")
 
 
-def _check_new_topic(o: RunbookOptions, disc: Discovery, strategy: str, new_topic: str) -> None:
+def _check_new_topic(
+    options: RunbookOptions, disc: Discovery, strategy: str, new_topic: str
+) -> None:
     if strategy != NEW_TOPIC:
         return
-    if new_topic == o.topic:
+    if new_topic == options.topic:
         raise UsageError("--new-topic must differ from --topic")
     existing = disc.topics.get(new_topic)
-    if existing and existing.partition_count != o.to:
+    if existing and existing.partition_count != options.to:
         raise UsageError(
-            f"--new-topic {new_topic} exists with {existing.partition_count} partitions, not {o.to}"
+            f"--new-topic {new_topic} exists with {existing.partition_count} partitions, "
+            f"not {options.to}"
         )
 
 
 def _facts(
-    o: RunbookOptions,
+    options: RunbookOptions,
     disc: Discovery,
     model: Model,
     client: ClientConfig,
@@ -136,60 +129,56 @@ def _facts(
     choice: Choice,
 ) -> RunbookFacts:
     app = model.app
-    after = {**external_counts(app), o.topic: o.to}
+    after = {**external_counts(app), options.topic: options.to}
     lost = tuple(
         t
         for t in disc.facts.sources
         if any(p.log_start_offset > 0 for p in disc.topics[t].partitions)
     )
     return RunbookFacts(
-        app_id=o.app_id,
-        bootstrap=o.connection.bootstrap or "",
-        command_config=o.connection.command_config,
-        topic=o.topic,
-        partitions=disc.topics[o.topic].partition_count,
-        to=o.to,
+        app_id=options.app_id,
+        bootstrap=options.connection.bootstrap or "",
+        command_config=options.connection.command_config,
+        topic=options.topic,
+        partitions=disc.topics[options.topic].partition_count,
+        to=options.to,
         new_topic=new_topic,
         strategy=choice.strategy,
         protocol=str(disc.facts.protocol),
         internal=tuple(sorted(disc.facts.internal)),
         expected_internal=sizes(app, after).internal,
         history_lost=lost,
-        state_dir=o.state_dir,
+        state_dir=options.state_dir,
         verdict=str(level),
         split_keys=split,
         members=len(disc.group.members) if disc.group else 0,
-        configs=topic_configs(client, o.topic),
+        configs=topic_configs(client, options.topic),
         strategy_reason=choice.reason,
         on_users_word=disc.on_users_word,
-        group_timeout=o.group_timeout,
-        lag_timeout=o.lag_timeout,
+        group_timeout=options.group_timeout,
+        lag_timeout=options.lag_timeout,
     )
 
 
 def _split_keys(o: RunbookOptions) -> list[str]:
     """Every key of the topic that changes partition: its history would split."""
-    fd, path = tempfile.mkstemp(prefix="migcheck-split-", suffix=".csv")
-    os.close(fd)
-    try:
-        run_analyze(
-            AnalyzeOptions(
-                candidates=[o.to],
-                topics=[o.topic],
-                connection=o.connection,
-                full=True,
-                moved_keys_out=path,
-                spark=o.spark,
-            )
+    outcome = run_analyze(
+        AnalyzeOptions(
+            candidates=[o.to],
+            topics=[o.topic],
+            connection=o.connection,
+            full=True,
+            collect_moved_keys=True,
+            spark=o.spark,
         )
-        with open(path, encoding="utf-8", newline="") as f:
-            return [printable(bytes.fromhex(row["key_hex"])) for row in csv.DictReader(f)]
-    finally:
-        os.unlink(path)
+    )
+    return [printable(bytes.fromhex(key_hex)) for _, key_hex, *_ in outcome.moved_keys]
 
 
 def _refusal(
-    o: RunbookOptions, level: AppLevel, stores: tuple[str, ...] | None, keys: list[str]
-) -> RunbookOutcome:
-    text = render_refusal(o.app_id, o.topic, o.to, str(level), stores, keys, o.fmt)
-    return RunbookOutcome(text, EXIT_GATE, refusal_line(o.topic, stores, keys))
+    options: RunbookOptions, level: AppLevel, stores: tuple[str, ...] | None, keys: list[str]
+) -> Outcome[Runbook | SplitRefusal]:
+    refusal = SplitRefusal(
+        options.app_id, options.topic, options.to, str(level), stores, tuple(keys)
+    )
+    return Outcome(refusal, EXIT_GATE)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from migcheck.analysis.aggregate import KeyStats, score_partitioners
+from migcheck.analysis.figures import figure_spec
 from migcheck.analysis.verdicts import PartitionerScore, choose_placement, placed_alike
 from migcheck.copy.checkpoint import Checkpoint
 from migcheck.copy.errors import CheckpointError, PlacementError
@@ -157,9 +158,12 @@ def spark_key_stats(
     """Partitioner scores of every key in ``units``, read and scored as ``analyze --full``
     does (histories grouped and hashed by the read tasks), with the splits of tied
     partitioners at the destination's count; None when there is no keyed record."""
-    from migcheck.analysis.sources import full_histories
+    from migcheck.analysis.read.chunks import FullScan
 
     scored = [(KeyLayout.PLAIN, name) for name in names]
-    histories, _ = full_histories(spark, client, units, scored)
-    stats = score_partitioners(histories, [source], names, [into_partitions])
-    return stats.get(source.name)
+    spec = figure_spec([source], scored, [into_partitions], 0)
+    histories, _ = FullScan(client, units, spec, figures=False).histories(spark)
+    try:
+        return score_partitioners(histories).get(source.name)
+    finally:
+        histories.unpersist()  # cached for the figures' and the distinct keys' jobs

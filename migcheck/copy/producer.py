@@ -32,8 +32,9 @@ def open_transactional_producer(client: ClientConfig, txn_id: str):  # -> kafka.
             acks="all",
             linger_ms=5,
             batch_size=256 * 1024,
-            # every task of every round initialises its id: kafka-python's 100 ms between
-            # the coordinator lookup and InitProducerId's retries made that 0.21 s, 20 ms 0.05 s
+            # every task of every round initialises its id, and kafka-python's 100 ms
+            # backoff between the coordinator lookup and InitProducerId's retries was
+            # most of that (docs/benchmarks.md)
             retry_backoff_ms=20,
             client_id="migcheck-copy",
             **client.kafka_kwargs(),

@@ -21,12 +21,9 @@ from migcheck.copy.checkpoint import Checkpoint, Chunk, Round
 
 #: Offsets per chunk: at most this many records per transaction, and per task in a round.
 #: A round costs a Spark job and, per task, a producer's initialisation and a look at
-#: the destination: about 0.75 s a round with three tasks on two cores.  Measured on
-#: the test broker (150,000 records, 3 -> 6 partitions; the copy without choosing the
-#: partitioner and verifying): 11.7 s in chunks of 5,000, 7.3 s of 10,000, 5.2 s of
-#: 20,000, 4.9 s of 50,000, against 7.3 s for the earlier one task per partition.
-#: 50,000 keeps the rounds' cost under a tenth of a large copy's, and the chunk a task
-#: holds to place and send it within tens of MB for records of a few hundred bytes.
+#: the destination, so small chunks make a copy slow (docs/benchmarks.md).  50,000
+#: keeps the rounds' cost under a tenth of a large copy's, and the chunk a task holds
+#: to place and send it within tens of MB for records of a few hundred bytes.
 CHUNK = 50_000
 
 

@@ -19,10 +19,10 @@ arguments of every loop.
 The functions below are written once, as plain Python over numpy scalars, and
 run two ways: compiled by numba (the default, and the only way for large
 inputs) or, for a handful of keys, interpreted as they stand.  Importing numba
-and loading its cached machine code costs about a second, which one
-``migcheck partition`` lookup never repays; the interpreted run is the same
-source, so it cannot drift from the compiled one (the tests hold both to the
-same oracles).
+and loading its cached machine code costs more than one ``migcheck partition``
+lookup would ever repay (docs/benchmarks.md); the interpreted run is the same
+source, so it cannot drift from the compiled one (the tests hold both to the same
+oracles).
 """
 
 from __future__ import annotations
@@ -244,16 +244,17 @@ def _xxhash32(data: np.ndarray, start: int, end: int) -> np.uint64:
     return h
 
 
-def _raw_hash(kind: int, data: np.ndarray, start: int, end: int) -> np.uint64:
-    if kind == MURMUR2:
+def _raw_hash(hash_id: int, data: np.ndarray, start: int, end: int) -> np.uint64:
+    """The raw hash of ``data[start:end]`` under ``hash_id`` (one of the ids above)."""
+    if hash_id == MURMUR2:
         return _murmur2(data, start, end)
-    if kind == CRC32:
+    if hash_id == CRC32:
         return _crc32(data, start, end)
-    if kind == MURMUR2_KAFKAJS:
+    if hash_id == MURMUR2_KAFKAJS:
         return _murmur2_kafkajs(data, start, end)
-    if kind == XXHASH32:
+    if hash_id == XXHASH32:
         return _xxhash32(data, start, end)
-    if kind == FNV1A:
+    if hash_id == FNV1A:
         return _fnv1a(data, start, end)
     # A partitioner whose hash has no branch above must not hash as another one.
     raise ValueError("unknown hash id")
@@ -282,22 +283,22 @@ def _placement(rule: int, raw: np.uint64) -> np.int64:
     return np.int64(raw)
 
 
-def _raw_hashes(kind: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
+def _raw_hashes(hash_id: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
     """Fill ``out[i]`` with the raw unsigned hash of key ``i`` (keys delimited by ``offsets``)."""
     for i in range(out.shape[0]):
-        out[i] = np.int64(_raw_hash(kind, data, offsets[i], offsets[i + 1]))
+        out[i] = np.int64(_raw_hash(hash_id, data, offsets[i], offsets[i + 1]))
 
 
 def _placements(
-    kind: int, rule: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray
+    hash_id: int, rule: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray
 ) -> None:
     """Fill ``out[i]`` with the placement value of key ``i`` (see :func:`_placement`)."""
     for i in range(out.shape[0]):
-        out[i] = _placement(rule, _raw_hash(kind, data, offsets[i], offsets[i + 1]))
+        out[i] = _placement(rule, _raw_hash(hash_id, data, offsets[i], offsets[i + 1]))
 
 
 def _partitions(
-    kind: int,
+    hash_id: int,
     rule: int,
     offsets: np.ndarray,
     data: np.ndarray,
@@ -309,7 +310,7 @@ def _partitions(
     # the compiler divides in 32 bits, several times faster than a 64-bit division.
     n = np.uint32(num_partitions)
     for i in range(out.shape[0]):
-        value = np.uint32(_placement(rule, _raw_hash(kind, data, offsets[i], offsets[i + 1])))
+        value = np.uint32(_placement(rule, _raw_hash(hash_id, data, offsets[i], offsets[i + 1])))
         out[i] = value % n
 
 
@@ -352,7 +353,7 @@ def _compiled() -> dict[str, Callable[..., None]]:
         clone.__module__ = __name__
         return clone
 
-    for name in _PER_KEY:  # inlined into the loops: measured 40% faster than calls
+    for name in _PER_KEY:  # inlined into the loops: faster than calls (docs/benchmarks.md)
         namespace[name] = numba.njit(inline="always", **options)(copy(name))
     for name in _LOOPS:
         namespace[name] = numba.njit(**options)(copy(name))
@@ -365,21 +366,21 @@ def _run(name: str, out: np.ndarray) -> Callable[..., None]:
     return _compiled()[name]
 
 
-def raw_hashes(kind: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
+def raw_hashes(hash_id: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
     """Fill ``out[i]`` with the raw unsigned hash of key ``i`` (keys delimited by ``offsets``)."""
-    _run("_raw_hashes", out)(kind, offsets, data, out)
+    _run("_raw_hashes", out)(hash_id, offsets, data, out)
 
 
 def placements(
-    kind: int, rule: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray
+    hash_id: int, rule: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray
 ) -> None:
     """Fill ``out[i]`` with the placement value of key ``i`` under ``rule`` (see
     :func:`_placement`)."""
-    _run("_placements", out)(kind, rule, offsets, data, out)
+    _run("_placements", out)(hash_id, rule, offsets, data, out)
 
 
 def partitions(
-    kind: int,
+    hash_id: int,
     rule: int,
     offsets: np.ndarray,
     data: np.ndarray,
@@ -387,7 +388,7 @@ def partitions(
     out: np.ndarray,
 ) -> None:
     """Fill ``out[i]`` with key ``i``'s partition among ``num_partitions``, in one pass."""
-    _run("_partitions", out)(kind, rule, offsets, data, num_partitions, out)
+    _run("_partitions", out)(hash_id, rule, offsets, data, num_partitions, out)
 
 
 def compiled() -> None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from migcheck.errors import UnhashedKeyError, UsageError
 from migcheck.hashing import kernels
+from migcheck.model.topics import CountChange, compare_count
 
 if TYPE_CHECKING:  # pyarrow is imported only for Arrow input: a one-key lookup skips it
     import pyarrow as pa
@@ -37,10 +38,10 @@ UNHASHED = -1
 
 @dataclass(frozen=True)
 class Partitioner:
-    """A client's keyed-record partitioner: which hash, how the hash becomes a
-    non-negative number (the placement rule), which keys it hashes, the clients that
-    place keys this way (in the words their users know: shown in reports), and
-    whether ``--partitioner auto`` scores it.
+    """A client's keyed-record partitioner: which hash (``hash_id``, one of the kernels'
+    hash ids), how the hash becomes a non-negative number (the placement ``rule``),
+    which keys it hashes, the clients that place keys this way (in the words their
+    users know: shown in reports), and whether ``--partitioner auto`` scores it.
 
     ``auto_detect`` is off for a partitioner that places every key exactly as another
     one does (``murmur2_random`` is ``murmur2`` for keyed records): scoring both would
@@ -48,7 +49,7 @@ class Partitioner:
     """
 
     name: str
-    kind: int
+    hash_id: int
     rule: int
     hashes_empty_key: bool
     clients: str
@@ -178,9 +179,15 @@ def check_partition_count(num_partitions: int) -> int:
 
 
 def check_can_grow(current: int, targets: Iterable[int], option: str = "--to") -> None:
-    """Kafka can only add partitions: refuse a target below the current count."""
+    """Kafka can only add partitions: refuse a target below the current count.
+
+    An equal count passes, as it always has, for every caller (``analyze``, ``app``,
+    ``plan --set``, the Streams runbook, ``partition --to``).  The plain-consumer runbook,
+    which refuses an equal count too (it would alter nothing), asks
+    :func:`~migcheck.model.topics.compare_count` itself.
+    """
     for target in targets:
-        if target < current:
+        if compare_count(current, target) is CountChange.SHRINK:
             raise UsageError(
                 f"{option} {target} is below the current {current} partitions: "
                 "Kafka can only add partitions"
@@ -299,7 +306,7 @@ def placement_array(keys: Keys, partitioner: str = "murmur2") -> np.ndarray:
     p = get_partitioner(partitioner)
     offsets, data, mask = _key_buffers(keys, p)
     out = np.empty(len(offsets) - 1, dtype=np.int64)
-    kernels.placements(p.kind, p.rule, offsets, data, out)
+    kernels.placements(p.hash_id, p.rule, offsets, data, out)
     if mask is not None:
         out[mask] = UNHASHED
     return out
@@ -339,7 +346,7 @@ def partition_array(
     p = get_partitioner(partitioner)
     offsets, data, mask = _key_buffers(keys, p)
     out = np.empty(len(offsets) - 1, dtype=np.int32)
-    kernels.partitions(p.kind, p.rule, offsets, data, n, out)
+    kernels.partitions(p.hash_id, p.rule, offsets, data, n, out)
     if mask is not None:
         out[mask] = UNHASHED
     return out

@@ -14,9 +14,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from migcheck.errors import ReadError
+
+if TYPE_CHECKING:
+    from kafka import KafkaAdminClient, KafkaConsumer
 
 #: Kafka client properties whose values are secrets: never printed, never logged.
 SECRET_PROPERTIES = frozenset(
@@ -228,20 +231,23 @@ def _reaching(client: ClientConfig) -> Iterator[None]:
 #: How long a broker may hold a fetch that found no new data.  migcheck reads only
 #: ranges that exist, so the one fetch that waits is the prefetch past a range's end
 #: (at the log end); with Kafka's default of 500 ms each such fetch stalled the next
-#: read on that broker, and bench-scan's full scan spent 6 of its 12 s reading waiting.
+#: read on that broker: half a full scan's read was spent waiting (docs/benchmarks.md).
 #: Not 0: a range that cannot finish (an open transaction) polls the broker 100 times a
 #: second at most, never in a busy loop.
 FETCH_MAX_WAIT_MS = 10
 
 
-def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
-    """A consumer that cannot write: no group, no commits, committed reads only; it
-    receives with fewer copies (:mod:`~migcheck.kafka.receive`), as every read does."""
-    from kafka import KafkaConsumer
+def consumer_options(
+    client: ClientConfig, fail_on_deleted: bool = False, **extra: object
+) -> dict[str, object]:
+    """Every option of :func:`open_consumer`'s consumer (kafka-python's names).
 
-    from migcheck.kafka.receive import install as receive_leanly
-
-    receive_leanly()
+    ``fail_on_deleted`` (a full scan): a fetch below the log start raises
+    ``OffsetOutOfRangeError`` instead of moving on to the earliest offset, which would skip
+    records deleted under the read (retention, ``kafka-delete-records``) without a word.
+    kafka-python's documented ``auto_offset_reset``: 'earliest' moves to the oldest
+    record, "any other value will raise the exception" ('none', as Kafka's own).
+    """
     tunable = {
         "request_timeout_ms": 30_000,
         "bootstrap_timeout_ms": BOOTSTRAP_TIMEOUT_MS,
@@ -249,19 +255,35 @@ def open_consumer(client: ClientConfig, **extra: Any):  # -> kafka.KafkaConsumer
         "fetch_max_wait_ms": FETCH_MAX_WAIT_MS,
         "client_id": "migcheck",
     }
+    return {
+        **tunable,
+        **extra,
+        **client.consumer,  # the user's tuning wins
+        **client.kafka_kwargs(),
+        # last, so nothing can override them: no group, no commits, committed data
+        "group_id": None,
+        "enable_auto_commit": False,
+        "isolation_level": "read_committed",
+        "auto_offset_reset": "none" if fail_on_deleted else "earliest",
+    }
+
+
+def open_consumer(
+    client: ClientConfig, fail_on_deleted: bool = False, **extra: object
+) -> KafkaConsumer:
+    """A consumer that cannot write: no group, no commits, committed reads only
+    (:func:`consumer_options`); it receives with fewer copies (hooks 1 to 3 of
+    :mod:`~migcheck.kafka.private_hooks`), as every read does."""
+    from kafka import KafkaConsumer
+
+    from migcheck.kafka.private_hooks import receive_leanly
+
+    receive_leanly()
     with _reaching(client):
-        return KafkaConsumer(
-            **{**tunable, **extra, **client.consumer},  # the user's tuning wins
-            **client.kafka_kwargs(),
-            # last, so nothing can override them: no group, no commits, committed data
-            group_id=None,
-            enable_auto_commit=False,
-            isolation_level="read_committed",
-            auto_offset_reset="earliest",
-        )
+        return KafkaConsumer(**consumer_options(client, fail_on_deleted, **extra))
 
 
-def open_admin(client: ClientConfig):  # -> kafka.KafkaAdminClient
+def open_admin(client: ClientConfig) -> KafkaAdminClient:
     """An admin client for describe and list requests only; migcheck never alters a cluster."""
     from kafka import KafkaAdminClient
 

@@ -20,10 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line, open_admin
+
+if TYPE_CHECKING:
+    from kafka import KafkaAdminClient
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ class StreamsGroup:
 
 
 @contextmanager
-def _admin(client: ClientConfig, doing: str) -> Iterator[Any]:
+def _admin(client: ClientConfig, doing: str) -> Iterator[KafkaAdminClient]:
     """An admin client, closed after use; a Kafka error becomes one ReadError line.
 
     ``doing`` says what was being read; the bootstrap servers follow it.
@@ -165,7 +168,9 @@ def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
         return GroupInfo(group_id, group_type, state, members, committed, protocol)
 
 
-def _members(admin: Any, group_id: str, group_type: str) -> tuple[tuple[Member, ...], str]:
+def _members(
+    admin: KafkaAdminClient, group_id: str, group_type: str
+) -> tuple[tuple[Member, ...], str]:
     """The members, asked with the describe request that the group's protocol answers,
     and a classic group's assignment protocol."""
     if group_type in ("classic", "consumer"):
@@ -186,7 +191,7 @@ def _members(admin: Any, group_id: str, group_type: str) -> tuple[tuple[Member, 
     return (), ""
 
 
-def _classic_members(admin: Any, group_id: str) -> tuple[tuple[Member, ...], str]:
+def _classic_members(admin: KafkaAdminClient, group_id: str) -> tuple[tuple[Member, ...], str]:
     """The members of a classic group (kafka-python 3: {group_id: {"members": [dict]}}) and
     its assignment protocol (``protocol_data``; empty unless the group is Stable)."""
     described = admin.describe_groups([group_id]).get(group_id) or {}
@@ -227,13 +232,19 @@ def describe_streams_group(client: ClientConfig, group_id: str) -> StreamsGroup 
         return _describe_streams(admin, group_id)
 
 
-def _describe_streams(admin: Any, group_id: str) -> StreamsGroup | None:
-    """Ask the group's coordinator; kafka-python's errors propagate, GROUP_ID_NOT_FOUND is None."""
+def _describe_streams(admin: KafkaAdminClient, group_id: str) -> StreamsGroup | None:
+    """Ask the group's coordinator (hook 6 of :mod:`~migcheck.kafka.private_hooks`);
+    kafka-python's errors propagate.  None for GROUP_ID_NOT_FOUND, from a broker without
+    StreamsGroupDescribe, and where the hook is fenced off: the model is then inferred."""
     import kafka.errors as errors
 
+    from migcheck.kafka.private_hooks import streams_group_response
+
     try:
-        response = admin._manager.run(_ask_coordinator, admin, group_id)
+        response = streams_group_response(admin, group_id)
     except errors.IncompatibleBrokerVersion:
+        return None
+    if response is None:
         return None
     (group,) = [g for g in response.groups if g.group_id == group_id]
     if group.error_code == errors.GroupIdNotFoundError.errno:  # also "not a streams group"
@@ -241,20 +252,6 @@ def _describe_streams(admin: Any, group_id: str) -> StreamsGroup | None:
     if group.error_code:
         raise errors.for_code(group.error_code)(*filter(None, [group.error_message]))
     return _streams_group(group)
-
-
-async def _ask_coordinator(admin: Any, group_id: str) -> Any:
-    """Send StreamsGroupDescribe to the group's coordinator, as kafka-python's describe_groups.
-
-    kafka-python has no public call for a request it does not know, so this
-    uses the same private coordinator lookup and connection manager that its
-    own group requests use.
-    """
-    from migcheck.kafka.schemas import StreamsGroupDescribeRequest
-
-    request = StreamsGroupDescribeRequest(group_ids=[group_id], include_authorized_operations=False)
-    node_id = await admin._find_coordinator_id(group_id)
-    return await admin._manager.send(request, node_id=node_id)
 
 
 def _streams_group(group: Any) -> StreamsGroup:

@@ -1,7 +1,7 @@
 """Reading records: work units over offset ranges, read by a groupless consumer.
 
 Each (topic, partition, offset range) is a :class:`WorkUnit`; Spark runs one
-task per packed group of units (see :mod:`migcheck.analysis.sources`): a sample's
+task per packed group of units (see :mod:`migcheck.analysis.read`): a sample's
 keeps each partition's windows together (:func:`pack_units`), a full scan's cuts the
 offsets into equal runs (:func:`pack_spans`).  In each task :func:`read_units` yields
 Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
@@ -10,20 +10,23 @@ Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from migcheck.errors import ReadError
-from migcheck.kafka.config import ClientConfig, open_consumer
+from migcheck.kafka.config import ClientConfig, first_line, open_consumer
 from migcheck.kafka.metadata import TopicMeta
+from migcheck.kafka.recordbatch import Columns, columns_of_records
 
 if TYPE_CHECKING:
-    from migcheck.kafka.recordbatch import Columns
+    from kafka import KafkaConsumer
+    from kafka.consumer.fetcher import ConsumerRecord
 
 #: What every reader yields, one row per record.  A null ``key`` is a null key;
 #: a null ``value_size`` is a tombstone (null value).
@@ -51,6 +54,12 @@ class WorkUnit:
     partition: int
     start: int
     end: int
+
+
+def records_in(units: Iterable[WorkUnit]) -> int:
+    """The offsets ``units`` span: the records they read, at most (fewer where a topic is
+    compacted or transactional)."""
+    return sum(u.end - u.start for u in units)
 
 
 def plan_units(
@@ -107,56 +116,79 @@ def read_units(
 
     One consumer serves all the units of a task: connecting costs more than
     reading a small partition.  Its fetched bytes become columns in compiled code
-    (:mod:`migcheck.kafka.recordbatch`), never a Python object per record.  A unit
-    ends at its end offset; compaction gaps, transaction markers and aborted records
-    simply do not appear.  A partition that stops answering for ``idle_timeout_s``
-    fails the task rather than hanging it.  With ``every_record`` (a full scan),
-    records deleted before they were read fail the read: a report must never look
-    whole when part of the topic went unread.
+    (:mod:`migcheck.kafka.recordbatch`, through hook 4 of
+    :mod:`~migcheck.kafka.private_hooks`), never a Python object per record; where the
+    hooks are fenced off, kafka-python's own records become the same columns, more
+    slowly.  A unit ends at its end offset; compaction gaps, transaction markers and
+    aborted records simply do not appear.  A partition that stops answering for
+    ``idle_timeout_s`` fails the task rather than hanging it.  With ``every_record`` (a
+    full scan), records deleted before they were read fail the read: a report must
+    never look whole when part of the topic went unread.
     """
     from kafka import TopicPartition
 
-    from migcheck.kafka.recordbatch import install
+    from migcheck.kafka.private_hooks import fetch_columns
 
     # A poll with nothing in flight yet (a new consumer, before its first fetch) sleeps
     # retry_backoff_ms: kafka-python's 100 ms default was a third of a small topic's
     # read task.
     # A full scan keeps the consumer's 8 MiB fetch (open_consumer): it reads each
     # partition to its end, and each fetch is a round trip through kafka-python's
-    # network thread.  bench-scan's 5 M full scan (four alternating runs, 2026-11-25):
-    # 11.9 to 12.5 s at 1 MiB, 10.5 to 11.3 s at 8 MiB; 32 MiB gained nothing more.
-    # (While Spark's JVM held a row per key, it was the bottleneck and the fetch size
-    # made no difference.)
+    # network thread: fewer round trips, a faster scan; 32 MiB gained nothing more
+    # (docs/benchmarks.md).
     fetch = {} if every_record else {"max_partition_fetch_bytes": SAMPLE_FETCH_BYTES}
-    consumer = open_consumer(client, retry_backoff_ms=READ_RETRY_BACKOFF_MS, **fetch)
-    if every_record:
-        _fail_on_deleted(consumer)
-    ends: dict[Any, int] = {}
-    install(consumer, ends)
+    consumer = open_consumer(
+        client, retry_backoff_ms=READ_RETRY_BACKOFF_MS, fail_on_deleted=every_record, **fetch
+    )
+    ends: dict[TopicPartition, int] = {}
+    read = _fetched_columns if fetch_columns(consumer, ends) else _records_as_columns
     try:
         for unit in units:
             ends[TopicPartition(unit.topic, unit.partition)] = unit.end
-            for polled in _polls(consumer, unit.topic, unit.partition, unit.start, unit.end,
-                                 idle_timeout_s, lambda position: 100):  # fmt: skip
-                for chunk in polled:
-                    yield _batch(unit, chunk)
+            for chunk in read(consumer, unit, idle_timeout_s):
+                yield _batch(unit, chunk)
     finally:
         consumer.close(autocommit=False)
 
 
-def _fail_on_deleted(consumer: Any) -> None:
-    """Make a fetch below the log start raise instead of moving to the earliest offset:
-    kafka-python's reset (``open_consumer`` reads from the earliest) would skip records
-    deleted under the read (retention, ``kafka-delete-records``) without a word.  Its
-    reset policy is private; kafka-python is pinned below 3.1 (see ``recordbatch``)."""
-    from kafka.consumer.subscription_state import OffsetResetStrategy
+def _fetched_columns(
+    consumer: KafkaConsumer, unit: WorkUnit, idle_timeout_s: float
+) -> Iterator[Columns]:
+    """``unit``'s records as the fetcher's own chunks (``private_hooks.fetch_columns``)."""
+    for polled in _polls(consumer, unit.topic, unit.partition, unit.start, unit.end,
+                         idle_timeout_s, lambda position: 100):  # fmt: skip
+        yield from polled
 
-    consumer._subscription._default_offset_reset_strategy = OffsetResetStrategy.NONE
+
+#: Records per chunk where kafka-python's own records are gathered into columns.
+RECORDS_PER_CHUNK = 10_000
+
+
+def _records_as_columns(
+    consumer: KafkaConsumer, unit: WorkUnit, idle_timeout_s: float
+) -> Iterator[Columns]:
+    """``unit``'s records as kafka-python's own (:func:`read_range`), gathered into the
+    columns the fetcher's chunks hold: the public path, the same columns, slower.  A
+    corrupt batch fails in one line, as the decoder's does."""
+    from kafka.errors import CorruptRecordError
+
+    records = read_range(consumer, unit.topic, unit.partition, unit.start, unit.end,
+                         idle_timeout_s)  # fmt: skip
+    try:
+        while chunk := list(itertools.islice(records, RECORDS_PER_CHUNK)):
+            yield columns_of_records(chunk)
+    except CorruptRecordError as e:
+        raise ReadError(f"{unit.topic}-{unit.partition}: {first_line(e)}") from None
 
 
 def read_range(
-    consumer: Any, topic: str, partition: int, start: int, end: int, idle_timeout_s: float = 30.0
-) -> Iterator[Any]:
+    consumer: KafkaConsumer,
+    topic: str,
+    partition: int,
+    start: int,
+    end: int,
+    idle_timeout_s: float = 30.0,
+) -> Iterator[ConsumerRecord]:
     """The committed records (kafka-python ``ConsumerRecord``) of ``topic``-``partition`` in
     ``[start, end)``, in offset order, for the reads that need whole records (copies).
 
@@ -172,24 +204,27 @@ def read_range(
 
 
 def _polls(
-    consumer: Any,
+    consumer: KafkaConsumer,
     topic: str,
     partition: int,
     start: int,
     end: int,
     idle_timeout_s: float,
     max_records: Callable[[int], int],
-) -> Iterator[list[Any]]:
+) -> Iterator[list[ConsumerRecord] | list[Columns]]:
     """The one polling loop of every kafka-python read: each non-empty poll of
     ``topic``-``partition`` from ``start`` until its position reaches ``end``.
 
     Compaction gaps, transaction markers and aborted records simply do not appear.
     A partition that stops answering for ``idle_timeout_s`` raises :class:`ReadError`
     rather than hanging; one whose topic is deleted under the read raises it as soon as
-    the client's metadata no longer has the partition (:func:`_gone`).
+    the client's metadata no longer has the partition (hook 5 of
+    :mod:`~migcheck.kafka.private_hooks`; fenced off, at the idle timeout).
     """
     from kafka import TopicPartition
     from kafka.errors import OffsetOutOfRangeError
+
+    from migcheck.kafka.private_hooks import partition_gone
 
     tp = TopicPartition(topic, partition)
     consumer.assign([tp])
@@ -199,15 +234,18 @@ def _polls(
     while (position := consumer.position(tp)) < end:
         try:
             polled = consumer.poll(timeout_ms=1000, max_records=max_records(position))
-        except OffsetOutOfRangeError:  # only without a reset policy: _fail_on_deleted
+        except OffsetOutOfRangeError:  # only without a reset policy: fail_on_deleted
             raise ReadError(
                 f"{topic}-{partition}: records from offset {position} were deleted during the "
                 "read, so it cannot be whole; run it again"
             ) from None
         polled = polled.get(tp, [])
         if not polled:
-            gone = _gone(consumer, tp)
-            if gone and not known:  # an empty cache, or deleted before this read began
+            gone = partition_gone(consumer, tp)
+            # Before the first metadata the topic is unknown too: trust the cache only for a
+            # partition seen there or read from, else ask the cluster once (a task that
+            # started after the topic went sees it in no metadata at all).
+            if gone and not known:
                 gone = partition not in consumer.partitions_for_topic(topic)  # asks the cluster
             if gone:
                 raise ReadError(
@@ -226,23 +264,6 @@ def _polls(
         yield polled
 
 
-def _gone(consumer: Any, tp: Any) -> bool:
-    """Whether the client's metadata lacks ``tp``, without asking the cluster: a fetch of
-    a deleted topic fails with UNKNOWN_TOPIC_OR_PARTITION, after which kafka-python
-    refreshes its metadata and drops the topic, so the read can stop at once instead of
-    waiting out its idle timeout.  Its metadata is private (``_cluster``); kafka-python is
-    pinned below 3.1 (see ``recordbatch``).  Before the first metadata the topic is
-    unknown too, so :func:`_polls` trusts it only for a partition it has seen there or
-    read from, and otherwise asks the cluster once (a task that started after the topic
-    went sees it in no metadata at all); a topic whose read was denied is left out of
-    the metadata as well, and is not "gone"."""
-    cluster = consumer._cluster
-    partitions = cluster.partitions_for_topic(tp.topic)
-    if tp.topic in cluster.unauthorized_topics:
-        return False
-    return partitions is None or tp.partition not in partitions
-
-
 def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
     """Share units out over at most ``tasks`` tasks of about equal size.
 
@@ -255,10 +276,10 @@ def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
         groups.setdefault((unit.topic, unit.partition), []).append(unit)
     bins: list[list[WorkUnit]] = [[] for _ in range(max(1, min(tasks, len(groups))))]
     sizes = [0] * len(bins)
-    for group in sorted(groups.values(), key=lambda g: -sum(u.end - u.start for u in g)):
+    for group in sorted(groups.values(), key=lambda g: -records_in(g)):
         i = sizes.index(min(sizes))
         bins[i].extend(group)
-        sizes[i] += sum(u.end - u.start for u in group)
+        sizes[i] += records_in(group)
     return [sorted(b) for b in bins if b]
 
 
@@ -273,7 +294,7 @@ def pack_spans(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
     (and its keys' histories parted) only where a task ends.
     """
     ordered = sorted(units)
-    total = sum(u.end - u.start for u in ordered)
+    total = records_in(ordered)
     count = max(1, min(tasks, total))
     bins: list[list[WorkUnit]] = [[] for _ in range(count)]
     done = 0

@@ -1,11 +1,11 @@
 """Fetched bytes to record columns: Kafka's record batches (format v2) decoded in compiled code.
 
-Why: a sample's read spent about 70% of its time in kafka-python building Python
-objects per record (``DefaultRecordBatch._read_msg``, then ``ConsumerRecord``) only
-for migcheck to keep a key and two sizes of each.  kafka-python still does all the
-work around the bytes (connections, fetch sessions, leader changes, retries,
-positions); :func:`install` changes only what its fetcher makes of one fetched
-partition's bytes: one :class:`Columns` chunk instead of a record object each.
+Why: kafka-python builds a Python object per record only for migcheck to keep a key and
+two sizes of each.  :func:`decode` makes one fetched partition's bytes one
+:class:`Columns` chunk instead; kafka-python's fetcher calls it through hook 4 of
+:mod:`migcheck.kafka.private_hooks`, which says why and what it measured.  Where that hook
+is fenced off, :func:`columns_of_records` gathers kafka-python's own records into the
+same columns.
 
 The rules are Kafka's consumer's.  Batch headers are read in Python, one per
 batch: the CRC-32C, the compression codec, control batches (transaction markers,
@@ -21,13 +21,16 @@ import functools
 import struct
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from migcheck.errors import ReadError
+
+if TYPE_CHECKING:
+    from kafka.consumer.fetcher import ConsumerRecord
 
 #: A v2 batch header: base offset, length, leader epoch, magic, CRC, attributes,
 #: last offset delta, first and max timestamps, producer id and epoch, base
@@ -197,6 +200,22 @@ class _Builder:
                        c[4][: self.i], c[5][: self.d])  # fmt: skip
 
 
+def columns_of_records(records: Sequence[ConsumerRecord]) -> Columns:
+    """kafka-python's own records (no deserializers) as the :class:`Columns` that
+    :func:`decode` makes of their bytes: the public path, taken where the private hooks
+    are fenced off (:mod:`migcheck.kafka.private_hooks`)."""
+    keys = [r.key for r in records]
+    sizes = np.array([0 if k is None else len(k) for k in keys], np.int64)
+    return Columns(
+        offsets=np.array([r.offset for r in records], np.int64),
+        timestamps=np.array([r.timestamp for r in records], np.int64),
+        key_ends=np.cumsum(sizes).astype(np.int32),
+        key_null=np.array([k is None for k in keys], np.bool_),
+        value_sizes=np.array([r.serialized_value_size for r in records], np.int32),
+        key_data=np.frombuffer(b"".join(k for k in keys if k), np.uint8),
+    )
+
+
 # --- batches -----------------------------------------------------------------------
 
 
@@ -317,44 +336,3 @@ def decode(
             next_offset = end
             break
     return Decoded(out.columns(), max(next_offset, first), epoch)
-
-
-# --- kafka-python's fetcher --------------------------------------------------------
-
-
-def install(consumer: Any, ends: dict[Any, int]) -> None:
-    """Make ``consumer`` return :class:`Columns` chunks instead of records.
-
-    ``ends`` maps each ``TopicPartition`` to the offset where its read stops; the
-    reader sets it before it seeks.  A poll then returns, per partition, a list of
-    chunks of records in ``[position, end)``; the position moves as usual.
-    """
-    fetcher = consumer._fetcher  # kafka-python>=3.0,<3.1 (pinned): the one private hook
-    base = type(fetcher).PartitionRecords
-
-    class _ChunkRecords(base):  # type: ignore[misc, valid-type]
-        def _maybe_skip_record(self, record: Any) -> bool:
-            return False  # the decoder already starts at the fetch offset
-
-        def _unpack_records(
-            self, tp: Any, records: Any, key_deserializer: Any, value_deserializer: Any
-        ) -> Iterator[Columns]:
-            # listed by the broker for read_committed fetches only
-            aborted = [(t.producer_id, t.first_offset) for t in self.aborted_transactions]
-            got = decode(
-                records._buffer,  # MemoryRecords keeps the fetched bytes as they came
-                self.fetch_offset,
-                ends.get(tp, 2**62),
-                aborted,
-                f"{tp.topic}-{tp.partition}",
-                self.check_crcs,
-            )
-            if got.leader_epoch >= 0:
-                self.leader_epoch = got.leader_epoch
-            self.next_fetch_offset = got.next_offset
-            self.records_read += got.columns.n
-            if got.columns.n:
-                yield got.columns
-            self.drain()
-
-    fetcher.PartitionRecords = _ChunkRecords

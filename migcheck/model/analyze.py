@@ -14,6 +14,8 @@ and serialize as, their plain string values, so the JSON is unchanged.
 from enum import StrEnum
 from typing import NotRequired, TypedDict
 
+from migcheck.model.header import Kind
+
 
 class Level(StrEnum):
     """A topic verdict's level: what a gate or a script branches on."""
@@ -150,7 +152,7 @@ class Gate(TypedDict):
     reason: str | None
 
 
-class Report(TypedDict):
+class Report(Kind):
     migcheck_version: str
     generated_at: str
     source: Source

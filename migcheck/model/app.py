@@ -11,6 +11,7 @@ renders it, and those two layers do not import each other.
 from typing import NotRequired, TypedDict
 
 from migcheck.model.analyze import Interval, Mode, Source, TopicEntry
+from migcheck.model.header import Kind
 
 
 class AppGroup(TypedDict):
@@ -83,7 +84,7 @@ class AppState(TypedDict):
     topics: list[TopicEntry]
 
 
-class AppReport(TypedDict):
+class AppReport(Kind):
     migcheck_version: str
     generated_at: str
     source: Source

@@ -1,18 +1,36 @@
-"""The two fields every report starts with: which migcheck wrote it, and when.
+"""What every JSON report says about itself: its kind, which migcheck wrote it, and when.
 
 Built in one place so every report writes ``generated_at`` as
-docs/report-schema.md promises: UTC, ``YYYY-MM-DDTHH:MM:SSZ``.
+docs/report-schema.md promises: UTC, ``YYYY-MM-DDTHH:MM:SSZ``.  No ``from __future__
+import annotations`` here: a TypedDict tells ``NotRequired`` fields apart only from
+evaluated annotations.
 """
 
-from __future__ import annotations
-
 import datetime as dt
-from typing import TypedDict
+from enum import StrEnum
+from typing import NotRequired, TypedDict
 
 from migcheck.version import __version__
 
 #: ``generated_at``'s format: ISO 8601 in UTC, to the second, with a ``Z``.
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+class ReportKind(StrEnum):
+    """Which command wrote a JSON report: the name it is registered under
+    (:data:`migcheck.report.registry.OUTPUTS`), which renders it."""
+
+    ANALYZE = "analyze"
+    APP = "app"
+    PLAN = "plan"
+
+
+class Kind(TypedDict):
+    """A JSON report's first field: what it is, so a reader (and ``migcheck render``) need
+    not guess from the fields it holds.  The JSON renderer writes it from the registry
+    entry that renders the report; absent in reports saved before it existed."""
+
+    report: NotRequired[ReportKind]
 
 
 class Header(TypedDict):

@@ -5,11 +5,13 @@ its fields in the documented order; :mod:`migcheck.report.schema` derives the
 key order and the saved-report check from here, and ``docs/report-schema.md``
 is tested against it.  Today's figures sit at the top level and a proposed
 change's under ``proposed``, with the same fields, so that a script reads
-both the same way.  The recommendation comes first: it is what an operator
-reads before anything else.
+both the same way.  After the report's kind, the recommendation comes first: it is
+what an operator reads before anything else.
 """
 
 from typing import TypedDict
+
+from migcheck.model.header import Kind
 
 
 class PlanSubtopology(TypedDict):
@@ -72,7 +74,7 @@ class PlanProposal(PlanFigures):
     verdict_reasons: list[str]
 
 
-class PlanReport(PlanFigures):
+class PlanReport(Kind, PlanFigures):
     migcheck_version: str
     generated_at: str
     application_id: str | None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from migcheck.errors import UsageError
+from migcheck.model.header import Header
 from migcheck.untrusted import arg_problem, path_problem, quoted
 
 NEW_TOPIC = "new-topic"
@@ -209,3 +210,27 @@ class Step:
     #: later failure resumes at the failed step instead of repeating earlier ones against
     #: a changed state (stopping the restarted app, resetting it, wiping its new state).
     destructive: bool = False
+
+
+@dataclass(frozen=True)
+class Runbook:
+    """A runbook as ``migcheck runbook`` returns it: the facts found on the cluster, the
+    steps built from them, and which migcheck wrote it when.  Data, not text: the CLI alone
+    writes it out, as Markdown or as a script (:mod:`migcheck.report.runbook`)."""
+
+    facts: RunbookFacts | GroupsFacts
+    steps: tuple[Step, ...]
+    header: Header
+
+
+@dataclass(frozen=True)
+class SplitRefusal:
+    """``--strategy in-place`` refused because keyed state would split: what the refusal
+    names, so that its Markdown, its script and its line on stderr all say the same."""
+
+    app_id: str
+    topic: str
+    to: int
+    verdict: str  # migcheck app's verdict of the in-place change
+    stores: tuple[str, ...] | None  # the stores that read the topic; None: unseen state may
+    keys: tuple[str, ...]  # every key whose history would split, printable

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from migcheck.hashing.keys import printable
+from migcheck.model.partition import Placements
 
 
-def render_partition_rows(
-    rows: list[dict[str, Any]], partitions: int, to: int | None, fmt: str
-) -> str:
-    """The rows of :func:`migcheck.commands.partition.key_rows` as ``text`` or ``json``."""
-    if fmt == "json":
-        return json.dumps(rows, indent=2) + "\n"
-    return _table(rows, partitions, to)
+def render_partition_json(placements: Placements) -> str:
+    """The rows as a JSON list (:class:`~migcheck.model.partition.KeyRow`)."""
+    return json.dumps(placements.rows, indent=2) + "\n"
 
 
 def _cell(v: object) -> str:
@@ -25,7 +21,9 @@ def _cell(v: object) -> str:
     return str(v)
 
 
-def _table(rows: list[dict[str, Any]], partitions: int, to: int | None) -> str:
+def render_partition_text(placements: Placements) -> str:
+    """The rows as a table; a note when some key is not hashed."""
+    rows, partitions, to = placements.rows, placements.partitions, placements.to
     header = ["KEY", f"PARTITION({partitions})"]
     if to is not None:
         header += [f"PARTITION({to})", "MOVED"]
@@ -33,7 +31,7 @@ def _table(rows: list[dict[str, Any]], partitions: int, to: int | None) -> str:
     for row in rows:
         line = [printable(bytes.fromhex(row["key_hex"])), _cell(row["partition"])]
         if to is not None:
-            line += [_cell(row["new_partition"]), _cell(row["moved"])]
+            line += [_cell(row.get("new_partition")), _cell(row.get("moved"))]
         table.append(line)
     widths = [max(len(r[c]) for r in table) for c in range(len(header))]
     out = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in table]

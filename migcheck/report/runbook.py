@@ -22,6 +22,7 @@ shell functions are ``runbook_prelude.sh`` beside this module, a file shellcheck
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -30,8 +31,10 @@ from migcheck.model.runbook import (
     GroupsFacts,
     Manual,
     Run,
+    Runbook,
     RunbookFacts,
     ShellHelper,
+    SplitRefusal,
     Step,
 )
 from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
@@ -127,7 +130,25 @@ def _groups_header(f: GroupsFacts, version: str, generated: str) -> list[str]:
     return lines
 
 
-def render_markdown(f: Facts, steps: list[Step], version: str, generated: str) -> str:
+def render_runbook_markdown(result: Runbook | SplitRefusal) -> str:
+    """What ``migcheck runbook --format markdown`` writes: the runbook, or its refusal."""
+    if isinstance(result, SplitRefusal):
+        return render_refusal(result, "markdown")
+    header = result.header
+    return render_markdown(
+        result.facts, result.steps, header["migcheck_version"], header["generated_at"]
+    )
+
+
+def render_runbook_sh(result: Runbook | SplitRefusal) -> str:
+    """What ``migcheck runbook --format sh`` writes: the script, or one that only fails."""
+    if isinstance(result, SplitRefusal):
+        return render_refusal(result, "sh")
+    header = result.header
+    return render_sh(result.facts, result.steps, header["migcheck_version"], header["generated_at"])
+
+
+def render_markdown(f: Facts, steps: Sequence[Step], version: str, generated: str) -> str:
     """The procedure for a change ticket; every command as an operator would type it.
     Every line of text is :func:`~migcheck.untrusted.markdown`: it names groups and apps."""
     frame = _frame(f, version, generated)
@@ -151,7 +172,7 @@ def _md_action(action: Run | Manual | Check) -> list[str]:
     return [*md_fence([" ".join(_md_arg(a) for a in action.argv)], "sh"), ""]
 
 
-def render_sh(f: Facts, steps: list[Step], version: str, generated: str) -> str:
+def render_sh(f: Facts, steps: Sequence[Step], version: str, generated: str) -> str:
     """The procedure as a bash script (see the module docstring).  Names reach it only
     as :func:`~migcheck.untrusted.sh_word` or in a :func:`~migcheck.untrusted.sh_comment`."""
     frame = _frame(f, version, generated)
@@ -213,21 +234,14 @@ def prelude() -> str:
 # --- the refusal of an in-place change that splits state ----------------------------
 
 
-def render_refusal(
-    app_id: str,
-    topic: str,
-    to: int,
-    level: str,
-    stores: tuple[str, ...] | None,
-    keys: list[str],
-    fmt: str,
-) -> str:
+def render_refusal(refusal: SplitRefusal, fmt: str) -> str:
     """Why ``--strategy in-place`` is refused: the stores that read the topic directly and
     every key whose history would split; as ``sh``, a script that only prints it (in
     comments) and fails."""
+    topic, to, stores, keys = refusal.topic, refusal.to, refusal.stores, refusal.keys
     lines = [
-        f"Refused: --strategy in-place for {topic} -> {to} partitions under {app_id}.",
-        f"migcheck app says {level}. {_stores_phrase(stores)} {topic} directly: after an "
+        f"Refused: --strategy in-place for {topic} -> {to} partitions under {refusal.app_id}.",
+        f"migcheck app says {refusal.verdict}. {_stores_phrase(stores)} {topic} directly: after an "
         "in-place alter and a reset, each moved key's old records stay in its old partition "
         "while its new records go to the new one, so the reprocess splits its history over "
         "two tasks.",
@@ -255,7 +269,7 @@ def _stores_phrase(stores: tuple[str, ...] | None) -> str:
     return f"The stores {', '.join(stores)} read"
 
 
-def refusal_line(topic: str, stores: tuple[str, ...] | None, keys: list[str]) -> str:
+def refusal_line(topic: str, stores: tuple[str, ...] | None, keys: Sequence[str]) -> str:
     """The refusal's one line for stderr."""
     where = _UNSEEN if stores is None else ", ".join(stores)
     return (

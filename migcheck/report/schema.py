@@ -1,11 +1,10 @@
 """The report schema as the renderers and docs see it, derived from its one definition.
 
-:mod:`migcheck.model.analyze` defines every object of the JSON report as a
-TypedDict.  From those, this module derives the key order of the JSON output
-(:func:`ordered`), the check that a saved report is complete before it is
-rendered again (:func:`check_report`), and the map from each documented
-section of ``docs/report-schema.md`` to its TypedDict, which the tests hold
-the document to.
+:mod:`migcheck.model` defines every object of the JSON reports as a TypedDict.  From
+those, this module derives the key order of the JSON output (:func:`ordered`), the check
+that a saved report is complete before it is rendered again (:func:`check_report`), which
+kind of report a saved one is (:func:`kind_of`), and the map from each documented section
+of ``docs/report-schema.md`` to its TypedDict, which the tests hold the document to.
 """
 
 from __future__ import annotations
@@ -18,7 +17,9 @@ from typing import Any
 from migcheck.errors import ReportFormatError
 from migcheck.model import analyze as model
 from migcheck.model import app as appmodel
+from migcheck.model import partition as partitionmodel
 from migcheck.model import plan as planmodel
+from migcheck.model.header import ReportKind
 
 #: docs/report-schema.md's section headings, each with the object its table documents.
 DOC_SECTIONS: dict[str, type] = {
@@ -48,17 +49,33 @@ DOC_SECTIONS: dict[str, type] = {
     "Standby": planmodel.PlanStandby,
     "Narrow repartition": planmodel.PlanNarrow,
     "Proposal": planmodel.PlanProposal,
+    "Key placement": partitionmodel.KeyRow,
 }
 
 
-def report_class(report: Any) -> type:
-    """Which report a saved JSON object is: ``migcheck plan``'s recommends, ``migcheck
-    app``'s names its application, and ``analyze``'s does neither."""
+def kind_of(report: Any) -> ReportKind:
+    """Which kind of report a JSON object is: its ``report`` field says; one saved before
+    that field existed is told by its fields (:func:`legacy_kind`)."""
+    if not isinstance(report, dict) or "report" not in report:
+        return legacy_kind(report)
+    try:
+        return ReportKind(report["report"])
+    except ValueError:
+        known = ", ".join(ReportKind)
+        raise ReportFormatError(
+            f"unknown report kind {report['report']!r} (this migcheck knows {known})"
+        ) from None
+
+
+def legacy_kind(report: Any) -> ReportKind:
+    """A report saved without its ``report`` field, told by its fields: ``migcheck plan``'s
+    recommends, ``migcheck app``'s names its application, and ``analyze``'s does neither.
+    Only for those: a report of a newer kind may hold any of these fields."""
     if isinstance(report, dict) and "recommendation" in report:
-        return planmodel.PlanReport
+        return ReportKind.PLAN
     if isinstance(report, dict) and "application_id" in report:
-        return appmodel.AppReport
-    return model.Report
+        return ReportKind.APP
+    return ReportKind.ANALYZE
 
 
 @functools.cache
@@ -80,10 +97,9 @@ def _nested(tp: Any) -> type | None:
     return None
 
 
-def ordered(value: Any, cls: type | None = None) -> Any:
-    """``value`` with every object's keys in documented order; unknown keys follow in
-    their own order, so a newer report's extra fields survive."""
-    cls = cls or report_class(value)
+def ordered(value: Any, cls: type) -> Any:
+    """``value`` with every object's keys in documented order (``cls``'s); unknown keys
+    follow in their own order, so a newer report's extra fields survive."""
     if isinstance(value, list | tuple):
         return [ordered(v, cls) for v in value]
     if not isinstance(value, dict):
@@ -97,9 +113,9 @@ def ordered(value: Any, cls: type | None = None) -> Any:
     return out
 
 
-def check_report(value: Any, cls: type | None = None, path: str = "") -> None:
-    """Refuse a report that lacks a field the renderers need, naming the first one missing."""
-    cls = cls or report_class(value)
+def check_report(value: Any, cls: type, path: str = "") -> None:
+    """Refuse a report (of TypedDict ``cls``) that lacks a field the renderers need, naming
+    the first one missing."""
     if isinstance(value, list):
         for i, item in enumerate(value):
             check_report(item, cls, f"{path}[{i}]")

@@ -2,9 +2,10 @@
 
 A gate reads the exit code; a person watching a CI log reads stderr.  With ``--output``
 the report itself goes to a file, so each command says there why it exits non-zero: a
-topic it cannot predict (exit 3), a gate that failed or a change that would CRASH or
-CORRUPT the app (exit 1).  Every line comes from the report's own fields, shown with
-:func:`~migcheck.untrusted.visible`: they quote names from the cluster.
+topic it cannot predict (exit 3), a gate that failed, a change that would CRASH or
+CORRUPT the app, or a refused runbook (exit 1).  Every line comes from the result's own
+fields, shown with :func:`~migcheck.untrusted.visible`: they quote names from the cluster.
+Each function returns the lines as the CLI prints them, after ``migcheck: ``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from migcheck.model.analyze import Report
 from migcheck.model.app import AppCandidate, AppReport
 from migcheck.model.plan import PlanReport
+from migcheck.model.runbook import Runbook, SplitRefusal
+from migcheck.report.runbook import refusal_line
 from migcheck.untrusted import visible
 
 
@@ -23,7 +26,12 @@ def analyze_lines(report: Report) -> list[str]:
     gate = report["gate"]
     if gate["failed"]:
         lines.append(f"gate failed: {gate['reason']}")
-    return [visible(line) for line in lines]
+    return [_one_line(line) for line in lines]
+
+
+def _one_line(text: str) -> str:
+    """A report's text on one line: hidden characters escaped, runs of spaces one space."""
+    return " ".join(visible(text).split())
 
 
 def app_lines(report: AppReport) -> list[str]:
@@ -38,7 +46,7 @@ def app_lines(report: AppReport) -> list[str]:
     for t in state["topics"] if state else []:
         if not t["predictable"]:
             lines.append(f"{t['topic']}: {t['verdict']['text']}")
-    return [visible(line) for line in lines]
+    return [_one_line(line) for line in lines]
 
 
 def _first(candidate: AppCandidate) -> str:
@@ -52,4 +60,11 @@ def plan_lines(report: PlanReport) -> list[str]:
     if not proposed or proposed["verdict"] == "SAFE":
         return []
     reasons = proposed["verdict_reasons"]
-    return [visible(f"{proposed['verdict']}: {reasons[0] if reasons else 'see the report'}")]
+    return [_one_line(f"{proposed['verdict']}: {reasons[0] if reasons else 'see the report'}")]
+
+
+def runbook_lines(result: Runbook | SplitRefusal) -> list[str]:
+    """A refused in-place runbook: how many keys would split, and where."""
+    if not isinstance(result, SplitRefusal):
+        return []
+    return [visible(refusal_line(result.topic, result.stores, result.keys))]

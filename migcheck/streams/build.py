@@ -24,10 +24,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from migcheck.kafka.groups import StreamsSubtopology
+from migcheck.model.topics import CHANGELOG_SUFFIX
 from migcheck.streams.rules import App, Protocol, is_repartition_name, sizes
 from migcheck.streams.topology import Node, SubTopology, Topology
-
-CHANGELOG_SUFFIX = "-changelog"
 
 
 class Basis(StrEnum):

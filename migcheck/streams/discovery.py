@@ -24,16 +24,10 @@ from migcheck.kafka.groups import (
     topics_with_prefix,
 )
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.streams.build import (
-    CHANGELOG_SUFFIX,
-    Facts,
-    Model,
-    from_broker,
-    from_topology,
-    inferred,
-)
+from migcheck.model.topics import CHANGELOG_SUFFIX
+from migcheck.streams.build import Facts, Model, from_broker, from_topology, inferred
 from migcheck.streams.rules import Protocol, is_repartition_name
-from migcheck.streams.topology import Topology
+from migcheck.streams.topology import Topology, source_topics
 
 
 @dataclass(frozen=True)
@@ -95,6 +89,18 @@ def discover(
         protocol,
     )
     return Discovery(facts, group, metas, described, assumed)
+
+
+def discover_app(
+    client: ClientConfig, app_id: str, topology: Topology | None, topics: Sequence[str]
+) -> Discovery:
+    """The app's group and topics, with ``topics`` and the topology's sources described too.
+
+    Without a topology, ``topics`` (the ones the user changes) are taken as sources when
+    the group shows none: see :func:`discover`.
+    """
+    also = [*topics, *(source_topics(topology) if topology else [])]
+    return discover(client, app_id, also, named=() if topology else topics)
 
 
 def users_word_note(disc: Discovery) -> str | None:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from migcheck.model.topics import CHANGELOG_SUFFIX, REPARTITION_SUFFIX
 from migcheck.streams.topology import SubTopology, Topology
 
 RESET_HINT = (
@@ -39,7 +40,9 @@ RESET_HINT = (
 
 #: Internal topics that carry records between sub-topologies: ``-repartition`` topics and
 #: the foreign-key join's subscription topics (``...-SUBSCRIPTION-REGISTRATION-0000000006-topic``).
-_REPARTITION = re.compile(r"(-repartition|-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic)$")
+_REPARTITION = re.compile(
+    rf"({re.escape(REPARTITION_SUFFIX)}|-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic)$"
+)
 
 
 def is_repartition_name(topic: str) -> bool:
@@ -92,7 +95,7 @@ class App:
         return f"{self.app_id}-{name}"
 
     def changelog(self, store: str) -> str:
-        return self.internal(f"{store}-changelog")
+        return self.internal(f"{store}{CHANGELOG_SUFFIX}")
 
     @functools.cached_property
     def _sinks(self) -> frozenset[str]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from migcheck.errors import MigcheckError
+from migcheck.errors import MigcheckError, UsageError
 
 
 class TopologyParseError(MigcheckError):
@@ -148,6 +148,19 @@ def parse_topology(text: str, origin: str = "--topology") -> Topology:
     if not topology.subtopologies:
         raise TopologyParseError(f"{origin}: no Sub-topology found (is it describe() output?)")
     return topology
+
+
+def read_topology(path: str | None) -> Topology | None:
+    """The ``--topology`` file, parsed; None when none was given.  ``app``, ``plan`` and
+    ``runbook`` all take it, so an unreadable file is the same one line for each."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--topology {path}: {getattr(e, 'strerror', None) or e}") from None
+    return parse_topology(text, f"--topology {path}")
 
 
 def source_topics(topology: Topology) -> list[str]:

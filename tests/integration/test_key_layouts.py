@@ -13,7 +13,9 @@ come from the oracle, never from migcheck.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pytest
@@ -22,11 +24,17 @@ from oracles import java_partition
 from streamsapp import StreamsApp, moved_keys, phase1
 
 from migcheck.analysis.aggregate import aggregate
+from migcheck.analysis.figures import figure_spec
+from migcheck.analysis.histories import scored_pairs
+from migcheck.analysis.read.frame import HistoryFigures
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.options import Connection
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.kafka.reader import RECORD_SCHEMA
 from migcheck.model.analyze import KeyLayout
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 pytestmark = pytest.mark.spark
 
@@ -85,9 +93,20 @@ def _metas() -> list[TopicMeta]:
     return [TopicMeta(name, "compact", 3) for name in _changelogs()]
 
 
+def _source(
+    records: DataFrame,
+    layouts: Sequence[KeyLayout],
+    partitioner: str = "auto",
+    moved_key_sample: int = 10,
+) -> HistoryFigures:
+    """The changelogs' records as Spark groups a key export, for 6 partitions."""
+    spec = figure_spec(_metas(), scored_pairs(partitioner, layouts), [6], moved_key_sample)
+    return HistoryFigures(records, spec)
+
+
 def test_each_changelog_is_placed_by_its_inner_key(spark) -> None:
     records = _records(spark, _changelogs())
-    aggs, moved_df = aggregate(records, _metas(), [6], key_layouts=ALL, moved_key_sample=500)
+    aggs, moved_keys = aggregate(_source(records, ALL, moved_key_sample=500))
     window, session, plain = (aggs[n] for n in _changelogs())
     assert (window.key_layout, window.partitioner) == (KeyLayout.WINDOW, "murmur2")
     assert (session.key_layout, session.partitioner) == (KeyLayout.SESSION, "murmur2")
@@ -107,7 +126,9 @@ def test_each_changelog_is_placed_by_its_inner_key(spark) -> None:
     expected_session = {
         session_key(k, s, s + 42).hex() for k in moves for s in (T0, T0 + 10 * FIVE_MIN)
     }
-    rows = moved_df.collect()
+    assert moved_keys is not None
+    names = ("topic", "key_hex", "partition", "candidate_partitions", "new_partition")
+    rows = [dict(zip(names, row, strict=True)) for row in moved_keys.rows()]
     moved = {t: {r["key_hex"] for r in rows if r["topic"] == t} for t in _changelogs()}
     assert moved["wcounts-changelog"] == expected_window
     assert moved["scounts-changelog"] == expected_session
@@ -124,11 +145,11 @@ def test_each_changelog_is_placed_by_its_inner_key(spark) -> None:
 
 def test_layouts_are_tried_only_when_allowed_and_still_with_a_forced_partitioner(spark) -> None:
     records = _records(spark, _changelogs())
-    plain_only, _ = aggregate(records, _metas(), [6])
+    plain_only, _ = aggregate(_source(records, [KeyLayout.PLAIN]))
     assert plain_only["wcounts-changelog"].partitioner is None  # unpredictable, as before
     assert plain_only["wcounts-changelog"].key_stats.scores.keys() == {KeyLayout.PLAIN}
     assert plain_only["counts-changelog"].partitioner == "murmur2"
-    forced, _ = aggregate(records, _metas(), [6], partitioner="murmur2", key_layouts=ALL)
+    forced, _ = aggregate(_source(records, ALL, partitioner="murmur2"), "murmur2")
     assert forced["scounts-changelog"].key_layout == KeyLayout.SESSION
     assert forced["scounts-changelog"].non_conforming_keys == 0
     assert forced["scounts-changelog"].key_stats.scores[KeyLayout.SESSION].keys() == {"murmur2"}

@@ -1,5 +1,7 @@
 """The sample's reader decodes Kafka's record batches itself: every codec, transaction,
-header and null must come out as Kafka's own Java consumer sees it.
+header and null must come out as Kafka's own Java consumer sees it, and so must the
+public path that reads kafka-python's own records where the private hooks are fenced
+off (``MIGCHECK_KAFKA_HOOKS=off``, as outside the tested kafka-python series).
 
 Records come from Kafka's Java producer (compression, transactions) and kcat
 (headers); the expected records from the Java consumer (``Kafka.dump``) and
@@ -14,9 +16,21 @@ import pytest
 from kafkatest import Dumped, Kafka, run
 
 from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.private_hooks import OFF_SWITCH
 from migcheck.kafka.reader import WorkUnit, read_units
 
 pytestmark = pytest.mark.kafka
+
+
+def _read_both_ways(kafka: Kafka, units: list[WorkUnit], mp: pytest.MonkeyPatch) -> list[Dumped]:
+    """The records read through the private hooks, once they are the same as through
+    kafka-python's public path."""
+    mp.setenv(OFF_SWITCH, "off")
+    public = _read(kafka, units)
+    mp.delenv(OFF_SWITCH)
+    hooked = _read(kafka, units)
+    assert hooked == public
+    return hooked
 
 
 def _read(kafka: Kafka, units: list[WorkUnit]) -> list[Dumped]:
@@ -40,7 +54,9 @@ def _records(rng: random.Random, n: int) -> list[tuple[bytes | None, int | None,
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
-def test_every_codec_decodes_as_the_java_consumer_reads(kafka: Kafka, codec: str) -> None:
+def test_every_codec_decodes_as_the_java_consumer_reads(
+    kafka: Kafka, codec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     topic = kafka.create_topic(f"codec-{codec}", 2)
     rng = random.Random(codec)
     kafka.produce(topic, _records(rng, 3000), None, f"compression.type={codec}", "linger.ms=50")
@@ -59,10 +75,12 @@ def test_every_codec_decodes_as_the_java_consumer_reads(kafka: Kafka, codec: str
         if d.partition == u.partition and u.start <= d.offset < u.end
     ]
     assert len(want) > 1500
-    assert _read(kafka, units) == want
+    assert _read_both_ways(kafka, units, monkeypatch) == want
 
 
-def test_aborted_transactions_and_markers_never_appear(kafka: Kafka) -> None:
+def test_aborted_transactions_and_markers_never_appear(
+    kafka: Kafka, monkeypatch: pytest.MonkeyPatch
+) -> None:
     topic = kafka.create_topic("txn-decode", 1)
     rng = random.Random(5)
     first, aborted, last = _records(rng, 200), _records(rng, 150), _records(rng, 100)
@@ -74,12 +92,15 @@ def test_aborted_transactions_and_markers_never_appear(kafka: Kafka) -> None:
     assert len(truth) == 300
     end = truth[-1].offset + 1
     assert end > 450  # the aborted records and the markers hold offsets too
-    assert _read(kafka, [WorkUnit(topic, 0, 0, end)]) == truth
+    assert _read_both_ways(kafka, [WorkUnit(topic, 0, 0, end)], monkeypatch) == truth
     # a window that starts inside the aborted transaction
-    assert _read(kafka, [WorkUnit(topic, 0, 250, end)]) == [d for d in truth if d.offset >= 250]
+    inside = _read_both_ways(kafka, [WorkUnit(topic, 0, 250, end)], monkeypatch)
+    assert inside == [d for d in truth if d.offset >= 250]
 
 
-def test_headers_are_skipped_and_log_append_time_is_the_batchs(kafka: Kafka) -> None:
+def test_headers_are_skipped_and_log_append_time_is_the_batchs(
+    kafka: Kafka, monkeypatch: pytest.MonkeyPatch
+) -> None:
     topic = kafka.create_topic("headers", 1, message_timestamp_type="LogAppendTime")
     lines = "".join(f"k{i}\t{'v' * (i % 50)}\n" for i in range(500))
     rc, _, err = run(
@@ -89,7 +110,7 @@ def test_headers_are_skipped_and_log_append_time_is_the_batchs(kafka: Kafka) -> 
     )  # fmt: skip
     assert rc == 0, err
     truth = kafka.dump(topic)
-    assert _read(kafka, [WorkUnit(topic, 0, 0, 500)]) == truth
+    assert _read_both_ways(kafka, [WorkUnit(topic, 0, 0, 500)], monkeypatch) == truth
     rc, out, err = kafka.tool(
         "kafka-console-consumer", "--bootstrap-server", kafka.bootstrap, "--topic", topic,
         "--from-beginning", "--max-messages", "500", "--formatter-property", "print.timestamp=true",
@@ -101,8 +122,11 @@ def test_headers_are_skipped_and_log_append_time_is_the_batchs(kafka: Kafka) -> 
         fields = dict(f.split(":", 1) for f in line.split("\t") if ":" in f)
         stamps[int(fields["Offset"])] = int(fields["LogAppendTime"])
     assert len(stamps) == 500
-    got = {}
-    for batch in read_units(ClientConfig.load(kafka.bootstrap, None), [WorkUnit(topic, 0, 0, 500)]):
-        offsets, times = batch.column("offset").to_pylist(), batch.column("timestamp").to_pylist()
-        got.update(zip(offsets, times, strict=True))
-    assert got == stamps
+    for hooks in ("on", "off"):
+        monkeypatch.setenv(OFF_SWITCH, hooks)
+        got = {}
+        client = ClientConfig.load(kafka.bootstrap, None)
+        for batch in read_units(client, [WorkUnit(topic, 0, 0, 500)]):
+            offsets = batch.column("offset").to_pylist()
+            got.update(zip(offsets, batch.column("timestamp").to_pylist(), strict=True))
+        assert got == stamps, hooks

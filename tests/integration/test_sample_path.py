@@ -26,15 +26,14 @@ from kafkatest import Kafka
 from oracles import java_partition
 from test_key_layouts import ALL, T0, session_key, window_key
 
-from migcheck.analysis.aggregate import TopicAggregates, aggregate, figure_spec, scored_pairs
-from migcheck.analysis.sources import (
-    DriverFigures,
-    DriverRead,
-    DriverShare,
-    TaskFigures,
-    full_histories,
-    kafka_histories,
-)
+from migcheck.analysis.aggregate import TopicAggregates, aggregate
+from migcheck.analysis.figures import figure_spec
+from migcheck.analysis.histories import scored_pairs
+from migcheck.analysis.read.chunks import FullScan
+from migcheck.analysis.read.driver import DriverFigures, DriverRead
+from migcheck.analysis.read.frame import HistoryFigures
+from migcheck.analysis.read.share import DriverShare
+from migcheck.analysis.read.tasks import SampleRead, TaskFigures
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics
 from migcheck.kafka.reader import plan_units, read_units
@@ -86,26 +85,26 @@ def test_a_sample_that_reads_everything_aggregates_as_the_full_scan(spark, kafka
     metas = describe_topics(client, list(names.values()))
     sample_units = plan_units(metas, 20_000)  # every partition is smaller: read whole
     assert sample_units == plan_units(metas, None)
-    scored = scored_pairs("murmur2", ALL)
-    histories, _ = kafka_histories(spark, client, sample_units, scored)
-    chunked, _ = full_histories(spark, client, sample_units, scored, 100, chunk_records=37)
-    whole, _ = full_histories(spark, client, sample_units, scored)  # partitions fit a chunk
+    spec = figure_spec(metas, scored_pairs("murmur2", ALL), [4, 6], 500)
+    histories, _ = SampleRead(client, sample_units, spec, figures=False).load(spark)
+    chunked, _ = FullScan(client, sample_units, spec, False, None, 100, 37).load(spark)
+    whole, _ = FullScan(client, sample_units, spec, figures=False).histories(spark)
     records = pa.Table.from_batches(list(read_units(client, sample_units)))
-    sampled, _ = aggregate(histories, metas, [4, 6], "murmur2", 500, ALL)
-    scanned, _ = aggregate(chunked, metas, [4, 6], "murmur2", 500, ALL)
-    assert "last_offset" not in whole.columns  # read whole, not merged from partials
-    unmerged, _ = aggregate(whole, metas, [4, 6], "murmur2", 500, ALL)
-    grouped, _ = aggregate(spark.createDataFrame(records), metas, [4, 6], "murmur2", 500, ALL)
-    by_driver, counter = DriverRead(client, sample_units, scored, every=True).load(spark)
+    sampled, _ = aggregate(histories, "murmur2")
+    scanned, _ = aggregate(chunked, "murmur2")
+    assert "last_offset" not in whole.histories.columns  # read whole, not merged from partials
+    unmerged, _ = aggregate(whole, "murmur2")
+    grouped, _ = aggregate(HistoryFigures(spark.createDataFrame(records), spec), "murmur2")
+    by_driver, counter = DriverRead(client, sample_units, spec, True, False).load(spark)
     assert counter is None
-    driven, _ = aggregate(by_driver, metas, [4, 6], "murmur2", 500, ALL)
+    driven, _ = aggregate(by_driver, "murmur2")
     sources = [  # no row per key leaves the read tasks, nor the driver's read
-        kafka_histories(spark, client, sample_units, scored, figures=True)[0],
-        full_histories(spark, client, sample_units, scored, figures=True)[0],
-        DriverRead(client, sample_units, scored, every=True).load(spark, figures=True)[0],
+        SampleRead(client, sample_units, spec, figures=True).load(spark)[0],
+        FullScan(client, sample_units, spec, figures=True).load(spark)[0],
+        DriverRead(client, sample_units, spec, True, True).load(spark)[0],
     ]
     assert [type(s) for s in sources] == [TaskFigures, TaskFigures, DriverFigures]
-    figured = [aggregate(s, metas, [4, 6], "murmur2", 500, ALL)[0] for s in sources]
+    figured = [aggregate(s, "murmur2")[0] for s in sources]
     for layout, topic in names.items():
         assert sampled[topic].key_layout == KeyLayout(layout)
         assert sampled[topic].partitioner == "murmur2"
@@ -128,25 +127,25 @@ def test_the_driver_and_the_tasks_share_partitions_out_whole(spark, kafka: Kafka
     client = ClientConfig.load(kafka.bootstrap, None)
     metas = describe_topics(client, list(names.values()))
     units = plan_units(metas, None)
-    scored = scored_pairs("murmur2", ALL)
     records = pa.Table.from_batches(list(read_units(client, units)))
-    grouped, _ = aggregate(spark.createDataFrame(records), metas, [4, 6], "murmur2", 500, ALL)
-    spec = figure_spec(metas, scored, [4, 6], 500)
+    spec = figure_spec(metas, scored_pairs("murmur2", ALL), [4, 6], 500)
+    grouped, _ = aggregate(HistoryFigures(spark.createDataFrame(records), spec), "murmur2")
     share = DriverShare(client, units, spec, every=True)
     for p in range(3):
         assert share.claims.claim(names["window"], p, "task 0")
-    share.start().figures(spec)  # the driver's read is over
+    share.start().figures()  # the driver's read is over
     assert share.read == 301 + 303  # the session and plain topics' records, written above
-    source, read_so_far = full_histories(spark, client, units, scored, figures=True, share=share)
-    assert read_so_far.value == 604  # no task has run yet
-    shared, _ = aggregate(source, metas, [4, 6], "murmur2", 500, ALL)
+    source, read_so_far = FullScan(client, units, spec, figures=True, share=share).load(spark)
+    assert read_so_far is not None and read_so_far.value == 604  # no task has run yet
+    shared, _ = aggregate(source, "murmur2")
     assert read_so_far.value == 301 + 604  # the first task read the window topic's 301
     for topic in names.values():
         assert _normal(shared[topic]) == _normal(grouped[topic])
     alone = DriverShare(client, units, spec, every=True).start()
-    alone.figures(spec)  # it read every partition, none claimed by another
-    source, read_so_far = full_histories(spark, client, units, scored, figures=True, share=alone)
-    by_driver, _ = aggregate(source, metas, [4, 6], "murmur2", 500, ALL)
+    alone.figures()  # it read every partition, none claimed by another
+    source, read_so_far = FullScan(client, units, spec, figures=True, share=alone).load(spark)
+    by_driver, _ = aggregate(source, "murmur2")
+    assert read_so_far is not None
     assert read_so_far.value == alone.read == 301 + 604  # no task read a record
     for topic in names.values():
         assert _normal(by_driver[topic]) == _normal(grouped[topic])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from migcheck.streams.build import Basis, Facts, from_topology, inferred
+from migcheck.streams.discovery import is_internal
 from migcheck.streams.rules import AppLevel, verdict
 from migcheck.streams.topology import parse_topology
 
@@ -17,6 +18,23 @@ DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams"
 
 def _topology(name: str):
     return parse_topology((DESCRIBE / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+def test_internal_topics_are_told_apart_by_the_names_kafka_streams_gives_them() -> None:
+    # the names rekey-count leaves on the cluster (FINDINGS.md), under application id "shop"
+    assert is_internal("shop", "shop-counts-changelog")
+    assert is_internal("shop", "shop-rekey-group-repartition")
+    assert not is_internal("shop", "orders")
+    assert not is_internal("shop", "shop-orders")  # the prefix alone is not enough
+    assert not is_internal("shop", "other-counts-changelog")  # another app's
+    assert not is_internal("shop", "shop-counts-changelog-backup")
+
+
+def test_a_store_logs_to_the_changelog_kafka_streams_names_for_it() -> None:
+    app = inferred(Facts("shop", {"orders": 3}, {"shop-counts-changelog": 3})).app
+    (sub,) = app.topology.subtopologies
+    assert sub.stores == ("counts",)
+    assert app.changelog("counts") == "shop-counts-changelog"
 
 
 def test_inferred_changelog_with_the_source_count_crashes() -> None:

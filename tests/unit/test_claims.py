@@ -6,7 +6,7 @@ import multiprocessing
 from pathlib import Path
 
 from migcheck.analysis.claims import Claims, largest_first
-from migcheck.analysis.sources import finishes_within
+from migcheck.analysis.read.share import finishes_within
 from migcheck.kafka.reader import WorkUnit
 
 

@@ -19,6 +19,10 @@ def test_json_output_with_candidate() -> None:
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)
     assert [row["key"] for row in rows] == keys
+    # docs/report-schema.md's "Key placement", in its order (a lookup: no "report" kind)
+    assert {tuple(row) for row in rows} == {
+        ("key", "key_hex", "partition", "new_partition", "moved")
+    }
     for row, key in zip(rows, keys, strict=True):
         raw = key.encode()
         assert row["key_hex"] == raw.hex()

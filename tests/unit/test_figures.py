@@ -11,13 +11,14 @@ from migcheck.analysis.figures import (
     FIGURES_SCHEMA,
     Spec,
     distinct_keys,
+    figure_spec,
     figures_of_batches,
     from_rows,
     history_figures,
     merge_all,
 )
 from migcheck.analysis.histories import HISTORY_SCHEMA
-from migcheck.analysis.sources import DriverFigures
+from migcheck.analysis.read.driver import DriverFigures
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import KeyLayout
 
@@ -106,7 +107,8 @@ def test_aggregate_reads_the_figures_of_the_driver(
     compacted: bool, records: int, moved: int
 ) -> None:
     meta = TopicMeta("t", "compact" if compacted else "delete", 2)
-    aggs, moved_keys = aggregate(DriverFigures(_table()), [meta], [4], "murmur2")
+    spec = figure_spec([meta], [A], [4], 10)
+    aggs, moved_keys = aggregate(DriverFigures(_table(), spec), "murmur2")
     t = aggs["t"]
     assert moved_keys is None  # the driver's figures keep no row per key
     assert (t.partitioner, t.null_keys, t.scanned) == ("murmur2", 4, {0: 4, 1: 6})

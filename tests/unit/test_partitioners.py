@@ -218,12 +218,12 @@ def test_raw_hashes_match_the_real_clients() -> None:
     ]
 
 
-def _raw(kind: int, keys: list[bytes]) -> list[int]:
+def _raw(hash_id: int, keys: list[bytes]) -> list[int]:
     offsets = np.zeros(len(keys) + 1, dtype=np.int64)
     np.cumsum([len(k) for k in keys], out=offsets[1:])
     data = np.frombuffer(b"".join(keys), dtype=np.uint8)
     out = np.empty(len(keys), dtype=np.int64)
-    kernels.raw_hashes(kind, offsets, data, out)
+    kernels.raw_hashes(hash_id, offsets, data, out)
     return out.tolist()
 
 
@@ -293,8 +293,8 @@ def test_compiled_kernels_equal_interpreted() -> None:
     compiled = kernels._compiled()["_partitions"]
     for p in migcheck.PARTITIONERS.values():
         a, b = np.empty(len(keys), np.int32), np.empty(len(keys), np.int32)
-        kernels._partitions(p.kind, p.rule, offsets, data, 1009, a)  # the plain Python source
-        compiled(p.kind, p.rule, offsets, data, 1009, b)
+        kernels._partitions(p.hash_id, p.rule, offsets, data, 1009, a)  # the plain Python source
+        compiled(p.hash_id, p.rule, offsets, data, 1009, b)
         assert a.tolist() == b.tolist(), p.name
 
 

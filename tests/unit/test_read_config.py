@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from migcheck.errors import ReadError
-from migcheck.kafka.config import ClientConfig, parse_properties
+from migcheck.kafka.config import ClientConfig, consumer_options, parse_properties
 
 JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -86,3 +86,19 @@ def test_fetch_tuning_reaches_the_consumer_only() -> None:
 def test_fetch_tuning_that_is_not_a_number_is_refused() -> None:
     with pytest.raises(ReadError, match=r"max.partition.fetch.bytes must be a whole number"):
         ClientConfig.from_properties("b:9092", {"max.partition.fetch.bytes": "8k"})
+
+
+def test_a_full_scans_consumer_raises_where_others_reset_as_kafka_python_reads_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """kafka-python's own subscription state, built from the option as ``KafkaConsumer``
+    builds it: without a default reset policy its fetcher raises OffsetOutOfRangeError
+    (a full scan's consumer); every other reader resets to the earliest offset."""
+    from kafka.consumer.subscription_state import SubscriptionState
+
+    client = ClientConfig.load("h:9092", None)
+    scan = consumer_options(client, fail_on_deleted=True)["auto_offset_reset"]
+    other = consumer_options(client)["auto_offset_reset"]
+    assert not SubscriptionState(scan).has_default_offset_reset_policy()
+    assert SubscriptionState(other).has_default_offset_reset_policy()
+    assert "Unrecognized" not in caplog.text  # a value kafka-python knows, not a fallback

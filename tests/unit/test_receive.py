@@ -1,24 +1,32 @@
-"""kafka-python's receive path with fewer copies (migcheck.kafka.receive): the same bytes
-as kafka-python's own methods give, which stand as the oracle here.  The patch is
-class-wide, and a test process that has read Kafka has it installed, so the oracle is a
-fresh copy of kafka-python's frame module.  Real sockets, no broker."""
+"""Hooks 1 to 3 of migcheck.kafka.private_hooks (kafka-python's receive path with fewer
+copies): the same bytes and responses as kafka-python's own methods give, which stand
+as the oracle here.  The hooks are class-wide, and a test process that has read Kafka has
+them installed, so the oracle is a fresh copy of kafka-python's modules, loaded from its
+files as written.  Real sockets, no broker."""
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import random
 import socket
 import threading
 import types
 from pathlib import Path
 
+import kafka.net.transport
 import kafka.protocol.frame
+import kafka.protocol.parser
+import pytest
+from batches import random_log
 from kafka.errors import KafkaConnectionError
+from kafka.protocol.consumer import FetchRequest, FetchResponse
 from kafka.protocol.frame import KafkaBytes
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.parser import KafkaProtocol
 
-from migcheck.kafka.receive import RECV_BYTES, _frame_read, _sock_recv
+from migcheck.kafka import private_hooks
+from migcheck.kafka.private_hooks import RECV_BYTES, frame_read, sock_recv
 
 
 class _Transport:
@@ -28,20 +36,22 @@ class _Transport:
         self._sock = sock
 
 
-def _pristine_frame_module() -> types.ModuleType:
-    """kafka-python's ``kafka/protocol/frame.py``, loaded anew: its ``KafkaBytes`` as
-    kafka-python wrote it, whatever this process has patched."""
-    path = Path(kafka.protocol.frame.__file__)
-    spec = importlib.util.spec_from_file_location("kafka_frame_as_written", path)
+def _as_written(module: types.ModuleType, **names: object) -> types.ModuleType:
+    """kafka-python's ``module``, loaded anew from its file (as kafka-python wrote it,
+    whatever this process has patched), ``names`` then set in it."""
+    path = Path(str(module.__file__))
+    spec = importlib.util.spec_from_file_location(f"{module.__name__}_as_written", path)
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    fresh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fresh)
+    for name, value in names.items():
+        setattr(fresh, name, value)
+    return fresh
 
 
 def test_a_frame_reads_the_bytes_kafka_pythons_own_read_gives() -> None:
-    as_written = _pristine_frame_module().KafkaBytes
-    assert as_written.read is not _frame_read
+    as_written = _as_written(kafka.protocol.frame).KafkaBytes
+    assert as_written.read is not frame_read
     rng = random.Random(3)
     payload = rng.randbytes(20_000)
     ours, theirs = KafkaBytes(len(payload)), as_written(len(payload))
@@ -51,43 +61,104 @@ def test_a_frame_reads_the_bytes_kafka_pythons_own_read_gives() -> None:
     theirs.seek(0)
     # short reads (ints, names), long ones (a fetch's records), past the end, the rest
     for n in [4, 2, 300, 255, 256, 8_000, 1, 9_000, 5_000, None, 10, None]:
-        got = _frame_read(ours, n)
+        got = frame_read(ours, n)
         assert got == theirs.read(n)
         assert type(got) is bytes
         assert ours.tell() == theirs.tell()
 
 
-def test_a_socket_is_received_whole_in_order_then_its_close_is_an_error() -> None:
+def _received(recv: types.FunctionType, sent: bytes) -> tuple[bytes, list[type[Exception]]]:
+    """What ``recv`` (a transport's ``_sock_recv``) gathers of ``sent``, written by another
+    thread, then of the peer's close: the bytes, and the error classes it returned."""
     here, there = socket.socketpair()
     here.setblocking(False)
-    sent = random.Random(5).randbytes(3 * RECV_BYTES + 12_345)
-    writer = threading.Thread(target=there.sendall, args=(sent,))
+    writer = threading.Thread(target=lambda: (there.sendall(sent), there.close()))
     writer.start()
-    got = bytearray()
-    while len(got) < len(sent):
-        data, err = _sock_recv(_Transport(here))
-        assert err is None
+    got, errors = bytearray(), []
+    while not errors:
+        data, err = recv(_Transport(here))
         got += data
+        if err is not None:
+            errors.append(type(err))
     writer.join()
-    assert bytes(got) == sent
-    there.close()
-    data, err = _sock_recv(_Transport(here))
-    assert data == b""
-    assert isinstance(err, KafkaConnectionError)
     here.close()
+    return bytes(got), errors
 
 
-def test_nothing_waiting_is_no_bytes_and_no_error() -> None:
+def test_a_socket_is_received_as_kafka_pythons_own_receive_gets_it() -> None:
+    theirs = _as_written(kafka.net.transport).KafkaTCPTransport._sock_recv
+    assert theirs is not sock_recv
+    sent = random.Random(5).randbytes(3 * RECV_BYTES + 12_345)
+    got = _received(sock_recv, sent)
+    assert got == _received(theirs, sent)
+    assert got == (sent, [KafkaConnectionError])
+
+
+def test_nothing_waiting_is_no_bytes_and_no_error_as_in_kafka_python() -> None:
+    theirs = _as_written(kafka.net.transport).KafkaTCPTransport._sock_recv
     here, there = socket.socketpair()
     here.setblocking(False)
-    assert _sock_recv(_Transport(here)) == (b"", None)
+    assert sock_recv(_Transport(here)) == theirs(_Transport(here)) == (b"", None)
     here.close()
     there.close()
+
+
+def _fetch_response(version: int, seed: int) -> FetchResponse:
+    """A fetch response of three partitions' record batches (kafka-python's builder)."""
+    rng = random.Random(seed)
+    r = FetchResponse.FetchableTopicResponse
+    partitions = []
+    for p in range(3):
+        batches, aborted = random_log(rng, rng.randrange(0, 1000))
+        partitions.append(r.PartitionData(
+            partition_index=p, error_code=0, high_watermark=5000, last_stable_offset=5000,
+            log_start_offset=0, preferred_read_replica=-1, records=b"".join(batches),
+            aborted_transactions=[r.PartitionData.AbortedTransaction(
+                producer_id=pid, first_offset=o) for pid, o in aborted],
+        ))  # fmt: skip
+    topic = r(topic="t", topic_id=None, partitions=partitions)
+    return FetchResponse[version](throttle_time_ms=0, error_code=0, session_id=0,
+                                  responses=[topic])  # fmt: skip
+
+
+def _parsed(parser_class: type[KafkaProtocol], response: FetchResponse, cuts: list[int]) -> list:
+    """What a parser of ``parser_class`` makes of ``response``'s frame, received in pieces
+    cut at ``cuts``."""
+    parser = parser_class(client_id="migcheck-test")
+    request = FetchRequest[response.API_VERSION]()
+    response.with_header(correlation_id=parser.send_request(request))
+    frame = bytes(response.encode(framed=True, header=True))
+    bounds = [0, *sorted(c % (len(frame) + 1) for c in cuts), len(frame)]
+    got = []
+    for a, b in itertools.pairwise(bounds):
+        got += parser.receive_bytes(frame[a:b])
+    return got
+
+
+@pytest.mark.parametrize("version", [11, 12, 16])
+def test_a_fetch_response_parses_as_kafka_pythons_own_parser_parses_it(
+    version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hooks 2 and 3 installed (as every consumer installs them) against kafka-python's
+    parser and frame as written: the same responses from the same bytes, cut anywhere."""
+    monkeypatch.delenv(private_hooks.OFF_SWITCH, raising=False)
+    private_hooks.receive_leanly()
+    assert KafkaBytes.read is frame_read  # the hooks are in: the test compares something
+    frame = _as_written(kafka.protocol.frame)
+    theirs = _as_written(kafka.protocol.parser, KafkaBytes=frame.KafkaBytes).KafkaProtocol
+    assert theirs.receive_bytes is not KafkaProtocol.receive_bytes
+    rng = random.Random(version)
+    for seed in range(4):
+        response = _fetch_response(version, seed)
+        cuts = [rng.randrange(1 << 20) for _ in range(rng.randrange(0, 6))]
+        expected = _parsed(theirs, response, cuts)
+        assert len(expected) == 1 and len(expected[0][1].responses[0].partitions) == 3
+        assert _parsed(KafkaProtocol, response, cuts) == expected
 
 
 def test_kafka_pythons_parser_takes_views_of_a_response_cut_anywhere() -> None:
-    """The patch hands kafka-python's own parser views, not bytes: it must decode a
-    response cut at any point, in two reads, to what the whole bytes decode to."""
+    """Hook 2 hands kafka-python's own parser views, not bytes: it must decode a response
+    cut at any point, in two reads, to what the whole bytes decode to."""
     versions = ApiVersionsResponse[0]
     keys = [versions.ApiVersion(api_key=k, min_version=0, max_version=k % 17) for k in range(60)]
 

@@ -24,7 +24,6 @@ from migcheck.report import FORMATS, render
 from migcheck.report.analyze import render_analyze_markdown as render_markdown
 from migcheck.report.analyze import render_analyze_text as render_text
 from migcheck.report.formatting import format_bytes, format_estimate, format_fraction
-from migcheck.report.jsonfmt import render_json
 from migcheck.report.svg import heatmap_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -34,11 +33,12 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
 # --- JSON -------------------------------------------------------------------------------
 
 
-def test_json_round_trips_to_the_same_dict() -> None:
+def test_json_round_trips_to_the_same_dict_with_its_kind_first() -> None:
     report = _report()
-    out = render_json(report)
+    out = render(report, "json")
     assert out.endswith("}\n")
-    assert json.loads(out) == report
+    assert json.loads(out) == {"report": "analyze", **report}
+    assert out.startswith('{\n  "report": "analyze",\n  "migcheck_version": ')
     assert '\n  "topics": [\n' in out  # indented
 
 
@@ -47,8 +47,9 @@ def test_json_keeps_the_documented_key_order_whatever_the_dict_order() -> None:
     cand = report["topics"][0]["candidates"][0]
     report["topics"][0]["candidates"][0] = {"extra": 1, **dict(reversed(list(cand.items())))}
     report = {k: report[k] for k in reversed(list(report))}
-    parsed = json.loads(render_json(report))
+    parsed = json.loads(render(report, "json"))  # type: ignore[arg-type]
     assert list(parsed) == [
+        "report",
         "migcheck_version",
         "generated_at",
         "source",
@@ -88,7 +89,7 @@ def test_json_refuses_nan_rather_than_writing_invalid_json() -> None:
     report = _report()
     report["topics"][0]["candidates"][0]["skew"] = float("nan")
     with pytest.raises(ValueError):
-        render_json(report)
+        render(report, "json")
 
 
 # --- text -------------------------------------------------------------------------------

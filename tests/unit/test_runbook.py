@@ -25,13 +25,21 @@ from migcheck.model.runbook import (
     GroupLag,
     GroupsFacts,
     Run,
+    Runbook,
     RunbookFacts,
     ShellCheck,
     ShellHelper,
+    SplitRefusal,
     Step,
 )
 from migcheck.report import runbook
-from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.report.runbook import (
+    render_markdown,
+    render_runbook_markdown,
+    render_runbook_sh,
+    render_sh,
+)
+from migcheck.report.why import runbook_lines
 from migcheck.streams.steps import steps
 
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
@@ -328,3 +336,39 @@ def test_markdown_shows_the_text_report_while_the_script_reads_json(tmp_path: Pa
     run = next(ln for ln in sh.splitlines() if ln.startswith("  check app_is_healthy "))
     assert run.endswith("--topic orders-p6 --to 6 --format json")
     assert "Health today" not in sh  # nothing depends on the text report's wording
+
+
+# --- the command's result: data, which the CLI alone writes out -----------------------
+
+
+def test_a_runbook_is_written_with_the_header_it_was_made_with() -> None:
+    facts = _facts()
+    header = {"migcheck_version": "9.9.9", "generated_at": "2026-01-02T03:04:05Z"}
+    made = Runbook(facts, tuple(steps(facts)), header)  # type: ignore[arg-type]
+    written = "Written by migcheck 9.9.9 on 2026-01-02T03:04:05Z from the cluster at "
+    assert f"> {written}broker-1:9092,broker-2:9092.\n" in render_runbook_markdown(made)
+    assert f"\n# {written}broker-1:9092,broker-2:9092.\n" in render_runbook_sh(made)
+    assert runbook_lines(made) == []  # nothing to say on stderr: exit 0
+
+
+def test_a_refused_in_place_change_says_why_in_each_format_and_on_stderr() -> None:
+    refused = SplitRefusal("shop", "orders", 6, "CRASH", ("counts",), ("k1", "a*b"))
+    assert render_runbook_markdown(refused).splitlines() == [
+        "Refused: --strategy in-place for orders -&gt; 6 partitions under shop.",
+        "migcheck app says CRASH. The store counts reads orders directly: after an in-place "
+        "alter and a reset, each moved key's old records stay in its old partition while its "
+        "new records go to the new one, so the reprocess splits its history over two tasks.",
+        "2 keys of orders would split (below). Use --strategy new-topic (or auto), or pass "
+        "--accept-split-history to write the in-place runbook anyway.",
+        "",
+        "k1",
+        "a\\*b",
+    ]
+    script = render_runbook_sh(refused).splitlines()
+    assert script[0] == "#!/usr/bin/env bash"
+    assert script[1] == "# Refused: --strategy in-place for orders -> 6 partitions under shop."
+    assert script[-4:] == ["# k1", "# a*b", "echo 'refused: see the comments' >&2", "exit 1"]
+    assert runbook_lines(refused) == [
+        "refused --strategy in-place: 2 keys of orders would split their history in counts "
+        "(listed in the output); use --strategy new-topic or --accept-split-history"
+    ]

@@ -10,7 +10,8 @@ import pytest
 from sample_report import report as _report
 
 from migcheck.errors import ReportFormatError
-from migcheck.report.jsonfmt import render_json
+from migcheck.model.analyze import Report
+from migcheck.report import render
 from migcheck.report.schema import DOC_SECTIONS, check_report, fields
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
@@ -38,7 +39,7 @@ def test_every_documented_table_is_a_schema_object() -> None:
 
 
 def test_json_follows_the_schema_order_for_every_object() -> None:
-    parsed = json.loads(render_json(_report()))
+    parsed = json.loads(render(_report(), "json"))  # type: ignore[arg-type]
     assert list(parsed["gate"]) == ["fail_if_moved", "max_moved_fraction", "failed", "reason"]
     assert list(parsed["topics"][0]["verdict"]) == ["level", "text"]
     assert list(parsed["topics"][0]["partitions"][0]) == [
@@ -51,14 +52,14 @@ def test_json_follows_the_schema_order_for_every_object() -> None:
 
 
 def test_check_report_accepts_a_whole_report_and_names_the_first_gap() -> None:
-    check_report(_report())
+    check_report(_report(), Report)
     broken = _report()
     del broken["topics"][1]["candidates"][0]["load"][2]["bytes"]
     with pytest.raises(
         ReportFormatError, match=r"no 'topics\[1\]\.candidates\[0\]\.load\[2\]\.bytes'"
     ):
-        check_report(broken)
+        check_report(broken, Report)
     broken = _report()
     broken["topics"][0]["verdict"] = "moves"
     with pytest.raises(ReportFormatError, match=r"topics\[0\]\.verdict is not an object"):
-        check_report(broken)
+        check_report(broken, Report)

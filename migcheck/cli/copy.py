@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
+    command_output,
     conf_option,
     connection_of,
     master_option,
@@ -16,7 +15,6 @@ from migcheck.cli.common import (
     spark_of,
 )
 from migcheck.commands.copy import CopyOptions, run_copy
-from migcheck.report.copy import render_copy_summary
 
 
 @click.command("copy")
@@ -33,7 +31,16 @@ from migcheck.report.copy import render_copy_summary
 )
 @master_option
 @conf_option
-def copy_cmd(**opts: Any) -> int:
+def copy_cmd(
+    bootstrap: str | None,
+    command_config: str | None,
+    topic: str,
+    into: str,
+    partitioner: str,
+    checkpoint: str | None,
+    master: str | None,
+    conf: tuple[str, ...],
+) -> int:
     """Copy every committed record of --topic into --into, each key on its new partition.
 
     Exactly once, also across a killed run (with --checkpoint), in order per key,
@@ -41,7 +48,14 @@ def copy_cmd(**opts: Any) -> int:
     when the producers' partitioner cannot be told (force it with --partitioner),
     2 on bad input (a non-empty --into without a checkpoint is refused).
     """
-    options = CopyOptions(connection=connection_of(opts), spark=spark_of(opts), **opts)
-    result, code = run_copy(options)
-    click.echo(render_copy_summary(result), nl=False)
-    return code
+    options = CopyOptions(
+        connection=connection_of(bootstrap, command_config),
+        spark=spark_of(master, conf),
+        topic=topic,
+        into=into,
+        partitioner=partitioner,
+        checkpoint=checkpoint,
+    )
+    outcome = run_copy(options)
+    click.echo(command_output().formats["text"](outcome.report), nl=False)
+    return outcome.exit_code

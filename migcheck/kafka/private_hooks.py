@@ -1,0 +1,320 @@
+"""Every hook into kafka-python's private code, fenced by kafka-python's version.
+
+kafka-python's public API reads Kafka correctly, but too slowly for migcheck's reads, and
+has no call for one request migcheck needs.  The hooks below reach into its private
+code, which any release may change without a word.  So they live here and nowhere
+else, each written for one series of kafka-python, :data:`TESTED_SERIES` (the pin in
+``pyproject.toml``), and tested against its own implementation (``tests/unit/``:
+``test_receive.py``, ``test_recordbatch.py``, ``test_private_hooks.py``).  This module checks
+the installed kafka-python when it is imported; outside that series every hook takes
+kafka-python's own public path instead (the same records, read more slowly), and the
+first hook used prints one line on stderr saying so, once per process.  With
+``MIGCHECK_KAFKA_HOOKS=off`` every hook takes the public path too, silently: the tests
+compare the two paths.
+
+The six hooks, each with why (and its public path):
+
+1. ``KafkaTCPTransport._sock_recv``, replaced class-wide: receives up to 1 MiB a call
+   rather than 4 KiB, so a fetch arrives in a few calls (public: kafka-python's own).
+2. ``KafkaProtocol.receive_bytes``, wrapped class-wide: parses a ``memoryview`` of what was
+   received, so the parser's slices are views, not copies (public: kafka-python's own).
+3. ``KafkaBytes.read``, replaced class-wide: a frame's long reads are copied once, not
+   twice (public: kafka-python's own).
+4. The fetcher's ``PartitionRecords`` (``consumer._fetcher``), subclassed per consumer: a
+   fetched partition's bytes become one :class:`~migcheck.kafka.recordbatch.Columns` chunk
+   (:func:`~migcheck.kafka.recordbatch.decode`), not a Python object per record (public:
+   ``poll``'s records, gathered into the same columns by ``recordbatch.columns_of_records``).
+5. The consumer's metadata cache (``consumer._cluster``): a partition no longer in it (its
+   topic deleted) ends a read at once, without asking the cluster (public: none; the read
+   ends at its idle timeout instead).
+6. The admin client's coordinator lookup and connection manager
+   (``admin._find_coordinator_id``, ``admin._manager``): StreamsGroupDescribe, a request
+   kafka-python has no call for (public: none; the group is described as by a broker
+   without that request, its model inferred from its topics).
+
+Hooks 1 to 3 are installed once per process by every consumer
+(:func:`receive_leanly`); 4 by every read of samples and full scans
+(:func:`fetch_columns`); 5 on every empty poll (:func:`partition_gone`); 6 by ``migcheck
+app``, ``plan`` and ``runbook`` on a streams group (:func:`streams_group_response`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from kafka import __version__ as KAFKA_PYTHON_VERSION
+from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.consumer.fetcher import Fetcher
+    from kafka.net.transport import KafkaTCPTransport
+    from kafka.protocol.api_message import ApiMessage
+    from kafka.protocol.frame import KafkaBytes
+    from kafka.protocol.parser import KafkaProtocol
+    from kafka.record.memory_records import MemoryRecords
+
+    from migcheck.kafka.recordbatch import Columns
+    from migcheck.kafka.schemas import StreamsGroupDescribeResponse
+
+    #: ``KafkaProtocol.receive_bytes``: received bytes to (correlation id, response) pairs.
+    ParseBytes = Callable[[KafkaProtocol, bytes | memoryview], list[tuple[int, ApiMessage]]]
+
+# --- the fence ---------------------------------------------------------------------
+
+#: The kafka-python series (major, minor) every hook is written and tested for: the same
+#: range as the pin ``kafka-python>=3.0,<3.1`` in pyproject.toml (a unit test holds the two
+#: together).
+TESTED_SERIES = (3, 0)
+
+#: ``MIGCHECK_KAFKA_HOOKS=off``: every hook takes kafka-python's public path, as outside
+#: :data:`TESTED_SERIES` (for the tests that compare the two paths).
+OFF_SWITCH = "MIGCHECK_KAFKA_HOOKS"
+
+
+def in_tested_series(version: str) -> bool:
+    """Whether kafka-python ``version`` is of :data:`TESTED_SERIES` (a version that does
+    not parse is not)."""
+    try:
+        return Version(version).release[:2] == TESTED_SERIES
+    except InvalidVersion:
+        return False
+
+
+class Fence:
+    """Whether the hooks may reach into the installed kafka-python: decided once, at import,
+    from its version (and, at each use, the :data:`OFF_SWITCH`)."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.tested = in_tested_series(version)
+        self._told = False
+        self._lock = threading.Lock()
+
+    @property
+    def line(self) -> str:
+        """The one stderr line that says kafka-python is outside the tested series."""
+        series = ".".join(map(str, TESTED_SERIES))
+        return (
+            f"migcheck: kafka-python {self.version} is outside the tested range {series}.x: "
+            "reading with kafka-python's own code (slower), streams groups not described"
+        )
+
+    def open(self) -> bool:
+        """Whether a hook may be used now; outside the tested series, the first call of the
+        process prints :attr:`line` on stderr."""
+        if os.environ.get(OFF_SWITCH) == "off":
+            return False
+        if not self.tested:
+            with self._lock:
+                if not self._told:
+                    print(self.line, file=sys.stderr, flush=True)
+                    self._told = True
+        return self.tested
+
+
+#: The fence of this process's kafka-python.
+FENCE = Fence(KAFKA_PYTHON_VERSION)
+
+
+# --- hooks 1 to 3: the receive path --------------------------------------------------
+
+#: Bytes one ``recv`` call may take (hook 1): a fetch response of up to 8 MiB
+#: (``config.open_consumer``) arrives in a few calls rather than two thousand.
+RECV_BYTES = 1 << 20
+
+#: A frame read this long or longer copies through a ``memoryview`` (hook 3); a shorter one
+#: (an integer, a name) is cheaper sliced as before.
+VIEW_READ_BYTES = 256
+
+_transport_log = logging.getLogger("kafka.net.transport")
+_receiving_leanly = False
+
+
+def receive_leanly() -> None:
+    """Install hooks 1 to 3 in this process, once, class-wide (every consumer of the
+    process; ``config.open_consumer`` calls it for every read).
+
+    Why: a reader spends about as much CPU receiving its fetch responses as decoding
+    them.  kafka-python 3.0 receives the socket 4 KiB at a time and joins the pieces,
+    copies a slice of the joined bytes into its frame buffer, and hands out a fetch's
+    records as ``bytes`` of a ``bytearray`` slice: two more copies, most of the network
+    thread's CPU in a profile (docs/benchmarks.md).  The bytes and their
+    order are unchanged: the rest of kafka-python sees what it saw before.  TLS keeps
+    its own transport's receive (``KafkaSSLTransport`` overrides hook 1's method).
+    """
+    global _receiving_leanly
+    if _receiving_leanly or not FENCE.open():
+        return
+    from kafka.net.transport import KafkaTCPTransport
+    from kafka.protocol.frame import KafkaBytes
+    from kafka.protocol.parser import KafkaProtocol
+
+    KafkaProtocol.receive_bytes = parsing_views(KafkaProtocol.receive_bytes)
+    KafkaBytes.read = frame_read
+    KafkaTCPTransport._sock_recv = sock_recv
+    _receiving_leanly = True
+
+
+def parsing_views(parse: ParseBytes) -> ParseBytes:
+    """Hook 2: ``parse`` (``KafkaProtocol.receive_bytes``) given a ``memoryview`` of the
+    received bytes, so that its slices are views, not copies."""
+
+    def receive_bytes(self: KafkaProtocol, data: bytes) -> list[tuple[int, ApiMessage]]:
+        return parse(self, memoryview(data))
+
+    return receive_bytes
+
+
+def frame_read(self: KafkaBytes, nbytes: int | None = None) -> bytes:
+    """Hook 3, ``KafkaBytes.read``: the next ``nbytes`` of the frame (all that is left when
+    None), as ``bytes``, copied once."""
+    start = self._idx
+    end = len(self) if nbytes is None else min(start + nbytes, len(self))
+    self._idx = end
+    if end - start >= VIEW_READ_BYTES:
+        return bytes(memoryview(self)[start:end])
+    return bytes(self[start:end])
+
+
+def sock_recv(self: KafkaTCPTransport) -> tuple[bytes, Exception | None]:
+    """Hook 1, ``KafkaTCPTransport._sock_recv``: all the bytes the socket holds now, and the
+    error that closes the connection if any, as kafka-python's own does."""
+    from kafka.errors import KafkaConnectionError
+
+    received: list[bytes] = []
+    err = None
+    while True:
+        try:
+            data = self._sock.recv(RECV_BYTES)
+        except (BlockingIOError, InterruptedError):
+            break
+        except BaseException as e:
+            _transport_log.exception("%s: Error receiving network data closing socket", self)
+            err = KafkaConnectionError(e)
+            break
+        if not data:  # a disconnected socket reads empty, without an exception
+            _transport_log.error("%s: socket disconnected", self)
+            err = KafkaConnectionError("socket disconnected")
+            break
+        received.append(data)
+    return (received[0] if len(received) == 1 else b"".join(received)), err
+
+
+# --- hook 4: the fetcher decodes to columns --------------------------------------------
+
+
+def fetch_columns(consumer: KafkaConsumer, ends: Mapping[TopicPartition, int]) -> bool:
+    """Install hook 4 on ``consumer``: each poll then returns, per partition, a list of
+    :class:`~migcheck.kafka.recordbatch.Columns` chunks of the records in
+    ``[position, end)``, ``end`` read from ``ends`` (the reader sets it before it seeks);
+    the position moves as usual.  False, and ``consumer`` unchanged (its polls return
+    kafka-python's records), when the fence is closed.
+
+    Why: a sample's read spent about 70% of its time in kafka-python building Python
+    objects per record (``DefaultRecordBatch._read_msg``, then ``ConsumerRecord``) only
+    for migcheck to keep a key and two sizes of each.  kafka-python still does all the
+    work around the bytes (connections, fetch sessions, leader changes, retries,
+    positions); only what its fetcher makes of one fetched partition's bytes changes.
+    """
+    if not FENCE.open():
+        return False
+    fetcher = consumer._fetcher
+    fetcher.PartitionRecords = chunk_records(type(fetcher).PartitionRecords, ends)
+    return True
+
+
+def chunk_records(
+    base: type[Fetcher.PartitionRecords], ends: Mapping[TopicPartition, int]
+) -> type[Fetcher.PartitionRecords]:
+    """Hook 4's subclass of kafka-python's ``PartitionRecords`` (``base``): one fetched
+    partition's records as one ``Columns`` chunk, up to the partition's end in ``ends``."""
+    from migcheck.kafka.recordbatch import decode
+
+    class ChunkRecords(base):  # type: ignore[misc, valid-type]
+        def _maybe_skip_record(self, record: Columns) -> bool:
+            return False  # the decoder already starts at the fetch offset
+
+        def _unpack_records(
+            self,
+            tp: TopicPartition,
+            records: MemoryRecords,
+            key_deserializer: object,
+            value_deserializer: object,
+        ) -> Iterator[Columns]:
+            # listed by the broker for read_committed fetches only
+            aborted = [(t.producer_id, t.first_offset) for t in self.aborted_transactions]
+            got = decode(
+                records._buffer,  # MemoryRecords keeps the fetched bytes as they came
+                self.fetch_offset,
+                ends.get(tp, 2**62),
+                aborted,
+                f"{tp.topic}-{tp.partition}",
+                self.check_crcs,
+            )
+            if got.leader_epoch >= 0:
+                self.leader_epoch = got.leader_epoch
+            self.next_fetch_offset = got.next_offset
+            self.records_read += got.columns.n
+            if got.columns.n:
+                yield got.columns
+            self.drain()
+
+    return ChunkRecords
+
+
+# --- hook 5: the metadata cache ---------------------------------------------------------
+
+
+def partition_gone(consumer: KafkaConsumer, tp: TopicPartition) -> bool:
+    """Hook 5: whether the consumer's metadata lacks ``tp``, without asking the cluster
+    (False, never known, when the fence is closed).
+
+    Why: a fetch of a deleted topic fails with UNKNOWN_TOPIC_OR_PARTITION, after which
+    kafka-python refreshes its metadata and drops the topic, so the read can stop at once
+    instead of waiting out its idle timeout.  Before the first metadata the topic is
+    unknown too, so the reader trusts this only for a partition it has seen there or read
+    from; a topic whose read was denied is left out of the metadata as well, and is not
+    "gone".  kafka-python's public ``partitions_for_topic`` asks the cluster whenever the
+    topic is missing, and cannot tell a denied topic from a deleted one.
+    """
+    if not FENCE.open():
+        return False
+    cluster = consumer._cluster
+    if tp.topic in cluster.unauthorized_topics:
+        return False
+    partitions = cluster.partitions_for_topic(tp.topic)
+    return partitions is None or tp.partition not in partitions
+
+
+# --- hook 6: StreamsGroupDescribe --------------------------------------------------------
+
+
+def streams_group_response(
+    admin: KafkaAdminClient, group_id: str
+) -> StreamsGroupDescribeResponse | None:
+    """Hook 6: the group coordinator's StreamsGroupDescribe response for ``group_id``, or
+    None when the fence is closed.  kafka-python's errors propagate (IncompatibleBrokerVersion
+    from a broker without the request).
+
+    Why: kafka-python has no public call for a request it does not know, so this uses the
+    same private coordinator lookup and connection manager that its own group requests
+    (``describe_groups``) use.
+    """
+    if not FENCE.open():
+        return None
+    return admin._manager.run(_ask_coordinator, admin, group_id)
+
+
+async def _ask_coordinator(admin: KafkaAdminClient, group_id: str) -> StreamsGroupDescribeResponse:
+    """Send StreamsGroupDescribe to ``group_id``'s coordinator, as ``describe_groups`` does."""
+    from migcheck.kafka.schemas import StreamsGroupDescribeRequest
+
+    request = StreamsGroupDescribeRequest(group_ids=[group_id], include_authorized_operations=False)
+    node_id = await admin._find_coordinator_id(group_id)
+    return await admin._manager.send(request, node_id=node_id)

@@ -1,0 +1,355 @@
+"""migcheck.kafka.private_hooks: the fence around kafka-python's private code, and the
+hooks against kafka-python's own code through a real ``KafkaConsumer`` and
+``KafkaAdminClient`` talking to a broker in this process (``fakebroker``: kafka-python's
+own protocol classes on real sockets; no Kafka, no JVM).
+
+The hooks' public paths are compared with the hooks: the same Arrow batches from the same
+broker, read with ``MIGCHECK_KAFKA_HOOKS=off`` and without.  The range the fence admits is
+the pin in pyproject.toml.  Hooks 1 to 3 are tested in test_receive.py, hook 4's decoding
+in test_recordbatch.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+import tomllib
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import kafka
+import pyarrow as pa
+import pytest
+from batches import Record, batch, random_log
+from fakebroker import FakeBroker, Partition
+from kafka import TopicPartition
+from kafka.cluster import ClusterMetadata
+from kafka.protocol.metadata import MetadataResponse
+from packaging.requirements import Requirement
+
+from migcheck.errors import ReadError
+from migcheck.kafka import private_hooks
+from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.groups import describe_streams_group
+from migcheck.kafka.private_hooks import OFF_SWITCH, Fence, in_tested_series, partition_gone
+from migcheck.kafka.reader import WorkUnit, read_units
+from migcheck.kafka.schemas import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
+
+REPO = Path(__file__).resolve().parents[2]
+HOOKS = REPO / "migcheck" / "kafka" / "private_hooks.py"
+
+
+# --- the fence ---------------------------------------------------------------------------
+
+
+def _pin() -> Requirement:
+    """The kafka-python requirement in pyproject.toml."""
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    (pin,) = [Requirement(d) for d in deps if Requirement(d).name == "kafka-python"]
+    return pin
+
+
+@pytest.mark.parametrize(
+    "version",
+    ["2.3.1", "2.99", "3.0", "3.0.0", "3.0.12", "3.0.99.dev1", "3.1.0rc1", "3.1.0", "4.0.0"],
+)
+def test_the_fence_admits_what_the_pin_admits(version: str) -> None:
+    assert in_tested_series(version) == _pin().specifier.contains(version, prereleases=True)
+
+
+def test_a_version_that_does_not_parse_is_outside() -> None:
+    assert not in_tested_series("3.0-custom build")
+
+
+def test_this_process_is_fenced_by_the_kafka_python_it_imports() -> None:
+    assert private_hooks.FENCE.version == kafka.__version__
+    assert kafka.__version__ == importlib.metadata.version("kafka-python")
+    assert private_hooks.FENCE.tested  # the pinned kafka-python: the hooks are used
+
+
+def test_outside_the_range_every_use_is_refused_and_said_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(OFF_SWITCH, raising=False)
+    fence = Fence("3.1.0")
+    assert [fence.open() for _ in range(3)] == [False, False, False]
+    assert capsys.readouterr().err == (
+        "migcheck: kafka-python 3.1.0 is outside the tested range 3.0.x: reading with "
+        "kafka-python's own code (slower), streams groups not described\n"
+    )
+
+
+def test_inside_the_range_the_off_switch_alone_refuses_silently(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fence = Fence("3.0.12")
+    monkeypatch.delenv(OFF_SWITCH, raising=False)
+    assert fence.open()
+    monkeypatch.setenv(OFF_SWITCH, "off")
+    assert not fence.open()
+    assert capsys.readouterr().err == ""
+
+
+def test_a_process_outside_the_range_hooks_nothing_and_says_so_once() -> None:
+    """A fresh process (no hook installed yet) whose fence is 3.1.0: every hook takes the
+    public path, kafka-python's classes stay as written, one line on stderr."""
+    script = """
+import kafka.net.transport, kafka.protocol.frame, kafka.protocol.parser
+from kafka import TopicPartition
+from migcheck.kafka import private_hooks as h
+written = (kafka.protocol.frame.KafkaBytes.read, kafka.protocol.parser.KafkaProtocol.receive_bytes,
+           kafka.net.transport.KafkaTCPTransport._sock_recv)
+h.FENCE = h.Fence("3.1.0")
+h.receive_leanly()
+assert not h.fetch_columns(object(), {})
+assert not h.partition_gone(object(), TopicPartition("t", 0))
+assert h.streams_group_response(object(), "app") is None
+h.receive_leanly()
+assert written == (kafka.protocol.frame.KafkaBytes.read,
+                   kafka.protocol.parser.KafkaProtocol.receive_bytes,
+                   kafka.net.transport.KafkaTCPTransport._sock_recv)
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k != OFF_SWITCH}
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       cwd=REPO, env=env, timeout=60, check=False)  # fmt: skip
+    assert r.stdout == "ok\n", r.stderr
+    assert r.stderr.splitlines() == [Fence("3.1.0").line]
+
+
+# --- one module holds every hook ----------------------------------------------------------
+
+
+def _private_uses(path: Path) -> list[str]:
+    """``x._name`` (not on ``self`` or ``cls``) and imports of private kafka-python names."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        on_self = isinstance(node, ast.Attribute) and ast.unparse(node.value) in ("self", "cls")
+        if (
+            isinstance(node, ast.Attribute)
+            and re.fullmatch(r"_[a-z]\w*", node.attr)
+            and not on_self
+        ):
+            found.append(ast.unparse(node))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "kafka":
+            names = [*node.module.split("."), *(a.name for a in node.names)]
+            found += [f"from {node.module} import {n}" for n in names if n.startswith("_")]
+    return found
+
+
+def test_no_module_but_the_hooks_touches_kafka_pythons_private_names() -> None:
+    """PySpark's ``SparkContext`` is the one other library whose private names migcheck
+    uses (analysis/spark.py): anything else outside private_hooks.py fails here."""
+    found = {
+        f"{path.relative_to(REPO)}: {use}"
+        for path in sorted((REPO / "migcheck").rglob("*.py"))
+        if path != HOOKS
+        for use in _private_uses(path)
+        if not use.startswith("SparkContext.")
+    }
+    assert found == set()
+    assert "consumer._fetcher" in _private_uses(HOOKS)  # the check sees what it looks for
+
+
+def test_the_hooks_module_lists_as_many_hooks_as_it_says() -> None:
+    doc = private_hooks.__doc__ or ""
+    listed = re.findall(r"^(\d)\. ", doc, re.MULTILINE)
+    assert listed == [str(i) for i in range(1, len(listed) + 1)]
+    words = {"six": 6, "seven": 7, "five": 5}
+    (said,) = re.findall(r"The (\w+) hooks", doc)
+    assert words[said] == len(listed)
+
+
+# --- the hooks against kafka-python's own consumer and admin client ---------------------
+
+
+@pytest.fixture
+def broker() -> Iterator[FakeBroker]:
+    rng = random.Random(11)
+    logs = [random_log(rng, start) for start in (0, 0, 500)]
+    trimmed = [Record(1000 + i, b"k%d" % i, b"v" * i) for i in range(80)]  # 100 to 179
+    topics = {
+        "events": [
+            Partition(b, aborted, log_start=start)
+            for (b, aborted), start in zip(logs, (0, 0, 500), strict=True)
+        ],
+        "trimmed": [Partition([batch(100, trimmed)], log_start=100)],
+    }
+    fake = FakeBroker(topics)
+    yield fake
+    fake.close()
+
+
+def _read(
+    broker: FakeBroker, units: list[WorkUnit], every_record: bool, fetch_bytes: int = 4096
+) -> pa.Table:
+    """``read_units``' batches, the consumer fetching ``fetch_bytes`` a partition (several
+    fetches a partition)."""
+    client = ClientConfig(broker.bootstrap, {}, {"max_partition_fetch_bytes": fetch_bytes})
+    batches = list(read_units(client, units, idle_timeout_s=5, every_record=every_record))
+    return pa.Table.from_batches(batches).combine_chunks()
+
+
+def _hooks(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
+    if on:
+        monkeypatch.delenv(OFF_SWITCH, raising=False)
+    else:
+        monkeypatch.setenv(OFF_SWITCH, "off")
+
+
+@pytest.mark.parametrize("every_record", [False, True])
+def test_reads_with_and_without_the_hooks_give_the_same_batches(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch, every_record: bool
+) -> None:
+    """Hook 4 against kafka-python's own records (and hooks 1 to 3 on the way): whole
+    partitions, windows that start and end inside batches, a partition whose log starts
+    at 500, across several fetches each."""
+    ends = [p.end for p in broker.topics["events"]]
+    units = [
+        WorkUnit("events", 0, 0, ends[0]),
+        WorkUnit("events", 1, 7, max(8, ends[1] // 2)),
+        WorkUnit("events", 1, ends[1] // 2 + 3, ends[1]),
+        WorkUnit("events", 2, 500, ends[2]),
+    ]
+    _hooks(monkeypatch, on=True)
+    fast = _read(broker, units, every_record)
+    _hooks(monkeypatch, on=False)
+    public = _read(broker, units, every_record)
+    assert fast.num_rows > 300
+    assert fast.equals(public)
+
+
+@pytest.mark.parametrize("hooks", [True, False])
+def test_a_full_scan_below_the_log_start_fails_and_a_sample_starts_at_it(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch, hooks: bool
+) -> None:
+    """The full scan's reset policy, kafka-python's public ``auto_offset_reset='none'``:
+    as kafka-python documents it, a fetch out of range raises (the records below 100
+    were deleted); 'earliest', a sample's, moves to the log start."""
+    _hooks(monkeypatch, on=hooks)
+    unit = WorkUnit("trimmed", 0, 0, broker.topics["trimmed"][0].end)
+    with pytest.raises(ReadError, match=r"^trimmed-0: records from offset 0 were deleted"):
+        _read(broker, [unit], every_record=True)
+    sample = _read(broker, [unit], every_record=False)
+    assert sample.column("offset").to_pylist() == list(range(100, 180))
+
+
+@pytest.mark.parametrize(
+    ("hooks", "says"),
+    [(True, r"the record batch at offset 100 fails its CRC check"), (False, r"failed crc check")],
+)
+def test_a_corrupt_batch_fails_the_read_in_one_line(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch, hooks: bool, says: str
+) -> None:
+    """Hook 4's decoder and kafka-python's own check the CRC: either way a ReadError."""
+    _hooks(monkeypatch, on=hooks)
+    log = broker.topics["trimmed"][0]
+    corrupt = bytearray(log.batches[0])
+    corrupt[-3] ^= 0xFF  # inside the last record: only the CRC can tell
+    log.batches[0] = bytes(corrupt)
+    with pytest.raises(ReadError, match=f"^trimmed-0: .*{says}"):
+        _read(broker, [WorkUnit("trimmed", 0, 100, log.end)], every_record=True)
+
+
+@pytest.mark.parametrize(
+    ("hooks", "says"),
+    [(True, "was deleted during the read"), (False, "no records between offset")],
+)
+def test_a_topic_deleted_under_a_read_ends_it(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch, hooks: bool, says: str
+) -> None:
+    """Hook 5: kafka-python drops a deleted topic from its metadata cache, and the read
+    stops at once, saying so; without the hook it ends at its idle timeout (5 s here),
+    the one line saying only that no records came."""
+    _hooks(monkeypatch, on=hooks)
+    end = broker.topics["trimmed"][0].end
+    threading.Timer(1.0, broker.delete, args=("trimmed",)).start()
+    with pytest.raises(ReadError, match=says):
+        _read(broker, [WorkUnit("trimmed", 0, 100, end + 50)], every_record=True)
+
+
+def _cluster(*topics: MetadataResponse.MetadataResponseTopic) -> types.SimpleNamespace:
+    """A consumer's part hook 5 reads: kafka-python's own metadata cache, tracking
+    ``topics`` (as ``assign`` makes it) and updated by a Metadata response of them."""
+    r = MetadataResponse
+    broker = r.MetadataResponseBroker(node_id=0, host="h", port=1)
+    sent = r[12](throttle_time_ms=0, brokers=[broker], cluster_id="c", controller_id=0,
+                 topics=list(topics))  # fmt: skip
+    cluster = ClusterMetadata()
+    cluster.set_topics([t.name for t in topics])
+    cluster.update_metadata(r.decode(bytes(sent.encode()), version=12))  # as received
+    return types.SimpleNamespace(_cluster=cluster)
+
+
+def _topic(name: str, error: int, partitions: int) -> MetadataResponse.MetadataResponseTopic:
+    t = MetadataResponse.MetadataResponseTopic
+    p = t.MetadataResponsePartition
+    return t(error_code=error, name=name, is_internal=False, partitions=[
+        p(error_code=0, partition_index=i, leader_id=0, leader_epoch=0, replica_nodes=[0],
+          isr_nodes=[0], offline_replicas=[]) for i in range(partitions)])  # fmt: skip
+
+
+def test_a_denied_topic_is_not_gone_a_missing_one_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hook 5 against kafka-python's metadata cache: a topic answered
+    TOPIC_AUTHORIZATION_FAILED (29) is kept in ``unauthorized_topics``, not "gone"; one
+    answered UNKNOWN_TOPIC_OR_PARTITION (3), or a partition past the count, is."""
+    monkeypatch.delenv(OFF_SWITCH, raising=False)
+    consumer = _cluster(_topic("here", 0, 2), _topic("denied", 29, 0), _topic("deleted", 3, 0))
+    assert not partition_gone(consumer, TopicPartition("here", 1))
+    assert partition_gone(consumer, TopicPartition("here", 2))
+    assert not partition_gone(consumer, TopicPartition("denied", 0))
+    assert partition_gone(consumer, TopicPartition("deleted", 0))
+    assert partition_gone(consumer, TopicPartition("never-heard-of", 0))
+
+
+def _described(request: StreamsGroupDescribeRequest) -> StreamsGroupDescribeResponse:
+    """What a broker answers: group ``app``, one sub-topology, one member."""
+    g = StreamsGroupDescribeResponse.DescribedGroup
+    s = g.Topology.Subtopology
+    a = g.Member.Assignment
+    changelog = s.TopicInfo(name="app-store-changelog", partitions=0, replication_factor=1,
+                            topic_configs=[])  # fmt: skip
+    none = a(active_tasks=[], standby_tasks=[], warmup_tasks=[])
+    member = g.Member(member_id="m1", member_epoch=3, client_id="app-1-StreamThread-1",
+                      client_host="/10.0.0.1", topology_epoch=2, process_id="p1",
+                      client_tags=[], task_offsets=[], task_end_offsets=[], is_classic=False,
+                      assignment=a(active_tasks=[a.TaskIds(subtopology_id="0", partitions=[1, 0])],
+                                   standby_tasks=[], warmup_tasks=[]),
+                      target_assignment=none)  # fmt: skip
+    topology = g.Topology(epoch=2, subtopologies=[s(
+        subtopology_id="0", source_topics=["events"], repartition_sink_topics=[],
+        state_changelog_topics=[changelog], repartition_source_topics=[])])  # fmt: skip
+    groups = [g(error_code=0, group_id=gid, group_state="Stable", group_epoch=3,
+                assignment_epoch=3, topology=topology, members=[member])
+              for gid in request.group_ids]  # fmt: skip
+    return StreamsGroupDescribeResponse(throttle_time_ms=0, groups=groups)
+
+
+@pytest.mark.parametrize("hooks", [True, False])
+def test_a_streams_group_is_described_through_the_coordinator(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch, hooks: bool
+) -> None:
+    """Hook 6 with kafka-python's own admin client: the coordinator found as its own
+    group requests find it, the request decoded by the broker as sent, the answer read
+    back; without the hook nothing is asked and the group is not described."""
+    _hooks(monkeypatch, on=hooks)
+    broker.script(StreamsGroupDescribeRequest, _described)
+    got = describe_streams_group(ClientConfig.load(broker.bootstrap, None), "app")
+    asked = [r for r in broker.requests if isinstance(r, StreamsGroupDescribeRequest)]
+    if not hooks:
+        assert got is None and asked == []
+        return
+    assert [(r.group_ids, r.include_authorized_operations) for r in asked] == [(["app"], False)]
+    coordinator = [r for r in broker.requests if type(r).__name__ == "FindCoordinatorRequest"]
+    assert [list(r.coordinator_keys) or [r.key] for r in coordinator] == [["app"]]
+    assert got is not None and got.group_id == "app" and got.topology_epoch == 2
+    assert got.topology is not None
+    assert got.topology[0].source_topics == ("events",)
+    assert [(m.member_id, m.active_tasks) for m in got.members] == [("m1", {"0": (0, 1)})]
