@@ -31,6 +31,7 @@ COMMANDS = {
     "plan": "migcheck.cli.plan:plan_cmd",
     "runbook": "migcheck.cli.runbook:runbook_cmd",
     "copy": "migcheck.cli.copy:copy_cmd",
+    "readers": "migcheck.cli.readers:readers_cmd",
 }
 
 

@@ -1,34 +1,29 @@
 """``migcheck runbook --group``: the ordering-safe runbook for plain consumer groups.
 
 Read-only: the topic's count and end offsets, and each group's members and committed
-offsets.  The groups are the ones named (``--group``), or else every group with
-committed offsets on the topic.  A Kafka Streams application's group is refused
-(:mod:`migcheck.consumers.groups` tells them apart): its runbook is
-``--application-id``'s, which resets and reprocesses its state.
+offsets.  The groups are the ones named (``--group``), or else every reader of the
+topic :mod:`migcheck.readers` finds (share groups left out: they keep no order).  A
+stateful app's group is refused (its kind and evidence from :mod:`migcheck.readers`):
+a Kafka Streams app's runbook is ``--application-id``'s, which resets and reprocesses
+its state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
-from migcheck.consumers.groups import GroupKind, kind, lag, reads, refusal
 from migcheck.consumers.steps import steps
 from migcheck.errors import EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.groups import (
-    GroupInfo,
-    describe_group,
-    groups_with_offsets_on,
-    topics_with_prefix,
-)
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
+from migcheck.model.readers import LABELS, STATEFUL_KINDS, ReaderKind
 from migcheck.model.runbook import ASSIGN_TIMEOUT, LAG_TIMEOUT, GroupsFacts, Runbook
 from migcheck.model.topics import CountChange, compare_count
-from migcheck.streams.discovery import is_internal
+from migcheck.readers.discovery import Found, find_group, find_readers
+from migcheck.readers.standing import group_lag
 
 
 @dataclass
@@ -62,7 +57,7 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
         topic=options.topic,
         partitions=meta.partition_count,
         to=options.to,
-        groups=tuple(lag(g, options.topic, ends) for g in groups),
+        groups=tuple(group_lag(g.group, options.topic, ends) for g in groups),
         discovered=not options.groups,
         lag_timeout=options.lag_timeout,
         assign_timeout=options.assign_timeout,
@@ -70,41 +65,54 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 
 
-def _groups(client: ClientConfig, options: GroupsRunbookOptions) -> list[GroupInfo]:
-    """The named groups, or the ones found reading the topic; each one checked."""
-    ids = list(dict.fromkeys(options.groups)) or groups_with_offsets_on(client, options.topic)
-    if not ids:
+def _groups(client: ClientConfig, options: GroupsRunbookOptions) -> list[Found]:
+    """The named groups, each checked, or the plain readers found on the topic."""
+    if options.groups:
+        return [_named(client, g, options.topic) for g in dict.fromkeys(options.groups)]
+    found = [
+        f
+        for f in find_readers(client, [options.topic])[options.topic]
+        if f.evidence.kind is not ReaderKind.SHARE_GROUP  # no order to keep
+    ]
+    if not found:
         raise UsageError(
-            f"no consumer group has committed offsets on {options.topic}: name the groups that "
-            "read it with --group G"
+            f"no consumer group reads {options.topic}: name the groups that read it with --group G"
         )
-    topics = topics_with_prefix(client, "")
-    groups = [_group(client, g) for g in ids]
-    for group in groups:
-        _check(
-            group,
-            options.topic,
-            [t for t in topics if is_internal(group.group_id, t)],
-            options.groups,
-        )
-    return groups
+    for f in found:
+        if f.evidence.kind in STATEFUL_KINDS:
+            raise UsageError(
+                f"{_refusal(f)} (found reading {options.topic}; or name the other groups "
+                "with --group)"
+            )
+    return found
 
 
-def _group(client: ClientConfig, group_id: str) -> GroupInfo:
-    group = describe_group(client, group_id)
-    if group is None:
+def _named(client: ClientConfig, group_id: str, topic: str) -> Found:
+    """A group named with --group: it must exist, read the topic and keep no state."""
+    found = find_group(client, group_id, vouched=True)
+    if found is None:
         raise UsageError(f"--group {group_id}: no such group at {client.bootstrap_servers}")
-    return group
-
-
-def _check(group: GroupInfo, topic: str, internal: Sequence[str], named: Sequence[str]) -> None:
-    """Refuse a group this runbook must not serve, or one that does not read the topic."""
-    what = kind(group, internal)
-    if what != GroupKind.PLAIN:
-        found = "" if named else f" (found reading {topic}; or name the other groups with --group)"
-        raise UsageError(refusal(group, what, internal) + found)
-    if not reads(group, topic):
+    if found.evidence.kind in STATEFUL_KINDS or found.evidence.kind is ReaderKind.SHARE_GROUP:
+        raise UsageError(_refusal(found))
+    if not found.group.reads(topic):
         raise UsageError(
-            f"group {group.group_id!r} does not read {topic}: no committed offset on it and "
+            f"group {group_id!r} does not read {topic}: no committed offset on it and "
             "no member assigned to it"
         )
+    return found
+
+
+def _refusal(found: Found) -> str:
+    """The one line that refuses a group this runbook must not serve."""
+    group, evidence = found.group.group_id, found.evidence
+    if evidence.kind is ReaderKind.SHARE_GROUP:
+        return (
+            f"group {group!r} is a share group: it gives records out in no key order, so "
+            "there is no order to keep; leave it out of --group"
+        )
+    fits = (
+        f": use --application-id {group} for its runbook"
+        if evidence.kind is ReaderKind.KAFKA_STREAMS
+        else ": its state needs its framework's own migration, not this runbook"
+    )
+    return f"group {group!r} is {LABELS[evidence.kind]} ({'; '.join(evidence.facts)}){fits}"

@@ -59,6 +59,18 @@ class GroupInfo:
     #: A classic group's assignment protocol ("range", "cooperative-sticky", Kafka
     #: Streams' "stream"...); the coordinator names it only while the group is Stable.
     protocol: str = ""
+    #: Topics the group's own description says it reads beyond its committed offsets and
+    #: members' partitions: a streams group's topology's sources.
+    subscribed: tuple[str, ...] = ()
+
+    def reads(self, topic: str) -> bool:
+        """Whether the group reads ``topic``: an offset committed on it, a member assigned
+        one of its partitions, or its description naming it."""
+        return (
+            any(t == topic for t, _ in self.committed)
+            or any(t == topic for m in self.members for t, _ in m.partitions)
+            or topic in self.subscribed
+        )
 
     @property
     def committed_topics(self) -> tuple[str, ...]:
@@ -161,11 +173,80 @@ def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
             return None
         entry = listed[group_id]
         offsets = admin.list_group_offsets(group_id).get(group_id, {})
-        committed = {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()}
-        group_type = str(entry.get("group_type") or entry.get("protocol_type") or "").lower()
-        state = str(entry.get("group_state") or "")
+        group_type = _group_type(entry)
         members, protocol = _members(admin, group_id, group_type)
-        return GroupInfo(group_id, group_type, state, members, committed, protocol)
+        return GroupInfo(
+            group_id,
+            group_type,
+            str(entry.get("group_state") or ""),
+            members,
+            _committed(offsets),
+            protocol,
+            _subscribed(admin, group_id, group_type),
+        )
+
+
+def describe_all_groups(client: ClientConfig) -> list[GroupInfo]:
+    """Every group on the cluster, described as :func:`describe_group` describes one.
+
+    Asked in bulk, so that a cluster of hundreds of groups answers in seconds: one
+    ListGroups, one OffsetFetch per coordinator for every group that commits offsets
+    (share groups commit none: OffsetFetch refuses them), one DescribeGroups for the
+    classic and consumer groups; a streams group is described on its own (hook 6).
+    """
+    with _admin(client, "listing the groups at") as admin:
+        entries = {str(g["group_id"]): g for g in admin.list_groups()}
+        types = {g: _group_type(e) for g, e in entries.items()}
+        committing = sorted(g for g, t in types.items() if t != "share")
+        offsets = admin.list_group_offsets(committing) if committing else {}
+        classic = sorted(g for g, t in types.items() if t in ("classic", "consumer"))
+        described = admin.describe_groups(classic) if classic else {}
+        groups = []
+        for g in sorted(entries):
+            members, protocol = _described(admin, g, types[g], described)
+            groups.append(
+                GroupInfo(
+                    g,
+                    types[g],
+                    str(entries[g].get("group_state") or ""),
+                    members,
+                    _committed(offsets.get(g, {})),
+                    protocol,
+                    _subscribed(admin, g, types[g]),
+                )
+            )
+        return groups
+
+
+def _described(
+    admin: KafkaAdminClient, group_id: str, group_type: str, described: Mapping[str, Any]
+) -> tuple[tuple[Member, ...], str]:
+    """A group's members and assignor, from a bulk DescribeGroups answer where it is in one."""
+    if group_id in described:
+        return _classic(described[group_id] or {})
+    return _members(admin, group_id, group_type)
+
+
+def _group_type(entry: Mapping[str, Any]) -> str:
+    """The group's protocol as ListGroups names it; a broker older than ListGroups v5 names
+    only the protocol type ("consumer" for every classic consumer group then)."""
+    if entry.get("group_type"):
+        return str(entry["group_type"]).lower()
+    return "classic" if entry.get("protocol_type") == "consumer" else ""
+
+
+def _committed(offsets: Mapping[Any, Any]) -> dict[tuple[str, int], int]:
+    return {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()}
+
+
+def _subscribed(admin: KafkaAdminClient, group_id: str, group_type: str) -> tuple[str, ...]:
+    """The topics a streams group's broker-side topology reads (none for other groups)."""
+    if group_type != "streams":
+        return ()
+    streams = _describe_streams(admin, group_id)
+    if streams is None or not streams.topology:
+        return ()
+    return tuple(dict.fromkeys(t for sub in streams.topology for t in sub.source_topics))
 
 
 def _members(
@@ -194,7 +275,11 @@ def _members(
 def _classic_members(admin: KafkaAdminClient, group_id: str) -> tuple[tuple[Member, ...], str]:
     """The members of a classic group (kafka-python 3: {group_id: {"members": [dict]}}) and
     its assignment protocol (``protocol_data``; empty unless the group is Stable)."""
-    described = admin.describe_groups([group_id]).get(group_id) or {}
+    return _classic(admin.describe_groups([group_id]).get(group_id) or {})
+
+
+def _classic(described: Mapping[str, Any]) -> tuple[tuple[Member, ...], str]:
+    """Members and assignment protocol of one group of a DescribeGroups answer."""
     members = tuple(
         Member(
             str(m.get("member_id", "")),
@@ -324,3 +409,26 @@ def groups_with_offsets_on(client: ClientConfig, topic: str) -> list[str]:
             return []
         offsets = admin.list_group_offsets(ids)
         return [g for g in ids if any(tp.topic == topic for tp in offsets.get(g, {}))]
+
+
+#: A share group's own reset setting (a group config, KIP-932).
+SHARE_RESET_CONFIG = "share.auto.offset.reset"
+
+
+def share_group_reset(client: ClientConfig, group_id: str) -> str | None:
+    """A share group's ``share.auto.offset.reset`` (its default when not set), from a
+    DescribeConfigs of the GROUP resource; None where the broker does not answer it."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+    from kafka.errors import KafkaError
+
+    resource = ConfigResource(ConfigResourceType.GROUP, group_id, {SHARE_RESET_CONFIG: None})
+    admin = open_admin(client)
+    try:
+        found = admin.describe_configs([resource], config_filter="all")
+    except (KafkaError, KeyError, ValueError):
+        return None
+    finally:
+        admin.close()
+    entry = (found.get("group") or {}).get(group_id, {}).get(SHARE_RESET_CONFIG) or {}
+    value = entry.get("value") if isinstance(entry, Mapping) else None
+    return None if value is None else str(value)

@@ -23,6 +23,7 @@ class ReportKind(StrEnum):
     ANALYZE = "analyze"
     APP = "app"
     PLAN = "plan"
+    READERS = "readers"
 
 
 class Kind(TypedDict):

@@ -6,22 +6,40 @@ store's changelog ``<application.id>-<store>-changelog``, a repartition topic
 internal topics apart by these suffixes, the app model names each store's
 changelog with one, and the ``app`` report gives each topic its role by them;
 those sit in different layers, so the suffixes live here, below all of them.
-Only Kafka Streams' conventions are known (ksqlDB and Quix name theirs
-otherwise).
+Other frameworks name theirs otherwise (:mod:`migcheck.readers.naming`).
 
 Kafka can add partitions to a topic but never remove them.  Whether a proposed
 count grows, keeps or shrinks the current one is answered once, as data
 (:func:`compare_count`); each command decides what each answer means to it.
 """
 
+import re
 from enum import StrEnum
 
 #: The suffix of a Kafka Streams store's changelog topic.
 CHANGELOG_SUFFIX = "-changelog"
 
 #: The suffix of a Kafka Streams repartition topic (a foreign-key join's subscription
-#: topics are named otherwise: see :func:`migcheck.streams.rules.is_repartition_name`).
+#: topics are named otherwise: see :func:`is_repartition_name`).
 REPARTITION_SUFFIX = "-repartition"
+
+#: Internal topics that carry records between sub-topologies: ``-repartition`` topics and
+#: the foreign-key join's subscription topics (``...-SUBSCRIPTION-REGISTRATION-0000000006-topic``).
+_REPARTITION = re.compile(
+    rf"({re.escape(REPARTITION_SUFFIX)}|-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic)$"
+)
+
+
+def is_repartition_name(topic: str) -> bool:
+    """Whether a topic's name is that of a repartition (or foreign-key join) topic."""
+    return bool(_REPARTITION.search(topic))
+
+
+def is_internal(app_id: str, topic: str) -> bool:
+    """Kafka Streams' internal-topic naming, under this application's prefix."""
+    return topic.startswith(f"{app_id}-") and (
+        topic.endswith(CHANGELOG_SUFFIX) or is_repartition_name(topic)
+    )
 
 
 class CountChange(StrEnum):

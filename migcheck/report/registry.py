@@ -22,6 +22,7 @@ from migcheck.model.copy import CopyResult
 from migcheck.model.header import ReportKind
 from migcheck.model.partition import Placements
 from migcheck.model.plan import PlanReport
+from migcheck.model.readers import ReadersReport
 from migcheck.model.runbook import Runbook, SplitRefusal
 from migcheck.report.analyze import (
     render_analyze_html,
@@ -33,6 +34,11 @@ from migcheck.report.copy import render_copy_summary
 from migcheck.report.jsonfmt import render_json
 from migcheck.report.partition import render_partition_json, render_partition_text
 from migcheck.report.plan import render_plan_html, render_plan_markdown, render_plan_text
+from migcheck.report.readers import (
+    render_readers_html,
+    render_readers_markdown,
+    render_readers_text,
+)
 from migcheck.report.runbook import render_runbook_markdown, render_runbook_sh
 from migcheck.report.schema import kind_of
 from migcheck.report.why import analyze_lines, app_lines, plan_lines, runbook_lines
@@ -107,11 +113,20 @@ REPORTS: dict[ReportKind, Output] = dict(
             render_plan_markdown,
             render_plan_html,
         ),
+        _report(
+            ReportKind.READERS,
+            ReadersReport,
+            "Readers report",
+            _nothing,  # it lists and judges; it exits 0
+            render_readers_text,
+            render_readers_markdown,
+            render_readers_html,
+        ),
     ]
 )
 
 
-def render(report: Report | AppReport | PlanReport, fmt: str) -> str:
+def render(report: Report | AppReport | PlanReport | ReadersReport, fmt: str) -> str:
     """The report in ``fmt`` (one of :data:`FORMATS`): one entry point for every JSON
     report, ``analyze``'s, ``app``'s and ``plan``'s alike, found in :data:`REPORTS` by
     its kind (:func:`~migcheck.report.schema.kind_of`: an unknown one is a
@@ -133,7 +148,7 @@ OUTPUTS: dict[str, Output] = {
     ),
     **REPORTS,
     "render": Output(  # a saved JSON report of any kind, again
-        Report | AppReport | PlanReport,
+        Report | AppReport | PlanReport | ReadersReport,
         {fmt: partial(render, fmt=fmt) for fmt in FORMATS},
         tuple(section for output in REPORTS.values() for section in output.schema),
     ),

@@ -19,6 +19,7 @@ from migcheck.model import analyze as model
 from migcheck.model import app as appmodel
 from migcheck.model import partition as partitionmodel
 from migcheck.model import plan as planmodel
+from migcheck.model import readers as readersmodel
 from migcheck.model.header import ReportKind
 
 #: docs/report-schema.md's section headings, each with the object its table documents.
@@ -50,6 +51,11 @@ DOC_SECTIONS: dict[str, type] = {
     "Narrow repartition": planmodel.PlanNarrow,
     "Proposal": planmodel.PlanProposal,
     "Key placement": partitionmodel.KeyRow,
+    "Readers report": readersmodel.ReadersReport,
+    "Readers topic": readersmodel.ReadersTopic,
+    "Reader": readersmodel.ReaderEntry,
+    "Judgement": readersmodel.ReaderJudgement,
+    "Reader partition": readersmodel.ReaderPartition,
 }
 
 

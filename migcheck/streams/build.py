@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from migcheck.kafka.groups import StreamsSubtopology
-from migcheck.model.topics import CHANGELOG_SUFFIX
-from migcheck.streams.rules import App, Protocol, is_repartition_name, sizes
+from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
+from migcheck.streams.rules import App, Protocol, sizes
 from migcheck.streams.topology import Node, SubTopology, Topology
 
 

@@ -24,9 +24,11 @@ from migcheck.kafka.groups import (
     topics_with_prefix,
 )
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.model.topics import CHANGELOG_SUFFIX
+from migcheck.model.readers import LABELS, ReaderKind
+from migcheck.model.topics import is_internal
+from migcheck.readers.kinds import Seen, identify
 from migcheck.streams.build import Facts, Model, from_broker, from_topology, inferred
-from migcheck.streams.rules import Protocol, is_repartition_name
+from migcheck.streams.rules import Protocol
 from migcheck.streams.topology import Topology, source_topics
 
 
@@ -42,15 +44,12 @@ class Discovery:
     on_users_word: tuple[str, ...] = ()
 
 
-def is_internal(app_id: str, topic: str) -> bool:
-    """Kafka Streams' internal-topic naming, under this application's prefix."""
-    return topic.startswith(f"{app_id}-") and (
-        topic.endswith(CHANGELOG_SUFFIX) or is_repartition_name(topic)
-    )
-
-
 def discover(
-    client: ClientConfig, app_id: str, also: Sequence[str] = (), named: Sequence[str] = ()
+    client: ClientConfig,
+    app_id: str,
+    also: Sequence[str] = (),
+    named: Sequence[str] = (),
+    vouched: bool = False,
 ) -> Discovery:
     """The group, source and internal topics of ``app_id``; ``also`` are topics to describe
     as well (the ones to alter, a topology's other sources) when they exist.
@@ -60,9 +59,15 @@ def discover(
     ``offsets.retention.minutes`` after the app stops (7 days by default), or the group
     was deleted, while the internal topics stay.  Then nothing on the cluster says what
     the app reads, and the user's word is the best there is; the report says so.
+
+    A group that is not a Kafka Streams application's is refused in one line naming
+    what it is (:mod:`migcheck.readers.kinds`); one whose kind nothing tells apart is
+    refused too, unless ``vouched`` (a topology was given: the user's word).
     """
     group = describe_group(client, app_id)
     existing = set(topics_with_prefix(client, ""))
+    if group is not None:
+        _check_kind(group, existing, vouched, [*named, *also])
     internal = sorted(t for t in existing if is_internal(app_id, t))
     if group is None and not internal:
         raise UsageError(
@@ -91,6 +96,26 @@ def discover(
     return Discovery(facts, group, metas, described, assumed)
 
 
+def _check_kind(group: GroupInfo, topics: set[str], vouched: bool, named: Sequence[str]) -> None:
+    """Refuse a group the evidence shows is no Kafka Streams application."""
+    evidence = identify(Seen(group, topics))
+    if evidence.kind is ReaderKind.KAFKA_STREAMS:
+        return
+    if evidence.kind is ReaderKind.UNKNOWN and vouched:
+        return
+    topic = named[0] if named else "T"
+    fits = {
+        ReaderKind.CONSUMER_GROUP: f"migcheck runbook --group {group.group_id} --topic {topic} "
+        "--to N writes its ordering runbook",
+        ReaderKind.UNKNOWN: "pass --topology (the app's Topology#describe()) if it is a "
+        f"Kafka Streams application, or use migcheck runbook --group {group.group_id}",
+    }.get(evidence.kind, f"migcheck readers --topic {topic} judges it")
+    raise UsageError(
+        f"group {group.group_id!r} is {LABELS[evidence.kind]} ({'; '.join(evidence.facts)}), "
+        f"not a Kafka Streams application: {fits}"
+    )
+
+
 def discover_app(
     client: ClientConfig, app_id: str, topology: Topology | None, topics: Sequence[str]
 ) -> Discovery:
@@ -100,7 +125,9 @@ def discover_app(
     the group shows none: see :func:`discover`.
     """
     also = [*topics, *(source_topics(topology) if topology else [])]
-    return discover(client, app_id, also, named=() if topology else topics)
+    return discover(
+        client, app_id, also, named=() if topology else topics, vouched=topology is not None
+    )
 
 
 def users_word_note(disc: Discovery) -> str | None:

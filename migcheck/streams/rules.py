@@ -24,30 +24,17 @@ already widened to the new count.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from migcheck.model.topics import CHANGELOG_SUFFIX, REPARTITION_SUFFIX
+from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
 from migcheck.streams.topology import SubTopology, Topology
 
 RESET_HINT = (
     "Use 'org.apache.kafka.tools.StreamsResetter' tool "
     "to clean up invalid topics before processing."
 )
-
-
-#: Internal topics that carry records between sub-topologies: ``-repartition`` topics and
-#: the foreign-key join's subscription topics (``...-SUBSCRIPTION-REGISTRATION-0000000006-topic``).
-_REPARTITION = re.compile(
-    rf"({re.escape(REPARTITION_SUFFIX)}|-SUBSCRIPTION-(REGISTRATION|RESPONSE)-\d+-topic)$"
-)
-
-
-def is_repartition_name(topic: str) -> bool:
-    """Whether a topic's name is that of a repartition (or foreign-key join) topic."""
-    return bool(_REPARTITION.search(topic))
 
 
 class Protocol(StrEnum):
@@ -268,7 +255,7 @@ def health(app: App) -> tuple[Reason, ...]:
             AppLevel.CRASH,
             -1,
             invalid_partitions(app.protocol, topic, expected, app.counts[topic]),
-            Check.REPARTITION if _REPARTITION.search(topic) else Check.CHANGELOG,
+            Check.REPARTITION if is_repartition_name(topic) else Check.CHANGELOG,
             (topic,),
         )
         for topic, expected in today.internal.items()

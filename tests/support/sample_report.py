@@ -263,3 +263,29 @@ def app_report() -> dict[str, Any]:
         "verdict": "CRASH",
         "state": {"mode": "full", "sample_per_partition": None, "topics": [orders]},
     }
+
+
+def readers_report() -> dict[str, Any]:
+    """A readers report as ``migcheck readers`` writes one: a plain group and an idle one."""
+    lag = {"partition": 0, "end_offset": 9, "committed_offset": 5, "lag": 4}
+    reader = {
+        "id": "billing",
+        "kind": "consumer-group",
+        "evidence": ["its members use the consumer assignor 'range'"],
+        "protocol": "classic",
+        "state": "Stable",
+        "members": 1,
+        "lag": 4,
+        "last_commit": None,
+        "judgements": [{"risk": "ORDER", "text": "per-key order breaks"}],
+        "partitions": [lag],
+    }
+    return {
+        "report": "readers",
+        "migcheck_version": "0",
+        "generated_at": "2026-01-01T00:00:00Z",
+        "bootstrap_servers": "localhost:9092",
+        "to": 6,
+        "topics": [{"topic": "orders", "partitions": 1, "readers": [reader]}],
+        "notes": [],
+    }

@@ -53,8 +53,8 @@ class Written:
 
 
 #: Fields whose value is one name; fields whose value is text that may quote names.
-_NAME_FIELDS = {"topic", "application_id", "store", "key", "instance", "analyzed_topic"}
-_NAME_LISTS = {"sources", "sinks", "stores", "changes"}
+_NAME_FIELDS = {"topic", "application_id", "store", "key", "instance", "analyzed_topic", "id"}
+_NAME_LISTS = {"sources", "sinks", "stores", "changes", "evidence"}
 _TEXT_FIELDS = {"text", "reason", "error", "basis_note", "recommendation"}
 
 
@@ -90,6 +90,10 @@ def _report_outputs(report: dict[str, Any], why: Callable[[Any], list[str]]) -> 
 
 def analyze_writer(name: str) -> Written:
     return _report_outputs(infect(sample_report.report(), name), analyze_lines)
+
+
+def readers_writer(name: str) -> Written:
+    return _report_outputs(infect(sample_report.readers_report(), name), lambda r: [])
 
 
 def app_writer(name: str) -> Written:
@@ -218,4 +222,5 @@ WRITERS: dict[str, Callable[[str], Written]] = {
     "plan": plan_writer,
     "runbook": runbook_writer,
     "copy": copy_writer,
+    "readers": readers_writer,
 }

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.model.topics import is_internal
 from migcheck.streams.build import Basis, Facts, from_topology, inferred
-from migcheck.streams.discovery import is_internal
 from migcheck.streams.rules import AppLevel, verdict
 from migcheck.streams.topology import parse_topology
 

@@ -16,9 +16,7 @@ from pathlib import Path
 import pytest
 from oracles import run_cli
 
-from migcheck.consumers.groups import GroupKind, kind, lag, reads, refusal
 from migcheck.consumers.steps import steps
-from migcheck.kafka.groups import GroupInfo, Member
 from migcheck.model.runbook import Check, GroupLag, GroupsFacts, Manual, ShellCheck
 from migcheck.report.runbook import render_markdown, render_sh
 
@@ -294,75 +292,6 @@ def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert "  billing: members 2, lag 6 on orders" in p.stdout
     assert (tmp_path / "work" / "groups.before").read_text() == offsets
-
-
-# --- which groups the runbook serves ---------------------------------------------------
-
-
-def _group(**changes: object) -> GroupInfo:
-    base: dict[str, object] = {
-        "group_id": "billing",
-        "group_type": "classic",
-        "state": "Stable",
-        "members": (Member("m-1", "c-1", "/h", (("orders", 0), ("orders", 1))),),
-        "committed": {("orders", 0): 5, ("orders", 1): 7, ("other", 0): 1},
-        "protocol": "range",
-    }
-    return GroupInfo(**{**base, **changes})  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("changes", "internal", "expected"),
-    [
-        ({}, [], GroupKind.PLAIN),
-        ({"group_type": "consumer", "protocol": ""}, [], GroupKind.PLAIN),
-        ({"protocol": "cooperative-sticky"}, [], GroupKind.PLAIN),
-        ({"group_type": "streams", "protocol": ""}, [], GroupKind.STREAMS),
-        ({"protocol": "stream"}, [], GroupKind.STREAMS),  # Kafka Streams on classic
-        (
-            {"members": (), "state": "Empty", "protocol": ""},
-            ["billing-c-changelog"],
-            GroupKind.STREAMS,
-        ),
-        # a running plain group whose name prefixes a changelog is still plain
-        ({}, ["billing-c-changelog"], GroupKind.PLAIN),
-        ({"group_type": "share"}, [], GroupKind.SHARE),
-    ],
-    ids=[
-        "classic",
-        "consumer",
-        "sticky",
-        "streams-group",
-        "stream-assignor",
-        "idle-app",
-        "named-like",
-        "share",
-    ],
-)
-def test_kind_tells_plain_consumers_from_streams_apps(
-    changes: dict[str, object], internal: list[str], expected: GroupKind
-) -> None:
-    assert kind(_group(**changes), internal) == expected
-
-
-def test_a_streams_app_is_refused_in_one_line_naming_the_option() -> None:
-    line = refusal(_group(protocol="stream"), GroupKind.STREAMS, [])
-    assert line == (
-        "group 'billing' is a Kafka Streams application (its members use Streams' assignor "
-        "'stream'): use --application-id billing for its runbook"
-    )
-    idle = _group(members=(), protocol="")
-    assert "(its internal topic billing-c-changelog)" in refusal(
-        idle, GroupKind.STREAMS, ["billing-c-changelog"]
-    )
-    assert "\n" not in refusal(_group(group_type="share"), GroupKind.SHARE, [])
-
-
-def test_lag_sums_the_committed_partitions_of_the_topic_only() -> None:
-    assert lag(_group(), "orders", {0: 9, 1: 7, 2: 100}) == GroupLag("billing", 1, 4)
-    assert lag(_group(committed={}), "orders", {0: 9}) == GroupLag("billing", 1, None)
-    assert reads(_group(), "orders") and reads(_group(committed={}), "orders")
-    assert not reads(_group(members=()), "payments")
 
 
 # --- the command line ----------------------------------------------------------------

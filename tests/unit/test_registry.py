@@ -17,6 +17,7 @@ from migcheck.model.analyze import Report
 from migcheck.model.app import AppReport
 from migcheck.model.header import ReportKind
 from migcheck.model.plan import PlanReport
+from migcheck.model.readers import ReadersReport
 from migcheck.report.registry import FORMATS, OUTPUTS, REPORTS
 from migcheck.report.schema import DOC_SECTIONS
 
@@ -60,11 +61,22 @@ def test_each_json_report_kind_is_documented_by_its_own_model() -> None:
         ReportKind.ANALYZE: Report,
         ReportKind.APP: AppReport,
         ReportKind.PLAN: PlanReport,
+        ReportKind.READERS: ReadersReport,
     }
     assert all(tuple(REPORTS[kind].formats) == FORMATS for kind in ReportKind)
 
 
 def test_render_reads_back_every_kind_of_json_report() -> None:
-    assert typing.get_args(OUTPUTS["render"].model) == (Report, AppReport, PlanReport)
-    assert OUTPUTS["render"].schema == ("Top level", "App report", "Plan report")
+    assert typing.get_args(OUTPUTS["render"].model) == (
+        Report,
+        AppReport,
+        PlanReport,
+        ReadersReport,
+    )
+    assert OUTPUTS["render"].schema == (
+        "Top level",
+        "App report",
+        "Plan report",
+        "Readers report",
+    )
     assert tuple(OUTPUTS["render"].formats) == FORMATS

@@ -1,0 +1,67 @@
+"""How each framework names what it leaves on the cluster: the evidence of a reader's kind.
+
+Pure.  A group's id and the topics named after it are often all a stopped app leaves
+behind (the coordinator names no assignor while a group has no members), so each
+framework's own naming rule is written here once, from its source:
+
+- Kafka Streams: ``<application.id>-<name>-changelog`` / ``-repartition`` (and a
+  foreign-key join's subscription topics), :func:`migcheck.model.topics.is_internal`;
+- ksqlDB: a persistent query's application id is ``_confluent-ksql-<service id>query_<id>``
+  (QueryApplicationId), a transient one's ``..._transient_...``;
+- Quix Streams: ``changelog__<group>--<topic>--<store>`` and
+  ``repartition__<group>--<topic>--<operation>`` (its TopicManager);
+- Faust: its assignor's leader topic ``<app id>-__assignor-__leader``, and the assignor
+  ``faust`` its members agree on;
+- Kafka Connect: a sink connector's group ``connect-<connector>``, its tasks' consumers'
+  client ids ``connector-consumer-<connector>-<task>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from migcheck.model.topics import is_internal
+
+#: The assignment protocol Kafka Streams' members agree on in a classic group
+#: (StreamsPartitionAssignor's name).
+STREAMS_ASSIGNOR = "stream"
+#: Faust's PartitionAssignor's name, as its members agree on it.
+FAUST_ASSIGNOR = "faust"
+
+_KSQL_QUERY = re.compile(r"^_confluent-ksql-(?P<service>.*?)(?P<what>query|transient)_(?P<id>.+)$")
+_CONNECT_GROUP = "connect-"
+_CONNECT_CLIENT = "connector-consumer-"
+
+
+def ksqldb_query(group_id: str) -> str | None:
+    """The query id when ``group_id`` is a ksqlDB query's application id, else None."""
+    found = _KSQL_QUERY.match(group_id)
+    return None if found is None else found["id"]
+
+
+def streams_topics(group_id: str, topics: Iterable[str]) -> list[str]:
+    """The topics named as Kafka Streams names an application's internal topics."""
+    return sorted(t for t in topics if is_internal(group_id, t))
+
+
+def quix_topics(group_id: str, topics: Iterable[str]) -> list[str]:
+    """The topics named as Quix Streams names a consumer group's changelogs and repartitions."""
+    prefixes = (f"changelog__{group_id}--", f"repartition__{group_id}--")
+    return sorted(t for t in topics if t.startswith(prefixes))
+
+
+def faust_leader_topic(group_id: str) -> str:
+    """The topic Faust's assignor creates for an app's leader election."""
+    return f"{group_id}-__assignor-__leader"
+
+
+def connect_connector(group_id: str) -> str | None:
+    """The sink connector's name when ``group_id`` follows Connect's naming, else None."""
+    name = group_id.removeprefix(_CONNECT_GROUP)
+    return name if name != group_id and name else None
+
+
+def connect_client(client_id: str) -> bool:
+    """Whether a member's client id is that of a Connect sink task's consumer."""
+    return client_id.startswith(_CONNECT_CLIENT)
