@@ -62,6 +62,9 @@ class GroupInfo:
     #: Topics the group's own description says it reads beyond its committed offsets and
     #: members' partitions: a streams group's topology's sources.
     subscribed: tuple[str, ...] = ()
+    #: The distinct metadata strings its commits carry ("" left out): plain consumers
+    #: commit none, Kafka Streams its partition time (TopicPartitionMetadata).
+    commit_metadata: tuple[str, ...] = ()
 
     def reads(self, topic: str) -> bool:
         """Whether the group reads ``topic``: an offset committed on it, a member assigned
@@ -183,6 +186,7 @@ def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
             _committed(offsets),
             protocol,
             _subscribed(admin, group_id, group_type),
+            _metadata(offsets),
         )
 
 
@@ -213,6 +217,7 @@ def describe_all_groups(client: ClientConfig) -> list[GroupInfo]:
                     _committed(offsets.get(g, {})),
                     protocol,
                     _subscribed(admin, g, types[g]),
+                    _metadata(offsets.get(g, {})),
                 )
             )
         return groups
@@ -237,6 +242,10 @@ def _group_type(entry: Mapping[str, Any]) -> str:
 
 def _committed(offsets: Mapping[Any, Any]) -> dict[tuple[str, int], int]:
     return {(tp.topic, tp.partition): om.offset for tp, om in offsets.items()}
+
+
+def _metadata(offsets: Mapping[Any, Any]) -> tuple[str, ...]:
+    return tuple(sorted({str(om.metadata) for om in offsets.values() if om.metadata}))
 
 
 def _subscribed(admin: KafkaAdminClient, group_id: str, group_type: str) -> tuple[str, ...]:

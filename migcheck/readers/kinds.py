@@ -23,6 +23,7 @@ from migcheck.readers.naming import (
     faust_leader_topic,
     ksqldb_query,
     quix_topics,
+    streams_commit_metadata,
     streams_topics,
 )
 
@@ -70,7 +71,12 @@ def _kafka_streams(seen: Seen) -> Sequence[str]:
     if group.members and group.protocol:
         return ()  # a running group whose assignor is someone else's
     internal = streams_topics(group.group_id, seen.topics)
-    return (f"internal topics named by Kafka Streams' rule: {_some(internal)}",) if internal else ()
+    if internal:
+        return (f"internal topics named by Kafka Streams' rule: {_some(internal)}",)
+    metadata = group.commit_metadata
+    if metadata and all(map(streams_commit_metadata, metadata)):
+        return ("its commits carry Kafka Streams' metadata (the partition time)",)
+    return ()
 
 
 def _quix(seen: Seen) -> Sequence[str]:

@@ -6,6 +6,9 @@ framework's own naming rule is written here once, from its source:
 
 - Kafka Streams: ``<application.id>-<name>-changelog`` / ``-repartition`` (and a
   foreign-key join's subscription topics), :func:`migcheck.model.topics.is_internal`;
+  and the metadata of its commits, the partition time (TopicPartitionMetadata:
+  base64 of a magic byte 1 or 2 and an 8-byte time), which an app without internal
+  topics leaves behind too;
 - ksqlDB: a persistent query's application id is ``_confluent-ksql-<service id>query_<id>``
   (QueryApplicationId), a transient one's ``..._transient_...``;
 - Quix Streams: ``changelog__<group>--<topic>--<store>`` and
@@ -18,6 +21,8 @@ framework's own naming rule is written here once, from its source:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterable
 
@@ -43,6 +48,15 @@ def ksqldb_query(group_id: str) -> str | None:
 def streams_topics(group_id: str, topics: Iterable[str]) -> list[str]:
     """The topics named as Kafka Streams names an application's internal topics."""
     return sorted(t for t in topics if is_internal(group_id, t))
+
+
+def streams_commit_metadata(metadata: str) -> bool:
+    """Whether a commit's metadata is Kafka Streams' partition time."""
+    try:
+        raw = base64.b64decode(metadata, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) >= 9 and raw[0] in (1, 2)
 
 
 def quix_topics(group_id: str, topics: Iterable[str]) -> list[str]:

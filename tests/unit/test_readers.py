@@ -6,6 +6,8 @@ hand from their sources (docs/readers.md cites them), never from migcheck's rule
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from migcheck.kafka.groups import GroupInfo, Member
@@ -109,6 +111,29 @@ def test_each_kind_is_told_from_its_evidence(
     evidence = identify(Seen(_group(**changes), set(topics)))
     assert evidence.kind == expected
     assert evidence.facts and all(evidence.facts)
+
+
+#: Kafka Streams' commit metadata as TopicPartitionMetadata.encode() writes it: base64 of
+#: the magic byte 2, the partition time (8 bytes, big-endian) and the processor metadata.
+STREAMS_COMMIT = base64.b64encode(b"\x02" + (1_700_000_000_000).to_bytes(8, "big")).decode()
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ((STREAMS_COMMIT,), ReaderKind.KAFKA_STREAMS),
+        ((base64.b64encode(b"\x01" + bytes(8)).decode(),), ReaderKind.KAFKA_STREAMS),
+        (("",), ReaderKind.UNKNOWN),  # kafka-python and the Java consumer commit none
+        (("checkpoint 42",), ReaderKind.UNKNOWN),  # someone else's metadata
+        ((STREAMS_COMMIT, "mine"), ReaderKind.UNKNOWN),  # mixed: not Streams' alone
+        ((base64.b64encode(b"\x07" + bytes(8)).decode(),), ReaderKind.UNKNOWN),
+    ],
+)
+def test_an_idle_app_without_internal_topics_is_told_by_its_commit_metadata(
+    metadata: tuple[str, ...], expected: ReaderKind
+) -> None:
+    group = _group(**IDLE, commit_metadata=tuple(m for m in metadata if m))
+    assert identify(Seen(group, set())).kind == expected
 
 
 def test_the_evidence_names_the_fact_that_decided() -> None:
