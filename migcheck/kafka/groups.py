@@ -173,19 +173,41 @@ class StreamsGroup:
     members: tuple[StreamsMember, ...]
 
 
+class _Refused(Exception):
+    """A coordinator's error about one group (and one of its partitions) of an answer that
+    may hold several: kafka-python's error, and which group it is about."""
+
+    def __init__(self, error: Exception, group_id: str, partition: str = "") -> None:
+        super().__init__(error)
+        self.error = error
+        self.group_id = group_id
+        self.partition = partition
+
+    def line(self, named: str | None) -> str:
+        """The error's line, after the group it is about unless it is ``named`` already."""
+        about = [] if self.group_id == named else [f"group {self.group_id!r}"]
+        head = ", ".join(about + ([self.partition] if self.partition else []))
+        return f"{head}: {first_line(self.error)}" if head else first_line(self.error)
+
+
 @contextmanager
-def _admin(client: ClientConfig, doing: str) -> Iterator[KafkaAdminClient]:
+def _admin(
+    client: ClientConfig, doing: str, group_id: str | None = None
+) -> Iterator[KafkaAdminClient]:
     """An admin client, closed after use; a Kafka error becomes one ReadError line.
 
-    ``doing`` says what was being read; the bootstrap servers follow it.
+    ``doing`` says what was being read (naming ``group_id``, if given); the bootstrap
+    servers follow it, then the error, after the group it is about if another.
     """
     from kafka.errors import KafkaError
 
     admin = open_admin(client)
+    where = client.bootstrap_servers
     try:
         yield admin
+    except _Refused as e:
+        raise ReadError(f"{doing} {where}: {e.line(group_id)}") from None
     except KafkaError as e:
-        where = client.bootstrap_servers
         raise ReadError(f"{doing} {where}: {first_line(e)}") from None
     finally:
         admin.close()
@@ -193,7 +215,7 @@ def _admin(client: ClientConfig, doing: str) -> Iterator[KafkaAdminClient]:
 
 def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
     """The group ``group_id`` with its committed offsets, or None when no such group exists."""
-    with _admin(client, f"reading group {group_id!r} from") as admin:
+    with _admin(client, f"reading group {group_id!r} from", group_id) as admin:
         listed = {str(g["group_id"]): g for g in admin.list_groups()}
         if group_id not in listed:
             return None
@@ -317,8 +339,8 @@ def _ask(
         return None
 
 
-def _answered(responses: list[Any], asked: str, group_ids: list[str]) -> dict[str, Any]:
-    """Each group's part of the ``asked`` responses, by id; a group the coordinator no longer
+def _answered(responses: list[Any], group_ids: list[str]) -> dict[str, Any]:
+    """Each group's part of the ``responses``, by id; a group the coordinator no longer
     knows under that protocol (GROUP_ID_NOT_FOUND: deleted since it was listed, or of
     another type now) is left out, any other error raised."""
     import kafka.errors as errors
@@ -328,9 +350,7 @@ def _answered(responses: list[Any], asked: str, group_ids: list[str]) -> dict[st
         for group in response.groups:
             if group.error_code == errors.GroupIdNotFoundError.errno:
                 continue
-            _raise_for(
-                group.error_code, group.error_message, f"{asked} of group {group.group_id!r}"
-            )
+            _raise_for(group.error_code, group.error_message, group.group_id)
             parts[group.group_id] = group
     return {g: parts[g] for g in group_ids if g in parts}
 
@@ -348,15 +368,16 @@ def _groups_described(
     )
     if responses is None:
         return None
-    return _answered(responses, request.__name__.removesuffix("Request"), group_ids)
+    return _answered(responses, group_ids)
 
 
-def _raise_for(code: int, message: str | None, what: str) -> None:
-    """Raise kafka-python's error for a nonzero ``code``, its message naming ``what``."""
+def _raise_for(code: int, message: str | None, group_id: str, partition: str = "") -> None:
+    """For a nonzero ``code``: kafka-python's error for it, as about ``group_id`` (and
+    ``partition``), raised for :func:`_admin` to make one line of."""
     import kafka.errors as errors
 
     if code:
-        raise errors.for_code(code)(f"{what}: {message}" if message else what)
+        raise _Refused(errors.for_code(code)(*filter(None, [message])), group_id, partition)
 
 
 def _topic_partitions(assignment: Any) -> tuple[tuple[str, int], ...]:
@@ -418,8 +439,7 @@ def _share_groups(admin: KafkaAdminClient, group_ids: list[str]) -> dict[str, _D
         ),
     )
     started = {
-        g: _share_started(g, group)
-        for g, group in _answered(states or [], "DescribeShareGroupOffsets", group_ids).items()
+        g: _share_started(g, group) for g, group in _answered(states or [], group_ids).items()
     }
     found = {}
     for g in group_ids:
@@ -436,12 +456,11 @@ def _share_groups(admin: KafkaAdminClient, group_ids: list[str]) -> dict[str, _D
 def _share_started(group_id: str, group: Any) -> dict[tuple[str, int], int]:
     """One group's DescribeShareGroupOffsets answer: (topic, partition) to start offset; a
     partition's error is raised (its state unknown)."""
-    asked = "DescribeShareGroupOffsets"
     started = {}
     for topic in group.topics:
         for p in topic.partitions:
             where = f"{topic.topic_name}-{p.partition_index}"
-            _raise_for(p.error_code, p.error_message, f"{asked} of group {group_id!r}, {where}")
+            _raise_for(p.error_code, p.error_message, group_id, where)
             started[(topic.topic_name, p.partition_index)] = p.start_offset
     return dict(sorted(started.items()))
 
@@ -473,7 +492,7 @@ def describe_streams_group(client: ClientConfig, group_id: str) -> StreamsGroup 
     without the StreamsGroupDescribe API (older than Kafka 4.0: no streams
     groups there).
     """
-    with _admin(client, f"describing streams group {group_id!r} at") as admin:
+    with _admin(client, f"describing streams group {group_id!r} at", group_id) as admin:
         return _describe_streams(admin, group_id)
 
 

@@ -630,21 +630,24 @@ def test_a_broker_without_the_share_requests_describes_share_groups_as_the_publi
 
 
 @pytest.mark.parametrize(
-    ("request_class", "says"),
+    ("request_class", "refused", "in_bulk", "alone"),
     [
-        (ShareGroupDescribeRequest, r"ShareGroupDescribe of group 's1': denied"),
-        (
-            DescribeShareGroupOffsetsRequest,
-            r"DescribeShareGroupOffsets of group 's2', events-1: denied",
-        ),
-        (ConsumerGroupDescribeRequest, r"ConsumerGroupDescribe of group 'k1': denied"),
+        (ShareGroupDescribeRequest, "s1", "group 's1': ", ""),
+        (DescribeShareGroupOffsetsRequest, "s2", "group 's2', events-1: ", "events-1: "),
+        (ConsumerGroupDescribeRequest, "k1", "group 'k1': ", ""),
     ],
 )
 def test_a_group_or_partition_error_is_one_line(
-    groups_broker: FakeBroker, monkeypatch: pytest.MonkeyPatch, request_class: type, says: str
+    groups_broker: FakeBroker,
+    monkeypatch: pytest.MonkeyPatch,
+    request_class: type,
+    refused: str,
+    in_bulk: str,
+    alone: str,
 ) -> None:
-    """Any error but GROUP_ID_NOT_FOUND fails the listing in one ReadError line naming the
-    group (and the partition): what it reads cannot be told."""
+    """Any error but GROUP_ID_NOT_FOUND fails the read in one ReadError line, naming the
+    group (unless the line names it already) and the partition: what the group reads
+    cannot be told."""
     _hooks(monkeypatch, on=True)
     handler = {ShareGroupDescribeRequest: _share_described,
                ConsumerGroupDescribeRequest: _consumer_described,
@@ -653,25 +656,25 @@ def test_a_group_or_partition_error_is_one_line(
     def failing(request: object) -> object:
         response = handler(request)
         for group in response.groups:
-            if request_class is DescribeShareGroupOffsetsRequest and group.group_id == "s2":
-                group.topics[0].partitions[1].error_code = 30
-                group.topics[0].partitions[1].error_message = "denied"
-            elif request_class is not DescribeShareGroupOffsetsRequest and group.group_id in (
-                "s1",
-                "k1",
-            ):
-                group.error_code, group.error_message = 30, "denied"
+            if group.group_id != refused:
+                continue
+            if request_class is DescribeShareGroupOffsetsRequest:
+                group = group.topics[0].partitions[1]  # events-1
+            group.error_code, group.error_message = 30, "denied"
         return response
 
     groups_broker.script(request_class, failing)
+    client = ClientConfig.load(groups_broker.bootstrap, None)
+    error = "[Error 30] GroupAuthorizationFailedError: denied"
     with pytest.raises(ReadError) as raised:
-        describe_all_groups(ClientConfig.load(groups_broker.bootstrap, None))
-    line = str(raised.value)
-    assert "\n" not in line
-    assert re.fullmatch(
-        r"listing the groups at 127\.0\.0\.1:\d+: "
-        rf"\[Error 30\] GroupAuthorizationFailedError: {says}",
-        line,
+        describe_all_groups(client)
+    assert (
+        str(raised.value) == f"listing the groups at {client.bootstrap_servers}: {in_bulk}{error}"
+    )
+    with pytest.raises(ReadError) as raised:
+        describe_group(client, refused)
+    assert str(raised.value) == (
+        f"reading group {refused!r} from {client.bootstrap_servers}: {alone}{error}"
     )
 
 
