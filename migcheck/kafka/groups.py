@@ -48,12 +48,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Member:
-    """A group member (classic or streams): its client id carries the Streams thread name.
+    """A group member of any protocol; a Kafka Streams member's client id carries its
+    thread's name.
 
-    On the classic protocol each Kafka Streams thread is one consumer member,
-    and ``partitions`` are the source partitions its tasks read.  On the
-    streams protocol ``process_id`` names the instance and ``active_tasks``
-    are its tasks ({sub-topology id: partitions}); ``partitions`` stays empty.
+    ``partitions`` are the partitions the member owns now (a classic member's decoded
+    assignment; a consumer-protocol or share member's current assignment, not its
+    target): on the classic protocol each Kafka Streams thread is one consumer member,
+    and they are the source partitions its tasks read.  A share group's members may
+    own the same partitions.  On the streams protocol ``process_id`` names the
+    instance and ``active_tasks`` are its tasks ({sub-topology id: partitions});
+    ``partitions`` stays empty.
     """
 
     member_id: str
