@@ -1,12 +1,28 @@
-"""What the cluster knows about an application: its group, committed offsets and topics.
+"""What the cluster knows about a group: its type, members, committed offsets and topics.
 
 Strictly read-only: ListGroups, DescribeGroups, StreamsGroupDescribe,
-OffsetFetch and Metadata requests only.  A Kafka Streams application's group
-id is its ``application.id``; on the classic protocol it is a consumer group,
-on the streams protocol (KIP-1071, Kafka 4.2+) a *streams* group.  Both
-commit the source offsets the same way, so the committed offsets name the
-source topics under either protocol.  A streams group also tells its
-topology to the broker, which :func:`describe_streams_group` reads back.
+ConsumerGroupDescribe, ShareGroupDescribe, DescribeShareGroupOffsets,
+OffsetFetch, DescribeConfigs and Metadata requests only.  Each group is
+described with the request its protocol answers: DescribeGroups answers
+classic groups only (a KIP-848 "consumer" group gets "not a classic group"),
+so consumer-protocol, streams and share groups are asked with their own
+requests, which kafka-python lacks (hook 6 of
+:mod:`~migcheck.kafka.private_hooks`; where it is fenced off, those groups
+are described by ListGroups and OffsetFetch alone).
+
+A Kafka Streams application's group id is its ``application.id``; on the
+classic protocol it is a consumer group, on the streams protocol (KIP-1071,
+Kafka 4.2+) a *streams* group.  Both commit the source offsets the same way,
+so the committed offsets name the source topics under either protocol.  A
+streams group also tells its topology to the broker, which
+:func:`describe_streams_group` reads back.
+
+A share group (KIP-932) commits no offsets: what it reads is its members'
+assignment and, also while it has no member, the partitions it has share
+state for (DescribeShareGroupOffsets), each with its start offset, -1 while
+none is persisted (observed on 4.3.1: the next fetch then applies
+``share.auto.offset.reset`` again, so records written before it are skipped
+under "latest").
 
 Observed on Kafka 4.3.1: the broker keeps describing a streams group's
 topology after every member has left (state ``Empty``; tests/integration/test_groups.py),
@@ -17,7 +33,7 @@ by hand).  An Empty group's counts are as of the last time it had members.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,16 +43,21 @@ from migcheck.kafka.config import ClientConfig, first_line, open_admin
 
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient
+    from kafka.protocol.api_message import ApiMessage
 
 
 @dataclass(frozen=True)
 class Member:
-    """A group member (classic or streams): its client id carries the Streams thread name.
+    """A group member of any protocol; a Kafka Streams member's client id carries its
+    thread's name.
 
-    On the classic protocol each Kafka Streams thread is one consumer member,
-    and ``partitions`` are the source partitions its tasks read.  On the
-    streams protocol ``process_id`` names the instance and ``active_tasks``
-    are its tasks ({sub-topology id: partitions}); ``partitions`` stays empty.
+    ``partitions`` are the partitions the member owns now (a classic member's decoded
+    assignment; a consumer-protocol or share member's current assignment, not its
+    target): on the classic protocol each Kafka Streams thread is one consumer member,
+    and they are the source partitions its tasks read.  A share group's members may
+    own the same partitions.  On the streams protocol ``process_id`` names the
+    instance and ``active_tasks`` are its tasks ({sub-topology id: partitions});
+    ``partitions`` stays empty.
     """
 
     member_id: str
@@ -58,10 +79,19 @@ class GroupInfo:
     committed: dict[tuple[str, int], int] = field(default_factory=dict)
     #: A classic group's assignment protocol ("range", "cooperative-sticky", Kafka
     #: Streams' "stream"...); the coordinator names it only while the group is Stable.
+    #: Always "" for consumer-protocol and share groups: their assignor runs in the
+    #: broker (ConsumerGroupDescribe's "uniform" or "range"), so it says nothing about
+    #: the client, and a broker's "range" is not a client's.
     protocol: str = ""
     #: Topics the group's own description says it reads beyond its committed offsets and
-    #: members' partitions: a streams group's topology's sources.
+    #: members' partitions, sorted: a streams group's topology's sources; the topics a
+    #: consumer-protocol or share group's members subscribe to; and the topics a share
+    #: group has share state on, also while it has no member.
     subscribed: tuple[str, ...] = ()
+    #: A share group's share partitions, (topic, partition) to its start offset, -1 while
+    #: none is persisted (the group will apply its ``share.auto.offset.reset`` there
+    #: again); empty for every other group, and where hook 6 is fenced off.
+    share_started: dict[tuple[str, int], int] = field(default_factory=dict)
     #: The distinct metadata strings its commits carry ("" left out): plain consumers
     #: commit none, Kafka Streams its partition time (TopicPartitionMetadata).
     commit_metadata: tuple[str, ...] = ()
@@ -150,19 +180,41 @@ class StreamsGroup:
     members: tuple[StreamsMember, ...]
 
 
+class _Refused(Exception):
+    """A coordinator's error about one group (and one of its partitions) of an answer that
+    may hold several: kafka-python's error, and which group it is about."""
+
+    def __init__(self, error: Exception, group_id: str, partition: str = "") -> None:
+        super().__init__(error)
+        self.error = error
+        self.group_id = group_id
+        self.partition = partition
+
+    def line(self, named: str | None) -> str:
+        """The error's line, after the group it is about unless it is ``named`` already."""
+        about = [] if self.group_id == named else [f"group {self.group_id!r}"]
+        head = ", ".join(about + ([self.partition] if self.partition else []))
+        return f"{head}: {first_line(self.error)}" if head else first_line(self.error)
+
+
 @contextmanager
-def _admin(client: ClientConfig, doing: str) -> Iterator[KafkaAdminClient]:
+def _admin(
+    client: ClientConfig, doing: str, group_id: str | None = None
+) -> Iterator[KafkaAdminClient]:
     """An admin client, closed after use; a Kafka error becomes one ReadError line.
 
-    ``doing`` says what was being read; the bootstrap servers follow it.
+    ``doing`` says what was being read (naming ``group_id``, if given); the bootstrap
+    servers follow it, then the error, after the group it is about if another.
     """
     from kafka.errors import KafkaError
 
     admin = open_admin(client)
+    where = client.bootstrap_servers
     try:
         yield admin
+    except _Refused as e:
+        raise ReadError(f"{doing} {where}: {e.line(group_id)}") from None
     except KafkaError as e:
-        where = client.bootstrap_servers
         raise ReadError(f"{doing} {where}: {first_line(e)}") from None
     finally:
         admin.close()
@@ -170,66 +222,71 @@ def _admin(client: ClientConfig, doing: str) -> Iterator[KafkaAdminClient]:
 
 def describe_group(client: ClientConfig, group_id: str) -> GroupInfo | None:
     """The group ``group_id`` with its committed offsets, or None when no such group exists."""
-    with _admin(client, f"reading group {group_id!r} from") as admin:
-        listed = {g["group_id"]: g for g in admin.list_groups()}
+    with _admin(client, f"reading group {group_id!r} from", group_id) as admin:
+        listed = {str(g["group_id"]): g for g in admin.list_groups()}
         if group_id not in listed:
             return None
-        entry = listed[group_id]
-        offsets = admin.list_group_offsets(group_id).get(group_id, {})
-        group_type = _group_type(entry)
-        members, protocol = _members(admin, group_id, group_type)
-        return GroupInfo(
-            group_id,
-            group_type,
-            str(entry.get("group_state") or ""),
-            members,
-            _committed(offsets),
-            protocol,
-            _subscribed(admin, group_id, group_type),
-            _metadata(offsets),
-        )
+        (group,) = _describe(admin, {group_id: listed[group_id]})
+        return group
 
 
 def describe_all_groups(client: ClientConfig) -> list[GroupInfo]:
-    """Every group on the cluster, described as :func:`describe_group` describes one.
+    """Every group on the cluster, sorted by id, described as :func:`describe_group`
+    describes one.
 
     Asked in bulk, so that a cluster of hundreds of groups answers in seconds: one
-    ListGroups, one OffsetFetch per coordinator for every group that commits offsets
-    (share groups commit none: OffsetFetch refuses them), one DescribeGroups for the
-    classic and consumer groups; a streams group is described on its own (hook 6).
+    ListGroups, then per coordinator one OffsetFetch for every group that commits
+    offsets (share groups commit none), one DescribeGroups for the classic groups, and
+    one request of each newer protocol for all its groups (hook 6).
     """
     with _admin(client, "listing the groups at") as admin:
-        entries = {str(g["group_id"]): g for g in admin.list_groups()}
-        types = {g: _group_type(e) for g, e in entries.items()}
-        committing = sorted(g for g, t in types.items() if t != "share")
-        offsets = admin.list_group_offsets(committing) if committing else {}
-        classic = sorted(g for g, t in types.items() if t in ("classic", "consumer"))
-        described = admin.describe_groups(classic) if classic else {}
-        groups = []
-        for g in sorted(entries):
-            members, protocol = _described(admin, g, types[g], described)
-            groups.append(
-                GroupInfo(
-                    g,
-                    types[g],
-                    str(entries[g].get("group_state") or ""),
-                    members,
-                    _committed(offsets.get(g, {})),
-                    protocol,
-                    _subscribed(admin, g, types[g]),
-                    _metadata(offsets.get(g, {})),
-                )
-            )
-        return groups
+        return _describe(admin, {str(g["group_id"]): g for g in admin.list_groups()})
 
 
-def _described(
-    admin: KafkaAdminClient, group_id: str, group_type: str, described: Mapping[str, Any]
-) -> tuple[tuple[Member, ...], str]:
-    """A group's members and assignor, from a bulk DescribeGroups answer where it is in one."""
-    if group_id in described:
-        return _classic(described[group_id] or {})
-    return _members(admin, group_id, group_type)
+@dataclass(frozen=True)
+class _Described:
+    """What a group's describe requests add to its ListGroups entry and committed offsets."""
+
+    members: tuple[Member, ...] = ()
+    protocol: str = ""
+    subscribed: tuple[str, ...] = ()
+    share_started: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+def _describe(admin: KafkaAdminClient, entries: Mapping[str, Mapping[str, Any]]) -> list[GroupInfo]:
+    """The groups of ``entries`` (ListGroups' answer, by group id), each described with
+    the requests its protocol answers, all of a kind at once; sorted by id."""
+    types = {g: _group_type(e) for g, e in entries.items()}
+
+    def of(*kinds: str) -> list[str]:
+        return sorted(g for g, t in types.items() if t in kinds)
+
+    committing = sorted(g for g, t in types.items() if t != "share")
+    offsets = admin.list_group_offsets(committing) if committing else {}
+    found: dict[str, _Described] = {}
+    consumer = _consumer_groups(admin, of("consumer"))
+    classic = of("classic") if consumer is not None else of("classic", "consumer")
+    if classic:
+        answered = admin.describe_groups(classic)
+        found.update({g: _classic(answered.get(g) or {}) for g in classic})
+    found.update(consumer or {})
+    found.update(_streams_described(admin, of("streams")))
+    found.update(_share_groups(admin, of("share")))
+    return [
+        GroupInfo(
+            g,
+            types[g],
+            str(entries[g].get("group_state") or ""),
+            d.members,
+            _committed(offsets.get(g, {})),
+            d.protocol,
+            d.subscribed,
+            d.share_started,
+            _metadata(offsets.get(g, {})),
+        )
+        for g in sorted(entries)
+        for d in [found.get(g, _Described())]
+    ]
 
 
 def _group_type(entry: Mapping[str, Any]) -> str:
@@ -248,47 +305,10 @@ def _metadata(offsets: Mapping[Any, Any]) -> tuple[str, ...]:
     return tuple(sorted({str(om.metadata) for om in offsets.values() if om.metadata}))
 
 
-def _subscribed(admin: KafkaAdminClient, group_id: str, group_type: str) -> tuple[str, ...]:
-    """The topics a streams group's broker-side topology reads (none for other groups)."""
-    if group_type != "streams":
-        return ()
-    streams = _describe_streams(admin, group_id)
-    if streams is None or not streams.topology:
-        return ()
-    return tuple(dict.fromkeys(t for sub in streams.topology for t in sub.source_topics))
-
-
-def _members(
-    admin: KafkaAdminClient, group_id: str, group_type: str
-) -> tuple[tuple[Member, ...], str]:
-    """The members, asked with the describe request that the group's protocol answers,
-    and a classic group's assignment protocol."""
-    if group_type in ("classic", "consumer"):
-        return _classic_members(admin, group_id)
-    if group_type == "streams":
-        streams = _describe_streams(admin, group_id)
-        members = streams.members if streams is not None else ()
-        return tuple(
-            Member(
-                m.member_id,
-                m.client_id,
-                m.client_host,
-                process_id=m.process_id,
-                active_tasks=m.active_tasks,
-            )
-            for m in members
-        ), ""
-    return (), ""
-
-
-def _classic_members(admin: KafkaAdminClient, group_id: str) -> tuple[tuple[Member, ...], str]:
-    """The members of a classic group (kafka-python 3: {group_id: {"members": [dict]}}) and
-    its assignment protocol (``protocol_data``; empty unless the group is Stable)."""
-    return _classic(admin.describe_groups([group_id]).get(group_id) or {})
-
-
-def _classic(described: Mapping[str, Any]) -> tuple[tuple[Member, ...], str]:
-    """Members and assignment protocol of one group of a DescribeGroups answer."""
+def _classic(described: Mapping[str, Any]) -> _Described:
+    """Members and assignment protocol of one group of a DescribeGroups answer
+    (kafka-python 3: {"members": [dict], "protocol_data": ...}; the protocol is empty
+    unless the group is Stable)."""
     members = tuple(
         Member(
             str(m.get("member_id", "")),
@@ -298,7 +318,7 @@ def _classic(described: Mapping[str, Any]) -> tuple[tuple[Member, ...], str]:
         )
         for m in described.get("members") or []
     )
-    return members, str(described.get("protocol_data") or "")
+    return _Described(members, str(described.get("protocol_data") or ""))
 
 
 def _assigned(assignment: Any) -> tuple[tuple[str, int], ...]:
@@ -315,6 +335,168 @@ def _assigned(assignment: Any) -> tuple[tuple[str, int], ...]:
     )
 
 
+def _ask(
+    admin: KafkaAdminClient, group_ids: list[str], request_for: Callable[[list[str]], Any]
+) -> list[Any] | None:
+    """Hook 6: ``request_for``'s answers from the coordinators of ``group_ids``; None where
+    the hook is fenced off or the broker lacks the request (kafka-python's other errors
+    propagate)."""
+    import kafka.errors as errors
+
+    from migcheck.kafka.private_hooks import ask_group_coordinators
+
+    try:
+        return ask_group_coordinators(admin, group_ids, request_for)
+    except errors.IncompatibleBrokerVersion:
+        return None
+
+
+def _answered(responses: list[Any], group_ids: list[str]) -> dict[str, Any]:
+    """Each group's part of the ``responses``, by id; a group the coordinator no longer
+    knows under that protocol (GROUP_ID_NOT_FOUND: deleted since it was listed, or of
+    another type now) is left out, any other error raised."""
+    import kafka.errors as errors
+
+    parts = {}
+    for response in responses:
+        for group in response.groups:
+            if group.error_code == errors.GroupIdNotFoundError.errno:
+                continue
+            _raise_for(group.error_code, group.error_message, group.group_id)
+            parts[group.group_id] = group
+    return {g: parts[g] for g in group_ids if g in parts}
+
+
+def _groups_described(
+    admin: KafkaAdminClient, request: type[ApiMessage], group_ids: list[str]
+) -> dict[str, Any] | None:
+    """Each group's part of the coordinators' answers to ``request`` (a describe request
+    of the ``StreamsGroupDescribe`` kind: group ids, and no ACL summary asked), as
+    :func:`_answered` keeps them; None where it cannot be asked."""
+    if not group_ids:
+        return {}
+    responses = _ask(
+        admin, group_ids, lambda ids: request(group_ids=ids, include_authorized_operations=False)
+    )
+    if responses is None:
+        return None
+    return _answered(responses, group_ids)
+
+
+def _raise_for(code: int, message: str | None, group_id: str, partition: str = "") -> None:
+    """For a nonzero ``code``: kafka-python's error for it, as about ``group_id`` (and
+    ``partition``), raised for :func:`_admin` to make one line of."""
+    import kafka.errors as errors
+
+    if code:
+        raise _Refused(errors.for_code(code)(*filter(None, [message])), group_id, partition)
+
+
+def _topic_partitions(assignment: Any) -> tuple[tuple[str, int], ...]:
+    """A ConsumerGroupDescribe or ShareGroupDescribe assignment's partitions, sorted."""
+    return tuple(
+        sorted((t.topic_name, int(p)) for t in assignment.topic_partitions for p in t.partitions)
+    )
+
+
+def _new_protocol_member(member: Any) -> Member:
+    """A consumer-protocol or share group's member, with its current assignment."""
+    return Member(
+        member.member_id, member.client_id, member.client_host, _topic_partitions(member.assignment)
+    )
+
+
+def _consumer_groups(admin: KafkaAdminClient, group_ids: list[str]) -> dict[str, _Described] | None:
+    """Consumer-protocol groups (KIP-848) by ConsumerGroupDescribe: members, their current
+    assignment and subscriptions; None where it cannot be asked (DescribeGroups is then
+    asked, which answers "not a classic group" on Kafka 4.x: no members)."""
+    from migcheck.kafka.schemas import ConsumerGroupDescribeRequest
+
+    answered = _groups_described(admin, ConsumerGroupDescribeRequest, group_ids)
+    if answered is None:
+        return None
+    return {
+        g: _Described(
+            tuple(map(_new_protocol_member, group.members)),
+            subscribed=_subscriptions(group.members),
+        )
+        for g, group in answered.items()
+    }
+
+
+def _subscriptions(members: Any, *more: str) -> tuple[str, ...]:
+    """The topics ``members`` subscribe to by name, and ``more``, sorted once each."""
+    return tuple(sorted({*more, *(t for m in members for t in m.subscribed_topic_names)}))
+
+
+def _share_groups(admin: KafkaAdminClient, group_ids: list[str]) -> dict[str, _Described]:
+    """Share groups (KIP-932) by ShareGroupDescribe (members, their assignment and
+    subscriptions) and DescribeShareGroupOffsets (every partition the group has share
+    state for, with its start offset, members or not); nothing where they cannot be
+    asked (a broker older than 4.1, or hook 6 fenced off)."""
+    from migcheck.kafka.schemas import (
+        DescribeShareGroupOffsetsRequest,
+        ShareGroupDescribeRequest,
+    )
+
+    if not group_ids:
+        return {}
+    members = _groups_described(admin, ShareGroupDescribeRequest, group_ids) or {}
+    every = DescribeShareGroupOffsetsRequest.Group
+    states = _ask(
+        admin,
+        group_ids,
+        lambda ids: DescribeShareGroupOffsetsRequest(
+            groups=[every(group_id=g, topics=None) for g in ids]
+        ),
+    )
+    started = {
+        g: _share_started(g, group) for g, group in _answered(states or [], group_ids).items()
+    }
+    found = {}
+    for g in group_ids:
+        group_members = members[g].members if g in members else []
+        starts = started.get(g, {})
+        found[g] = _Described(
+            tuple(map(_new_protocol_member, group_members)),
+            subscribed=_subscriptions(group_members, *(t for t, _ in starts)),
+            share_started=starts,
+        )
+    return found
+
+
+def _share_started(group_id: str, group: Any) -> dict[tuple[str, int], int]:
+    """One group's DescribeShareGroupOffsets answer: (topic, partition) to start offset; a
+    partition's error is raised (its state unknown)."""
+    started = {}
+    for topic in group.topics:
+        for p in topic.partitions:
+            where = f"{topic.topic_name}-{p.partition_index}"
+            _raise_for(p.error_code, p.error_message, group_id, where)
+            started[(topic.topic_name, p.partition_index)] = p.start_offset
+    return dict(sorted(started.items()))
+
+
+def _streams_described(admin: KafkaAdminClient, group_ids: list[str]) -> dict[str, _Described]:
+    """Streams groups by StreamsGroupDescribe: members with their tasks, and the
+    topology's source topics; nothing where it cannot be asked."""
+    described = {}
+    for g, streams in _streams_groups(admin, group_ids).items():
+        members = tuple(
+            Member(
+                m.member_id,
+                m.client_id,
+                m.client_host,
+                process_id=m.process_id,
+                active_tasks=m.active_tasks,
+            )
+            for m in streams.members
+        )
+        sources = {t for sub in streams.topology or () for t in sub.source_topics}
+        described[g] = _Described(members, subscribed=tuple(sorted(sources)))
+    return described
+
+
 def describe_streams_group(client: ClientConfig, group_id: str) -> StreamsGroup | None:
     """The streams group ``group_id`` with its topology, or None when no streams group has it.
 
@@ -322,30 +504,24 @@ def describe_streams_group(client: ClientConfig, group_id: str) -> StreamsGroup 
     without the StreamsGroupDescribe API (older than Kafka 4.0: no streams
     groups there).
     """
-    with _admin(client, f"describing streams group {group_id!r} at") as admin:
+    with _admin(client, f"describing streams group {group_id!r} at", group_id) as admin:
         return _describe_streams(admin, group_id)
 
 
 def _describe_streams(admin: KafkaAdminClient, group_id: str) -> StreamsGroup | None:
-    """Ask the group's coordinator (hook 6 of :mod:`~migcheck.kafka.private_hooks`);
-    kafka-python's errors propagate.  None for GROUP_ID_NOT_FOUND, from a broker without
-    StreamsGroupDescribe, and where the hook is fenced off: the model is then inferred."""
-    import kafka.errors as errors
+    """One streams group, as :func:`_streams_groups` describes it; None where it does not."""
+    return _streams_groups(admin, [group_id]).get(group_id)
 
-    from migcheck.kafka.private_hooks import streams_group_response
 
-    try:
-        response = streams_group_response(admin, group_id)
-    except errors.IncompatibleBrokerVersion:
-        return None
-    if response is None:
-        return None
-    (group,) = [g for g in response.groups if g.group_id == group_id]
-    if group.error_code == errors.GroupIdNotFoundError.errno:  # also "not a streams group"
-        return None
-    if group.error_code:
-        raise errors.for_code(group.error_code)(*filter(None, [group.error_message]))
-    return _streams_group(group)
+def _streams_groups(admin: KafkaAdminClient, group_ids: list[str]) -> dict[str, StreamsGroup]:
+    """Ask the groups' coordinators (hook 6 of :mod:`~migcheck.kafka.private_hooks`);
+    kafka-python's errors propagate.  A group is left out for GROUP_ID_NOT_FOUND (also
+    "not a streams group"), and all are from a broker without StreamsGroupDescribe and
+    where the hook is fenced off: their model is then inferred."""
+    from migcheck.kafka.schemas import StreamsGroupDescribeRequest
+
+    answered = _groups_described(admin, StreamsGroupDescribeRequest, group_ids) or {}
+    return {g: _streams_group(group) for g, group in answered.items()}
 
 
 def _streams_group(group: Any) -> StreamsGroup:

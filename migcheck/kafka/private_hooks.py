@@ -1,16 +1,16 @@
 """Every hook into kafka-python's private code, fenced by kafka-python's version.
 
 kafka-python's public API reads Kafka correctly, but too slowly for migcheck's reads, and
-has no call for one request migcheck needs.  The hooks below reach into its private
-code, which any release may change without a word.  So they live here and nowhere
-else, each written for one series of kafka-python, :data:`TESTED_SERIES` (the pin in
-``pyproject.toml``), and tested against its own implementation (``tests/unit/``:
-``test_receive.py``, ``test_recordbatch.py``, ``test_private_hooks.py``).  This module checks
-the installed kafka-python when it is imported; outside that series every hook takes
-kafka-python's own public path instead (the same records, read more slowly), and the
-first hook used prints one line on stderr saying so, once per process.  With
-``MIGCHECK_KAFKA_HOOKS=off`` every hook takes the public path too, silently: the tests
-compare the two paths.
+has no call for the newer group protocols' describe requests, which migcheck needs.  The
+hooks below reach into its private code, which any release may change without a word.  So
+they live here and nowhere else, each written for one series of kafka-python,
+:data:`TESTED_SERIES` (the pin in ``pyproject.toml``), and tested against its own
+implementation (``tests/unit/``: ``test_receive.py``, ``test_recordbatch.py``,
+``test_private_hooks.py``).  This module checks the installed kafka-python when it is
+imported; outside that series every hook takes kafka-python's own public path instead (the
+same records, read more slowly), and the first hook used prints one line on stderr saying
+so, once per process.  With ``MIGCHECK_KAFKA_HOOKS=off`` every hook takes the public path
+too, silently: the tests compare the two paths.
 
 The six hooks, each with why (and its public path):
 
@@ -28,14 +28,18 @@ The six hooks, each with why (and its public path):
    topic deleted) ends a read at once, without asking the cluster (public: none; the read
    ends at its idle timeout instead).
 6. The admin client's coordinator lookup and connection manager
-   (``admin._find_coordinator_id``, ``admin._manager``): StreamsGroupDescribe, a request
-   kafka-python has no call for (public: none; the group is described as by a broker
-   without that request, its model inferred from its topics).
+   (``admin._find_coordinator_ids``, ``admin._manager``): requests kafka-python has no
+   call for, each sent to the coordinators of the groups it names: StreamsGroupDescribe,
+   ConsumerGroupDescribe, ShareGroupDescribe and DescribeShareGroupOffsets (public: none;
+   the group is described as by a broker without those requests: its type, state and
+   committed offsets only, a streams group's model inferred from its topics, no member
+   of a consumer-protocol or share group, no topic of an empty share group).
 
 Hooks 1 to 3 are installed once per process by every consumer
 (:func:`receive_leanly`); 4 by every read of samples and full scans
-(:func:`fetch_columns`); 5 on every empty poll (:func:`partition_gone`); 6 by ``migcheck
-app``, ``plan`` and ``runbook`` on a streams group (:func:`streams_group_response`).
+(:func:`fetch_columns`); 5 on every empty poll (:func:`partition_gone`); 6 by
+``kafka/groups.py`` wherever it describes a streams, consumer-protocol or share group
+(:func:`ask_group_coordinators`).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kafka import __version__ as KAFKA_PYTHON_VERSION
@@ -60,7 +64,6 @@ if TYPE_CHECKING:
     from kafka.record.memory_records import MemoryRecords
 
     from migcheck.kafka.recordbatch import Columns
-    from migcheck.kafka.schemas import StreamsGroupDescribeResponse
 
     #: ``KafkaProtocol.receive_bytes``: received bytes to (correlation id, response) pairs.
     ParseBytes = Callable[[KafkaProtocol, bytes | memoryview], list[tuple[int, ApiMessage]]]
@@ -102,7 +105,8 @@ class Fence:
         series = ".".join(map(str, TESTED_SERIES))
         return (
             f"migcheck: kafka-python {self.version} is outside the tested range {series}.x: "
-            "reading with kafka-python's own code (slower), streams groups not described"
+            "reading with kafka-python's own code (slower); streams, consumer-protocol and "
+            "share groups not described"
         )
 
     def open(self) -> bool:
@@ -292,29 +296,44 @@ def partition_gone(consumer: KafkaConsumer, tp: TopicPartition) -> bool:
     return partitions is None or tp.partition not in partitions
 
 
-# --- hook 6: StreamsGroupDescribe --------------------------------------------------------
+# --- hook 6: group requests kafka-python lacks, at each group's coordinator --------------
 
 
-def streams_group_response(
-    admin: KafkaAdminClient, group_id: str
-) -> StreamsGroupDescribeResponse | None:
-    """Hook 6: the group coordinator's StreamsGroupDescribe response for ``group_id``, or
-    None when the fence is closed.  kafka-python's errors propagate (IncompatibleBrokerVersion
-    from a broker without the request).
+def ask_group_coordinators(
+    admin: KafkaAdminClient,
+    group_ids: Sequence[str],
+    request_for: Callable[[list[str]], ApiMessage],
+) -> list[ApiMessage] | None:
+    """Hook 6: ``request_for(ids)`` sent to each coordinator of ``group_ids`` with the ids
+    it coordinates (one request per coordinator, ids in the order given), and the
+    answers, in the order of each coordinator's first group; None when the fence is
+    closed, and nothing is sent.  kafka-python's errors propagate
+    (IncompatibleBrokerVersion from a broker without the request, before it is sent).
 
-    Why: kafka-python has no public call for a request it does not know, so this uses the
-    same private coordinator lookup and connection manager that its own group requests
-    (``describe_groups``) use.
+    Why: kafka-python has no public call for a request it does not know (StreamsGroupDescribe,
+    ConsumerGroupDescribe, ShareGroupDescribe, DescribeShareGroupOffsets), so this uses
+    the same private coordinator lookup (batched, cached) and connection manager that its
+    own group requests (``describe_groups``, ``list_group_offsets``) use.
     """
     if not FENCE.open():
         return None
-    return admin._manager.run(_ask_coordinator, admin, group_id)
+    if not group_ids:
+        return []
+    return admin._manager.run(_ask_coordinators, admin, list(group_ids), request_for)
 
 
-async def _ask_coordinator(admin: KafkaAdminClient, group_id: str) -> StreamsGroupDescribeResponse:
-    """Send StreamsGroupDescribe to ``group_id``'s coordinator, as ``describe_groups`` does."""
-    from migcheck.kafka.schemas import StreamsGroupDescribeRequest
-
-    request = StreamsGroupDescribeRequest(group_ids=[group_id], include_authorized_operations=False)
-    node_id = await admin._find_coordinator_id(group_id)
-    return await admin._manager.send(request, node_id=node_id)
+async def _ask_coordinators(
+    admin: KafkaAdminClient,
+    group_ids: list[str],
+    request_for: Callable[[list[str]], ApiMessage],
+) -> list[ApiMessage]:
+    """Bucket ``group_ids`` by coordinator and send each bucket its request, as
+    ``describe_groups`` does."""
+    coordinators = await admin._find_coordinator_ids(group_ids)
+    buckets: dict[int | str, list[str]] = {}
+    for group_id in group_ids:
+        buckets.setdefault(coordinators[group_id], []).append(group_id)
+    answers = []
+    for node_id, ids in buckets.items():
+        answers.append(await admin._manager.send(request_for(ids), node_id=node_id))
+    return answers

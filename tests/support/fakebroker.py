@@ -4,8 +4,9 @@ every byte it reads or writes decoded or encoded by kafka-python's own protocol 
 
 It answers what migcheck's readers and admin client send: ApiVersions, Metadata, Fetch
 (``read_committed``: its aborted transactions listed), ListOffsets, FindCoordinator, and
-whatever a test scripts (StreamsGroupDescribe).  A partition is its record batches, as
-kafka-python's ``MemoryRecordsBuilder`` builds them, laid end to end from its log start.
+whatever a test scripts (the group requests, and those of hook 6).  A partition is its
+record batches, as kafka-python's ``MemoryRecordsBuilder`` builds them, laid end to end
+from its log start.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ in test_recordbatch.py.
 from __future__ import annotations
 
 import ast
+import asyncio
 import importlib.metadata
 import os
 import random
@@ -21,6 +22,7 @@ import sys
 import threading
 import tomllib
 import types
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,16 +33,37 @@ from batches import Record, batch, random_log
 from fakebroker import FakeBroker, Partition
 from kafka import TopicPartition
 from kafka.cluster import ClusterMetadata
+from kafka.protocol.admin import (
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
+from kafka.protocol.consumer import OffsetFetchRequest, OffsetFetchResponse
 from kafka.protocol.metadata import MetadataResponse
 from packaging.requirements import Requirement
 
 from migcheck.errors import ReadError
 from migcheck.kafka import private_hooks
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.groups import describe_streams_group
+from migcheck.kafka.groups import (
+    Member,
+    describe_all_groups,
+    describe_group,
+    describe_streams_group,
+)
 from migcheck.kafka.private_hooks import OFF_SWITCH, Fence, in_tested_series, partition_gone
 from migcheck.kafka.reader import WorkUnit, read_units
-from migcheck.kafka.schemas import StreamsGroupDescribeRequest, StreamsGroupDescribeResponse
+from migcheck.kafka.schemas import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    DescribeShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsResponse,
+    ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse,
+    StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 HOOKS = REPO / "migcheck" / "kafka" / "private_hooks.py"
@@ -82,7 +105,8 @@ def test_outside_the_range_every_use_is_refused_and_said_once(
     assert [fence.open() for _ in range(3)] == [False, False, False]
     assert capsys.readouterr().err == (
         "migcheck: kafka-python 3.1.0 is outside the tested range 3.0.x: reading with "
-        "kafka-python's own code (slower), streams groups not described\n"
+        "kafka-python's own code (slower); streams, consumer-protocol and share groups not "
+        "described\n"
     )
 
 
@@ -110,7 +134,7 @@ h.FENCE = h.Fence("3.1.0")
 h.receive_leanly()
 assert not h.fetch_columns(object(), {})
 assert not h.partition_gone(object(), TopicPartition("t", 0))
-assert h.streams_group_response(object(), "app") is None
+assert h.ask_group_coordinators(object(), ["app"], list) is None
 h.receive_leanly()
 assert written == (kafka.protocol.frame.KafkaBytes.read,
                    kafka.protocol.parser.KafkaProtocol.receive_bytes,
@@ -353,3 +377,323 @@ def test_a_streams_group_is_described_through_the_coordinator(
     assert got.topology is not None
     assert got.topology[0].source_topics == ("events",)
     assert [(m.member_id, m.active_tasks) for m in got.members] == [("m1", {"0": (0, 1)})]
+
+
+# --- hook 6: consumer-protocol (KIP-848) and share (KIP-932) groups ----------------------
+
+#: The groups the scripted coordinator knows: id, ListGroups' protocol type, state, type.
+LISTED = [
+    ("cls", "consumer", "Empty", "classic"),
+    ("gone", "consumer", "Empty", "consumer"),  # deleted before it is described
+    ("k1", "consumer", "Stable", "consumer"),
+    ("k2", "consumer", "Empty", "consumer"),
+    ("s1", "share", "Stable", "share"),
+    ("s2", "share", "Empty", "share"),
+]
+#: Committed offsets, as OffsetFetch answers them.
+COMMITTED = {"cls": {("events", 0): 10}, "k1": {("events", 0): 4, ("events", 1): 6}}
+#: Share state, as DescribeShareGroupOffsets answers it: s2 has no member, and no start
+#: offset persisted on events-1.
+SHARE_STATE = {
+    "s1": {("events", p): 0 for p in range(3)},
+    "s2": {("events", 0): 5, ("events", 1): -1},
+}
+GROUP_ID_NOT_FOUND = 69
+
+
+def _listed(request: ListGroupsRequest) -> ListGroupsResponse:
+    g = ListGroupsResponse.ListedGroup
+    groups = [g(group_id=i, protocol_type=p, group_state=s, group_type=t) for i, p, s, t in LISTED]
+    return ListGroupsResponse(throttle_time_ms=0, error_code=0, groups=groups)
+
+
+def _offsets(request: OffsetFetchRequest) -> OffsetFetchResponse:
+    g = OffsetFetchResponse.OffsetFetchResponseGroup
+    t = g.OffsetFetchResponseTopics
+    p = t.OffsetFetchResponsePartitions
+    groups = []
+    for asked in request.groups:
+        committed = COMMITTED.get(asked.group_id, {})
+        topics = [t(name=name, partitions=[
+            p(partition_index=i, committed_offset=o, committed_leader_epoch=-1, metadata="",
+              error_code=0) for (n, i), o in committed.items() if n == name])
+            for name in sorted({n for n, _ in committed})]  # fmt: skip
+        groups.append(g(group_id=asked.group_id, topics=topics, error_code=0))
+    return OffsetFetchResponse(throttle_time_ms=0, groups=groups)
+
+
+def _classic_described(request: DescribeGroupsRequest) -> DescribeGroupsResponse:
+    """What Kafka 4.3.1 answers: a consumer-protocol group is "not a classic group"."""
+    g = DescribeGroupsResponse.DescribedGroup
+    types = {i: t for i, _, _, t in LISTED}
+    return DescribeGroupsResponse(throttle_time_ms=0, groups=[
+        g(error_code=0, group_id=i, group_state="Empty", protocol_type="consumer",
+          protocol_data="", members=[])
+        if types[i] == "classic" else
+        g(error_code=GROUP_ID_NOT_FOUND, error_message=f"Group {i} is not a classic group.",
+          group_id=i, group_state="Dead", protocol_type="", protocol_data="", members=[])
+        for i in request.groups])  # fmt: skip
+
+
+def _assignment(cls: type, topic: str, partitions: list[int]) -> object:
+    tps = [cls.TopicPartitions(topic_id=uuid.UUID(int=7), topic_name=topic, partitions=partitions)]
+    return cls(topic_partitions=tps)
+
+
+def _consumer_described(request: ConsumerGroupDescribeRequest) -> ConsumerGroupDescribeResponse:
+    """k1: one member, owning events-1 and -0 now, meant to own -2 too; k2: no member;
+    gone: deleted."""
+    g = ConsumerGroupDescribeResponse.DescribedGroup
+    a = g.Member.Assignment
+    member = g.Member(member_id="m-k1", member_epoch=5, client_id="c-1", client_host="/10.0.0.2",
+                      subscribed_topic_names=["events"],
+                      assignment=_assignment(a, "events", [1, 0]),
+                      target_assignment=_assignment(a, "events", [0, 1, 2]))  # fmt: skip
+
+    def group(i: str) -> object:
+        if i == "gone":
+            return g(error_code=GROUP_ID_NOT_FOUND, error_message="Group gone not found.",
+                     group_id=i, group_state="Dead", group_epoch=-1, assignment_epoch=-1,
+                     assignor_name="", members=[])  # fmt: skip
+        return g(error_code=0, group_id=i, group_state="Stable" if i == "k1" else "Empty",
+                 group_epoch=5, assignment_epoch=5, assignor_name="uniform",
+                 members=[member] if i == "k1" else [])  # fmt: skip
+
+    return ConsumerGroupDescribeResponse(
+        throttle_time_ms=0, groups=list(map(group, request.group_ids))
+    )
+
+
+def _share_described(request: ShareGroupDescribeRequest) -> ShareGroupDescribeResponse:
+    """s1: one member, owning events 0 to 2, subscribed also to a topic not created yet;
+    s2: no member."""
+    g = ShareGroupDescribeResponse.DescribedGroup
+    a = g.Member.Assignment
+    member = g.Member(member_id="m-s1", member_epoch=2, client_id="share-1",
+                      client_host="/10.0.0.3", subscribed_topic_names=["events", "later"],
+                      assignment=_assignment(a, "events", [2, 0, 1]))  # fmt: skip
+    return ShareGroupDescribeResponse(throttle_time_ms=0, groups=[
+        g(error_code=0, group_id=i, group_state="Stable" if i == "s1" else "Empty", group_epoch=2,
+          assignment_epoch=2, assignor_name="simple", members=[member] if i == "s1" else [])
+        for i in request.group_ids])  # fmt: skip
+
+
+def _share_state(request: DescribeShareGroupOffsetsRequest) -> DescribeShareGroupOffsetsResponse:
+    g = DescribeShareGroupOffsetsResponse.Group
+    t = g.Topic
+    groups = []
+    for asked in request.groups:
+        assert asked.topics is None  # every partition the group has state for
+        state = SHARE_STATE.get(asked.group_id, {})
+        partitions = [t.Partition(partition_index=i, start_offset=o, leader_epoch=0, error_code=0)
+                      for (_, i), o in state.items()]  # fmt: skip
+        topics = [t(topic_name="events", topic_id=uuid.UUID(int=7), partitions=partitions)]
+        groups.append(g(group_id=asked.group_id, topics=topics if state else [], error_code=0))
+    return DescribeShareGroupOffsetsResponse(throttle_time_ms=0, groups=groups)
+
+
+@pytest.fixture
+def groups_broker(broker: FakeBroker) -> FakeBroker:
+    """The fake broker as the coordinator of :data:`LISTED`, answering every request that
+    describes them as Kafka 4.3.1 does."""
+    for request, answer in [
+        (ListGroupsRequest, _listed),
+        (OffsetFetchRequest, _offsets),
+        (DescribeGroupsRequest, _classic_described),
+        (ConsumerGroupDescribeRequest, _consumer_described),
+        (ShareGroupDescribeRequest, _share_described),
+        (DescribeShareGroupOffsetsRequest, _share_state),
+    ]:
+        broker.script(request, answer)
+    return broker
+
+
+def _asked(broker: FakeBroker, request: type) -> list[object]:
+    return [r for r in broker.requests if isinstance(r, request)]
+
+
+def test_consumer_protocol_and_share_groups_are_described_in_bulk(
+    groups_broker: FakeBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hook 6 with kafka-python's own admin client: one ConsumerGroupDescribe for every
+    consumer-protocol group, one ShareGroupDescribe and one DescribeShareGroupOffsets
+    (every partition: topics null) for every share group, DescribeGroups for the classic
+    group alone; members with their current assignment, and an empty share group's
+    topics from its share state."""
+    _hooks(monkeypatch, on=True)
+    got = {
+        g.group_id: g for g in describe_all_groups(ClientConfig.load(groups_broker.bootstrap, None))
+    }
+
+    (consumer,) = _asked(groups_broker, ConsumerGroupDescribeRequest)
+    assert (consumer.group_ids, consumer.include_authorized_operations) == (
+        ["gone", "k1", "k2"],
+        False,
+    )
+    (share,) = _asked(groups_broker, ShareGroupDescribeRequest)
+    assert share.group_ids == ["s1", "s2"]
+    (state,) = _asked(groups_broker, DescribeShareGroupOffsetsRequest)
+    assert [(g.group_id, g.topics) for g in state.groups] == [("s1", None), ("s2", None)]
+    assert [r.groups for r in _asked(groups_broker, DescribeGroupsRequest)] == [["cls"]]
+    (fetched,) = _asked(groups_broker, OffsetFetchRequest)
+    assert [g.group_id for g in fetched.groups] == ["cls", "gone", "k1", "k2"]  # no share group
+
+    assert list(got) == [i for i, *_ in LISTED]
+    k1 = got["k1"]
+    assert (k1.group_type, k1.state, k1.protocol) == (
+        "consumer",
+        "Stable",
+        "",
+    )  # no client assignor
+    assert k1.members == (Member("m-k1", "c-1", "/10.0.0.2", (("events", 0), ("events", 1))),)
+    assert k1.committed == COMMITTED["k1"] and k1.subscribed == ("events",)
+    assert (got["k2"].members, got["k2"].subscribed) == ((), ())
+    assert (got["gone"].group_type, got["gone"].members) == ("consumer", ())
+    s1 = got["s1"]
+    assert s1.members == (
+        Member("m-s1", "share-1", "/10.0.0.3", tuple(("events", p) for p in range(3))),
+    )
+    assert (s1.subscribed, s1.share_started, s1.committed) == (
+        ("events", "later"),
+        SHARE_STATE["s1"],
+        {},
+    )
+    s2 = got["s2"]
+    assert (s2.members, s2.subscribed, s2.share_started) == ((), ("events",), SHARE_STATE["s2"])
+    assert s2.reads("events") and not s2.reads("later") and s1.reads("later")
+    assert got["cls"].committed == COMMITTED["cls"] and got["cls"].share_started == {}
+
+
+def test_without_the_hook_those_groups_get_what_the_public_api_gives(
+    groups_broker: FakeBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The public path: nothing kafka-python lacks is sent; consumer-protocol groups go to
+    DescribeGroups (which answers "not a classic group": no members), share groups are
+    their ListGroups entry; committed offsets are the same."""
+    _hooks(monkeypatch, on=False)
+    got = {
+        g.group_id: g for g in describe_all_groups(ClientConfig.load(groups_broker.bootstrap, None))
+    }
+    for request in (
+        ConsumerGroupDescribeRequest,
+        ShareGroupDescribeRequest,
+        DescribeShareGroupOffsetsRequest,
+    ):
+        assert _asked(groups_broker, request) == []
+    assert [r.groups for r in _asked(groups_broker, DescribeGroupsRequest)] == [
+        ["cls", "gone", "k1", "k2"]
+    ]
+    assert [(g.group_type, g.state) for g in got.values()] == [(t, s) for _, _, s, t in LISTED]
+    assert all(
+        g.members == () and g.subscribed == () and g.share_started == {} for g in got.values()
+    )
+    assert got["k1"].committed == COMMITTED["k1"]
+    assert not got["s2"].reads("events")  # what the hook is for
+
+
+def test_one_group_described_alone_asks_its_own_request(
+    groups_broker: FakeBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _hooks(monkeypatch, on=True)
+    client = ClientConfig.load(groups_broker.bootstrap, None)
+    s2 = describe_group(client, "s2")
+    k1 = describe_group(client, "k1")
+    assert s2 is not None and s2.share_started == SHARE_STATE["s2"]
+    assert k1 is not None and [m.partitions for m in k1.members] == [(("events", 0), ("events", 1))]
+    assert [r.group_ids for r in _asked(groups_broker, ShareGroupDescribeRequest)] == [["s2"]]
+    assert [r.group_ids for r in _asked(groups_broker, ConsumerGroupDescribeRequest)] == [["k1"]]
+    assert _asked(groups_broker, DescribeGroupsRequest) == []
+
+
+def test_a_broker_without_the_share_requests_describes_share_groups_as_the_public_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kafka 4.0 (share groups early access, neither request in its ApiVersions):
+    kafka-python refuses to send them, and the share groups are their ListGroups entry."""
+    _hooks(monkeypatch, on=True)
+    old = FakeBroker({}, broker_version=(4, 0))
+    try:
+        for request, answer in [(ListGroupsRequest, _listed), (OffsetFetchRequest, _offsets),
+                                (DescribeGroupsRequest, _classic_described),
+                                (ConsumerGroupDescribeRequest, _consumer_described)]:  # fmt: skip
+            old.script(request, answer)
+        got = {g.group_id: g for g in describe_all_groups(ClientConfig.load(old.bootstrap, None))}
+    finally:
+        old.close()
+    assert (
+        _asked(old, ShareGroupDescribeRequest)
+        == _asked(old, DescribeShareGroupOffsetsRequest)
+        == []
+    )
+    assert (got["s1"].members, got["s2"].subscribed) == ((), ())
+    assert [m.client_id for m in got["k1"].members] == ["c-1"]
+
+
+@pytest.mark.parametrize(
+    ("request_class", "refused", "in_bulk", "alone"),
+    [
+        (ShareGroupDescribeRequest, "s1", "group 's1': ", ""),
+        (DescribeShareGroupOffsetsRequest, "s2", "group 's2', events-1: ", "events-1: "),
+        (ConsumerGroupDescribeRequest, "k1", "group 'k1': ", ""),
+    ],
+)
+def test_a_group_or_partition_error_is_one_line(
+    groups_broker: FakeBroker,
+    monkeypatch: pytest.MonkeyPatch,
+    request_class: type,
+    refused: str,
+    in_bulk: str,
+    alone: str,
+) -> None:
+    """Any error but GROUP_ID_NOT_FOUND fails the read in one ReadError line, naming the
+    group (unless the line names it already) and the partition: what the group reads
+    cannot be told."""
+    _hooks(monkeypatch, on=True)
+    handler = {ShareGroupDescribeRequest: _share_described,
+               ConsumerGroupDescribeRequest: _consumer_described,
+               DescribeShareGroupOffsetsRequest: _share_state}[request_class]  # fmt: skip
+
+    def failing(request: object) -> object:
+        response = handler(request)
+        for group in response.groups:
+            if group.group_id != refused:
+                continue
+            if request_class is DescribeShareGroupOffsetsRequest:
+                group = group.topics[0].partitions[1]  # events-1
+            group.error_code, group.error_message = 30, "denied"
+        return response
+
+    groups_broker.script(request_class, failing)
+    client = ClientConfig.load(groups_broker.bootstrap, None)
+    error = "[Error 30] GroupAuthorizationFailedError: denied"
+    with pytest.raises(ReadError) as raised:
+        describe_all_groups(client)
+    assert (
+        str(raised.value) == f"listing the groups at {client.bootstrap_servers}: {in_bulk}{error}"
+    )
+    with pytest.raises(ReadError) as raised:
+        describe_group(client, refused)
+    assert str(raised.value) == (
+        f"reading group {refused!r} from {client.bootstrap_servers}: {alone}{error}"
+    )
+
+
+def test_each_coordinator_is_asked_once_for_its_groups() -> None:
+    """Hook 6's bucketing, with kafka-python's coordinator lookup and connection manager
+    stood in for (one fake broker is one node): groups in the order given, one request
+    per coordinator, the answers in the order of each coordinator's first group."""
+    sent: list[tuple[int, list[str]]] = []
+
+    async def find(ids: list[str]) -> dict[str, int]:
+        return {g: {"a": 1, "b": 2, "c": 1, "d": 3}[g] for g in ids}
+
+    async def send(request: list[str], node_id: int) -> str:
+        sent.append((node_id, request))
+        return f"answer of {node_id}"
+
+    manager = types.SimpleNamespace(run=lambda coro, *args: asyncio.run(coro(*args)), send=send)
+    admin = types.SimpleNamespace(_find_coordinator_ids=find, _manager=manager)
+    got = private_hooks.ask_group_coordinators(admin, ["c", "b", "a", "d"], list)  # type: ignore[arg-type]
+    assert sent == [(1, ["c", "a"]), (2, ["b"]), (3, ["d"])]
+    assert got == ["answer of 1", "answer of 2", "answer of 3"]
+    assert private_hooks.ask_group_coordinators(admin, [], list) == []  # type: ignore[arg-type]

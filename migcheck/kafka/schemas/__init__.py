@@ -22,4 +22,40 @@ class StreamsGroupDescribeResponse(ApiMessage, load_json=__name__):
     """The answer to :class:`StreamsGroupDescribeRequest` (registered with kafka-python)."""
 
 
-__all__ = ["StreamsGroupDescribeRequest", "StreamsGroupDescribeResponse"]
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=__name__):
+    """ConsumerGroupDescribe (API key 69, KIP-848): a consumer-protocol group's members and
+    their assignment (DescribeGroups answers only classic groups)."""
+
+
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=__name__):
+    """The answer to :class:`ConsumerGroupDescribeRequest` (registered with kafka-python)."""
+
+
+class ShareGroupDescribeRequest(ApiMessage, load_json=__name__):
+    """ShareGroupDescribe (API key 77, KIP-932): a share group's members and their
+    assignment."""
+
+
+class ShareGroupDescribeResponse(ApiMessage, load_json=__name__):
+    """The answer to :class:`ShareGroupDescribeRequest` (registered with kafka-python)."""
+
+
+class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=__name__):
+    """DescribeShareGroupOffsets (API key 90, KIP-932): the partitions a share group has
+    state for, and each one's start offset (a share group commits no offsets)."""
+
+
+class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=__name__):
+    """The answer to :class:`DescribeShareGroupOffsetsRequest` (registered with kafka-python)."""
+
+
+__all__ = [
+    "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse",
+    "DescribeShareGroupOffsetsRequest",
+    "DescribeShareGroupOffsetsResponse",
+    "ShareGroupDescribeRequest",
+    "ShareGroupDescribeResponse",
+    "StreamsGroupDescribeRequest",
+    "StreamsGroupDescribeResponse",
+]
