@@ -26,7 +26,7 @@ from migcheck.kafka.groups import (
 )
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
-from migcheck.model.runbook import ASSIGN_TIMEOUT, LAG_TIMEOUT, GroupsFacts, Runbook
+from migcheck.model.runbook import ASSIGN_TIMEOUT, COMMIT_TIMEOUT, LAG_TIMEOUT, GroupsFacts, Runbook
 from migcheck.model.topics import CountChange, compare_count
 from migcheck.streams.discovery import is_internal
 
@@ -40,6 +40,8 @@ class GroupsRunbookOptions:
     groups: tuple[str, ...] = ()  # empty: every group with committed offsets on the topic
     lag_timeout: int = LAG_TIMEOUT
     assign_timeout: int = ASSIGN_TIMEOUT
+    commit_timeout: int = COMMIT_TIMEOUT
+    accept_loss_risk: tuple[str, ...] = ()  # groups of the runbook; steps() checks that
     connection: Connection = field(default_factory=Connection)
 
 
@@ -66,6 +68,8 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
         discovered=not options.groups,
         lag_timeout=options.lag_timeout,
         assign_timeout=options.assign_timeout,
+        commit_timeout=options.commit_timeout,
+        accept_loss_risk=tuple(dict.fromkeys(options.accept_loss_risk)),
     )
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 
