@@ -26,6 +26,7 @@ from migcheck.errors import UsageError
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     AUTO,
+    COMMIT_TIMEOUT,
     GROUP_TIMEOUT,
     IN_PLACE,
     LAG_TIMEOUT,
@@ -45,7 +46,19 @@ STREAMS_ONLY = (
     "master",
     "conf",
 )
-GROUPS_ONLY = ("groups", "assign_timeout")
+GROUPS_ONLY = ("groups", "assign_timeout", "commit_timeout", "accept_loss_risk")
+
+
+def _seconds(name: str, default: int, help: str, least: int = 1):
+    """A wait of the script's, in whole seconds (at least ``least``)."""
+    return click.option(
+        name,
+        type=click.IntRange(min=least),
+        default=default,
+        show_default=True,
+        metavar="SECONDS",
+        help=help,
+    )
 
 
 @click.command("runbook")
@@ -78,30 +91,35 @@ GROUPS_ONLY = ("groups", "assign_timeout")
     help="new-topic: copy, reset, reprocess; in-place: alter, reset, reprocess (when no "
     "store reads TOPIC directly); auto: in-place when that holds, else new-topic.",
 )
-@click.option(
+@_seconds(
     "--group-timeout",
-    type=click.IntRange(min=0),
-    default=GROUP_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long step 2 waits for a stopped app's group to empty (its session timeout).",
+    GROUP_TIMEOUT,
+    "How long step 2 waits for a stopped app's group to empty (its session timeout).",
+    least=0,
 )
-@click.option(
-    "--lag-timeout",
-    type=click.IntRange(min=1),
-    default=LAG_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long the script waits for a group's lag to drain to 0.",
+@_seconds(
+    "--lag-timeout", LAG_TIMEOUT, "How long the script waits for a group's lag to drain to 0."
 )
-@click.option(
+@_seconds(
     "--assign-timeout",
-    type=click.IntRange(min=1),
-    default=ASSIGN_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="--group: how long the script waits for every group to own the new partitions "
+    ASSIGN_TIMEOUT,
+    "--group: how long the script waits for every group to own the new partitions "
     "(their metadata.max.age.ms, 5 min by default, and a margin).",
+)
+@_seconds(
+    "--commit-timeout",
+    COMMIT_TIMEOUT,
+    "--group: how long the script waits for a group's members to commit an offset on "
+    "each new partition (auto.commit.interval.ms, 5 s by default, and a margin).",
+)
+@click.option(
+    "--accept-loss-risk",
+    "accept_loss_risk",
+    multiple=True,
+    metavar="GROUP",
+    help="--group: a group of the runbook whose members may commit no offset on the new "
+    "partitions before the producers resume; the script says so instead of stopping "
+    "(repeatable).",
 )
 @click.option(
     "--accept-split-history",
@@ -136,6 +154,8 @@ def runbook_cmd(
     group_timeout: int,
     lag_timeout: int,
     assign_timeout: int,
+    commit_timeout: int,
+    accept_loss_risk: tuple[str, ...],
     accept_split_history: bool,
     state_dir: str | None,
     fixed_repartition: tuple[str, ...],
@@ -161,6 +181,8 @@ def runbook_cmd(
                 groups=groups,
                 lag_timeout=lag_timeout,
                 assign_timeout=assign_timeout,
+                commit_timeout=commit_timeout,
+                accept_loss_risk=accept_loss_risk,
                 connection=connection,
             )
         )

@@ -20,7 +20,13 @@ from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
 from migcheck.model.readers import LABELS, STATEFUL_KINDS, ReaderKind
-from migcheck.model.runbook import ASSIGN_TIMEOUT, LAG_TIMEOUT, GroupsFacts, Runbook
+from migcheck.model.runbook import (
+    ASSIGN_TIMEOUT,
+    COMMIT_TIMEOUT,
+    LAG_TIMEOUT,
+    GroupsFacts,
+    Runbook,
+)
 from migcheck.model.topics import CountChange, compare_count
 from migcheck.readers.discovery import Found, find_group, find_readers
 from migcheck.readers.standing import group_lag
@@ -35,6 +41,8 @@ class GroupsRunbookOptions:
     groups: tuple[str, ...] = ()  # empty: every group with committed offsets on the topic
     lag_timeout: int = LAG_TIMEOUT
     assign_timeout: int = ASSIGN_TIMEOUT
+    commit_timeout: int = COMMIT_TIMEOUT
+    accept_loss_risk: tuple[str, ...] = ()  # groups of the runbook; steps() checks that
     connection: Connection = field(default_factory=Connection)
 
 
@@ -61,6 +69,8 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
         discovered=not options.groups,
         lag_timeout=options.lag_timeout,
         assign_timeout=options.assign_timeout,
+        commit_timeout=options.commit_timeout,
+        accept_loss_risk=tuple(dict.fromkeys(options.accept_loss_risk)),
     )
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 

@@ -11,13 +11,24 @@ whatever order its fetches come back, so the new can overtake the old.  With the
 producers paused and every group's lag at 0 nothing waits anywhere, so the alter
 splits no key's unread records.  The groups must then own the new partitions before
 the producers resume: a consumer sees them only at its next metadata refresh
-(``metadata.max.age.ms``, 5 min by default), and a group with
-``auto.offset.reset=latest`` that gets a new partition after records arrived there
-starts after them and never reads them.
+(``metadata.max.age.ms``, 5 min by default).
+
+Why offsets before the resume.  A consumer that meets a partition with no committed
+offset starts where ``auto.offset.reset`` says, ``latest`` by default in the Java client,
+librdkafka and kafka-python: after every record already there, which it never reads.  A
+group stopped during the change, or one whose members have not yet positioned on a new
+partition, would skip the first records the resumed producers write there.  So before
+the resume every group holds a committed offset on every new partition: a group with no
+members gets the partitions' start (still offset 0: the producers are paused) committed
+by Kafka's own tool, as an operator would; a group with members commits them itself
+(auto-commit, within ``auto.commit.interval.ms``), and the runbook waits for that.  A
+group whose members commit nothing stops the runbook, unless its risk was accepted
+(``--accept-loss-risk``).
 """
 
 from __future__ import annotations
 
+from migcheck.errors import UsageError
 from migcheck.model.runbook import (
     Check,
     GroupsFacts,
@@ -29,6 +40,7 @@ from migcheck.model.runbook import (
     check_name,
     kafka_run,
 )
+from migcheck.untrusted import quoted
 
 
 def _kafka(f: GroupsFacts, tool: str, *args: str) -> Run:
@@ -47,12 +59,27 @@ def _names(f: GroupsFacts) -> str:
 
 
 def steps(f: GroupsFacts) -> list[Step]:
-    """The procedure: check, pause, drain, alter, wait for the assignment, resume; a
-    group id the steps cannot pass to Kafka's tools is refused (UsageError)."""
+    """The procedure: check, pause, drain, alter, wait for the assignment, hold an offset
+    on every new partition, resume; a group id the steps cannot pass to Kafka's tools, or
+    an --accept-loss-risk that names no group of the runbook, is refused (UsageError)."""
     hint = "; name the groups to serve with --group" if f.discovered else ""
     for group in f.group_ids:
         check_name("group id", group, hint=hint)
-    return [_prechecks(f), _pause(f), _drain(f), _alter(f), _assigned(f), _resume(f)]
+    for group in f.accept_loss_risk:
+        if group not in f.group_ids:
+            raise UsageError(
+                f"--accept-loss-risk {quoted(group)} names no group of this runbook; its "
+                f"groups: {', '.join(quoted(g) for g in f.group_ids)}"
+            )
+    return [
+        _prechecks(f),
+        _pause(f),
+        _drain(f),
+        _alter(f),
+        _assigned(f),
+        _offsets(f),
+        _resume(f),
+    ]
 
 
 def _topic_has(f: GroupsFacts, count: int, text: str) -> Check:
@@ -133,10 +160,10 @@ def _assigned(f: GroupsFacts) -> Step:
         "5 minutes by default), then its group rebalances. A record written to a new "
         "partition before its group owns it has no committed offset to start from: a "
         "consumer with auto.offset.reset=latest starts after it and never reads it. So "
-        "every group with members must own all the partitions before the producers resume "
-        f"(waits up to {f.assign_timeout} s, --assign-timeout). A group with no members now "
-        "is not waited for: start it before the last step, or it reads the new partitions "
-        "as its auto.offset.reset says.",
+        "every group with members must own all the partitions (and, next, hold an offset on "
+        f"each) before the producers resume (waits up to {f.assign_timeout} s, "
+        "--assign-timeout). A group with no members now "
+        "is not waited for: the next step commits its offsets on the new partitions.",
         (
             _topic_has(f, f.to, f"{f.topic} has {f.to} partitions"),
             Check(
@@ -150,11 +177,71 @@ def _assigned(f: GroupsFacts) -> Step:
     )
 
 
+def _new_partitions(f: GroupsFacts) -> str:
+    """The partitions the alter adds, as the steps name them."""
+    if f.to - f.partitions == 1:
+        return f"partition {f.partitions}"
+    return f"partitions {f.partitions}-{f.to - 1}"
+
+
+def _offsets(f: GroupsFacts) -> Step:
+    new, t = _new_partitions(f), f.commit_timeout
+    accepted = ""
+    if f.accept_loss_risk:
+        accepted = (
+            f" Accepted (--accept-loss-risk) for {', '.join(f.accept_loss_risk)}: if its "
+            "members commit none, the step says so and goes on."
+        )
+    return Step(
+        f"Make every group hold an offset on {new} of {f.topic}",
+        "A consumer that meets a partition with no committed offset starts where its "
+        "auto.offset.reset says, latest by default (the Java client, librdkafka, "
+        "kafka-python): after the records already there, which it never reads. The "
+        "producers are still paused, so the new partitions are empty and their start is "
+        "offset 0: once every group holds an offset there, it reads every record the "
+        "producers write after the resume. For a group with no members when the step runs, "
+        "the script commits the start of each new partition that lacks an offset, with "
+        "Kafka's tool (below; Kafka allows it only while the group has no members), and "
+        "checks it. A group with members commits them itself (auto-commit does within "
+        "auto.commit.interval.ms, 5 s by default, of the assignment): the script waits up "
+        f"to {t} s (--commit-timeout). If they commit none, it stops: stop that group's "
+        "consumers and run it again (it then commits the offsets itself), or accept the "
+        "risk (--accept-loss-risk GROUP)." + accepted,
+        tuple(_holds_offsets(f, group, new) for group in f.group_ids),
+    )
+
+
+def _holds_offsets(f: GroupsFacts, group: str, new: str) -> Check:
+    accepted = group in f.accept_loss_risk
+    spec = f"{f.topic}:{','.join(str(p) for p in range(f.partitions, f.to))}"
+    text = (
+        f"{group} holds an offset on {new} of {f.topic}: committed here while it has no "
+        f"members, else by its members (waits up to {f.commit_timeout} s)"
+    )
+    if accepted:
+        text += "; if they commit none, its risk is accepted (--accept-loss-risk)"
+    return Check(
+        ShellCheck.ENSURE_OFFSETS,
+        (
+            str(f.commit_timeout),
+            f.topic,
+            str(f.partitions),
+            str(f.to),
+            "accepted" if accepted else "required",
+            group,
+        ),
+        text,
+        _kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", group, "--topic", spec,
+               "--to-earliest", "--execute"),
+    )  # fmt: skip
+
+
 def _resume(f: GroupsFacts) -> Step:
     return Step(
         f"Resume the producers of {f.topic}",
-        "Every group owns every partition, and no record of a moved key waits in its old "
-        "partition: from now on its records arrive, in order, in its new one. A restarted "
+        "Every group owns every partition and holds an offset on each new one, and no "
+        "record of a moved key waits in its old partition: from now on its records arrive, "
+        "in order, in its new one. A restarted "
         "producer fetches the new count at once; one kept running learns it only at its "
         "next metadata refresh (metadata.max.age.ms, 5 minutes by default), so resume it "
         "no sooner after the alter, or a moved key's first records still go to its old "

@@ -66,6 +66,10 @@ class RunbookFacts:
 #: partitions: a consumer sees them at its next metadata refresh, metadata.max.age.ms
 #: (5 min by default), plus a minute for the rebalance that follows.
 ASSIGN_TIMEOUT = 360
+#: How long the plain-consumer runbook waits for a group's members to commit an offset on
+#: each new partition by default: auto-commit does so within auto.commit.interval.ms
+#: (5 s by default) of the partition's assignment, plus a margin for a loaded consumer.
+COMMIT_TIMEOUT = 60
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,10 @@ class GroupsFacts:
     discovered: bool = False
     lag_timeout: int = LAG_TIMEOUT
     assign_timeout: int = ASSIGN_TIMEOUT
+    commit_timeout: int = COMMIT_TIMEOUT
+    #: Groups whose members may leave a new partition without a committed offset when the
+    #: producers resume (--accept-loss-risk): the offsets step says so instead of failing.
+    accept_loss_risk: tuple[str, ...] = ()
 
     @property
     def group_ids(self) -> tuple[str, ...]:
@@ -122,6 +130,7 @@ class ShellCheck(StrEnum):
     TOPIC_PARTITIONS = "topic_partitions"
     GROUPS_LAG = "groups_lag"
     WAIT_ASSIGNED = "wait_assigned"
+    ENSURE_OFFSETS = "ensure_offsets"
 
 
 class ShellHelper(StrEnum):

@@ -118,7 +118,8 @@ def _groups_header(f: GroupsFacts, version: str, generated: str) -> list[str]:
     lines = [
         f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) without breaking per-key "
         f"order for its consumer groups ({found}): pause the producers, let every group "
-        "read everything, alter, wait until every group owns the new partitions, resume.",
+        "read everything, alter, wait until every group owns the new partitions and holds "
+        "an offset on each, resume.",
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]
     for g in f.groups:
@@ -126,6 +127,12 @@ def _groups_header(f: GroupsFacts, version: str, generated: str) -> list[str]:
         line = f"{g.group}: {plural(g.members, 'member')}, {lag} on {f.topic}."
         if not g.members and g.lag:
             line += " WARNING: it has no members, so it never drains: start it before step 3."
+        if g.group in f.accept_loss_risk:
+            line += (
+                " Its loss risk is accepted (--accept-loss-risk): if its members commit no "
+                "offset on a new partition in time, the runbook goes on, and it reads that "
+                "partition as its auto.offset.reset says (latest skips the first records)."
+            )
         lines.append(line)
     return lines
 

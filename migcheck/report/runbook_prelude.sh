@@ -292,8 +292,8 @@ assigned_count() {
 # Waits up to $1 seconds until every group named after the topic $2 and its count $3
 # that has members owns all $3 partitions: a consumer sees new partitions only at its
 # next metadata refresh (metadata.max.age.ms).  A group without members (now, or when
-# its last member leaves during the wait) is named and passed over: it gets every
-# partition when it starts.
+# its last member leaves during the wait) is named and passed over: ensure_offsets, the
+# next step's check, commits its offsets on the new partitions.
 wait_assigned() {
   local timeout=$1 topic=$2 count=$3 group owned started=$SECONDS
   shift 3
@@ -305,8 +305,8 @@ wait_assigned() {
         break
       fi
       if [ "$owned" = 0 ] && [ "$(group_members "$group")" = 0 ]; then
-        say "  $group has no members: start it before the producers resume, or it reads" \
-          "the new partitions of $topic as its auto.offset.reset says"
+        say "  $group has no members: the next step commits its offsets on the new" \
+          "partitions of $topic"
         break
       fi
       ((SECONDS - started < timeout)) \
@@ -314,6 +314,80 @@ wait_assigned() {
           "(--assign-timeout): is its metadata.max.age.ms longer?"
       sleep 2
     done
+  done
+}
+
+# The partitions $3..$4-1 of the topic $2 on which the group $1 has no committed offset,
+# comma-separated: nothing when it has one on each.  kafka-consumer-groups lists a
+# partition a member owns without an offset with CURRENT-OFFSET "-", and leaves out one
+# that no member owns and no offset names.
+missing_offsets() {
+  { group_tool --describe --group "$1" --offsets 2> /dev/null || true; } \
+    | G=$1 awk -v t="$2" -v from="$3" -v n="$4" "$(awk_group_fields)"'
+        group_fields() && f[1] == t && f[2] ~ /^[0-9]+$/ && f[3] ~ /^[0-9]+$/ { have[f[2] + 0] = 1 }
+        END { for (p = from; p < n; p++) if (!(p in have)) { out = out sep p; sep = "," }
+              print out }'
+}
+
+# Makes the group $6 hold a committed offset on each new partition $3..$4-1 of the topic
+# $2 before the producers resume: a consumer meeting a partition without one starts at
+# its auto.offset.reset, latest by default, and skips what the producers write there
+# first.  With no members (decided now, not when the runbook was written), it commits
+# the start of each partition that lacks one with kafka-consumer-groups --reset-offsets
+# --to-earliest (Kafka allows that only while the group is empty; the producers are
+# paused, so the start is offset 0), then checks it.  With members, it waits up to $1
+# seconds for them to commit (auto-commit does within auto.commit.interval.ms); if they
+# do not, it fails with the choice, unless $5 is "accepted" (--accept-loss-risk): then
+# it says so and goes on.  The group id is only ever an argument, never code.
+ensure_offsets() {
+  local timeout=$1 topic=$2 from=$3 count=$4 mode=$5 group=$6 started=$SECONDS
+  local missing members out line why="" said=0
+  local -a cfg reset
+  mapfile -t cfg < <(config_args --command-config)
+  while :; do
+    missing=$(missing_offsets "$group" "$topic" "$from" "$count")
+    if [ -z "$missing" ]; then
+      say "  $group holds an offset on every new partition of $topic"
+      return
+    fi
+    members=$(group_members "$group")
+    if [ "$members" = 0 ]; then
+      say "  $group has no members and no offset on partitions $missing of $topic:" \
+        "committing their start"
+      reset=(--reset-offsets --group "$group" --topic "$topic:$missing" --to-earliest --execute)
+      show kafka-consumer-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "${reset[@]}"
+      if out=$(group_tool "${reset[@]}" 2>&1); then
+        while IFS= read -r line; do [ -z "$line" ] || say "    $line"; done <<< "$out"
+        missing=$(missing_offsets "$group" "$topic" "$from" "$count")
+        if [ -z "$missing" ]; then
+          say "  $group holds an offset on every new partition of $topic (committed)"
+          return
+        fi
+        why="partitions $missing still have no offset after the reset"
+      else
+        why="kafka-consumer-groups --reset-offsets failed: $(grep -v '^[[:space:]]*$' <<< "$out" \
+          | tail -n 1)"
+      fi
+      say "  $why"
+    elif [ "$said" = 0 ]; then
+      say "  $group has members and no offset yet on partitions $missing of $topic:" \
+        "waiting up to $timeout s (--commit-timeout) for them to commit"
+      said=1
+    fi
+    if ((SECONDS - started >= timeout)); then
+      if [ "$members" = 0 ]; then
+        fail "could not commit $group's offsets on partitions $missing of $topic: $why"
+      elif [ "$mode" = accepted ]; then
+        say "  $group: no offset on partitions $missing of $topic after $timeout s; its risk" \
+          "is accepted (--accept-loss-risk): it reads them as its auto.offset.reset says"
+        return
+      fi
+      fail "$group has members but no offset on partitions $missing of $topic after" \
+        "$timeout s (--commit-timeout): with auto.offset.reset=latest they would skip the" \
+        "records written there first; stop its consumers and run the runbook again (it then" \
+        "commits the offsets itself), or accept the risk (--accept-loss-risk $group)"
+    fi
+    sleep 2
   done
 }
 

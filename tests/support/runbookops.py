@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from kafkatest import KAFKA_LOCAL
@@ -64,6 +65,46 @@ def plain_tools() -> dict[str, str]:
     }
 
 
+def run_script(
+    script: Path,
+    env: dict[str, str],
+    at_manual: Callable[[str], bool] = lambda line: True,
+    yes: bool = False,
+    timeout: float = 900,
+) -> tuple[int, str]:
+    """Runs the script with ``--execute`` (``yes``: and ``--yes``, so it answers its own
+    manual steps) in ``env``; at each ``MANUAL:`` line ``at_manual`` acts as the operator
+    and says whether to answer ``y`` (else ``n``; not asked with ``--yes``).  The exit
+    code and the output (stdout and stderr, in order); ``timeout`` only ends a hung run:
+    the script is killed and the run fails."""
+    proc = subprocess.Popen(
+        ["bash", str(script), "--execute", *(["--yes"] if yes else [])],
+        stdin=subprocess.DEVNULL if yes else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    watchdog = threading.Timer(timeout, proc.kill)
+    watchdog.start()
+    seen: list[str] = []
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "MANUAL:" in line:
+                answer = at_manual(line)
+                if not yes:
+                    assert proc.stdin is not None
+                    proc.stdin.write("y\n" if answer else "n\n")
+                    proc.stdin.flush()
+        code = proc.wait(timeout=60)
+    finally:
+        watchdog.cancel()
+    assert code != -9, f"the runbook hung for {timeout} s and was killed: {''.join(seen)}"
+    return code, "".join(seen)
+
+
 class Operator:
     """Runs the script with --execute and answers its manual steps as an operator would.
 
@@ -103,34 +144,14 @@ class Operator:
         env = {**self.env, "INJECT_DONE": str(self.work.parent / f"injected-{hash(inject)}")}
         if inject:
             env["INJECT"] = inject
-        proc = subprocess.Popen(
-            ["bash", str(self.script), "--execute", *(["--yes"] if self.yes else [])],
-            stdin=subprocess.DEVNULL if self.yes else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=env,
-        )
-        assert proc.stdout is not None
-        watchdog = threading.Timer(timeout, proc.kill)
-        watchdog.start()
-        seen: list[str] = []
-        try:
-            for line in proc.stdout:
-                seen.append(line)
-                if "MANUAL:" in line:
-                    declined = inject is not None and re.search(inject, line)
-                    if not declined:
-                        self._act(line)
-                    if not self.yes:
-                        assert proc.stdin is not None
-                        proc.stdin.write("n\n" if declined else "y\n")
-                        proc.stdin.flush()
-            code = proc.wait(timeout=60)
-        finally:
-            watchdog.cancel()
-        assert code != -9, f"the runbook hung for {timeout} s and was killed: {''.join(seen)}"
-        return code, "".join(seen)
+
+        def at_manual(line: str) -> bool:
+            declined = inject is not None and re.search(inject, line) is not None
+            if not declined:
+                self._act(line)
+            return not declined
+
+        return run_script(self.script, env, at_manual, yes=self.yes, timeout=timeout)
 
     def _act(self, line: str) -> None:
         if "MANUAL: Switch every producer" in line and not self.switched:

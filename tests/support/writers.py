@@ -175,7 +175,10 @@ def _runbooks(facts: RunbookFacts | GroupsFacts, build: Callable[[Any], list[Any
 
 def groups_facts(names: tuple[str, ...], bootstrap: str = "127.0.0.1:9092") -> GroupsFacts:
     groups = tuple(GroupLag(g, members=0, lag=0) for g in names)
-    return GroupsFacts(bootstrap, None, "orders", 3, 6, groups, discovered=True)
+    # the last group's loss risk accepted: its name in the header and the offsets step too
+    return GroupsFacts(
+        bootstrap, None, "orders", 3, 6, groups, discovered=True, accept_loss_risk=names[-1:]
+    )
 
 
 def streams_facts(app_id: str, strategy: str) -> RunbookFacts:

@@ -17,6 +17,7 @@ import pytest
 from oracles import run_cli
 
 from migcheck.consumers.steps import steps
+from migcheck.errors import UsageError
 from migcheck.model.runbook import Check, GroupLag, GroupsFacts, Manual, ShellCheck
 from migcheck.report.runbook import render_markdown, render_sh
 
@@ -45,7 +46,7 @@ def _script(tmp_path: Path, facts: GroupsFacts) -> Path:
 # --- the steps ---------------------------------------------------------------------
 
 
-def test_the_steps_pause_drain_alter_wait_for_the_assignment_then_resume() -> None:
+def test_the_steps_pause_drain_alter_wait_for_the_assignment_and_offsets_then_resume() -> None:
     titles = [s.title for s in steps(_facts())]
     assert titles == [
         "Pre-checks",
@@ -53,6 +54,7 @@ def test_the_steps_pause_drain_alter_wait_for_the_assignment_then_resume() -> No
         "Wait until every group has read all of orders",
         "Alter orders to 6 partitions",
         "Wait until every group reads the 6 partitions",
+        "Make every group hold an offset on partitions 3-5 of orders",
         "Resume the producers of orders",
     ]
     kinds = [[type(a).__name__ for a in s.actions] for s in steps(_facts())]
@@ -62,6 +64,7 @@ def test_the_steps_pause_drain_alter_wait_for_the_assignment_then_resume() -> No
         ["Check"],
         ["Check"],
         ["Check", "Check"],
+        ["Check", "Check"],  # a check per group
         ["Manual"],
     ]
     functions = [a.function for s in steps(_facts()) for a in s.actions if isinstance(a, Check)]
@@ -73,6 +76,8 @@ def test_the_steps_pause_drain_alter_wait_for_the_assignment_then_resume() -> No
         ShellCheck.ENSURE_PARTITIONS,
         ShellCheck.TOPIC_PARTITIONS,
         ShellCheck.WAIT_ASSIGNED,
+        ShellCheck.ENSURE_OFFSETS,
+        ShellCheck.ENSURE_OFFSETS,
     ]
     assert not any(s.destructive for s in steps(_facts()))
 
@@ -84,6 +89,11 @@ def test_each_check_names_every_group_and_its_timeout() -> None:
     assert checks[ShellCheck.WAIT_ASSIGNED].args == ("99", "orders", "6", "billing", "audit log")
     assert checks[ShellCheck.GROUPS_LAG].args == ("orders", "groups.before", "billing", "audit log")
     assert checks[ShellCheck.ENSURE_PARTITIONS].args == ("orders", "6")
+    offsets = [a.args for a in steps(facts)[5].actions if isinstance(a, Check)]
+    assert offsets == [
+        ("60", "orders", "3", "6", "required", "billing"),
+        ("60", "orders", "3", "6", "required", "audit log"),
+    ]
     pre = steps(facts)[0].actions[0]
     assert isinstance(pre, Check) and pre.args == ("orders", "3")
 
@@ -151,11 +161,11 @@ def test_a_rerun_resumes_and_another_change_is_refused(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(work)}
     work.mkdir()
     (work / "runbook.id").write_text("groups orders 3->6 billing,audit log\n")
-    for n in range(1, 7):
+    for n in range(1, 8):
         (work / f"step-{n}.done").touch()
     p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.count("done before: skipped") == 6
+    assert p.stdout.count("done before: skipped") == 7
     (work / "runbook.id").write_text("groups orders 3->12 billing,audit log\n")
     p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
     assert p.returncode == 1 and "holds the progress of another change" in p.stderr
@@ -185,26 +195,47 @@ def _members(group: str, count: int) -> str:
 
 
 _FAKE_TOOL = """#!/bin/bash
-# A fake Kafka tool: prints $FAKE/<group>.members or $FAKE/<group>.offsets.
+# A fake Kafka tool: prints $FAKE/<group>.members or $FAKE/<group>.offsets.  A reset
+# (--reset-offsets) is logged to $FAKE/reset.log, one argument a line, and, when the group
+# has no members, makes $FAKE/<group>.after its offsets view; else it is refused as Kafka
+# refuses it.
 tool=$1; shift
-group="" members=0
+all=("$@")
+group="" members=0 reset=0
 while (($#)); do
-  case "$1" in --group) group=$2; shift ;; --members) members=1 ;; esac
+  case "$1" in --group) group=$2; shift ;; --members) members=1 ;; --reset-offsets) reset=1 ;; esac
   shift
 done
 [ "$tool" = kafka-consumer-groups ] || exit 3
-if [ "$members" = 1 ]; then cat "$FAKE/$group.members"; else cat "$FAKE/$group.offsets"; fi
+if [ "$reset" = 1 ]; then
+  printf '%s\n' "${all[@]}" >> "$FAKE/reset.log"
+  if grep -q CONSUMER-ID "$FAKE/$group.members"; then
+    echo "Error: Assignments can only be reset if the group '$group' is inactive, but the" \
+      "current state is Stable." >&2
+    exit 1
+  fi
+  [ ! -f "$FAKE/$group.after" ] || cp "$FAKE/$group.after" "$FAKE/$group.offsets"
+  printf '\nGROUP TOPIC PARTITION NEW-OFFSET\n%s orders 3 0\n' "$group"
+elif [ "$members" = 1 ]; then cat "$FAKE/$group.members"; else cat "$FAKE/$group.offsets"; fi
 """
 
 
-def _call(tmp_path: Path, groups: dict[str, tuple[int, str]], *call: str):
+def _call(
+    tmp_path: Path,
+    groups: dict[str, tuple[int, str]],
+    *call: str,
+    after: dict[str, str] | None = None,
+):
     """Runs one of the script's functions, sourced from the generated script, against the
-    fake tool; ``groups`` maps a group to its member count and its offsets view."""
+    fake tool; ``groups`` maps a group to its member count and its offsets view, ``after``
+    a group to its offsets view once the script's reset has run."""
     fake = tmp_path / "fake"
     fake.mkdir(exist_ok=True)
     for group, (members, offsets) in groups.items():
         (fake / f"{group}.members").write_text(_members(group, members))
         (fake / f"{group}.offsets").write_text(offsets)
+    for group, offsets in (after or {}).items():
+        (fake / f"{group}.after").write_text(offsets)
     tool = tmp_path / "kafka-tool"
     tool.write_text(_FAKE_TOOL)
     tool.chmod(0o755)
@@ -269,7 +300,7 @@ def test_the_assignment_wait_counts_owned_partitions_and_passes_over_idle_groups
     p = _call(tmp_path, groups, "wait_assigned", "0", "orders", "6", "billing", "audit")
     assert p.returncode == 0, p.stderr
     assert "  billing owns all 6 partitions of orders" in p.stdout
-    assert "audit has no members: start it before the producers resume" in p.stdout
+    assert "audit has no members: the next step commits its offsets on the new" in p.stdout
     p = _call(
         tmp_path,
         {"billing": (1, _offsets("billing", partly))},
@@ -281,6 +312,123 @@ def test_the_assignment_wait_counts_owned_partitions_and_passes_over_idle_groups
     )
     assert p.returncode == 1
     assert "FAILED: billing owns 4 of the 6 partitions of orders after 0 s" in p.stderr
+
+
+#: The new partitions 3..5 as kafka-consumer-groups lists them for a group whose member
+#: owns them: without a committed offset ("-"), then with one.
+_OWNED_NO_OFFSET = [(p, "-", "0", "-", "consumer-1") for p in (3, 4, 5)]
+_OWNED_COMMITTED = [(p, "0", "0", "0", "consumer-1") for p in (3, 4, 5)]
+
+
+def test_the_offsets_check_passes_a_group_that_holds_an_offset_on_each_new_partition(
+    tmp_path: Path,
+) -> None:
+    held = _offsets("billing", _rows("consumer-1", [0, 0, 0]) + _OWNED_COMMITTED)
+    p = _call(tmp_path, {"billing": (1, held)}, "ensure_offsets", "0", "orders", "3", "6",
+              "required", "billing")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "  billing holds an offset on every new partition of orders\n"
+    assert not (tmp_path / "fake" / "reset.log").exists()
+    p = _call(tmp_path, {"billing": (1, held)}, "missing_offsets", "billing", "orders", "3", "6")
+    assert p.stdout == "\n"
+
+
+def test_the_offsets_check_commits_the_start_for_a_group_without_members(
+    tmp_path: Path,
+) -> None:
+    # an empty group lists only its committed partitions: 3..5 are missing altogether
+    before = _offsets("audit log", _rows("-", [0, 0, 0]))
+    after = _offsets(
+        "audit log", _rows("-", [0, 0, 0]) + [(p, "0", "0", "0", "-") for p in (3, 4, 5)]
+    )
+    p = _call(tmp_path, {"audit log": (0, before)}, "missing_offsets", "audit log", "orders",
+              "3", "6")  # fmt: skip
+    assert p.stdout == "3,4,5\n"
+    p = _call(tmp_path, {"audit log": (0, before)}, "ensure_offsets", "0", "orders", "3", "6",
+              "required", "audit log", after={"audit log": after})  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "  audit log has no members and no offset on partitions 3,4,5 of orders" in p.stdout
+    assert "  audit log holds an offset on every new partition of orders (committed)" in p.stdout
+    reset = (tmp_path / "fake" / "reset.log").read_text().splitlines()
+    assert reset == [
+        "--bootstrap-server", "broker-1:9092,broker-2:9092", "--command-config", CONFIG,
+        "--reset-offsets", "--group", "audit log", "--topic", "orders:3,4,5", "--to-earliest",
+        "--execute",
+    ]  # fmt: skip
+    # only the partitions still without an offset are reset
+    partly = _offsets("audit log", _rows("-", [0, 0, 0, 0]))
+    p = _call(tmp_path, {"audit log": (0, partly)}, "ensure_offsets", "0", "orders", "3", "6",
+              "required", "audit log", after={"audit log": after})  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "--topic\norders:4,5\n" in (tmp_path / "fake" / "reset.log").read_text()
+
+
+def test_the_offsets_check_fails_when_an_empty_group_still_lacks_an_offset(
+    tmp_path: Path,
+) -> None:
+    before = _offsets("audit", _rows("-", [0, 0, 0]))
+    p = _call(tmp_path, {"audit": (0, before)}, "ensure_offsets", "0", "orders", "3", "6",
+              "required", "audit")  # fmt: skip
+    assert p.returncode == 1
+    failed = [ln for ln in p.stderr.splitlines() if "FAILED" in ln]
+    assert failed == [
+        "  FAILED: could not commit audit's offsets on partitions 3,4,5 of orders: "
+        "partitions 3,4,5 still have no offset after the reset"
+    ]
+
+
+def test_the_offsets_check_stops_for_members_that_commit_none_unless_accepted(
+    tmp_path: Path,
+) -> None:
+    silent = _offsets("billing", _rows("consumer-1", [0, 0, 0]) + _OWNED_NO_OFFSET)
+    groups = {"billing": (1, silent)}
+    p = _call(tmp_path, groups, "ensure_offsets", "0", "orders", "3", "6", "required", "billing")
+    assert p.returncode == 1
+    assert "billing has members and no offset yet on partitions 3,4,5 of orders" in p.stdout
+    failed = [ln for ln in p.stderr.splitlines() if "FAILED" in ln]
+    assert failed == [
+        "  FAILED: billing has members but no offset on partitions 3,4,5 of orders after 0 s "
+        "(--commit-timeout): with auto.offset.reset=latest they would skip the records "
+        "written there first; stop its consumers and run the runbook again (it then commits "
+        "the offsets itself), or accept the risk (--accept-loss-risk billing)"
+    ]
+    assert not (tmp_path / "fake" / "reset.log").exists()  # never reset a group with members
+    p = _call(tmp_path, groups, "ensure_offsets", "0", "orders", "3", "6", "accepted", "billing")
+    assert p.returncode == 0, p.stderr
+    assert (
+        "  billing: no offset on partitions 3,4,5 of orders after 0 s; its risk is accepted "
+        "(--accept-loss-risk): it reads them as its auto.offset.reset says"
+    ) in p.stdout
+
+
+def test_the_offsets_step_names_each_group_its_reset_and_what_was_accepted() -> None:
+    facts = _facts(commit_timeout=7, accept_loss_risk=("audit log",))
+    step = steps(facts)[5]
+    assert "auto.offset.reset says, latest by default" in step.why
+    assert "Accepted (--accept-loss-risk) for audit log" in step.why
+    checks = [a for a in step.actions if isinstance(a, Check)]
+    assert [c.args[4:] for c in checks] == [("required", "billing"), ("accepted", "audit log")]
+    assert all(c.args[0] == "7" for c in checks)
+    md = render_markdown(facts, steps(facts), "0.1.0", "today")
+    assert "## 6. Make every group hold an offset on partitions 3-5 of orders\n" in md
+    assert "--reset-offsets --group 'audit log' --topic orders:3,4,5 --to-earliest --execute" in md
+    assert "> audit log: 0 members, lag 17 on orders." in md
+    assert "Its loss risk is accepted (--accept-loss-risk)" in md
+    assert md.count("Its loss risk is accepted") == 1  # billing's was not
+    sh = render_sh(facts, steps(facts), "0.1.0", "today")
+    assert "  check ensure_offsets 7 orders 3 6 required billing\n" in sh
+    assert "  check ensure_offsets 7 orders 3 6 accepted 'audit log'\n" in sh
+    one = _facts(to=4)
+    assert steps(one)[5].title == "Make every group hold an offset on partition 3 of orders"
+
+
+def test_accepting_the_risk_of_a_group_not_in_the_runbook_is_refused_in_one_line() -> None:
+    with pytest.raises(UsageError) as refused:
+        steps(_facts(accept_loss_risk=("billing", "payments")))
+    assert str(refused.value) == (
+        "--accept-loss-risk 'payments' names no group of this runbook; its groups: "
+        "'billing', 'audit log'"
+    )
 
 
 def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
@@ -304,6 +452,8 @@ def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
         (["--group", "g", "--state-dir", "/x"], "--state-dir is for a Kafka Streams application"),
         (["--application-id", "a", "--group", "g"], "--group is for plain consumer groups"),
         (["--application-id", "a", "--assign-timeout", "9"], "--assign-timeout is for plain"),
+        (["--application-id", "a", "--commit-timeout", "9"], "--commit-timeout is for plain"),
+        (["--application-id", "a", "--accept-loss-risk", "g"], "--accept-loss-risk is for plain"),
     ],
 )
 def test_options_of_the_other_runbook_are_refused_in_one_line(args: list[str], line: str) -> None:
