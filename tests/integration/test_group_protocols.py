@@ -9,6 +9,7 @@ empty share group's topics come through hook 6 of ``migcheck/kafka/private_hooks
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from typing import TypeVar
 
 import pytest
 from kafkatest import KAFKA_LOCAL, Kafka
+from oracles import run_cli
 
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import GroupInfo, describe_all_groups, share_group_reset
@@ -178,3 +180,35 @@ def test_share_group_reset_is_latest_until_the_group_config_says_earliest(kafka:
                               "--entity-type", "groups", "--entity-name", group_id)  # fmt: skip
     assert rc == 0 and "share.auto.offset.reset=earliest" in out, out + err
     assert share_group_reset(client, group_id) == "earliest"
+
+
+def test_readers_names_a_share_group_and_judges_it_by_its_reset_setting(kafka: Kafka) -> None:
+    """A share group that read the topic and stopped: ``migcheck readers`` lists it as a
+    share group, at risk of loss while its share.auto.offset.reset is the default
+    (latest), and not once kafka-configs sets earliest."""
+    group_id = kafka.unique("share-readers")
+    topic = kafka.create_topic(f"{group_id}-in", 2)
+    with _running(kafka, "kafka-console-share-consumer", "--topic", topic, "--group", group_id):
+        _until(
+            "the share member to own both partitions",
+            lambda: next(
+                (r for r in _table(kafka, "kafka-share-groups", group_id, "--members")
+                 if r.get("#PARTITIONS") == "2"),
+                None,
+            ),
+        )  # fmt: skip
+
+    def judged() -> tuple[str, list[str]]:
+        p = run_cli("readers", "--bootstrap-server", kafka.bootstrap, "--topic", topic,
+                    "--to", "4", "--format", "json")  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        (reader,) = json.loads(p.stdout)["topics"][0]["readers"]
+        assert reader["id"] == group_id
+        return reader["kind"], [j["risk"] for j in reader["judgements"]]
+
+    assert judged() == ("share-group", ["LOSS_RISK"])
+    rc, out, err = kafka.tool("kafka-configs", "--bootstrap-server", kafka.bootstrap, "--alter",
+                              "--entity-type", "groups", "--entity-name", group_id,
+                              "--add-config", "share.auto.offset.reset=earliest")  # fmt: skip
+    assert rc == 0, out + err
+    assert judged() == ("share-group", [])
