@@ -5,7 +5,7 @@ has no call for the newer group protocols' describe requests, which migcheck nee
 hooks below reach into its private code, which any release may change without a word.  So
 they live here and nowhere else, each written for one series of kafka-python,
 :data:`TESTED_SERIES` (the pin in ``pyproject.toml``), and tested against its own
-implementation (``tests/unit/``: ``test_receive.py``, ``test_recordbatch.py``,
+implementation (``tests/unit/``: ``test_receive.py``, ``test_recordbatch_decode.py``,
 ``test_private_hooks.py``).  This module checks the installed kafka-python when it is
 imported; outside that series every hook takes kafka-python's own public path instead (the
 same records, read more slowly), and the first hook used prints one line on stderr saying

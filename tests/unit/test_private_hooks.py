@@ -6,7 +6,7 @@ own protocol classes on real sockets; no Kafka, no JVM).
 The hooks' public paths are compared with the hooks: the same Arrow batches from the same
 broker, read with ``MIGCHECK_KAFKA_HOOKS=off`` and without.  The range the fence admits is
 the pin in pyproject.toml.  Hooks 1 to 3 are tested in test_receive.py, hook 4's decoding
-in test_recordbatch.py.
+in test_recordbatch_decode.py.
 """
 
 from __future__ import annotations
