@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from migcheck.model.readers import ReaderEntry, ReaderPartition, ReadersReport, ReadersTopic
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.htmlpage import blocks_html
+from migcheck.words import plural
 
 
 def _lag(value: int | None) -> str:
@@ -35,7 +36,9 @@ def _blocks(r: ReadersReport) -> Iterator[Block]:
 
 def _topic(t: ReadersTopic) -> Iterator[Block]:
     readers = t["readers"]
-    yield Block("h", f"{t['topic']} ({t['partitions']} partitions): {len(readers)} readers")
+    yield Block(
+        "h", f"{t['topic']} ({t['partitions']} partitions): {plural(len(readers), 'reader')}"
+    )
     if not readers:
         yield Block("p", "No group has committed offsets on it or members assigned to it.")
         return

@@ -110,10 +110,12 @@ def _check_kind(group: GroupInfo, topics: set[str], vouched: bool, named: Sequen
         ReaderKind.UNKNOWN: "pass --topology (the app's Topology#describe()) if it is a "
         f"Kafka Streams application, or use migcheck runbook --group {group.group_id}",
     }.get(evidence.kind, f"migcheck readers --topic {topic} judges it")
-    raise UsageError(
-        f"group {group.group_id!r} is {LABELS[evidence.kind]} ({'; '.join(evidence.facts)}), "
-        f"not a Kafka Streams application: {fits}"
+    what = (
+        "cannot be told to be a Kafka Streams application"
+        if evidence.kind is ReaderKind.UNKNOWN
+        else f"is {LABELS[evidence.kind]}, not a Kafka Streams application"
     )
+    raise UsageError(f"group {group.group_id!r} {what} ({'; '.join(evidence.facts)}): {fits}")
 
 
 def discover_app(

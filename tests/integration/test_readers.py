@@ -174,8 +174,9 @@ def test_app_and_plan_refuse_a_plain_group_in_one_line(
     p = run_cli(command, "--bootstrap-server", kafka.bootstrap, "--application-id", group, *args)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
-    assert f"group '{group}' is a plain consumer group" in p.stderr
-    assert "not a Kafka Streams application" in p.stderr
+    assert f"group '{group}' is a plain consumer group, not a Kafka Streams application" in (
+        p.stderr
+    )
     assert f"migcheck runbook --group {group}" in p.stderr
 
 
