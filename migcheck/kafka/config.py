@@ -202,11 +202,25 @@ class _AuthFailures(logging.Handler):
             self.dropped = True
 
 
+def _bare(error: str) -> str:
+    """kafka-python's error text without its class names: "[Error 58]
+    SaslAuthenticationFailedError: SaslAuthenticationFailedError: Authentication failed"
+    becomes "Authentication failed"."""
+    return re.sub(r"^(\[Error \d+\] )?(\w+Error: )*", "", error) or error
+
+
 @contextlib.contextmanager
 def _reaching(client: ClientConfig) -> Iterator[None]:
-    """Turn a client's failure to bootstrap into one line that names the cause."""
+    """Turn a client's failure to bootstrap into one line that names the cause.  Every
+    client receives with fewer copies and stops at a refused login (hooks 1 to 3 and 7
+    of :mod:`~migcheck.kafka.private_hooks`): hook 1 also keeps a broker's last answer
+    before its close, the SASL refusal that names a wrong password."""
     from kafka.errors import KafkaError
 
+    from migcheck.kafka.private_hooks import fail_logins_fast, receive_leanly
+
+    receive_leanly()
+    fail_logins_fast()
     failures = _AuthFailures()
     logger = logging.getLogger("kafka")
     logger.addHandler(failures)
@@ -215,7 +229,10 @@ def _reaching(client: ClientConfig) -> Iterator[None]:
     except KafkaError as e:
         where = client.bootstrap_servers
         if failures.seen:
-            raise ReadError(f"authentication failed at {where}: {failures.seen[-1]}") from None
+            raise ReadError(
+                f"authentication failed at {where}: {_bare(failures.seen[-1])} "
+                "(check the credentials in --command-config)"
+            ) from None
         if failures.dropped and client.options.get("security_protocol", "").startswith("SASL"):
             # Kafka closes the connection after a failed SASL exchange, at times before
             # the client has read the error it sent.
@@ -272,13 +289,9 @@ def open_consumer(
     client: ClientConfig, fail_on_deleted: bool = False, **extra: object
 ) -> KafkaConsumer:
     """A consumer that cannot write: no group, no commits, committed reads only
-    (:func:`consumer_options`); it receives with fewer copies (hooks 1 to 3 of
-    :mod:`~migcheck.kafka.private_hooks`), as every read does."""
+    (:func:`consumer_options`)."""
     from kafka import KafkaConsumer
 
-    from migcheck.kafka.private_hooks import receive_leanly
-
-    receive_leanly()
     with _reaching(client):
         return KafkaConsumer(**consumer_options(client, fail_on_deleted, **extra))
 

@@ -12,7 +12,7 @@ same records, read more slowly), and the first hook used prints one line on stde
 so, once per process.  With ``MIGCHECK_KAFKA_HOOKS=off`` every hook takes the public path
 too, silently: the tests compare the two paths.
 
-The six hooks, each with why (and its public path):
+The seven hooks, each with why (and its public path):
 
 1. ``KafkaTCPTransport._sock_recv``, replaced class-wide: receives up to 1 MiB a call
    rather than 4 KiB, so a fetch arrives in a few calls (public: kafka-python's own).
@@ -34,10 +34,13 @@ The six hooks, each with why (and its public path):
    the group is described as by a broker without those requests: its type, state and
    committed offsets only, a streams group's model inferred from its topics, no member
    of a consumer-protocol or share group, no topic of an empty share group).
+7. ``KafkaConnectionManager._connect``, wrapped class-wide: a broker's refusal of a
+   SASL login is kept as the node's authentication failure, so the bootstrap stops and
+   raises it at once (public: kafka-python retries until its bootstrap timeout).
 
-Hooks 1 to 3 are installed once per process by every consumer
-(:func:`receive_leanly`); 4 by every read of samples and full scans
-(:func:`fetch_columns`); 5 on every empty poll (:func:`partition_gone`); 6 by
+Hooks 1 to 3 and 7 are installed once per process by every client
+(:func:`receive_leanly`, :func:`fail_logins_fast`); 4 by every read of samples and full
+scans (:func:`fetch_columns`); 5 on every empty poll (:func:`partition_gone`); 6 by
 ``kafka/groups.py`` wherever it describes a streams, consumer-protocol or share group
 (:func:`ask_group_coordinators`).
 """
@@ -48,7 +51,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kafka import __version__ as KAFKA_PYTHON_VERSION
@@ -141,8 +144,8 @@ _receiving_leanly = False
 
 
 def receive_leanly() -> None:
-    """Install hooks 1 to 3 in this process, once, class-wide (every consumer of the
-    process; ``config.open_consumer`` calls it for every read).
+    """Install hooks 1 to 3 in this process, once, class-wide (every client of the
+    process; ``config`` calls it for every client).
 
     Why: a reader spends about as much CPU receiving its fetch responses as decoding
     them.  kafka-python 3.0 receives the socket 4 KiB at a time and joins the pieces,
@@ -187,8 +190,9 @@ def frame_read(self: KafkaBytes, nbytes: int | None = None) -> bytes:
 
 
 def sock_recv(self: KafkaTCPTransport) -> tuple[bytes, Exception | None]:
-    """Hook 1, ``KafkaTCPTransport._sock_recv``: all the bytes the socket holds now, and the
-    error that closes the connection if any, as kafka-python's own does."""
+    """Hook 1, ``KafkaTCPTransport._sock_recv``: all the bytes the socket holds now; the
+    error that closes the connection once no bytes precede it (kafka-python's own returns
+    both at once, and its transport then drops the bytes)."""
     from kafka.errors import KafkaConnectionError
 
     received: list[bytes] = []
@@ -207,6 +211,11 @@ def sock_recv(self: KafkaTCPTransport) -> tuple[bytes, Exception | None]:
             err = KafkaConnectionError("socket disconnected")
             break
         received.append(data)
+    if received and err is not None:
+        # kafka-python's transport drops the bytes returned with an error: a broker's last
+        # answer (a failed SASL exchange's) would be lost to its close.  The bytes go now;
+        # the closed socket reads empty again at the next call, which returns the error.
+        err = None
     return (received[0] if len(received) == 1 else b"".join(received)), err
 
 
@@ -337,3 +346,45 @@ async def _ask_coordinators(
     for node_id, ids in buckets.items():
         answers.append(await admin._manager.send(request_for(ids), node_id=node_id))
     return answers
+
+
+# --- hook 7: a refused login ends the bootstrap ------------------------------------------
+
+_failing_logins_fast = False
+
+
+def fail_logins_fast() -> None:
+    """Install hook 7 in this process, once, class-wide (``config`` calls it for every
+    client): a connection whose SASL exchange the broker refused leaves its node marked
+    as refused, so the client's bootstrap raises that refusal at its next attempt.
+
+    Why: kafka-python 3.0 keeps a node's last authentication failure so that it can raise
+    it rather than retry (``KafkaConnectionManager._auth_failures``, checked by
+    ``get_connection``), but fills it only from errors its ``_connect`` step raises; a
+    refused SASL exchange fails the connection's ``init_future`` instead, and ``_connect``
+    then clears the node's entry as after a success.  So a wrong password was retried
+    until the bootstrap timed out (8 s) before migcheck could name it.  Public path: that
+    retrying, then the same line after the timeout.
+    """
+    global _failing_logins_fast
+    if _failing_logins_fast or not FENCE.open():
+        return
+    from kafka.net.manager import KafkaConnectionManager
+
+    KafkaConnectionManager._connect = remembering_refusals(KafkaConnectionManager._connect)
+    _failing_logins_fast = True
+
+
+def remembering_refusals(connect: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """Hook 7: ``KafkaConnectionManager._connect`` that, once done, keeps a refused SASL
+    exchange as the node's authentication failure."""
+    from kafka.errors import SaslAuthenticationFailedError
+
+    async def connecting(self: object, node: object, conn: object, *args: object,
+                         **kwargs: object) -> None:  # fmt: skip
+        await connect(self, node, conn, *args, **kwargs)
+        init = conn.init_future  # type: ignore[attr-defined]
+        if init.is_done and isinstance(init.exception, SaslAuthenticationFailedError):
+            self._auth_failures[node.node_id] = init.exception  # type: ignore[attr-defined]
+
+    return connecting

@@ -108,6 +108,7 @@ def test_a_wrong_scram_password_fails_fast_and_says_so(kafka: Kafka, tmp_path: P
         assert time.monotonic() - start < 10, "the issue's bound: 10 s"
         assert r.returncode == 2
         assert r.stderr.count("\n") == 1 and "authentication failed" in r.stderr, r.stderr
+        assert "invalid credentials" in r.stderr and "--command-config" in r.stderr
         assert "Wr0ng-s3cret" not in r.stdout + r.stderr
 
 

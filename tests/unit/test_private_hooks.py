@@ -697,3 +697,31 @@ def test_each_coordinator_is_asked_once_for_its_groups() -> None:
     assert sent == [(1, ["c", "a"]), (2, ["b"]), (3, ["d"])]
     assert got == ["answer of 1", "answer of 2", "answer of 3"]
     assert private_hooks.ask_group_coordinators(admin, [], list) == []  # type: ignore[arg-type]
+
+
+# --- hook 7: a refused login ------------------------------------------------------------
+
+
+def _connected(outcome: Exception) -> dict[str, Exception]:
+    """The manager's authentication failures after hook 7's ``_connect`` ran a connect step
+    that fails the connection's ``init_future`` with ``outcome`` and then, as kafka-python
+    3.0's own step does when nothing was raised, clears the node's entry."""
+    from kafka.future import Future
+
+    async def connect(manager: types.SimpleNamespace, node: object, conn: object) -> None:
+        conn.init_future.failure(outcome)  # type: ignore[attr-defined]
+        manager._auth_failures.pop("bootstrap-0", None)
+
+    manager = types.SimpleNamespace(_auth_failures={"bootstrap-0": KeyError("stale")})
+    node = types.SimpleNamespace(node_id="bootstrap-0")
+    conn = types.SimpleNamespace(init_future=Future())
+    asyncio.run(private_hooks.remembering_refusals(connect)(manager, node, conn))
+    return manager._auth_failures
+
+
+def test_a_refused_login_is_kept_as_the_nodes_failure_and_nothing_else_is() -> None:
+    from kafka.errors import KafkaConnectionError, SaslAuthenticationFailedError
+
+    refusal = SaslAuthenticationFailedError("invalid credentials")
+    assert _connected(refusal) == {"bootstrap-0": refusal}
+    assert _connected(KafkaConnectionError("socket disconnected")) == {}

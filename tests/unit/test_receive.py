@@ -176,3 +176,23 @@ def test_kafka_pythons_parser_takes_views_of_a_response_cut_anywhere() -> None:
         view = memoryview(frame)
         got = parser.receive_bytes(view[:cut]) + parser.receive_bytes(view[cut:])
         assert got == expected
+
+
+def test_bytes_before_a_close_come_before_the_error_kafka_python_drops_them() -> None:
+    """A broker refusing a SASL login writes its answer and closes: kafka-python's own
+    receive returns the answer with the error, and its transport then drops the answer."""
+    theirs = _as_written(kafka.net.transport).KafkaTCPTransport._sock_recv
+    got = {}
+    for name, recv in (("ours", sock_recv), ("theirs", theirs)):
+        here, there = socket.socketpair()
+        here.setblocking(False)
+        there.sendall(b"the broker's last answer")
+        there.close()
+        calls = [recv(_Transport(here)) for _ in range(2)]
+        got[name] = [(data, type(err)) for data, err in calls]
+        here.close()
+    assert got["theirs"][0] == (b"the broker's last answer", KafkaConnectionError)
+    assert got["ours"] == [
+        (b"the broker's last answer", type(None)),
+        (b"", KafkaConnectionError),
+    ]
