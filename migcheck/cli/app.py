@@ -1,4 +1,5 @@
-"""``migcheck app``: CRASH, CORRUPT or SAFE for a Kafka Streams application, before the alter."""
+"""``migcheck app``: CRASH, CORRUPT or SAFE for a stream processing app (Kafka Streams,
+ksqlDB, Quix Streams), before the alter."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from migcheck.cli.common import (
     write_outcome,
 )
 from migcheck.commands.app import AppOptions, run_app
+from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
 
 
 @click.command("app")
@@ -40,6 +42,14 @@ from migcheck.commands.app import AppOptions, run_app
     help="A topic whose partition count would change (repeatable).",
 )
 @to_option
+@click.option(
+    "--framework",
+    type=click.Choice([AUTO_FRAMEWORK, *(kind.value for kind in FRAMEWORKS)]),
+    default=AUTO_FRAMEWORK,
+    show_default=True,
+    help="The stream processor, when its group cannot tell (a stopped Quix Streams app "
+    "without changelogs looks like any consumer group).",
+)
 @fixed_repartition_option
 @click.option("--state", is_flag=True, help="Also measure the state that moves, per store.")
 @full_option
@@ -62,6 +72,7 @@ def app_cmd(
     topology_file: str | None,
     topics: tuple[str, ...],
     to: tuple[str, ...],
+    framework: str,
     fixed_repartition: tuple[str, ...],
     state: bool,
     full: bool,
@@ -73,7 +84,8 @@ def app_cmd(
     master: str | None,
     conf: tuple[str, ...],
 ) -> int:
-    """Say what a partition change does to a Kafka Streams app: CRASH, CORRUPT or SAFE.
+    """Say what a partition change does to a Kafka Streams, ksqlDB or Quix Streams app:
+    CRASH, CORRUPT or SAFE.
 
     Exit 0 when every candidate is SAFE, 1 when any would CRASH or CORRUPT the app, 3
     when --state cannot predict a topic's placement; each reason is one line on stderr.
@@ -91,5 +103,6 @@ def app_cmd(
         sample_per_partition=sample_per_partition,
         partitioner=partitioner,
         moved_keys_out=moved_keys_out,
+        framework=framework,
     )
     return write_outcome(run_app(options), fmt, output)

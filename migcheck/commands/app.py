@@ -29,11 +29,11 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
-from migcheck.model.topics import CHANGELOG_SUFFIX
+from migcheck.model.readers import ReaderKind
 from migcheck.streams.build import WOULD_ADD, Model
 from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
+from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
 from migcheck.streams.rules import (
-    QUOTED_RELEASES,
     App,
     AppLevel,
     Reason,
@@ -59,6 +59,7 @@ class AppOptions:
     sample_per_partition: int = 20_000
     partitioner: str = "auto"
     moved_keys_out: str | None = None
+    framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -70,7 +71,10 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     topology = read_topology(options.topology_file)
     if options.state and not options.full:  # Spark's start overlaps the app's discovery
         start_early(options.spark, short_run=True)
-    disc = discover_app(options.connection.client(), options.app_id, topology, options.topics)
+    said = (
+        None if options.framework == AUTO_FRAMEWORK else FRAMEWORKS[ReaderKind(options.framework)]
+    )
+    disc = discover_app(options.connection.client(), options.app_id, topology, options.topics, said)
     _check_topics(options, disc)
     model = app_model(disc, topology, options.fixed_repartition)
     _check_in_app(options.topics, model.app, disc, topology is not None)
@@ -118,7 +122,8 @@ def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:
         "partitions": n,
         "verdict": v.level,
         "error": first,
-        "error_releases": QUOTED_RELEASES[app.protocol] if first else None,
+        "error_releases": app.framework.releases(app.protocol) if first else None,
+        "error_when": app.framework.fails_when if first else None,
         "reasons": [_reason(r) for r in v.reasons],
         "subtopologies": subs,
         "stores": None,
@@ -155,10 +160,11 @@ def _report(
         **report_header(),
         "source": {"kind": SourceKind.KAFKA, "bootstrap_servers": options.connection.bootstrap},
         "application_id": options.app_id,
+        "framework": app.framework.kind,
         "group": group_entry,
         "protocol": app.protocol,
         "basis": model.basis,
-        "basis_note": WOULD_ADD[model.basis] or None,
+        "basis_note": (WOULD_ADD[model.basis] or None) if app.framework.takes_topology else None,
         "notes": list(model.notes),
         "topics": _topics(disc),
         "subtopologies": _subtopologies(app, today.tasks),
@@ -176,7 +182,7 @@ def _topics(disc: Discovery) -> list[AppTopic]:
     for name, meta in disc.topics.items():
         role = "source"
         if name in internal:
-            role = "changelog" if name.endswith(CHANGELOG_SUFFIX) else "repartition"
+            role = "repartition" if disc.facts.framework.is_repartition(name) else "changelog"
         rows.append(
             {
                 "topic": name,
@@ -256,7 +262,7 @@ def _changelog_groups(app: App, stores: list[_StoreRef]) -> dict[int, list[_Stor
     """Logged stores by their changelog's count: one analysis run per count (Kafka only grows)."""
     groups: dict[int, list[_StoreRef]] = {}
     for s in stores:
-        if s.changelog:
+        if s.changelog and app.framework.changelog_by_key:
             groups.setdefault(app.counts[s.changelog], []).append(s)
     return groups
 
@@ -291,7 +297,7 @@ def _impact(
 ) -> StoreImpact:
     """One store under candidate ``n``: its changelog's figures, or its feeding source's."""
     sub = next(x for x in app.topology.subtopologies if x.id == s.subtopology)
-    if s.changelog:
+    if s.changelog and app.framework.changelog_by_key:
         topic, target = s.changelog, new_tasks[s.subtopology]
     else:
         topic = next((t for t in sub.source_topics if t in changed), changed[0])
@@ -299,7 +305,7 @@ def _impact(
     entry = entries.get(topic)
     current = app.counts.get(topic, 0)
     cand = _candidate_entry(entry, target) if entry and target != current else None
-    restore = entry if (entry and s.changelog) else None
+    restore = entry if (entry and topic == s.changelog) else None
     return {
         "store": s.store,
         "subtopology": s.subtopology,

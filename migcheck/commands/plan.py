@@ -26,7 +26,7 @@ from migcheck.model.plan import (
 )
 from migcheck.streams import advice
 from migcheck.streams.build import Model, offline
-from migcheck.streams.discovery import Discovery, app_model, discover_app
+from migcheck.streams.discovery import Discovery, app_model, discover_app, only_kafka_streams
 from migcheck.streams.parallelism import Deployment, Figures, figures, observed, uniform
 from migcheck.streams.rules import App, AppLevel, external_counts, verdict
 from migcheck.streams.topology import Topology, read_topology
@@ -83,6 +83,7 @@ def _live(options: PlanOptions) -> _Setting:
     disc = discover_app(
         options.connection.client(), options.app_id, topology, list(options.changes)
     )
+    only_kafka_streams(disc, "plan")
     model = app_model(disc, topology, options.fixed_repartition)
     deployment, notes = _live_deployment(options, model.app, disc)
     records = {t: [p.records for p in meta.partitions] for t, meta in disc.topics.items()}

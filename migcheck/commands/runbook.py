@@ -34,7 +34,13 @@ from migcheck.model.runbook import (
     SplitRefusal,
 )
 from migcheck.streams.build import Model
-from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
+from migcheck.streams.discovery import (
+    Discovery,
+    app_model,
+    discover_app,
+    not_read,
+    only_kafka_streams,
+)
 from migcheck.streams.rules import AppLevel, external_counts, sizes, verdict
 from migcheck.streams.steps import steps
 from migcheck.streams.strategy import Choice, choose, direct_stores
@@ -66,6 +72,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     client = options.connection.client()
     new_topic = options.new_topic or f"{options.topic}-p{options.to}"
     disc = discover_app(client, options.app_id, topology, [options.topic, new_topic])
+    only_kafka_streams(disc, "runbook")
     model = app_model(disc, topology, options.fixed_repartition)
     _check(options, disc, new_topic, topology is not None)
     choice = choose(options.strategy, model, options.topic)

@@ -73,6 +73,8 @@ class AppCandidate(TypedDict):
     # the client releases whose words ``error`` is (None without an error); absent in
     # reports of migcheck before the Kafka versions issue (26)
     error_releases: NotRequired[str | None]
+    # when the app meets ``error`` (None without an error); absent before issue 41
+    error_when: NotRequired[str | None]
     reasons: list[AppReason]
     subtopologies: list[SubtopologyVerdict]
     stores: list[StoreImpact] | None
@@ -89,6 +91,9 @@ class AppReport(Kind):
     generated_at: str
     source: Source
     application_id: str
+    # the stream processor judged: kafka-streams, ksqldb or quix-streams (a ReaderKind's
+    # value); absent before issue 41, when every app was a Kafka Streams app
+    framework: NotRequired[str]
     group: AppGroup
     protocol: str
     basis: str

@@ -25,6 +25,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from migcheck.model.topics import is_internal
 
@@ -63,6 +64,39 @@ def quix_topics(group_id: str, topics: Iterable[str]) -> list[str]:
     """The topics named as Quix Streams names a consumer group's changelogs and repartitions."""
     prefixes = (f"changelog__{group_id}--", f"repartition__{group_id}--")
     return sorted(t for t in topics if t.startswith(prefixes))
+
+
+@dataclass(frozen=True)
+class QuixTopic:
+    """A Quix Streams internal topic, as its name reads: ``<kind>__<group>--<stream id>--
+    <suffix>``, the stream id the sorted names of the stream's topics joined by ``--``
+    (a repartition topic's written ``repartition.<stream id>.<operation>``), the suffix
+    a store's name (changelog) or a group-by's (repartition)."""
+
+    kind: str  # "changelog" or "repartition"
+    stream: str
+    suffix: str
+
+
+def quix_topic(group_id: str, topic: str) -> QuixTopic | None:
+    """``topic`` read by Quix's naming rule for ``group_id`` (TopicManager._internal_name);
+    None when it is no internal topic of that group's.  A store's name is the last part
+    (Quix's stores are named by the user, without ``--`` in practice)."""
+    for kind in ("changelog", "repartition"):
+        rest = topic.removeprefix(f"{kind}__{group_id}--")
+        if rest != topic:
+            stream, sep, suffix = rest.rpartition("--")
+            return QuixTopic(kind, stream if sep else "", suffix)
+    return None
+
+
+def quix_nested(group_id: str, topic: str) -> str:
+    """The name Quix gives one of the group's internal topics inside another's name
+    (TopicManager._format_nested_name): ``repartition__g--orders--op`` becomes
+    ``repartition.orders.op``; any other topic keeps its name."""
+    if f"__{group_id}--" in topic:
+        return topic.replace(f"__{group_id}", "").replace("--", ".")
+    return topic
 
 
 def faust_leader_topic(group_id: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migcheck.model.app import AppCandidate, AppReason, AppReport, StoreImpact
+from migcheck.model.app import AppCandidate, AppReason, AppReport, AppState, StoreImpact
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import ARROW, format_bytes, format_count, format_estimate
 from migcheck.report.htmlpage import blocks_html
@@ -19,29 +19,38 @@ from migcheck.report.htmlpage import blocks_html
 _MEANING = {
     "SAFE": "only the order of in-flight records changes",
     "CORRUPT": "the app runs on, with state split between old and new tasks (wrong answers)",
-    "CRASH": "Kafka Streams refuses to start at the next rebalance",
+    "CRASH": "{name} refuses to start at the next rebalance",
 }
+
+#: Each framework as the report names it (``framework`` in the report; Kafka Streams in
+#: reports written before it).
+_NAMES = {"kafka-streams": "Kafka Streams", "ksqldb": "ksqlDB", "quix-streams": "Quix Streams"}
+
+
+def _name(r: AppReport) -> str:
+    return _NAMES.get(r.get("framework", "kafka-streams"), "The app")
 
 
 def _blocks(r: AppReport) -> Iterator[Block]:
     yield Block("h", f"migcheck app: {r['application_id']}")
     counts = ", ".join(str(c["partitions"]) for c in r["candidates"])
+    meaning = _MEANING[r["verdict"]].format(name=_name(r))
     yield Block(
         "p",
         f"Verdict: {r['verdict']} for {', '.join(r['changes'])} to {counts} "
-        f"partitions ({_MEANING[r['verdict']]}).",
+        f"partitions ({meaning}).",
     )
     g = r["group"]
     yield Block(
         "p",
-        f"Group: {g['type']} ({g['state'] or 'no group'}, {g['members']} members); "
-        f"protocol {r['protocol']}; model from {r['basis']}.",
+        f"{_name(r)} app. Group: {g['type']} ({g['state'] or 'no group'}, {g['members']} "
+        f"members); protocol {r['protocol']}; model from {r['basis']}.",
     )
     if r["basis_note"]:
         yield Block("p", f"Note: {r['basis_note']}.")
     yield from _health(r["health"])
     for cand in r["candidates"]:
-        yield from _candidate(cand)
+        yield from _candidate(cand, _name(r), r["state"])
     yield Block("h", "Sub-topologies today")
     yield Block(
         "table",
@@ -77,12 +86,21 @@ def _health(reasons: list[AppReason]) -> Iterator[Block]:
     yield Block("list", items=[_reason_line(x) for x in reasons])
 
 
-def _candidate(c: AppCandidate) -> Iterator[Block]:
+def _moved_lines(state: AppState, n: int) -> Iterator[str]:
+    for t in state["topics"]:
+        cand = next((x for x in t["candidates"] if x["partitions"] == n), None)
+        if cand is not None:
+            keys = format_estimate(cand["moved_keys"], cand["moved_keys_interval"])
+            yield f"{t['topic']}: {keys} keys change partition (no store is visible to measure)"
+
+
+def _candidate(c: AppCandidate, name: str, state: AppState | None) -> Iterator[Block]:
     yield Block("h", f"{c['partitions']} partitions: {c['verdict']}")
     if c["error"]:
         words = c.get("error_releases")
         said = f" (as {words} word it)" if words else ""
-        yield Block("p", f"Kafka Streams will fail with{said}:")
+        when = c.get("error_when")
+        yield Block("p", f"{name} will fail with{said}" + (f", {when}:" if when else ":"))
         yield Block("code", c["error"])
     others = [x for x in c["reasons"] if x["text"] != c["error"]]  # the error is shown above
     if others:
@@ -95,7 +113,9 @@ def _candidate(c: AppCandidate) -> Iterator[Block]:
             for s in c["subtopologies"]
         ],
     )
-    if c["stores"] is not None:
+    if c["stores"] == [] and state is not None:  # no store visible: what moves is the topics'
+        yield Block("list", items=list(_moved_lines(state, c["partitions"])))
+    elif c["stores"] is not None:
         yield Block(
             "table",
             header=(

@@ -25,7 +25,9 @@ from enum import StrEnum
 
 from migcheck.kafka.groups import StreamsSubtopology
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
-from migcheck.streams.rules import App, Protocol, sizes
+from migcheck.readers.naming import quix_nested, quix_topic
+from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
+from migcheck.streams.rules import App, sizes
 from migcheck.streams.topology import Node, SubTopology, Topology
 
 
@@ -58,8 +60,9 @@ class Facts:
 
     app_id: str
     sources: Mapping[str, int]  # external topics the group reads
-    internal: Mapping[str, int]  # <app_id>-... changelog and repartition topics
+    internal: Mapping[str, int]  # the framework's changelog and repartition topics
     protocol: Protocol = Protocol.CLASSIC
+    framework: Framework = KAFKA_STREAMS
 
     def bare(self, topic: str) -> str:
         """An internal topic's name in the topology: without ``<application.id>-``."""
@@ -93,10 +96,10 @@ def from_topology(
     counts of other topics the topology reads (e.g. a global table's topic).
     """
     counts = {**(extra or {}), **facts.counts}
-    bare = App(facts.app_id, topology, counts, protocol=facts.protocol)
+    bare = _app(facts, topology, counts)
     found, ambiguous = _fixed_by_counts(bare)
     chosen = {**found, **{t: counts[bare.internal(t)] for t in fixed if bare.internal(t) in counts}}
-    app = App(facts.app_id, topology, counts, chosen, facts.protocol)
+    app = _app(facts, topology, counts, chosen)
     return Model(app, Basis.TOPOLOGY, _ambiguity_notes(facts.app_id, ambiguous, chosen))
 
 
@@ -107,14 +110,26 @@ def from_broker(
     stores, but no store with logging disabled (so state may be unseen), and resolved
     repartition counts (so a fixed size shows only where it differs from upstream)."""
     topology = Topology([_broker_sub(facts, i, d) for i, d in enumerate(described)])
-    bare = App(facts.app_id, topology, facts.counts, protocol=facts.protocol)
+    bare = _app(facts, topology, facts.counts)
     found, ambiguous = _fixed_by_counts(bare)
     chosen = {
         **found,
         **{t: facts.counts[bare.internal(t)] for t in fixed if bare.internal(t) in facts.counts},
     }
-    app = App(facts.app_id, topology, facts.counts, chosen, facts.protocol, stores_known=False)
+    app = _app(facts, topology, facts.counts, chosen, stores_known=False)
     return Model(app, Basis.BROKER, _ambiguity_notes(facts.app_id, ambiguous, chosen))
+
+
+def _app(
+    facts: Facts,
+    topology: Topology,
+    counts: Mapping[str, int],
+    fixed: Mapping[str, int] | None = None,
+    stores_known: bool = True,
+) -> App:
+    return App(
+        facts.app_id, topology, counts, fixed or {}, facts.protocol, stores_known, facts.framework
+    )
 
 
 def _broker_sub(facts: Facts, index: int, d: StreamsSubtopology) -> SubTopology:
@@ -184,7 +199,7 @@ def inferred(facts: Facts, fixed: Sequence[str] = ()) -> Model:
     _place_stores(subs, stores, repartitions, facts)
     topology = Topology(subs)
     chosen = {r: repartitions[r] for r in [*orphans, *fixed] if r in repartitions}
-    app = App(facts.app_id, topology, facts.counts, chosen, facts.protocol, stores_known=False)
+    app = _app(facts, topology, facts.counts, chosen, stores_known=False)
     return Model(app, Basis.INFERRED)
 
 
@@ -212,6 +227,50 @@ def _place_stores(
         )
         if home is not None:
             home.nodes.append(Node("processor", f"inferred-{store}", stores=(store,)))
+
+
+def quix(facts: Facts) -> Model:
+    """A Quix Streams app from its internal topics' names (its TopicManager's rule,
+    :func:`~migcheck.readers.naming.quix_topic`): a sub-topology per stream, its sources
+    the stream's topics, its stores those its changelogs name, its sinks the group-bys
+    it writes; and one per source topic that shows no state, which may keep state without
+    a changelog (``use_changelog_topics=False``).  Quix checks no repartition topic's
+    count: each keeps the count it was created with, so each is fixed."""
+    group = facts.app_id
+    parsed = {t: quix_topic(group, t) for t in sorted(facts.internal)}
+    named = {quix_nested(group, t): t for t, q in parsed.items() if q and q.kind == "repartition"}
+    subs: dict[str, SubTopology] = {}
+    for topic, q in parsed.items():
+        if q is None:
+            continue
+        sub = _stream_sub(subs, q.stream, _stream_topics(q.stream, facts.sources, named))
+        if q.kind == "changelog":
+            sub.nodes.append(Node("processor", q.suffix, stores=(f"{q.stream}--{q.suffix}",)))
+        else:
+            sub.nodes.append(Node("sink", q.suffix, topics=(topic,)))
+    for source in sorted(facts.sources):
+        if not any(source in s.source_topics for s in subs.values()):
+            _stream_sub(subs, source, [source])
+    fixed = {t: facts.internal[t] for t in named.values()}
+    # use_changelog_topics is app-wide: one changelog shows that every store has one
+    logged = any(q and q.kind == "changelog" for q in parsed.values())
+    app = _app(facts, Topology(list(subs.values())), facts.counts, fixed, stores_known=logged)
+    return Model(app, Basis.INFERRED)
+
+
+def _stream_sub(subs: dict[str, SubTopology], stream: str, topics: Sequence[str]) -> SubTopology:
+    if stream not in subs:
+        source = Node("source", stream, topics=tuple(topics))
+        subs[stream] = SubTopology(len(subs), nodes=[source])
+    return subs[stream]
+
+
+def _stream_topics(stream: str, sources: Mapping[str, int], named: Mapping[str, str]) -> list[str]:
+    """The topics of a Quix stream id: a source, a repartition topic (by its nested name),
+    or the sorted names of several topics joined by ``--``."""
+    if stream in sources or stream in named:
+        return [named.get(stream, stream)]
+    return [named.get(part, part) for part in stream.split("--")]
 
 
 def offline(app_id: str, topology: Topology, partitions: Mapping[str, int]) -> Model:

@@ -24,11 +24,18 @@ from migcheck.kafka.groups import (
     topics_with_prefix,
 )
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.model.readers import LABELS, ReaderKind
-from migcheck.model.topics import is_internal
+from migcheck.model.readers import LABELS, Evidence, ReaderKind
 from migcheck.readers.kinds import Seen, identify
-from migcheck.streams.build import Facts, Model, from_broker, from_topology, inferred
-from migcheck.streams.rules import Protocol
+from migcheck.readers.naming import ksqldb_query
+from migcheck.streams.build import Facts, Model, from_broker, from_topology, inferred, quix
+from migcheck.streams.frameworks import (
+    FRAMEWORKS,
+    KAFKA_STREAMS,
+    KSQLDB,
+    QUIX_STREAMS,
+    Framework,
+    Protocol,
+)
 from migcheck.streams.topology import Topology, source_topics
 
 
@@ -50,6 +57,7 @@ def discover(
     also: Sequence[str] = (),
     named: Sequence[str] = (),
     vouched: bool = False,
+    said: Framework | None = None,
 ) -> Discovery:
     """The group, source and internal topics of ``app_id``; ``also`` are topics to describe
     as well (the ones to alter, a topology's other sources) when they exist.
@@ -62,13 +70,14 @@ def discover(
 
     A group that is not a Kafka Streams application's is refused in one line naming
     what it is (:mod:`migcheck.readers.kinds`); one whose kind nothing tells apart is
-    refused too, unless ``vouched`` (a topology was given: the user's word).
+    refused too, unless ``vouched`` (a topology was given: the user's word) or ``said``
+    (``--framework``: the framework on the user's word, for a group nothing tells apart
+    from a plain consumer's, such as a Quix app without changelogs).
     """
     group = describe_group(client, app_id)
     existing = set(topics_with_prefix(client, ""))
-    if group is not None:
-        _check_kind(group, existing, vouched, [*named, *also])
-    internal = sorted(t for t in existing if is_internal(app_id, t))
+    framework = _framework(app_id, group, existing, Word(vouched, said), [*named, *also])
+    internal = framework.internal_topics(app_id, existing)
     if group is None and not internal:
         raise UsageError(
             f"no Kafka Streams application {app_id!r} at {client.bootstrap_servers}: "
@@ -92,44 +101,96 @@ def discover(
         {t: metas[t].partition_count for t in sources},
         {t: metas[t].partition_count for t in internal},
         protocol,
+        framework,
     )
     return Discovery(facts, group, metas, described, assumed)
 
 
-def _check_kind(group: GroupInfo, topics: set[str], vouched: bool, named: Sequence[str]) -> None:
-    """Refuse a group the evidence shows is no Kafka Streams application."""
+@dataclass(frozen=True)
+class Word:
+    """What the user vouched for: a topology (a Kafka Streams app), or a framework."""
+
+    topology: bool = False
+    framework: Framework | None = None
+
+
+def _framework(
+    app_id: str, group: GroupInfo | None, topics: set[str], word: Word, named: Sequence[str]
+) -> Framework:
+    """The framework the evidence shows ``app_id`` runs on (without a group, its internal
+    topics' naming), or the one the user names where the evidence cannot tell; a group
+    the evidence shows to be of another kind is refused in one line naming what it is."""
+    if group is None:
+        return word.framework or _by_names(app_id, topics)
     evidence = identify(Seen(group, topics))
-    if evidence.kind is ReaderKind.KAFKA_STREAMS:
-        return
-    if evidence.kind is ReaderKind.UNKNOWN and vouched:
-        return
+    if evidence.kind in FRAMEWORKS:
+        seen = FRAMEWORKS[evidence.kind]
+        if word.framework not in (None, seen):
+            raise UsageError(
+                f"group {group.group_id!r} is {LABELS[evidence.kind]} "
+                f"({'; '.join(evidence.facts)}), not {LABELS[word.framework.kind]}: "
+                "leave --framework out"
+            )
+        return seen
+    if evidence.kind in (ReaderKind.UNKNOWN, ReaderKind.CONSUMER_GROUP) and word.framework:
+        return word.framework
+    if evidence.kind is ReaderKind.UNKNOWN and word.topology:
+        return KAFKA_STREAMS
+    raise _not_an_app(group, evidence, named)
+
+
+def _by_names(app_id: str, topics: set[str]) -> Framework:
+    """Without a group: Quix's topics named after ``app_id``, or a ksqlDB query's id, else
+    Kafka Streams."""
+    if QUIX_STREAMS.internal_topics(app_id, topics):
+        return QUIX_STREAMS
+    return KSQLDB if ksqldb_query(app_id) is not None else KAFKA_STREAMS
+
+
+def _not_an_app(group: GroupInfo, evidence: Evidence, named: Sequence[str]) -> UsageError:
+    """The refusal of a group that is no stream processor ``app`` judges."""
     topic = named[0] if named else "T"
     fits = {
         ReaderKind.CONSUMER_GROUP: f"migcheck runbook --group {group.group_id} --topic {topic} "
-        "--to N writes its ordering runbook",
+        "--to N writes its ordering runbook (if it is a stream processor's group, say which "
+        "with --framework)",
         ReaderKind.UNKNOWN: "pass --topology (the app's Topology#describe()) if it is a "
-        f"Kafka Streams application, or use migcheck runbook --group {group.group_id}",
+        "Kafka Streams application, --framework quix-streams if it is a Quix Streams app "
+        f"without changelogs, or use migcheck runbook --group {group.group_id}",
     }.get(evidence.kind, f"migcheck readers --topic {topic} judges it")
     what = (
         "cannot be told to be a Kafka Streams application"
         if evidence.kind is ReaderKind.UNKNOWN
         else f"is {LABELS[evidence.kind]}, not a Kafka Streams application"
     )
-    raise UsageError(f"group {group.group_id!r} {what} ({'; '.join(evidence.facts)}): {fits}")
+    return UsageError(f"group {group.group_id!r} {what} ({'; '.join(evidence.facts)}): {fits}")
+
+
+def only_kafka_streams(disc: Discovery, command: str) -> None:
+    """Refuse an app of another framework in a command written for Kafka Streams alone."""
+    framework = disc.facts.framework
+    if framework is not KAFKA_STREAMS:
+        raise UsageError(
+            f"{disc.facts.app_id!r} is {LABELS[framework.kind]}: migcheck {command} is written "
+            f"for Kafka Streams applications only; migcheck app judges it"
+        )
 
 
 def discover_app(
-    client: ClientConfig, app_id: str, topology: Topology | None, topics: Sequence[str]
+    client: ClientConfig,
+    app_id: str,
+    topology: Topology | None,
+    topics: Sequence[str],
+    said: Framework | None = None,
 ) -> Discovery:
     """The app's group and topics, with ``topics`` and the topology's sources described too.
 
     Without a topology, ``topics`` (the ones the user changes) are taken as sources when
-    the group shows none: see :func:`discover`.
+    the group shows none: see :func:`discover`.  ``said``: ``--framework``.
     """
     also = [*topics, *(source_topics(topology) if topology else [])]
-    return discover(
-        client, app_id, also, named=() if topology else topics, vouched=topology is not None
-    )
+    named = () if topology else topics
+    return discover(client, app_id, also, named, topology is not None, said)
 
 
 def users_word_note(disc: Discovery) -> str | None:
@@ -162,6 +223,14 @@ def app_model(disc: Discovery, topology: Topology | None, fixed: Sequence[str] =
 
 
 def _model(disc: Discovery, topology: Topology | None, fixed: Sequence[str]) -> Model:
+    framework = disc.facts.framework
+    if not framework.takes_topology:  # Quix Streams: its topics' names are the model
+        if topology is not None:
+            raise UsageError(
+                f"{disc.facts.app_id!r} is a {framework.name} application: --topology takes a "
+                "Kafka Streams Topology#describe(); leave it out, its topics' names describe it"
+            )
+        return quix(disc.facts)
     if topology is not None:
         extra = {t: m.partition_count for t, m in disc.topics.items()}
         return from_topology(disc.facts, topology, fixed, extra)

@@ -28,20 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
+from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
 from migcheck.streams.topology import SubTopology, Topology
-
-RESET_HINT = (
-    "Use 'org.apache.kafka.tools.StreamsResetter' tool "
-    "to clean up invalid topics before processing."
-)
-
-
-class Protocol(StrEnum):
-    """The rebalance protocol: it decides which check fails first and how the error reads."""
-
-    CLASSIC = "classic"  # the leader's StreamsPartitionAssignor validates internal topics
-    STREAMS = "streams"  # KIP-1071: the broker's group coordinator validates the topology
 
 
 class AppLevel(StrEnum):
@@ -77,12 +65,18 @@ class App:
     #: description, which lists only logged stores): a sub-topology without a visible store
     #: may still hold state nothing checks, so a change to it cannot be called SAFE.
     stores_known: bool = True
+    #: The stream processor: its naming, its checks and the words of its errors.
+    framework: Framework = KAFKA_STREAMS
 
     def internal(self, name: str) -> str:
-        return f"{self.app_id}-{name}"
+        return self.framework.internal(self.app_id, name)
 
     def changelog(self, store: str) -> str:
-        return self.internal(f"{store}{CHANGELOG_SUFFIX}")
+        return self.framework.changelog(self.app_id, store)
+
+    def invalid(self, topic: str, expected: int, actual: int) -> str:
+        """The error the app raises for an internal topic of the wrong count."""
+        return self.framework.invalid(self.protocol, topic, expected, actual)
 
     @functools.cached_property
     def _sinks(self) -> frozenset[str]:
@@ -90,7 +84,7 @@ class App:
 
     def is_repartition(self, topic: str) -> bool:
         """A repartition topic the topology writes, or that exists as an internal topic."""
-        return is_repartition_name(topic) and (
+        return self.framework.is_repartition(topic) and (
             topic in self._sinks or self.internal(topic) in self.counts
         )
 
@@ -254,42 +248,12 @@ def health(app: App) -> tuple[Reason, ...]:
         Reason(
             AppLevel.CRASH,
             -1,
-            invalid_partitions(app.protocol, topic, expected, app.counts[topic]),
-            Check.REPARTITION if is_repartition_name(topic) else Check.CHANGELOG,
+            app.invalid(topic, expected, app.counts[topic]),
+            Check.REPARTITION if app.framework.is_repartition(topic) else Check.CHANGELOG,
             (topic,),
         )
         for topic, expected in today.internal.items()
         if topic in app.counts and app.counts[topic] != expected
-    )
-
-
-#: The Kafka Streams releases whose words the quoted errors are, per protocol: the classic
-#: texts are the same in the jars of 3.9.2 and 4.3.1 and in a real crash of each
-#: (FINDINGS.md, "Kafka 3.9 and 4.3"); the streams protocol exists from 4.1.
-QUOTED_RELEASES = {
-    Protocol.CLASSIC: "Kafka Streams 3.9 to 4.3",
-    Protocol.STREAMS: "Kafka Streams 4.1 to 4.3",
-}
-
-
-def invalid_partitions(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
-    """The error Kafka Streams raises for an internal topic of the wrong size.
-
-    Classic: InternalTopicManager's StreamsException in the group leader, worded alike
-    by Kafka Streams 3.9.2 and 4.3.1 (their jars' format strings are the same, and a
-    real 3.9.2 app crashed with this text: FINDINGS.md, "Kafka 3.9 and 4.3"), so the
-    quote holds whatever the client's version.  Streams protocol (4.1 on; 3.x has only
-    the classic one): the broker reports INCORRECTLY_PARTITIONED_TOPICS and the client
-    throws a TopologyException, as Kafka 4.3 prints it.
-    """
-    if protocol == Protocol.STREAMS:
-        return (
-            f"Invalid topology: Existing topic {topic} has different number of partitions: "
-            f"expected {expected}, found {actual}"
-        )
-    return (
-        f"Existing internal topic {topic} has invalid partitions: "
-        f"expected: {expected}; actual: {actual}. {RESET_HINT}"
     )
 
 
@@ -385,6 +349,8 @@ def _subtopology_reasons(change: Change, sub: SubTopology) -> list[Reason]:
 
 def _repartition_crashes(c: Change, sub: SubTopology) -> list[Reason]:
     """Repartition topics this sub-topology writes, left at a count Streams rejects."""
+    if not c.app.framework.checks_repartition:
+        return []  # it keeps the count it was created with, as a fixed size
     topics = [c.app.internal(t) for t in sub.sink_topics if c.app.is_repartition(t)]
     return _internal_crashes(c, sub, topics, Check.REPARTITION)
 
@@ -408,7 +374,7 @@ def _internal_crashes(c: Change, sub: SubTopology, topics: list[str], check: Che
         expected, actual = c.new.internal[topic], c.app.counts[topic]
         touched = expected != c.old.internal.get(topic) or actual != c.before.get(topic)
         if touched and expected != actual:
-            text = invalid_partitions(c.app.protocol, topic, expected, actual)
+            text = c.app.invalid(topic, expected, actual)
             reasons.append(Reason(AppLevel.CRASH, sub.id, text, check, (topic,)))
     return reasons
 
@@ -478,11 +444,7 @@ def _unseen_state(c: Change, sub: SubTopology) -> list[Reason]:
     """Keys move and no store is visible, on a model that may not show every store."""
     if c.app.stores_known or sub.stores:
         return []
-    text = (
-        "its keys change partition and no store of it is visible: without --topology a "
-        "store with logging disabled, or a source topic used as a changelog, cannot be "
-        "ruled out (pass the app's Topology#describe() with --topology to decide)"
-    )
+    text = f"its keys change partition and no store of it is visible: {c.app.framework.unseen}"
     topics = tuple(sorted(set(sub.source_topics)))
     return [Reason(AppLevel.CORRUPT, sub.id, text, Check.UNSEEN_STATE, topics)]
 

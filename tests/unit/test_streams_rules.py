@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.streams.frameworks import streams_invalid
 from migcheck.streams.rules import (
     CHECK_ORDER,
     RULES,
@@ -19,7 +20,6 @@ from migcheck.streams.rules import (
     Check,
     Protocol,
     health,
-    invalid_partitions,
     not_copartitioned,
     verdict,
 )
@@ -207,7 +207,7 @@ JAVA_FORMATS = {
 
 def test_the_classic_quotes_are_the_text_of_kafka_streams_3_9_and_4_3() -> None:
     java = JAVA_FORMATS["invalid"].replace("%d", "%s")
-    assert invalid_partitions(Protocol.CLASSIC, "shop-counts-changelog", 6, 3) == java % (
+    assert streams_invalid(Protocol.CLASSIC, "shop-counts-changelog", 6, 3) == java % (
         "shop-counts-changelog",
         6,
         3,
