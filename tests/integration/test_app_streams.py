@@ -105,6 +105,23 @@ def _csv_keys(path: Path, topic: str) -> set[str]:
         }
 
 
+def test_a_ksqldb_shaped_query_fails_as_its_kafka_streams_app_does(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """ksqlDB cannot run here.  A persistent query runs as a Kafka Streams app whose id is
+    ``_confluent-ksql-<service id>query_<query id>`` (ksqlDB's QueryApplicationId, service
+    id ``default_`` by default): the real app under such an id."""
+    app = StreamsApp(kafka, "count", app_prefix="_confluent-ksql-default_query_CTAS_COUNTS")
+    _before_and_after(app)
+    rc, report = _migcheck_app(app, tmp_path, topology=False)
+    assert (rc, report["framework"], report["verdict"]) == (1, "ksqldb", "CRASH")
+    said = report["candidates"][0]["error"]
+    assert said.startswith("the query goes to ERROR: ")
+    second = _alter_and_rerun(app)
+    assert second.crash is not None, second.stderr[-2000:]
+    assert said.removeprefix("the query goes to ERROR: ") in second.crash
+
+
 @pytest.mark.parametrize(
     ("topology", "store"), [("count-nolog", "counts"), ("source-changelog", "source-table")]
 )

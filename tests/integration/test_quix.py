@@ -59,6 +59,11 @@ def test_a_quix_app_with_a_changelog_is_judged_crash_and_quix_refuses_to_start(
                 "--topic", app.input, "--to", "6")  # fmt: skip
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "is a Quix Streams application" in r.stderr
+    # --framework cannot overrule what the evidence shows
+    r = run_cli("app", "--bootstrap-server", kafka.bootstrap, "--application-id", app.group,
+                "--topic", app.input, "--to", "6", "--framework", "ksqldb")  # fmt: skip
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "is a Quix Streams application" in r.stderr and "not a ksqlDB query" in r.stderr
 
     _alter(app)
     app.produce(phase2())

@@ -68,10 +68,12 @@ class StreamsApp:
     #: The classic protocol's session.timeout.ms (the fixture's --session-timeout-ms);
     #: None: the client's default, 45 s.
     session_timeout_ms: int | None = None
+    #: The application id's prefix (a unique suffix follows); default ``app-<topology>``.
+    app_prefix: str = ""
 
     def __post_init__(self) -> None:
         k = self.kafka
-        self.app_id = k.unique(f"app-{self.topology}")
+        self.app_id = k.unique(self.app_prefix or f"app-{self.topology}")
         self.input = k.create_topic(f"{self.app_id}-orders", self.input_partitions)
         self.table = k.create_topic(f"{self.app_id}-customers", 3)
         self.output = k.create_topic(f"{self.app_id}-enriched", 3)
