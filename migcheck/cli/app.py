@@ -12,6 +12,7 @@ from migcheck.cli.common import (
     conf_option,
     connection_of,
     fixed_repartition_option,
+    framework_option,
     full_option,
     master_option,
     output_option,
@@ -25,7 +26,6 @@ from migcheck.cli.common import (
     write_outcome,
 )
 from migcheck.commands.app import AppOptions, run_app
-from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
 
 
 @click.command("app")
@@ -42,14 +42,7 @@ from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
     help="A topic whose partition count would change (repeatable).",
 )
 @to_option
-@click.option(
-    "--framework",
-    type=click.Choice([AUTO_FRAMEWORK, *(kind.value for kind in FRAMEWORKS)]),
-    default=AUTO_FRAMEWORK,
-    show_default=True,
-    help="The stream processor, when its group cannot tell (a stopped Quix Streams app "
-    "without changelogs looks like any consumer group).",
-)
+@framework_option
 @fixed_repartition_option
 @click.option("--state", is_flag=True, help="Also measure the state that moves, per store.")
 @full_option

@@ -13,6 +13,7 @@ from migcheck.files import write_atomically
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
 from migcheck.report import FORMATS, OUTPUTS
 from migcheck.report.registry import Output
+from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
 
 PARTITION_COUNT = click.IntRange(1, MAX_PARTITIONS)
 
@@ -98,6 +99,14 @@ fixed_repartition_option = click.option(
 )
 
 #: Options of the commands that run Spark.
+framework_option = click.option(
+    "--framework",
+    type=click.Choice([AUTO_FRAMEWORK, *(kind.value for kind in FRAMEWORKS)]),
+    default=AUTO_FRAMEWORK,
+    show_default=True,
+    help="The stream processor, when its group cannot tell (a stopped Quix Streams app "
+    "without changelogs looks like any consumer group).",
+)
 master_option = click.option(
     "--master", default=None, help="Spark master URL (default: embedded local[*])."
 )

@@ -15,6 +15,7 @@ from migcheck.cli.common import (
     conf_option,
     connection_of,
     fixed_repartition_option,
+    framework_option,
     master_option,
     spark_of,
     topology_option,
@@ -43,6 +44,7 @@ STREAMS_ONLY = (
     "accept_split_history",
     "state_dir",
     "fixed_repartition",
+    "framework",
     "master",
     "conf",
 )
@@ -65,7 +67,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 @bootstrap_option
 @command_config_option
 @application_id_option(
-    required=False, help="A Kafka Streams app's application.id: its reset-and-reprocess runbook."
+    required=False,
+    help="A Kafka Streams app's application.id, a ksqlDB query's, or a Quix Streams "
+    "app's consumer group: its reprocess runbook.",
 )
 @click.option(
     "--group",
@@ -130,6 +134,7 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "--state-dir", default=None, metavar="DIR", help="The app's state.dir, to wipe on this host."
 )
 @fixed_repartition_option
+@framework_option
 @click.option(
     "--format",
     "fmt",
@@ -159,6 +164,7 @@ def runbook_cmd(
     accept_split_history: bool,
     state_dir: str | None,
     fixed_repartition: tuple[str, ...],
+    framework: str,
     fmt: str,
     output: str | None,
     master: str | None,
@@ -192,6 +198,7 @@ def runbook_cmd(
                 connection=connection,
                 spark=spark_of(master, conf),
                 fixed_repartition=list(fixed_repartition),
+                framework=framework,
                 app_id=app_id,
                 topology_file=topology_file,
                 topic=topic,

@@ -8,7 +8,7 @@ a store with no changelog, from the source topic that feeds it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyses, start_early
@@ -29,19 +29,20 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
-from migcheck.model.readers import ReaderKind
 from migcheck.streams.build import WOULD_ADD, Model
 from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
-from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
+from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
 from migcheck.streams.rules import (
     App,
     AppLevel,
+    Check,
     Reason,
     external_counts,
     health,
     sizes,
     verdict,
 )
+from migcheck.streams.strategy import direct_stores
 from migcheck.streams.topology import read_topology
 
 
@@ -71,14 +72,13 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     topology = read_topology(options.topology_file)
     if options.state and not options.full:  # Spark's start overlaps the app's discovery
         start_early(options.spark, short_run=True)
-    said = (
-        None if options.framework == AUTO_FRAMEWORK else FRAMEWORKS[ReaderKind(options.framework)]
-    )
+    said = framework_said(options.framework)
     disc = discover_app(options.connection.client(), options.app_id, topology, options.topics, said)
     _check_topics(options, disc)
     model = app_model(disc, topology, options.fixed_repartition)
     _check_in_app(options.topics, model.app, disc, topology is not None)
-    candidates = [_candidate(model.app, options.topics, n) for n in options.candidates]
+    direct = {t: direct_stores(model, t).stores for t in options.topics}
+    candidates = [_candidate(model.app, direct, n) for n in options.candidates]
     unpredictable = False
     state: AppState | None = None
     if options.state:
@@ -105,8 +105,9 @@ def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_giv
             raise not_read(disc, topic, topology_given)
 
 
-def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:
-    proposed = {t: n for t in topics}
+def _candidate(app: App, direct: Mapping[str, tuple[str, ...]], n: int) -> AppCandidate:
+    """``n``'s verdict; ``direct``: each changed topic's stores that read it directly."""
+    proposed = {t: n for t in direct}
     v = verdict(app, proposed)
     first = next((r.text for r in v.reasons if r.level == AppLevel.CRASH), None)
     subs: list[SubtopologyVerdict] = [
@@ -124,10 +125,33 @@ def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:
         "error": first,
         "error_releases": app.framework.releases(app.protocol) if first else None,
         "error_when": app.framework.fails_when if first else None,
+        "after_cleanup": _after_cleanup(app, v.reasons, direct),
         "reasons": [_reason(r) for r in v.reasons],
         "subtopologies": subs,
         "stores": None,
     }
+
+
+#: The checks whose crash the framework's clean-up clears: it recreates internal topics.
+_CLEARED = (Check.CHANGELOG, Check.REPARTITION)
+
+
+def _after_cleanup(
+    app: App, reasons: Sequence[Reason], direct: Mapping[str, tuple[str, ...]]
+) -> str | None:
+    """What the clean-up the error leads to leaves behind, when the app would start again
+    (every crash is an internal topic's) and a store reads a changed topic directly."""
+    crashes = [r for r in reasons if r.level == AppLevel.CRASH]
+    fed = [(topic, stores) for topic, stores in direct.items() if stores]
+    if not crashes or not fed or any(r.check not in _CLEARED for r in crashes):
+        return None
+    read = "; ".join(f"{', '.join(stores)} read {topic} directly" for topic, stores in fed)
+    return (
+        f"CORRUPT after the clean-up the error leads to ({app.framework.cleanup}): the app "
+        f"starts, but {read}, so each moved key's old records stay in its old partition and "
+        "the reprocess splits its history over two tasks. migcheck runbook writes the copy "
+        "into a new topic that avoids it."
+    )
 
 
 def _reason(r: Reason) -> AppReason:

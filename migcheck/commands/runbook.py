@@ -1,5 +1,5 @@
-"""``migcheck runbook`` end to end for a Kafka Streams app: discover it, pick the
-strategy, write the steps.
+"""``migcheck runbook`` end to end for a stream processor's app (Kafka Streams, ksqlDB,
+Quix Streams): discover it, pick the strategy, write its framework's steps.
 
 Read-only like ``migcheck app``: it finds the application's real topics, the
 topic's own configs and each source's log start offsets, and judges the
@@ -23,6 +23,7 @@ from migcheck.hashing.partitioners import check_can_grow
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import topic_configs
 from migcheck.model.header import report_header
+from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
     AUTO,
     GROUP_TIMEOUT,
@@ -39,10 +40,12 @@ from migcheck.streams.discovery import (
     app_model,
     discover_app,
     not_read,
-    only_kafka_streams,
+    only_frameworks,
 )
+from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
+from migcheck.streams.quix_runbook import quix_internal
 from migcheck.streams.rules import AppLevel, external_counts, sizes, verdict
-from migcheck.streams.steps import steps
+from migcheck.streams.runbooks import RUNBOOKS, steps
 from migcheck.streams.strategy import Choice, choose, direct_stores
 from migcheck.streams.topology import read_topology
 
@@ -62,6 +65,7 @@ class RunbookOptions:
     lag_timeout: int = LAG_TIMEOUT
     accept_split_history: bool = False
     fixed_repartition: list[str] = field(default_factory=list)
+    framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -71,11 +75,12 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     topology = read_topology(options.topology_file)
     client = options.connection.client()
     new_topic = options.new_topic or f"{options.topic}-p{options.to}"
-    disc = discover_app(client, options.app_id, topology, [options.topic, new_topic])
-    only_kafka_streams(disc, "runbook")
+    said = framework_said(options.framework)
+    disc = discover_app(client, options.app_id, topology, [options.topic, new_topic], said)
+    only_frameworks(disc, "runbook", RUNBOOKS)
     model = app_model(disc, topology, options.fixed_repartition)
     _check(options, disc, new_topic, topology is not None)
-    choice = choose(options.strategy, model, options.topic)
+    choice = choose(options.strategy, model, options.topic, disc.facts.framework)
     _check_new_topic(options, disc, choice.strategy, new_topic)
     level = verdict(model.app, {options.topic: options.to}).level
     split = None
@@ -142,7 +147,15 @@ def _facts(
         for t in disc.facts.sources
         if any(p.log_start_offset > 0 for p in disc.topics[t].partitions)
     )
+    internal, expected = tuple(sorted(disc.facts.internal)), sizes(app, after).internal
+    if disc.facts.framework.kind is ReaderKind.QUIX_STREAMS:
+        rebuilt = split is not None
+        target = new_topic if choice.strategy == NEW_TOPIC else options.topic
+        internal, expected = quix_internal(
+            options.app_id, options.topic, target, options.to, disc.facts.internal, rebuilt
+        )
     return RunbookFacts(
+        kind=disc.facts.framework.kind,
         app_id=options.app_id,
         bootstrap=options.connection.bootstrap or "",
         command_config=options.connection.command_config,
@@ -152,8 +165,8 @@ def _facts(
         new_topic=new_topic,
         strategy=choice.strategy,
         protocol=str(disc.facts.protocol),
-        internal=tuple(sorted(disc.facts.internal)),
-        expected_internal=sizes(app, after).internal,
+        internal=internal,
+        expected_internal=expected,
         history_lost=lost,
         state_dir=options.state_dir,
         verdict=str(level),

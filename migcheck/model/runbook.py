@@ -1,6 +1,6 @@
 """The runbook as data: the facts found on the cluster and the ordered steps built from them.
 
-:mod:`migcheck.streams.steps` (a Kafka Streams app, from :class:`RunbookFacts`) and
+:mod:`migcheck.streams.runbooks` (a stream processor's app, from :class:`RunbookFacts`) and
 :mod:`migcheck.consumers.steps` (plain consumer groups, from :class:`GroupsFacts`) build the
 steps (pure rules); :mod:`migcheck.report.runbook` writes them as Markdown for a change
 ticket and as a re-runnable shell script.  They meet here so that neither imports the other.
@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from migcheck.errors import UsageError
 from migcheck.model.header import Header
+from migcheck.model.readers import ReaderKind
 from migcheck.untrusted import arg_problem, path_problem, quoted
 
 NEW_TOPIC = "new-topic"
@@ -55,6 +56,10 @@ class RunbookFacts:
     on_users_word: tuple[str, ...] = ()
     group_timeout: int = GROUP_TIMEOUT
     lag_timeout: int = LAG_TIMEOUT
+    #: The framework the app runs on: it picks the procedure (streams/runbooks.py).  For
+    #: Quix Streams ``internal`` are the internal topics the change leaves behind (to
+    #: delete) and ``expected_internal`` those the restarted app creates.
+    kind: ReaderKind = ReaderKind.KAFKA_STREAMS
 
     @property
     def target(self) -> str:

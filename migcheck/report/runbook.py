@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
+from migcheck.model.readers import LABELS
 from migcheck.model.runbook import (
     Check,
     GroupsFacts,
@@ -60,8 +61,9 @@ def _sh_arg(arg: str) -> str:
 def _header(f: RunbookFacts, version: str, generated: str) -> list[str]:
     target = f"{f.new_topic} ({f.to} partitions)" if f.target != f.topic else f"{f.to} partitions"
     lines = [
-        f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) under the Kafka Streams "
-        f"application {f.app_id}, strategy {f.strategy}: the app ends up reading {target}.",
+        f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) under the "
+        f"{LABELS[f.kind].removeprefix('a ')} {f.app_id}, strategy {f.strategy}: it ends up "
+        f"reading {target}.",
         f"migcheck app verdict for the in-place change: {f.verdict}.",
         *([f.strategy_reason] if f.strategy_reason else []),
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",

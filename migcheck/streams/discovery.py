@@ -11,7 +11,7 @@ comes from the same read-only metadata calls ``analyze`` makes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from migcheck.errors import UsageError
@@ -168,11 +168,17 @@ def _not_an_app(group: GroupInfo, evidence: Evidence, named: Sequence[str]) -> U
 
 def only_kafka_streams(disc: Discovery, command: str) -> None:
     """Refuse an app of another framework in a command written for Kafka Streams alone."""
+    only_frameworks(disc, command, (ReaderKind.KAFKA_STREAMS,))
+
+
+def only_frameworks(disc: Discovery, command: str, kinds: Collection[ReaderKind]) -> None:
+    """Refuse an app of a framework not among ``kinds`` in a command written for them."""
     framework = disc.facts.framework
-    if framework is not KAFKA_STREAMS:
+    if framework.kind not in kinds:
+        which = ", ".join(FRAMEWORKS[k].name for k in kinds)
         raise UsageError(
             f"{disc.facts.app_id!r} is {LABELS[framework.kind]}: migcheck {command} is written "
-            f"for Kafka Streams applications only; migcheck app judges it"
+            f"for {which} applications only; migcheck app judges it"
         )
 
 

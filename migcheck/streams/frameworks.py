@@ -70,6 +70,9 @@ class Framework:
     fails_when: str
     #: why state may be unseen where no changelog shows it, and what settles it
     unseen: str
+    #: the clean-up its error leads an operator to: it lets the app start again, and
+    #: splits the history of a store fed directly by the altered topic
+    cleanup: str = "the reset tool, and an empty state directory"
 
 
 def streams_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
@@ -159,6 +162,7 @@ KSQLDB = replace(
     releases=lambda p: f"{_streams_releases(p)}, the client inside ksqlDB (not run here)",
     fails_when="at the query's next rebalance; ksqlDB's query monitor then keeps "
     "restarting it, and it fails the same way each time",
+    cleanup="TERMINATE and the query created again from the earliest offsets",
 )
 
 QUIX_STREAMS = Framework(
@@ -178,10 +182,18 @@ QUIX_STREAMS = Framework(
     "partitions' assignment fails with PartitionAssignmentError",
     unseen="a Quix app without changelog topics (use_changelog_topics=False) keeps its "
     "state where no topic shows it, so state cannot be ruled out",
+    cleanup="Application.clear_state(), the changelog deleted and the group sent back to "
+    "the earliest offsets",
 )
 
 #: ``--framework``'s default: told apart by the evidence.
 AUTO_FRAMEWORK = "auto"
+
+
+def framework_said(value: str) -> Framework | None:
+    """The framework ``--framework value`` names; None for ``auto`` (the evidence decides)."""
+    return None if value == AUTO_FRAMEWORK else FRAMEWORKS[ReaderKind(value)]
+
 
 #: Every framework, by the reader kind that names it.
 FRAMEWORKS: Mapping[ReaderKind, Framework] = {

@@ -30,34 +30,32 @@ from migcheck.model.runbook import (
     ShellHelper,
     Step,
     alter_check,
-    check_name,
     kafka_run,
 )
 
 
-def _kafka(f: RunbookFacts, tool: str, *args: str, config_flag: str = "--command-config") -> Run:
+def kafka(f: RunbookFacts, tool: str, *args: str, config_flag: str = "--command-config") -> Run:
     return kafka_run(f.bootstrap, f.command_config, tool, *args, config_flag=config_flag)
 
 
-def _migcheck(f: RunbookFacts, command: str, *args: str) -> Run:
+def migcheck(f: RunbookFacts, command: str, *args: str) -> Run:
     extra = ("--command-config", f.command_config) if f.command_config else ()
     return Run(("migcheck", command, "--bootstrap-server", f.bootstrap, *extra, *args))
 
 
-def _group_tool(f: RunbookFacts, *args: str) -> Run:
+def group_tool(f: RunbookFacts, *args: str) -> Run:
     tool = "kafka-streams-groups" if f.protocol == "streams" else "kafka-consumer-groups"
-    return _kafka(f, tool, "--describe", "--group", f.app_id, *args)
+    return kafka(f, tool, "--describe", "--group", f.app_id, *args)
 
 
 def steps(f: RunbookFacts) -> list[Step]:
-    """The ordered procedure for ``f.strategy``; an application id the steps cannot
-    pass to Kafka's tools and into ``state.dir`` is refused (UsageError)."""
-    check_name("application id", f.app_id, path=True)
-    change = _new_topic(f) if f.strategy == NEW_TOPIC else _alter(f)
-    return [_prechecks(f), _stop(f), change, _reset(f), _local_state(f), _restart(f)]
+    """Kafka Streams' ordered procedure for ``f.strategy`` (the id is checked by
+    :func:`migcheck.streams.runbooks.steps`, every framework's way in)."""
+    change = new_topic_step(f) if f.strategy == NEW_TOPIC else alter_step(f)
+    return [prechecks(f), stop(f), change, _reset(f), _local_state(f), _restart(f)]
 
 
-def _prechecks(f: RunbookFacts) -> Step:
+def prechecks(f: RunbookFacts) -> Step:
     return Step(
         "Pre-checks",
         "A reprocess is correct only with every source's full history: nothing deleted yet "
@@ -67,46 +65,54 @@ def _prechecks(f: RunbookFacts) -> Step:
                 ShellCheck.HISTORY_INTACT,
                 (f.topic,),
                 f"{f.topic} still holds its full history: every log start offset is 0",
-                _kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-2"),
+                kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-2"),
             ),
             Check(
                 ShellCheck.RECORD_OFFSETS,
                 (f.topic, f"{f.topic}.end-offsets"),
                 f"record the end offsets of {f.topic}",
-                _kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
+                kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
             ),
         ),
     )
 
 
-def _group_is_empty(f: RunbookFacts, text: str) -> Check:
+def group_is_empty(f: RunbookFacts, text: str) -> Check:
     return Check(
         ShellCheck.GROUP_IS_EMPTY,
         (str(f.group_timeout), f.app_id),
         text,
-        _group_tool(f, "--members"),
+        group_tool(f, "--members"),
     )
 
 
-def _stop(f: RunbookFacts) -> Step:
+#: Why the Kafka Streams app stops first, and why the check waits.
+_STOP_WHY = (
+    "Every instance must be down before the change and the reset: the reset refuses an "
+    "active group, and a running instance would keep writing state. A Kafka Streams "
+    "member of a classic group does not leave it on close(): the broker drops it when "
+    "its session.timeout.ms (45 s by default) runs out."
+)
+
+
+def stop(f: RunbookFacts, why: str = _STOP_WHY, what: str = "") -> Step:
+    """Every instance stopped, and the group found empty (``what``: the app as the
+    manual step names it)."""
     return Step(
         "Stop the application",
-        "Every instance must be down before the change and the reset: the reset refuses an "
-        "active group, and a running instance would keep writing state. A Kafka Streams "
-        "member of a classic group does not leave it on close(): the broker drops it when "
-        "its session.timeout.ms (45 s by default) runs out. So the check waits up to "
-        f"{f.group_timeout} s (--group-timeout) for the group to empty before it refuses.",
+        f"{why} So the check waits up to {f.group_timeout} s (--group-timeout) for the group "
+        "to empty before it refuses.",
         (
-            Manual(f"Stop every instance of the application {f.app_id}."),
-            _group_is_empty(
+            Manual(f"Stop every instance of {what or f'the application {f.app_id}'}."),
+            group_is_empty(
                 f, f"the group {f.app_id} has no members (waits up to {f.group_timeout} s)"
             ),
         ),
     )
 
 
-def _new_topic(f: RunbookFacts) -> Step:
-    copy = _migcheck(
+def new_topic_step(f: RunbookFacts) -> Step:
+    copy = migcheck(
         f, "copy", "--topic", f.topic, "--into", f.new_topic, "--checkpoint", "@copy.checkpoint"
     )
     return Step(
@@ -122,7 +128,7 @@ def _new_topic(f: RunbookFacts) -> Step:
                 (f.new_topic, str(f.to), f.topic, *[f"{k}={v}" for k, v in f.configs.items()]),
                 f"{f.new_topic} exists with {f.to} partitions (created like {f.topic}, with the "
                 f"replication factor of {f.topic})",
-                _kafka(
+                kafka(
                     f,
                     "kafka-topics",
                     "--create",
@@ -140,17 +146,24 @@ def _new_topic(f: RunbookFacts) -> Step:
     )
 
 
-def _alter(f: RunbookFacts) -> Step:
-    why = f.strategy_reason or (
-        "In place is correct only when no store reads the topic directly: a store behind a "
-        "repartition topic is fed by its own key, and the reset recreates the internal "
-        "topics with the new counts."
-    )
+#: Why in place is correct for a Kafka Streams app, when it is.
+_ALTER_WHY = (
+    "In place is correct only when no store reads the topic directly: a store behind a "
+    "repartition topic is fed by its own key, and the reset recreates the internal "
+    "topics with the new counts."
+)
+
+
+def alter_step(f: RunbookFacts, why: str = _ALTER_WHY, split: str = "") -> Step:
+    """The in-place alter; ``why`` unless --strategy auto said why, and what splits when
+    --accept-split-history wrote it anyway (``split`` adds how)."""
+    text = f.strategy_reason or why
     if f.split_keys is not None:
-        why += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
+        text += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
+        text += f" {split}" if split else ""
     return Step(
         f"Alter {f.topic} to {f.to} partitions in place",
-        why,
+        text,
         (alter_check(f.bootstrap, f.command_config, f.topic, f.to),),
     )
 
@@ -166,7 +179,7 @@ def _reset(f: RunbookFacts) -> Step:
     args = ["--application-id", f.app_id, "--input-topics", inputs]
     if f.internal:
         args += ["--internal-topics", ",".join(f.internal)]
-    tool = _kafka(f, "kafka-streams-application-reset", *args, config_flag=RESET_CONFIG_FLAG)
+    tool = kafka(f, "kafka-streams-application-reset", *args, config_flag=RESET_CONFIG_FLAG)
     # a reset that deleted the internal topics and then failed must be able to run again
     reset = Run(tool.argv, kafka_tool=True, via=ShellHelper.RESET_TOOL)
     dry = Run((*tool.argv, "--dry-run"), kafka_tool=True, via=ShellHelper.RESET_TOOL)
@@ -183,7 +196,7 @@ def _reset(f: RunbookFacts) -> Step:
         "its internal topics (named here, as found on the cluster), so they come back with "
         f"{f.to}-partition counts. It runs once: its dry run first, then for real.{flag}",
         (
-            _group_is_empty(f, f"the group {f.app_id} still has no members"),
+            group_is_empty(f, f"the group {f.app_id} still has no members"),
             dry,
             reset,
         ),
@@ -224,24 +237,24 @@ def _restart(f: RunbookFacts) -> Step:
                 ShellCheck.WAIT_INTERNAL_TOPICS,
                 tuple(internal),
                 "the internal topics come back with their counts: " + ", ".join(internal),
-                _kafka(f, "kafka-topics", "--describe", "--topic", ",".join(f.expected_internal)),
+                kafka(f, "kafka-topics", "--describe", "--topic", ",".join(f.expected_internal)),
             ),
             Check(
                 ShellCheck.WAIT_LAG_ZERO,
                 (str(f.lag_timeout), f.target, f.app_id),
                 f"the group's lag on {f.target} drains to 0 (waits up to {f.lag_timeout} s)",
-                _group_tool(f, "--offsets"),
+                group_tool(f, "--offsets"),
             ),
-            _app_is_healthy(f),
+            app_is_healthy(f),
         ),
     )
 
 
-def _app_is_healthy(f: RunbookFacts) -> Check:
+def app_is_healthy(f: RunbookFacts) -> Check:
     """migcheck app on the restarted app: the script reads its JSON report (the ``health``
     list, empty when every internal topic matches its sources), never its prose; a person
     reads the text report, which says the same in a sentence."""
-    app = _migcheck(f, "app", "--application-id", f.app_id, "--topic", f.target, "--to", str(f.to))
+    app = migcheck(f, "app", "--application-id", f.app_id, "--topic", f.target, "--to", str(f.to))
     return Check(
         ShellCheck.APP_IS_HEALTHY,
         (*app.argv[1:], "--format", "json"),

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from migcheck.model.runbook import AUTO, IN_PLACE, NEW_TOPIC
 from migcheck.streams.build import Basis, Model
+from migcheck.streams.frameworks import KAFKA_STREAMS, Framework
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,10 @@ _UNSEEN = {
 }
 
 
-def choose(asked: str, model: Model, topic: str) -> Choice:
+def choose(asked: str, model: Model, topic: str, framework: Framework = KAFKA_STREAMS) -> Choice:
     """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
-    reads the topic directly, for certain."""
+    reads the topic directly, for certain.  A framework that takes no topology says itself
+    why its state may be unseen."""
     if asked != AUTO:
         return Choice(asked, "")
     direct = direct_stores(model, topic)
@@ -73,6 +75,8 @@ def choose(asked: str, model: Model, topic: str) -> Choice:
             "directly, so after an in-place alter each moved key's history would split "
             "between two tasks.",
         )
+    if not direct.certain and not framework.takes_topology:
+        return Choice(NEW_TOPIC, f"--strategy auto chose new-topic: {framework.unseen}.")
     if not direct.certain:
         unseen = _UNSEEN.get(model.basis, "the model may miss stores").format(topic=topic)
         return Choice(
@@ -83,7 +87,7 @@ def choose(asked: str, model: Model, topic: str) -> Choice:
     return Choice(
         IN_PLACE,
         f"--strategy auto chose in-place: no store reads {topic} directly (any state sits "
-        "behind a repartition topic, fed by its own key), so the alter, the reset and an "
-        "empty local state reprocess every record into the task its key belongs to; no "
-        "copy and no producer switch are needed.",
+        "behind a repartition topic, fed by its own key), so every record reaches the "
+        "task its key belongs to after the alter; no copy and no producer switch are "
+        "needed.",
     )

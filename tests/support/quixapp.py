@@ -67,11 +67,13 @@ class QuixApp:
         self.kafka.produce(self.input, [(k.encode(), v.encode(), None) for k, v in records])
 
     def command(self, idle: float = 5.0, clear_state: bool = False,
-                refresh_ms: int | None = None) -> list[str]:  # fmt: skip
+                refresh_ms: int | None = None, topic: str | None = None,
+                offset_reset: str = "earliest") -> list[str]:  # fmt: skip
+        """The app's command line; ``topic`` is its input (the app's own by default)."""
         return [
             quix_python(), str(COUNTER), "--bootstrap-server", self.kafka.bootstrap,
-            "--group", self.group, "--topic", self.input, "--state-dir", str(self.state),
-            "--idle", str(idle),
+            "--group", self.group, "--topic", topic or self.input, "--state-dir",
+            str(self.state), "--idle", str(idle), "--offset-reset", offset_reset,
             *([] if self.changelog else ["--no-changelog"]),
             *(["--clear-state"] if clear_state else []),
             *([] if refresh_ms is None else ["--refresh-ms", str(refresh_ms)]),
@@ -82,10 +84,13 @@ class QuixApp:
         rc, out, err = run(self.command(idle, clear_state), timeout=timeout)
         return QuixRun(rc, _counts(out), err)
 
-    def start(self, refresh_ms: int | None = None) -> subprocess.Popen[str]:
-        """The app running in the background (no idle stop), for an alter under it."""
-        return subprocess.Popen(self.command(idle=0, refresh_ms=refresh_ms), text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    def start(self, refresh_ms: int | None = None, idle: float = 0, topic: str | None = None,
+              offset_reset: str = "earliest") -> subprocess.Popen[str]:  # fmt: skip
+        """The app running in the background (``idle`` 0: no idle stop), for an alter under
+        it, or started by an operator at a runbook's step."""
+        command = self.command(idle, refresh_ms=refresh_ms, topic=topic, offset_reset=offset_reset)
+        return subprocess.Popen(command, text=True, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)  # fmt: skip
 
     @staticmethod
     def stop(proc: subprocess.Popen[str], timeout: float = 60) -> QuixRun:

@@ -28,12 +28,13 @@ from migcheck.cli.main import cli
 from migcheck.consumers.steps import steps as groups_steps
 from migcheck.errors import MigcheckError
 from migcheck.model.copy import CopyResult, PartitionCopied, Verification
+from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, GroupLag, GroupsFacts, RunbookFacts
 from migcheck.report import render
 from migcheck.report.copy import render_copy_summary
 from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.report.why import analyze_lines, app_lines, plan_lines
-from migcheck.streams.steps import steps as streams_steps
+from migcheck.streams.runbooks import steps as app_steps
 
 REPO = Path(__file__).resolve().parents[2]
 DESCRIBE = REPO / "fixtures" / "java" / "streams" / "describe"
@@ -181,8 +182,19 @@ def groups_facts(names: tuple[str, ...], bootstrap: str = "127.0.0.1:9092") -> G
     )
 
 
-def streams_facts(app_id: str, strategy: str) -> RunbookFacts:
+def streams_facts(
+    app_id: str, strategy: str, kind: ReaderKind = ReaderKind.KAFKA_STREAMS, split: bool = False
+) -> RunbookFacts:
+    """A runbook's facts for the app ``app_id`` of framework ``kind``: its internal topics
+    named as Kafka Streams names them, or as Quix does (the group inside the name)."""
+    internal = (
+        f"changelog__{app_id}--orders--default"
+        if kind is ReaderKind.QUIX_STREAMS
+        else f"{app_id}-counts-changelog"
+    )
     return RunbookFacts(
+        kind=kind,
+        split_keys=3 if split else None,
         app_id=app_id,
         bootstrap="127.0.0.1:9092",
         command_config="/etc/kafka/client.properties",
@@ -192,8 +204,8 @@ def streams_facts(app_id: str, strategy: str) -> RunbookFacts:
         new_topic="orders-p6",
         strategy=strategy,
         protocol="classic",
-        internal=(f"{app_id}-counts-changelog",),
-        expected_internal={f"{app_id}-counts-changelog": 6},
+        internal=(internal,),
+        expected_internal={internal: 6},
         state_dir="/var/lib/kafka-streams",
         verdict="CRASH",
         members=2,
@@ -201,13 +213,18 @@ def streams_facts(app_id: str, strategy: str) -> RunbookFacts:
 
 
 def runbook_writer(name: str) -> Written:
-    """Both runbooks: plain groups (the name among other groups) and a Streams app (the
-    name as its application id, both strategies)."""
+    """Every runbook: plain groups (the name among other groups) and an app (the name as
+    its id: Kafka Streams both strategies, Quix Streams new topic and in place splitting
+    state, a ksqlDB query)."""
     out = Written()
+    quix, ksql = ReaderKind.QUIX_STREAMS, ReaderKind.KSQLDB
     for written in (
         _runbooks(groups_facts(("billing", name)), groups_steps),
-        _runbooks(streams_facts(name, NEW_TOPIC), streams_steps),
-        _runbooks(streams_facts(name, IN_PLACE), streams_steps),
+        _runbooks(streams_facts(name, NEW_TOPIC), app_steps),
+        _runbooks(streams_facts(name, IN_PLACE), app_steps),
+        _runbooks(streams_facts(name, NEW_TOPIC, quix), app_steps),
+        _runbooks(streams_facts(name, IN_PLACE, quix, split=True), app_steps),
+        _runbooks(streams_facts(name, NEW_TOPIC, ksql), app_steps),
     ):
         out.markdown += written.markdown
         out.sh += written.sh

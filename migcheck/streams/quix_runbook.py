@@ -1,0 +1,234 @@
+"""The runbook for a Quix Streams app: what to run, in the order Quix needs, to widen its input.
+
+Pure: :class:`RunbookFacts` in, steps out.  What differs from Kafka Streams' procedure,
+as quixstreams 3.28's source and a real app show it (fixtures/quix/FINDINGS.md):
+
+- There is no reset tool.  State lives in ``<state_dir>/<consumer_group>`` (``state_dir``
+  is ``state`` by default, relative to the app's working directory):
+  ``Application.clear_state()`` removes it (and refuses while partitions are assigned),
+  or the folder is deleted.
+- A stream's id is its topic's name, so its changelog ``changelog__<group>--<topic>--
+  <store>`` belongs to that topic.  Read through a new topic ``T-pN``, the app creates new
+  changelogs at N partitions, and the old ones are orphans, deleted once the app is found
+  healthy.  Altered in place, the changelog keeps the old count and Quix refuses to start
+  (TopicConfigurationMismatch) until it is deleted.
+- The group has no offset on a new topic or a new partition, and Quix's default
+  ``auto_offset_reset`` is ``latest``: the runbook commits their start before the restart,
+  or the copied history (or what producers wrote to a new partition) is skipped.
+- Quix never checks a repartition topic's count: a store behind a group-by keeps its
+  partitioning, so when no store reads the topic directly the alter alone is correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from migcheck.model.runbook import (
+    NEW_TOPIC,
+    Check,
+    Manual,
+    Run,
+    RunbookFacts,
+    ShellCheck,
+    Step,
+)
+from migcheck.readers.naming import quix_topic
+from migcheck.streams.frameworks import quix_changelog
+from migcheck.streams.steps import (
+    alter_step,
+    app_is_healthy,
+    kafka,
+    new_topic_step,
+    prechecks,
+    stop,
+)
+
+#: Where Quix keeps state when the app names no ``state_dir``.
+DEFAULT_STATE_DIR = "state"
+
+_STOP_WHY = (
+    "Every instance must be down before the change: a running app would keep writing "
+    "state, and the offsets below can be committed only while the group has no members. "
+    "Quix's consumer leaves the group when the app stops (SIGTERM or SIGINT)."
+)
+
+_ALTER_WHY = (
+    "In place is correct only when no store reads the topic directly: Quix never checks a "
+    "repartition topic's count, so a store behind a group-by keeps its partitioning and "
+    "needs nothing more than the alter."
+)
+_SPLIT = (
+    "Each moved key's old records stay in its old partition, so the reprocess counts them "
+    "in another partition's state than its new records."
+)
+
+
+def quix_steps(f: RunbookFacts) -> list[Step]:
+    """The ordered procedure for ``f.strategy``.
+
+    New topic: copy, wipe the state, commit the new topic's start, restart, then delete
+    the old internal topics.  In place with a store fed directly (written only with
+    --accept-split-history): alter, wipe, delete the changelogs, send the group back to
+    the start, restart; each moved key's history then splits.  In place otherwise: the
+    alter, and the new partitions' start committed.
+    """
+    what = f"the Quix Streams application (consumer group {f.app_id})"
+    head = [prechecks(f), stop(f, _STOP_WHY, what)]
+    if f.strategy == NEW_TOPIC:
+        rest = [new_topic_step(f), _wipe(f), _offsets(f, 0), _restart(f)]
+        return [*head, *rest, *([_cleanup(f)] if f.internal else [])]
+    if f.split_keys is not None:
+        rest = [
+            alter_step(f, _ALTER_WHY, _SPLIT),
+            _wipe(f),
+            _recreate_changelogs(f),
+            _rewind(f),
+            _restart(f),
+        ]
+        return [*head, *rest]
+    return [*head, alter_step(f, _ALTER_WHY, _SPLIT), _offsets(f, f.partitions), _restart(f)]
+
+
+def _wipe(f: RunbookFacts) -> Step:
+    where = f"{f.state_dir or DEFAULT_STATE_DIR}/{f.app_id}"
+    actions: list[Manual | Run] = [
+        Manual(
+            f"On every instance, delete {where} (state_dir/consumer_group; state_dir is "
+            f"'{DEFAULT_STATE_DIR}' by default, relative to the app's working directory), "
+            "or have the app call Application.clear_state() before app.run()."
+        )
+    ]
+    if f.state_dir:
+        actions.append(Run(("rm", "-rf", "--", f"{f.state_dir}/{f.app_id}")))
+    return Step(
+        "Wipe the local state",
+        "A store left on disk keeps the old partitioning and would be read instead of "
+        "being rebuilt from the reprocess.",
+        tuple(actions),
+        destructive=True,
+    )
+
+
+def _recreate_changelogs(f: RunbookFacts) -> Step:
+    return Step(
+        "Delete the changelogs",
+        f"They keep {f.partitions} partitions, and Quix refuses to start on a changelog of "
+        f"another count than its topic (TopicConfigurationMismatch): deleted, they come back "
+        f"with {f.to}.",
+        tuple(_delete(f, topic) for topic in f.internal),
+        destructive=True,
+    )
+
+
+def _rewind(f: RunbookFacts) -> Step:
+    return Step(
+        f"Send the group back to the start of {f.topic}",
+        "The reprocess must read every record again into the empty state.",
+        (_to_earliest(f, f.topic),),
+        destructive=True,
+    )
+
+
+def _offsets(f: RunbookFacts, first: int) -> Step:
+    """The group's offset on each partition of the target from ``first`` on: committed at
+    the partition's start where it has none (the group is empty)."""
+    span = "every partition" if first == 0 else f"partitions {first}-{f.to - 1}"
+    return Step(
+        f"Commit the start of {span} of {f.target} for the group",
+        "Quix starts a partition without a committed offset where its auto_offset_reset "
+        "says, latest by default: after the records already there, which it never reads. "
+        "The group has no members now, so Kafka's tool commits the start of each partition "
+        "that has no offset.",
+        (
+            Check(
+                ShellCheck.ENSURE_OFFSETS,
+                (str(f.group_timeout), f.target, str(first), str(f.to), "required", f.app_id),
+                f"{f.app_id} holds an offset on {span} of {f.target}",
+                _to_earliest(f, f.target),
+            ),
+        ),
+    )
+
+
+def _restart(f: RunbookFacts) -> Step:
+    start = (
+        f"Start the application with app.topic({f.target!r}) in place of {f.topic!r}, the "
+        "same consumer_group."
+        if f.target != f.topic
+        else "Start the application."
+    )
+    internal = [f"{t}={n}" for t, n in sorted(f.expected_internal.items())]
+    checks = [
+        Check(
+            ShellCheck.WAIT_INTERNAL_TOPICS,
+            tuple(internal),
+            "its changelogs exist with their counts: " + ", ".join(internal),
+            kafka(f, "kafka-topics", "--describe", "--topic", ",".join(f.expected_internal)),
+        )
+    ]
+    return Step(
+        f"Restart the application on {f.target}",
+        "Quix creates its changelogs with the count of their topic, rebuilds the state from "
+        "the start, the lag drains to 0, and migcheck app finds it healthy.",
+        (
+            Manual(start),
+            *(checks if internal else []),
+            Check(
+                ShellCheck.WAIT_LAG_ZERO,
+                (str(f.lag_timeout), f.target, f.app_id),
+                f"the group's lag on {f.target} drains to 0 (waits up to {f.lag_timeout} s)",
+                kafka(f, "kafka-consumer-groups", "--describe", "--group", f.app_id, "--offsets"),
+            ),
+            app_is_healthy(f),
+        ),
+    )
+
+
+def _cleanup(f: RunbookFacts) -> Step:
+    return Step(
+        "Delete the old internal topics",
+        f"They belong to {f.topic}'s stream, which no longer runs: the app found healthy "
+        f"on {f.target}, nothing reads them.",
+        tuple(_delete(f, topic) for topic in f.internal),
+        destructive=True,
+    )
+
+
+def _to_earliest(f: RunbookFacts, topic: str) -> Run:
+    """Kafka's tool committing the start of every partition of ``topic`` for the group
+    (only while the group has no members)."""
+    return kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", f.app_id,
+                 "--topic", topic, "--to-earliest", "--execute")  # fmt: skip
+
+
+def _delete(f: RunbookFacts, topic: str) -> Run:
+    return kafka(f, "kafka-topics", "--delete", "--if-exists", "--topic", topic)
+
+
+def quix_internal(
+    group: str, topic: str, target: str, to: int, internal: Iterable[str], rebuilt: bool
+) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The group's internal topics the change leaves behind (to delete), and the
+    changelogs the restarted app creates, with their count.
+
+    Through a new topic (``target`` differs) every internal topic named after ``topic``'s
+    streams is an orphan, and each changelog of ``topic``'s own stream comes back named
+    after ``target``.  In place, when the state is ``rebuilt`` (a store fed directly),
+    ``topic``'s changelogs are deleted and come back under their names; otherwise nothing
+    changes (a group-by's topics keep their count)."""
+    if target == topic and not rebuilt:
+        return (), {}
+    parsed = [(t, q) for t in sorted(internal) if (q := quix_topic(group, t)) is not None]
+    own = {t: q.suffix for t, q in parsed if q.kind == "changelog" and q.stream == topic}
+    expected = {quix_changelog(group, f"{target}--{store}"): to for store in own.values()}
+    if target == topic:
+        return tuple(own), expected
+    return tuple(t for t, q in parsed if _of(q.stream, topic)), expected
+
+
+def _of(stream: str, topic: str) -> bool:
+    """Whether a Quix stream id names ``topic``: its own, one of a merged stream's parts
+    (sorted names joined by ``--``), or a group-by of it (``repartition.<topic>.<op>``)."""
+    return (
+        stream == topic or topic in stream.split("--") or stream.startswith(f"repartition.{topic}.")
+    )

@@ -1,0 +1,31 @@
+"""Which procedure a runbook follows: one entry per framework that has one.
+
+Kafka Streams (:mod:`~migcheck.streams.steps`: the reset tool), ksqlDB
+(:mod:`~migcheck.streams.ksqldb_runbook`: TERMINATE and CREATE again) and Quix Streams
+(:mod:`~migcheck.streams.quix_runbook`: clear the state, delete the changelogs, commit the
+start).  A framework without an entry gets no runbook: the command refuses it in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from migcheck.model.readers import ReaderKind
+from migcheck.model.runbook import RunbookFacts, Step, check_name
+from migcheck.streams import steps as kafka_streams
+from migcheck.streams.ksqldb_runbook import ksqldb_steps
+from migcheck.streams.quix_runbook import quix_steps
+
+#: Each framework's procedure, by the reader kind that names it.
+RUNBOOKS: Mapping[ReaderKind, Callable[[RunbookFacts], list[Step]]] = {
+    ReaderKind.KAFKA_STREAMS: kafka_streams.steps,
+    ReaderKind.KSQLDB: ksqldb_steps,
+    ReaderKind.QUIX_STREAMS: quix_steps,
+}
+
+
+def steps(f: RunbookFacts) -> list[Step]:
+    """The ordered procedure of ``f.kind``'s framework; an id the steps cannot pass to
+    Kafka's tools and into a state directory is refused (UsageError)."""
+    check_name("application id", f.app_id, path=True)
+    return RUNBOOKS[f.kind](f)

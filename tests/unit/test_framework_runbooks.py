@@ -1,0 +1,201 @@
+"""The Quix Streams and ksqlDB runbooks, without a cluster: order, commands, shellcheck.
+
+Names are written here as each framework documents them (Quix's TopicManager:
+``changelog__<group>--<topic>--<store>``; ksqlDB's query application id
+``_confluent-ksql-<service id>query_<query id>``), never taken from migcheck.
+tests/integration/test_quix.py executes the Quix runbook on the real framework.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from migcheck.model.readers import ReaderKind
+from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, Check, Manual, Run, RunbookFacts, ShellCheck
+from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.streams.quix_runbook import quix_internal
+from migcheck.streams.runbooks import RUNBOOKS, steps
+
+SHELLCHECK = Path(sys.executable).parent / "shellcheck"
+GROUP = "quix-counter"
+KSQL_APP = "_confluent-ksql-default_query_CTAS_COUNTS_5"
+
+
+def _quix(**changes: object) -> RunbookFacts:
+    base: dict[str, object] = {
+        "kind": ReaderKind.QUIX_STREAMS,
+        "app_id": GROUP,
+        "bootstrap": "broker-1:9092",
+        "command_config": None,
+        "topic": "orders",
+        "partitions": 3,
+        "to": 6,
+        "new_topic": "orders-p6",
+        "strategy": NEW_TOPIC,
+        "protocol": "classic",
+        "internal": (f"changelog__{GROUP}--orders--default",),
+        "expected_internal": {f"changelog__{GROUP}--orders-p6--default": 6},
+        "state_dir": "/srv/quix/state",
+    }
+    return RunbookFacts(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def _ksql(**changes: object) -> RunbookFacts:
+    return _quix(
+        kind=ReaderKind.KSQLDB,
+        app_id=KSQL_APP,
+        internal=(f"{KSQL_APP}-Aggregate-Aggregate-Materialize-changelog",),
+        expected_internal={},
+        state_dir=None,
+        **changes,
+    )
+
+
+def _commands(facts: RunbookFacts) -> list[str]:
+    return [
+        " ".join(a.argv if isinstance(a, Run) else (a.shown.argv if a.shown else ()))
+        for s in steps(facts)
+        for a in s.actions
+        if isinstance(a, Run) or (isinstance(a, Check) and a.shown)
+    ]
+
+
+def test_every_framework_with_a_runbook_is_in_the_registry() -> None:
+    assert set(RUNBOOKS) == {ReaderKind.KAFKA_STREAMS, ReaderKind.KSQLDB, ReaderKind.QUIX_STREAMS}
+
+
+def test_quix_new_topic_wipes_commits_the_start_then_deletes_the_old_changelog() -> None:
+    titles = [s.title for s in steps(_quix())]
+    assert titles == [
+        "Pre-checks",
+        "Stop the application",
+        "Create orders-p6 and copy the history into it",
+        "Wipe the local state",
+        "Commit the start of every partition of orders-p6 for the group",
+        "Restart the application on orders-p6",
+        "Delete the old internal topics",
+    ]
+    commands = _commands(_quix())
+    assert f"rm -rf -- /srv/quix/state/{GROUP}" in commands
+    assert any(
+        c.startswith("kafka-consumer-groups")
+        and f"--group {GROUP} --topic orders-p6 --to-earliest --execute" in c
+        for c in commands
+    )
+    assert commands[-1] == (
+        f"kafka-topics --bootstrap-server broker-1:9092 --delete --if-exists --topic "
+        f"changelog__{GROUP}--orders--default"
+    )
+    offsets = next(a for s in steps(_quix()) for a in s.actions
+                   if isinstance(a, Check) and a.function == ShellCheck.ENSURE_OFFSETS)  # fmt: skip
+    assert offsets.args[1:] == ("orders-p6", "0", "6", "required", GROUP)
+    restart = steps(_quix())[5]
+    assert any(
+        isinstance(a, Manual) and "app.topic('orders-p6')" in a.text for a in restart.actions
+    )
+
+
+def test_quix_in_place_without_a_direct_store_is_the_alter_and_the_new_partitions_start() -> None:
+    facts = _quix(strategy=IN_PLACE, internal=(), expected_internal={})
+    titles = [s.title for s in steps(facts)]
+    assert titles == [
+        "Pre-checks",
+        "Stop the application",
+        "Alter orders to 6 partitions in place",
+        "Commit the start of partitions 3-5 of orders for the group",
+        "Restart the application on orders",
+    ]
+    assert not any(s.destructive for s in steps(facts))
+
+
+def test_quix_in_place_with_split_history_deletes_the_changelog_before_the_restart() -> None:
+    facts = _quix(strategy=IN_PLACE, split_keys=205,
+                  expected_internal={f"changelog__{GROUP}--orders--default": 6})  # fmt: skip
+    titles = [s.title for s in steps(facts)]
+    assert titles == [
+        "Pre-checks",
+        "Stop the application",
+        "Alter orders to 6 partitions in place",
+        "Wipe the local state",
+        "Delete the changelogs",
+        "Send the group back to the start of orders",
+        "Restart the application on orders",
+    ]
+    assert "splits the history of 205 keys" in steps(facts)[2].why
+
+
+@pytest.mark.parametrize(
+    ("target", "rebuilt", "old", "expected"),
+    [
+        # through a new topic: everything named after orders is an orphan
+        ("orders-p6", False,
+         ["changelog__g--orders--default", "repartition__g--orders--by_user",
+          "changelog__g--repartition.orders.by_user--default"],
+         {"changelog__g--orders-p6--default": 6}),
+        # in place, state rebuilt: orders' own changelog comes back at 6
+        ("orders", True, ["changelog__g--orders--default"], {"changelog__g--orders--default": 6}),
+        # in place, nothing rebuilt: nothing to delete or wait for
+        ("orders", False, [], {}),
+    ],
+)  # fmt: skip
+def test_quix_internal_follows_quix_naming(
+    target: str, rebuilt: bool, old: list[str], expected: dict[str, int]
+) -> None:
+    internal = [
+        "changelog__g--orders--default",
+        "repartition__g--orders--by_user",
+        "changelog__g--repartition.orders.by_user--default",
+        "changelog__g--payments--default",  # another stream's: never touched
+        "changelog__g2--orders--default",  # another group's
+    ]
+    got_old, got_expected = quix_internal("g", "orders", target, 6, internal, rebuilt)
+    assert sorted(got_old) == sorted(old)
+    assert got_expected == expected
+
+
+def test_the_ksqldb_runbook_terminates_and_creates_the_query_again() -> None:
+    titles = [s.title for s in steps(_ksql())]
+    assert titles == [
+        "Pre-checks",
+        "Keep the query's statement",
+        "Stop the application",
+        "Create orders-p6 and copy the history into it",
+        "Create the query again",
+    ]
+    manual = [a.text for s in steps(_ksql()) for a in s.actions if isinstance(a, Manual)]
+    assert any("EXPLAIN CTAS_COUNTS_5;" in t for t in manual)
+    assert any("TERMINATE CTAS_COUNTS_5;" in t for t in manual)
+    assert any("KAFKA_TOPIC='orders-p6'" in t for t in manual)
+    assert any("SET 'auto.offset.reset'='earliest';" in t for t in manual)
+    in_place = [s.title for s in steps(_ksql(strategy=IN_PLACE))]
+    assert "Alter orders to 6 partitions in place" in in_place
+    # ksqlDB owns the query's app: no reset tool, no state directory of the operator's
+    assert not any("kafka-streams-application-reset" in c for c in _commands(_ksql()))
+    assert not any(c.startswith("rm ") for c in _commands(_ksql()))
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [_quix(), _quix(strategy=IN_PLACE, split_keys=3), _quix(strategy=IN_PLACE, internal=()),
+     _ksql(), _ksql(strategy=IN_PLACE)],
+)  # fmt: skip
+def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
+    tmp_path: Path, facts: RunbookFacts
+) -> None:
+    path = tmp_path / "runbook.sh"
+    path.write_text(render_sh(facts, steps(facts), "0.1.0", "2026-11-28T00:00:00+00:00"))
+    p = subprocess.run([str(SHELLCHECK), str(path)], capture_output=True)
+    assert p.returncode == 0, p.stdout.decode()
+    markdown = render_markdown(facts, steps(facts), "0.1.0", "2026-11-28T00:00:00+00:00")
+    label = "Quix Streams application" if facts.kind is ReaderKind.QUIX_STREAMS else "ksqlDB query"
+    assert f"under the {label} " in markdown.splitlines()[2]
+    # printed without --execute: every step shown, nothing run
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+    run = subprocess.run(["bash", str(path)], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("== Step") == len(steps(facts))
+    assert not (tmp_path / "work").exists()
