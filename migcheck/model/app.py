@@ -75,6 +75,9 @@ class AppCandidate(TypedDict):
     error_releases: NotRequired[str | None]
     # when the app meets ``error`` (None without an error); absent before issue 41
     error_when: NotRequired[str | None]
+    # the state left by the clean-up the error leads to, when the app would start again
+    # and a store reads a changed topic directly (CORRUPT); absent before issue 41's runbooks
+    after_cleanup: NotRequired[str | None]
     reasons: list[AppReason]
     subtopologies: list[SubtopologyVerdict]
     stores: list[StoreImpact] | None

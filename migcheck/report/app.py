@@ -102,6 +102,8 @@ def _candidate(c: AppCandidate, name: str, state: AppState | None) -> Iterator[B
         when = c.get("error_when")
         yield Block("p", f"{name} will fail with{said}" + (f", {when}:" if when else ":"))
         yield Block("code", c["error"])
+    if c.get("after_cleanup"):
+        yield Block("p", f"Then: {c.get('after_cleanup')}")
     others = [x for x in c["reasons"] if x["text"] != c["error"]]  # the error is shown above
     if others:
         yield Block("list", items=[_reason_line(x) for x in others])

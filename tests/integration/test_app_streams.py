@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
+from oracles import run_cli
 from streamsapp import KEYS, Run, StreamsApp, moved_keys, phase1, phase2
 
 pytestmark = pytest.mark.kafka
@@ -117,6 +118,14 @@ def test_a_ksqldb_shaped_query_fails_as_its_kafka_streams_app_does(
     assert (rc, report["framework"], report["verdict"]) == (1, "ksqldb", "CRASH")
     said = report["candidates"][0]["error"]
     assert said.startswith("the query goes to ERROR: ")
+    assert "TERMINATE and the query created again" in report["candidates"][0]["after_cleanup"]
+    # its runbook is ksqlDB's: the query's id as ksqlDB's QueryApplicationId spells it
+    query = app.app_id.split("query_", 1)[1]
+    book = run_cli("runbook", "--bootstrap-server", kafka.bootstrap, "--application-id",
+                   app.app_id, "--topic", app.input, "--to", "6")  # fmt: skip
+    assert book.returncode == 0, book.stderr
+    assert f"TERMINATE {query};".replace("_", "\\_") in book.stdout  # Markdown escapes _
+    assert "kafka-streams-application-reset" not in book.stdout
     second = _alter_and_rerun(app)
     assert second.crash is not None, second.stderr[-2000:]
     assert said.removeprefix("the query goes to ERROR: ") in second.crash
