@@ -32,9 +32,9 @@ def _app_report(app: FaustApp, tmp_path: Path, *extra: str) -> tuple[int, dict]:
     return r.returncode, json.loads(out.read_text(encoding="utf-8"))
 
 
-def _alter(app: FaustApp, partitions: int = 6) -> None:
+def _alter(app: FaustApp, partitions: int = 6, topic: str | None = None) -> None:
     rc, out, err = app.kafka.tool("kafka-topics", "--bootstrap-server", app.kafka.bootstrap,
-                                  "--alter", "--topic", app.input, "--partitions",
+                                  "--alter", "--topic", topic or app.input, "--partitions",
                                   str(partitions))  # fmt: skip
     assert rc == 0, out + err
 
@@ -64,10 +64,38 @@ def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_wr
 
     _alter(app)
     app.produce(phase2())
-    second = app.run(idle=6)
+    second = app.run(idle=4)
     # the real framework's words are the ones migcheck quoted, at the first table write
     assert cand["error"] in second.stderr, second.stderr[-3000:]
     assert second.counts == [], "a table write passed Faust's check after the alter"
+    # the worker runs on: its supervisor restarts the agent, which crashes again, and each
+    # record it crashed on is committed, never counted
+    assert second.stderr.count("Crashed reason=PartitionsMismatch") >= 2, second.stderr[-3000:]
+    assert app.committed() > len(phase1())
+
+
+def test_a_faust_changelog_widened_with_its_topic_is_judged_corrupt_and_miscounts_the_moved_keys(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Faust's error says to give the topics the same count: widened together, the check
+    passes, and each moved key's state stays in its old partition's RocksDB store."""
+    app = FaustApp(kafka)
+    app.produce(phase1())
+    assert app.run().last() == true_counts(phase1())
+    rc, report = _app_report(app, tmp_path, "--topic", app.changelog_topic)
+    assert (rc, report["verdict"]) == (1, "CORRUPT")
+    (reason,) = report["candidates"][0]["reasons"]
+    assert reason["stores"] == ["counts"] and "already has the new count" in reason["text"]
+
+    _alter(app)
+    _alter(app, topic=app.changelog_topic)
+    app.produce(phase2())
+    second = app.run()
+    assert second.code == 0, second.stderr[-3000:]
+    truth = true_counts(phase1() + phase2())
+    wrong = {k for k, n in second.last().items() if n != truth[k]}
+    assert wrong == moved_keys(3, 6)  # Java's murmur2 moves them; each counted from nothing
+    assert all(second.last()[k] == true_counts(phase2())[k] for k in wrong)
 
 
 @pytest.mark.spark

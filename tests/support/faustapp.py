@@ -49,7 +49,7 @@ class FaustApp:
 
     kafka: Kafka
     input_partitions: int = 3
-    store: str = "rocksdb://"
+    store: str = "rocksdb://"  # the fixture's default, Faust's store for production
     app_id: str = ""
     input: str = ""
     data: Path = field(default_factory=Path)
@@ -68,6 +68,15 @@ class FaustApp:
     def produce(self, records: list[tuple[str, str]]) -> None:
         """Records placed by Kafka's Java producer's default partitioner (murmur2)."""
         self.kafka.produce(self.input, [(k.encode(), v.encode(), None) for k, v in records])
+
+    def committed(self) -> int:
+        """The records of the input the app's group committed, by Kafka's own tool."""
+        rc, out, err = self.kafka.tool("kafka-consumer-groups", "--bootstrap-server",
+                                       self.kafka.bootstrap, "--describe", "--group",
+                                       self.app_id)  # fmt: skip
+        assert rc == 0, err
+        rows = [ln.split() for ln in out.splitlines()]
+        return sum(int(r[3]) for r in rows if len(r) > 3 and r[1] == self.input and r[3] != "-")
 
     def command(self, idle: float = 3.0, refresh_ms: int | None = None) -> list[str]:
         return [
