@@ -13,8 +13,11 @@ framework's own naming rule is written here once, from its source:
   (QueryApplicationId), a transient one's ``..._transient_...``;
 - Quix Streams: ``changelog__<group>--<topic>--<store>`` and
   ``repartition__<group>--<topic>--<operation>`` (its TopicManager);
-- Faust: its assignor's leader topic ``<app id>-__assignor-__leader``, and the assignor
-  ``faust`` its members agree on;
+- Faust (faust-streaming): its assignor's leader topic ``<app id>-__assignor-__leader``,
+  and the assignor ``faust`` its members agree on; a table's changelog
+  ``<app id>-<table>-changelog`` (Collection._changelog_topic_name), a ``group_by``'s
+  topic ``<app id>-<topic>-<name>-repartition`` (Stream.group_by), named as Kafka
+  Streams names its own, so the marks above tell them apart;
 - Kafka Connect: a sink connector's group ``connect-<connector>``, its tasks' consumers'
   client ids ``connector-consumer-<connector>-<task>``.
 """
@@ -102,6 +105,40 @@ def quix_nested(group_id: str, topic: str) -> str:
 def faust_leader_topic(group_id: str) -> str:
     """The topic Faust's assignor creates for an app's leader election."""
     return f"{group_id}-__assignor-__leader"
+
+
+FAUST_CHANGELOG_SUFFIX = "-changelog"
+FAUST_REPARTITION_SUFFIX = "-repartition"
+
+
+def faust_changelog(app_id: str, table: str) -> str:
+    """A Faust table's changelog: ``f"{app.conf.id}-{self.name}-changelog"``."""
+    return f"{app_id}-{table}{FAUST_CHANGELOG_SUFFIX}"
+
+
+def faust_topics(app_id: str, topics: Iterable[str]) -> list[str]:
+    """The topics named as Faust names an app's table changelogs and group-by topics
+    (never its leader topic, which holds no state and is read by no stream)."""
+    prefix = f"{app_id}-"
+    suffixes = (FAUST_CHANGELOG_SUFFIX, FAUST_REPARTITION_SUFFIX)
+    return sorted(
+        t
+        for t in topics
+        if t.startswith(prefix) and any(_named(t[len(prefix) :], s) for s in suffixes)
+    )
+
+
+def _named(rest: str, suffix: str) -> bool:
+    return rest.endswith(suffix) and len(rest) > len(suffix)
+
+
+def faust_table(app_id: str, topic: str) -> str | None:
+    """The table whose changelog ``topic`` is, by Faust's rule; None for any other topic."""
+    prefix = f"{app_id}-"
+    rest = topic[len(prefix) :]
+    if not (topic.startswith(prefix) and _named(rest, FAUST_CHANGELOG_SUFFIX)):
+        return None
+    return rest[: -len(FAUST_CHANGELOG_SUFFIX)]
 
 
 def connect_connector(group_id: str) -> str | None:

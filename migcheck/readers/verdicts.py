@@ -76,7 +76,9 @@ def _app(reader: Standing) -> ReaderJudgement:
         "no longer matches the topic's",
         ReaderKind.KSQLDB: "its persistent query goes to ERROR once its internal topics' "
         "counts no longer match",
-        ReaderKind.FAUST: "its tables' keys move away from the partitions their state is in",
+        ReaderKind.FAUST: "its tables raise PartitionsMismatch at their first write once their "
+        f"changelog's count no longer matches the topic's; migcheck app --application-id "
+        f"{reader.id} --topic {reader.topic} --to {reader.to or 'N'} judges it",
     }[reader.kind]
     return _judgement(
         ReaderRisk.APP,

@@ -22,9 +22,20 @@ _MEANING = {
     "CRASH": "{name} refuses to start at the next rebalance",
 }
 
+#: CRASH in the words of a framework that does not refuse to start (its check is lazy).
+_CRASH_BY_FRAMEWORK = {
+    "faust": "{name}'s tables fail at their first write after a restart, and a running "
+    "worker dies once it sees the new partitions",
+}
+
 #: Each framework as the report names it (``framework`` in the report; Kafka Streams in
 #: reports written before it).
-_NAMES = {"kafka-streams": "Kafka Streams", "ksqldb": "ksqlDB", "quix-streams": "Quix Streams"}
+_NAMES = {
+    "kafka-streams": "Kafka Streams",
+    "ksqldb": "ksqlDB",
+    "quix-streams": "Quix Streams",
+    "faust": "Faust",
+}
 
 
 def _name(r: AppReport) -> str:
@@ -34,7 +45,8 @@ def _name(r: AppReport) -> str:
 def _blocks(r: AppReport) -> Iterator[Block]:
     yield Block("h", f"migcheck app: {r['application_id']}")
     counts = ", ".join(str(c["partitions"]) for c in r["candidates"])
-    meaning = _MEANING[r["verdict"]].format(name=_name(r))
+    crash = _CRASH_BY_FRAMEWORK.get(r.get("framework", "")) if r["verdict"] == "CRASH" else None
+    meaning = (crash or _MEANING[r["verdict"]]).format(name=_name(r))
     yield Block(
         "p",
         f"Verdict: {r['verdict']} for {', '.join(r['changes'])} to {counts} "

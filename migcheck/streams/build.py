@@ -19,11 +19,12 @@ the facts, this module only reasons about them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from migcheck.kafka.groups import StreamsSubtopology
+from migcheck.model.readers import ReaderKind
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
 from migcheck.readers.naming import quix_nested, quix_topic
 from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
@@ -256,6 +257,24 @@ def quix(facts: Facts) -> Model:
     logged = any(q and q.kind == "changelog" for q in parsed.values())
     app = _app(facts, Topology(list(subs.values())), facts.counts, fixed, stores_known=logged)
     return Model(app, Basis.INFERRED)
+
+
+def faust(facts: Facts) -> Model:
+    """A Faust app from its topics' names (:func:`~migcheck.readers.naming.faust_topics`):
+    inferred as a Kafka Streams app's are, a table's changelog ``<app id>-<table>-changelog``
+    placed with the source of its count (Faust requires the two equal).  Every table logs
+    to its changelog, so the stores are known; a ``group_by``'s topic keeps the count it
+    was created with (``topic_partitions``): Faust checks no repartition topic's count."""
+    repartitions = [facts.bare(t) for t in facts.internal if is_repartition_name(t)]
+    model = inferred(facts, repartitions)
+    return replace(model, app=replace(model.app, stores_known=True))
+
+
+#: The frameworks whose topics' names are the whole model (no --topology).
+FROM_NAMES: Mapping[ReaderKind, Callable[[Facts], Model]] = {
+    ReaderKind.QUIX_STREAMS: quix,
+    ReaderKind.FAUST: faust,
+}
 
 
 def _stream_sub(subs: dict[str, SubTopology], stream: str, topics: Sequence[str]) -> SubTopology:

@@ -26,9 +26,10 @@ from migcheck.kafka.groups import (
 from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.model.readers import LABELS, Evidence, ReaderKind
 from migcheck.readers.kinds import Seen, identify
-from migcheck.readers.naming import ksqldb_query
-from migcheck.streams.build import Facts, Model, from_broker, from_topology, inferred, quix
+from migcheck.readers.naming import faust_leader_topic, ksqldb_query
+from migcheck.streams.build import FROM_NAMES, Facts, Model, from_broker, from_topology, inferred
 from migcheck.streams.frameworks import (
+    FAUST,
     FRAMEWORKS,
     KAFKA_STREAMS,
     KSQLDB,
@@ -140,10 +141,12 @@ def _framework(
 
 
 def _by_names(app_id: str, topics: set[str]) -> Framework:
-    """Without a group: Quix's topics named after ``app_id``, or a ksqlDB query's id, else
-    Kafka Streams."""
+    """Without a group: Quix's topics named after ``app_id``, Faust's leader topic, or a
+    ksqlDB query's id, else Kafka Streams."""
     if QUIX_STREAMS.internal_topics(app_id, topics):
         return QUIX_STREAMS
+    if faust_leader_topic(app_id) in topics:
+        return FAUST
     return KSQLDB if ksqldb_query(app_id) is not None else KAFKA_STREAMS
 
 
@@ -230,13 +233,13 @@ def app_model(disc: Discovery, topology: Topology | None, fixed: Sequence[str] =
 
 def _model(disc: Discovery, topology: Topology | None, fixed: Sequence[str]) -> Model:
     framework = disc.facts.framework
-    if not framework.takes_topology:  # Quix Streams: its topics' names are the model
+    if not framework.takes_topology:  # Quix Streams, Faust: its topics' names are the model
         if topology is not None:
             raise UsageError(
                 f"{disc.facts.app_id!r} is a {framework.name} application: --topology takes a "
                 "Kafka Streams Topology#describe(); leave it out, its topics' names describe it"
             )
-        return quix(disc.facts)
+        return FROM_NAMES[framework.kind](disc.facts)
     if topology is not None:
         extra = {t: m.partition_count for t, m in disc.topics.items()}
         return from_topology(disc.facts, topology, fixed, extra)

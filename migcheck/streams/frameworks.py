@@ -1,8 +1,8 @@
 """The stream processors whose state migcheck judges, each an entry in one registry.
 
-Kafka Streams, ksqlDB (each persistent query runs as a Kafka Streams application) and
-Quix Streams keep each key's state in a local store of the task that owns its partition,
-logged to a changelog topic partitioned alike.  What is alike, that state stays with the
+Kafka Streams, ksqlDB (each persistent query runs as a Kafka Streams application), Quix
+Streams and Faust keep each key's state in a local store of the task that owns its
+partition, logged to a changelog topic partitioned alike.  What is alike, that state stays with the
 partition its key hashed to, is judged once by :mod:`migcheck.streams.rules`; what differs
 is here: how each names its internal topics, which of them it checks, the words of the
 error it raises and in which releases, and when it raises it.
@@ -19,7 +19,13 @@ from enum import StrEnum
 
 from migcheck.model.readers import ReaderKind
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
-from migcheck.readers.naming import quix_topics, streams_topics
+from migcheck.readers.naming import (
+    faust_changelog,
+    faust_table,
+    faust_topics,
+    quix_topics,
+    streams_topics,
+)
 
 RESET_HINT = (
     "Use 'org.apache.kafka.tools.StreamsResetter' tool "
@@ -62,8 +68,10 @@ class Framework:
     #: are, so that its keys measure what moves (Quix places each on its source record's
     #: partition, its key prefixed: the source topic measures it instead)
     changelog_by_key: bool
-    #: the error for a changelog (or checked repartition topic) of the wrong count
-    invalid: Callable[[Protocol, str, int, int], str]
+    #: the error for a changelog (or checked repartition topic) of the wrong count:
+    #: ``invalid(protocol, topic, expected, actual)``, and with :attr:`names_source`
+    #: the keywords ``source`` and ``app_id`` too
+    invalid: Callable[..., str]
     #: the releases whose words :attr:`invalid` quotes
     releases: Callable[[Protocol], str]
     #: when the app meets that error, in words
@@ -73,6 +81,9 @@ class Framework:
     #: the clean-up its error leads an operator to: it lets the app start again, and
     #: splits the history of a store fed directly by the altered topic
     cleanup: str = "the reset tool, and an empty state directory"
+    #: whether :attr:`invalid` names the source topic whose record meets the check, and
+    #: the table (Faust's error does)
+    names_source: bool = False
 
 
 def streams_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
@@ -114,6 +125,35 @@ def quix_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> 
         f'TopicConfigurationMismatch: Invalid partition count for the changelog topic "{topic}": '
         f'expected {expected}, got {actual}"'
     )
+
+
+#: faust-streaming's E_SOURCE_PARTITIONS_MISMATCH (faust/tables/base.py), the text of the
+#: PartitionsMismatch a table raises: the same in 0.1.0, 0.6.0, 0.10.0, 0.11.0, 0.13.0 and
+#: 0.15.3, and the text a real 0.15.3 app raised (fixtures/faust/FINDINGS.md).
+FAUST_MISMATCH = """\
+The source topic {source_topic!r} for table {table_name!r}
+has {source_n} partitions, but the changelog
+topic {change_topic!r} has {change_n} partitions.
+
+Please make sure the topics have the same number of partitions
+by configuring Kafka correctly.
+"""
+
+
+def faust_invalid(
+    protocol: Protocol, topic: str, expected: int, actual: int, *, source: str, app_id: str
+) -> str:
+    """Faust's PartitionsMismatch, as a table raises it at its first write of a record of
+    ``source`` (Collection._verify_source_topic_partitions): the source's count against
+    its changelog's, both names as Python's repr() writes them."""
+    text = FAUST_MISMATCH.format(
+        source_topic=source,
+        table_name=faust_table(app_id, topic) or topic,
+        source_n=expected,
+        change_topic=topic,
+        change_n=actual,
+    )
+    return f"faust.exceptions.PartitionsMismatch: {text.rstrip()}"
 
 
 def _streams_internal(app_id: str, name: str) -> str:
@@ -186,6 +226,31 @@ QUIX_STREAMS = Framework(
     "the earliest offsets",
 )
 
+FAUST = Framework(
+    kind=ReaderKind.FAUST,
+    name="Faust",
+    takes_topology=False,
+    internal_topics=faust_topics,
+    internal=_streams_internal,  # the model names a table's changelog <table>-changelog
+    changelog=faust_changelog,
+    is_repartition=is_repartition_name,
+    checks_repartition=False,  # a group_by's topic keeps the count it was created with
+    changelog_by_key=False,  # a table writes a key to its source record's partition
+    invalid=faust_invalid,
+    releases=lambda p: "faust-streaming 0.1 to 0.15",
+    fails_when="at the first table write after the worker starts again (Faust checks once "
+    "per source topic per process); the agent then crashes at every record, its supervisor "
+    "restarting it, and each record it crashed on is committed unprocessed while the worker "
+    "runs on. A worker running through the alter is no safer: once its consumer's metadata "
+    "refresh (consumer_metadata_max_age_ms, 5 min by default) brings the new partitions, it "
+    "counts the moved keys from empty state (a RocksDB store keeps state per partition) "
+    "until its first changelog write to a new partition fails in aiokafka with "
+    '"AssertionError: Unrecognized partition" and the worker exits',
+    unseen="a Faust table's changelog shows its state; a stream without a table keeps "
+    "none, but an agent may keep state of its own that no topic shows",
+    names_source=True,
+)
+
 #: ``--framework``'s default: told apart by the evidence.
 AUTO_FRAMEWORK = "auto"
 
@@ -197,5 +262,5 @@ def framework_said(value: str) -> Framework | None:
 
 #: Every framework, by the reader kind that names it.
 FRAMEWORKS: Mapping[ReaderKind, Framework] = {
-    f.kind: f for f in (KAFKA_STREAMS, KSQLDB, QUIX_STREAMS)
+    f.kind: f for f in (KAFKA_STREAMS, KSQLDB, QUIX_STREAMS, FAUST)
 }

@@ -76,7 +76,22 @@ class App:
 
     def invalid(self, topic: str, expected: int, actual: int) -> str:
         """The error the app raises for an internal topic of the wrong count."""
-        return self.framework.invalid(self.protocol, topic, expected, actual)
+        if not self.framework.names_source:
+            return self.framework.invalid(self.protocol, topic, expected, actual)
+        source = self._source_of(topic, actual)
+        return self.framework.invalid(
+            self.protocol, topic, expected, actual, source=source, app_id=self.app_id
+        )
+
+    def _source_of(self, changelog: str, actual: int) -> str:
+        """The source topic whose record meets a changelog's check: of the sub-topology
+        that holds its store, the first whose count is not the changelog's."""
+        for sub in self.topology.subtopologies:
+            if any(self.changelog(store) == changelog for store in sub.stores):
+                sources = [self.internal(t) if self.is_repartition(t) else t
+                           for t in sub.source_topics]  # fmt: skip
+                return next((t for t in sources if self.counts.get(t) != actual), changelog)
+        return changelog
 
     @functools.cached_property
     def _sinks(self) -> frozenset[str]:

@@ -30,10 +30,12 @@ from migcheck.errors import MigcheckError
 from migcheck.model.copy import CopyResult, PartitionCopied, Verification
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, GroupLag, GroupsFacts, RunbookFacts
+from migcheck.readers.naming import faust_changelog
 from migcheck.report import render
 from migcheck.report.copy import render_copy_summary
 from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.report.why import analyze_lines, app_lines, plan_lines
+from migcheck.streams.frameworks import FAUST, Protocol
 from migcheck.streams.runbooks import steps as app_steps
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,7 +100,24 @@ def readers_writer(name: str) -> Written:
 
 
 def app_writer(name: str) -> Written:
-    return _report_outputs(infect(sample_report.app_report(), name), app_lines)
+    """The Kafka Streams report, and a Faust app's whose error quotes the names as Faust's
+    PartitionsMismatch does (through repr(), over several lines)."""
+    streams = _report_outputs(infect(sample_report.app_report(), name), app_lines)
+    faust = infect(sample_report.app_report(), name)
+    cand = faust["candidates"][0]
+    cand["error"] = FAUST.invalid(
+        Protocol.CLASSIC, faust_changelog(name, name), 6, 4, source=name, app_id=name
+    )
+    cand["error_releases"] = FAUST.releases(Protocol.CLASSIC)
+    cand["error_when"] = FAUST.fails_when
+    faust["framework"] = FAUST.kind.value
+    more = _report_outputs(faust, app_lines)
+    return Written(
+        text=[*streams.text, *more.text],
+        markdown=[*streams.markdown, *more.markdown],
+        html=[*streams.html, *more.html],
+        json=[*streams.json, *more.json],
+    )
 
 
 _PLAN: dict[str, Any] = {}

@@ -1,0 +1,140 @@
+"""Faust apps judged by `migcheck app`, and borne out by the real framework.
+
+The app is fixtures/faust/counter.py on faust-streaming from PyPI
+(tests/support/faustapp.py): a table counting per key, with Faust's RocksDB store, on
+FINDINGS.md's scenario (799 records of 400 keys on a 3-partition input placed by Kafka's
+Java producer).  Expected outcomes are the app's: its errors on stderr, the counts it
+prints, against counts computed from the records produced; and kafka-python's murmur2
+for the keys that move.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from faustapp import FaustApp, true_counts
+from kafkatest import Kafka
+from oracles import run_cli
+from streamsapp import moved_keys, phase1, phase2
+
+pytestmark = [pytest.mark.kafka]
+
+
+def _app_report(app: FaustApp, tmp_path: Path, *extra: str) -> tuple[int, dict]:
+    out = tmp_path / "app.json"
+    r = run_cli("app", "--bootstrap-server", app.kafka.bootstrap, "--application-id",
+                app.app_id, "--topic", app.input, "--to", "6", "--format", "json",
+                "--output", str(out), *extra)  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(out.read_text(encoding="utf-8"))
+
+
+def _alter(app: FaustApp, partitions: int = 6, topic: str | None = None) -> None:
+    rc, out, err = app.kafka.tool("kafka-topics", "--bootstrap-server", app.kafka.bootstrap,
+                                  "--alter", "--topic", topic or app.input, "--partitions",
+                                  str(partitions))  # fmt: skip
+    assert rc == 0, out + err
+
+
+def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_write(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    app = FaustApp(kafka)
+    app.produce(phase1())
+    first = app.run()
+    assert first.code == 0, first.stderr[-3000:]
+    assert first.last() == true_counts(phase1())  # the real app counts right today
+
+    rc, report = _app_report(app, tmp_path)
+    assert (rc, report["verdict"], report["framework"]) == (1, "CRASH", "faust")
+    (cand,) = report["candidates"]
+    assert cand["error"].startswith("faust.exceptions.PartitionsMismatch: The source topic ")
+    assert repr(app.changelog_topic) in cand["error"] and repr(app.input) in cand["error"]
+    assert cand["error_releases"] == "faust-streaming 0.1 to 0.15"
+    roles = {t["topic"]: t["role"] for t in report["topics"]}
+    assert roles == {app.input: "source", app.changelog_topic: "changelog"}
+    # Faust has no runbook (RUNBOOKS): refused in one line
+    r = run_cli("runbook", "--bootstrap-server", kafka.bootstrap, "--application-id",
+                app.app_id, "--topic", app.input, "--to", "6")  # fmt: skip
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "is a Faust application" in r.stderr
+
+    _alter(app)
+    app.produce(phase2())
+    second = app.run(idle=4)
+    # the real framework's words are the ones migcheck quoted, at the first table write
+    assert cand["error"] in second.stderr, second.stderr[-3000:]
+    assert second.counts == [], "a table write passed Faust's check after the alter"
+    # the worker runs on: its supervisor restarts the agent, which crashes again, and each
+    # record it crashed on is committed, never counted
+    assert second.stderr.count("Crashed reason=PartitionsMismatch") >= 2, second.stderr[-3000:]
+    assert app.committed() > len(phase1())
+
+
+def test_a_faust_changelog_widened_with_its_topic_is_judged_corrupt_and_miscounts_the_moved_keys(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Faust's error says to give the topics the same count: widened together, the check
+    passes, and each moved key's state stays in its old partition's RocksDB store."""
+    app = FaustApp(kafka)
+    app.produce(phase1())
+    assert app.run().last() == true_counts(phase1())
+    rc, report = _app_report(app, tmp_path, "--topic", app.changelog_topic)
+    assert (rc, report["verdict"]) == (1, "CORRUPT")
+    (reason,) = report["candidates"][0]["reasons"]
+    assert reason["stores"] == ["counts"] and "already has the new count" in reason["text"]
+
+    _alter(app)
+    _alter(app, topic=app.changelog_topic)
+    app.produce(phase2())
+    second = app.run()
+    assert second.code == 0, second.stderr[-3000:]
+    truth = true_counts(phase1() + phase2())
+    wrong = {k for k, n in second.last().items() if n != truth[k]}
+    assert wrong == moved_keys(3, 6)  # Java's murmur2 moves them; each counted from nothing
+    assert all(second.last()[k] == true_counts(phase2())[k] for k in wrong)
+
+
+@pytest.mark.spark
+def test_a_faust_worker_running_through_the_alter_miscounts_the_moved_keys_then_dies(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """The running case, the worker's metadata refresh made short (3 s, for 5 min by
+    default): its RocksDB store keeps each partition's keys apart, so a moved key is
+    counted from nothing in its new partition, until the changelog write fails."""
+    app = FaustApp(kafka)
+    app.produce(phase1())
+    worker = app.start(tmp_path / "worker", refresh_ms=3000)
+    try:
+        worker.wait(len(phase1()))
+        assert worker.counted() and dict(worker.counted()) == true_counts(phase1())
+        moved_csv = tmp_path / "moved.csv"
+        rc, report = _app_report(app, tmp_path, "--state", "--full", "--moved-keys-out",
+                                 str(moved_csv))  # fmt: skip
+        assert (rc, report["verdict"], report["group"]["members"]) == (1, "CRASH", 1)
+        assert "Unrecognized partition" in report["candidates"][0]["error_when"]
+
+        _alter(app)
+        app.produce(phase2())
+        exited = worker.exited(timeout=60)
+    finally:
+        ran = worker.stop()
+    assert exited and ran.code != 0, "the running worker went on after the alter"
+    assert "AssertionError: Unrecognized partition" in ran.stderr, ran.stderr[-3000:]
+
+    moved = moved_keys(3, 6)
+    with moved_csv.open(encoding="utf-8") as f:
+        listed = {bytes.fromhex(r["key_hex"]).decode() for r in csv.DictReader(f)
+                  if r["candidate_partitions"] == "6"}  # fmt: skip
+    assert listed == moved
+    before = true_counts(phase1())
+    seen: dict[str, int] = {}
+    after = ran.counts[len(phase1()) :]
+    for key, n in after:  # each count the worker printed after the alter
+        seen[key] = seen.get(key, 0) + 1
+        assert n == (seen[key] if key in moved else before[key] + seen[key]), (key, n)
+    wrong = {k for k, n in after if n != before[k] + seen[k]}
+    assert wrong and wrong <= moved  # the moved keys it reached, counted from nothing

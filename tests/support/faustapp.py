@@ -1,0 +1,152 @@
+"""Drive a real Faust app (fixtures/faust/counter.py) through an alter.
+
+faust-streaming comes from PyPI at :data:`FAUST`, in a virtualenv of its own made once
+per machine (``ensure_venv``): it pins ``click<8.4``, which migcheck's own environment
+need not obey, and the framework is tried as a new user installs it, never with
+migcheck's code.  Expected outcomes come from the app itself (its errors, the counts it
+prints) and from the records the test produced, never from migcheck.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkatest import REPO, Kafka, run, state_dir
+from sparkcluster import base_python, ensure_venv
+
+#: The releases the verdict's quotes are checked against: faust-streaming with its
+#: RocksDB store (rocksdict), and the aiokafka whose producer refuses an unknown partition.
+FAUST = ["faust-streaming[rocksdict]==0.15.3", "aiokafka==0.14.0", "rocksdict==0.3.29"]
+COUNTER = REPO / "fixtures" / "faust" / "counter.py"
+
+
+def faust_python() -> str:
+    """The interpreter of the machine's faust-streaming virtualenv."""
+    name = FAUST[0].split("[")[0] + "-" + FAUST[0].split("==")[1]
+    venv = ensure_venv(state_dir() / "faust" / name, base_python(), FAUST)
+    return str(venv / "bin" / "python")
+
+
+@dataclass(frozen=True)
+class FaustRun:
+    code: int
+    counts: list[tuple[str, int]]  # (key, count) in the order the app printed them
+    stderr: str
+
+    def last(self) -> dict[str, int]:
+        """Each key's last printed count: what the app's table says of it."""
+        return dict(self.counts)
+
+
+@dataclass
+class FaustApp:
+    """One Faust count app: its app id (its group), input topic and data directory."""
+
+    kafka: Kafka
+    input_partitions: int = 3
+    store: str = "rocksdb://"  # the fixture's default, Faust's store for production
+    app_id: str = ""
+    input: str = ""
+    data: Path = field(default_factory=Path)
+
+    def __post_init__(self) -> None:
+        self.app_id = self.kafka.unique("faust-counter")
+        self.input = self.kafka.create_topic(f"{self.app_id}-orders", self.input_partitions)
+        self.data = state_dir() / "faust-data" / self.app_id
+        self.data.mkdir(parents=True, exist_ok=True)  # RocksDB makes no parent directory
+
+    @property
+    def changelog_topic(self) -> str:
+        """Faust's name for the table's changelog (Collection._changelog_topic_name)."""
+        return f"{self.app_id}-counts-changelog"
+
+    def produce(self, records: list[tuple[str, str]]) -> None:
+        """Records placed by Kafka's Java producer's default partitioner (murmur2)."""
+        self.kafka.produce(self.input, [(k.encode(), v.encode(), None) for k, v in records])
+
+    def committed(self) -> int:
+        """The records of the input the app's group committed, by Kafka's own tool."""
+        rc, out, err = self.kafka.tool("kafka-consumer-groups", "--bootstrap-server",
+                                       self.kafka.bootstrap, "--describe", "--group",
+                                       self.app_id)  # fmt: skip
+        assert rc == 0, err
+        rows = [ln.split() for ln in out.splitlines()]
+        return sum(int(r[3]) for r in rows if len(r) > 3 and r[1] == self.input and r[3] != "-")
+
+    def command(self, idle: float = 3.0, refresh_ms: int | None = None) -> list[str]:
+        return [
+            faust_python(), str(COUNTER), "--bootstrap-server", self.kafka.bootstrap,
+            "--app-id", self.app_id, "--topic", self.input, "--data-dir", str(self.data),
+            "--partitions", str(self.input_partitions), "--store", self.store,
+            "--idle", str(idle),
+            *([] if refresh_ms is None else ["--metadata-max-age-ms", str(refresh_ms)]),
+        ]  # fmt: skip
+
+    def run(self, idle: float = 3.0, timeout: float = 120) -> FaustRun:
+        """Run the worker until its input is idle for ``idle`` s (it then stops itself as
+        SIGTERM stops it), or it exits."""
+        rc, out, err = run(self.command(idle), timeout=timeout)
+        return FaustRun(rc, _counts(out), err)
+
+    def start(self, logs: Path, refresh_ms: int) -> Worker:
+        """The worker running in the background (no idle stop), its output in ``logs``,
+        its consumer's and producer's metadata refreshed every ``refresh_ms``."""
+        logs.mkdir(parents=True, exist_ok=True)
+        out, err = logs / "stdout", logs / "stderr"
+        with out.open("w", encoding="utf-8") as o, err.open("w", encoding="utf-8") as e:
+            proc = subprocess.Popen(self.command(idle=0, refresh_ms=refresh_ms), text=True,
+                                    stdout=o, stderr=e)  # fmt: skip
+        return Worker(proc, out, err)
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A worker in the background, its stdout and stderr in files (Faust logs much)."""
+
+    proc: subprocess.Popen[str]
+    out: Path
+    err: Path
+
+    def counted(self) -> list[tuple[str, int]]:
+        """What the worker printed so far."""
+        return _counts(self.out.read_text(encoding="utf-8"))
+
+    def wait(self, lines: int, timeout: float = 60) -> None:
+        """Until the worker printed ``lines`` counts, or it exits, or ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while len(self.counted()) < lines and self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.5)
+
+    def exited(self, timeout: float) -> bool:
+        """Whether the worker exits by itself within ``timeout`` s."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def stop(self, timeout: float = 60) -> FaustRun:
+        """Stop the worker as an operator does (SIGTERM, which Faust's worker handles),
+        unless it already exited."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=timeout)
+        stderr = self.err.read_text(encoding="utf-8")
+        return FaustRun(self.proc.returncode, self.counted(), stderr)
+
+
+def _counts(out: str) -> list[tuple[str, int]]:
+    rows = [ln.split("\t") for ln in out.splitlines() if ln.startswith("COUNT\t")]
+    return [(key, int(n)) for _, key, n in rows]
+
+
+def true_counts(records: list[tuple[str, str]]) -> Counter[str]:
+    """Each key's count from the records produced: what a correct app says."""
+    return Counter(k for k, _ in records)
