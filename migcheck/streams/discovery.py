@@ -26,14 +26,10 @@ from migcheck.kafka.groups import (
 from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.model.readers import LABELS, Evidence, ReaderKind
 from migcheck.readers.kinds import Seen, identify
-from migcheck.readers.naming import faust_leader_topic, ksqldb_query
 from migcheck.streams.build import FROM_NAMES, Facts, Model, from_broker, from_topology, inferred
 from migcheck.streams.frameworks import (
-    FAUST,
     FRAMEWORKS,
     KAFKA_STREAMS,
-    KSQLDB,
-    QUIX_STREAMS,
     Framework,
     Protocol,
 )
@@ -141,13 +137,11 @@ def _framework(
 
 
 def _by_names(app_id: str, topics: set[str]) -> Framework:
-    """Without a group: Quix's topics named after ``app_id``, Faust's leader topic, or a
-    ksqlDB query's id, else Kafka Streams."""
-    if QUIX_STREAMS.internal_topics(app_id, topics):
-        return QUIX_STREAMS
-    if faust_leader_topic(app_id) in topics:
-        return FAUST
-    return KSQLDB if ksqldb_query(app_id) is not None else KAFKA_STREAMS
+    """Without a group: the kind its id and the topics named after it show, by the same
+    rules as a group's (:func:`~migcheck.readers.kinds.identify`), else Kafka Streams."""
+    absent = GroupInfo(app_id, group_type="", state="")
+    kind = identify(Seen(absent, topics)).kind
+    return FRAMEWORKS.get(kind, KAFKA_STREAMS)
 
 
 def _not_an_app(group: GroupInfo, evidence: Evidence, named: Sequence[str]) -> UsageError:
