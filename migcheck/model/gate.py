@@ -1,0 +1,137 @@
+"""``migcheck gate``: the proposals it reads, its verdicts, its rule codes, its acceptances.
+
+Data only.  A proposal is one topic's change as a tool proposes it (a Terraform plan, a
+Strimzi or Conduktor manifest, a kafka-gitops plan, ``--change``); the gate judges each
+against the live cluster and its readers, and every reason it gives carries a rule code
+from :data:`RULES`, documented in docs/rules.md under the code's own anchor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class GateVerdict(StrEnum):
+    """A change's verdict; :data:`SEVERITY` orders them, worst first."""
+
+    DATA_LOSS = "DATA_LOSS"  # the tool deletes the topic (a replace, or a delete)
+    CRASH = "CRASH"  # a stateful reader stops
+    CORRUPT = "CORRUPT"  # a stateful reader runs on with split state
+    STALL = "STALL"  # a reader waits and never makes progress
+    LOSS_RISK = "LOSS_RISK"  # a reader may skip the first records of a new partition
+    UNKNOWN = "UNKNOWN"  # a reader migcheck cannot judge
+    ORDER = "ORDER"  # per-key order breaks for a reader with lag
+    REFUSED = "REFUSED"  # the tool refuses the change: it never happens
+    MOVES = "MOVES"  # keys move, no reader at risk
+    SAFE = "SAFE"  # nothing moves
+
+
+#: Worst first: app's order, a crash before any corruption.
+SEVERITY: tuple[GateVerdict, ...] = tuple(GateVerdict)
+
+
+def worst(verdicts: list[GateVerdict]) -> GateVerdict:
+    """The worst of ``verdicts`` (SAFE when there are none)."""
+    return min(verdicts, key=SEVERITY.index, default=GateVerdict.SAFE)
+
+
+class SourceKind(StrEnum):
+    """Where a proposal comes from."""
+
+    TERRAFORM = "terraform"  # terraform (or tofu) show -json
+    STRIMZI = "strimzi"  # a KafkaTopic manifest
+    CONDUKTOR = "conduktor"  # a Conduktor kind: Topic resource
+    KAFKA_GITOPS = "kafka-gitops"  # a kafka-gitops plan
+    CHANGE = "change"  # --change TOPIC=N
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: SourceKind
+    file: str | None  # None for --change
+    address: str  # the resource address, the manifest's kind/name, or "--change"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One topic's change as its tool proposes it, before any look at the cluster."""
+
+    topic: str
+    #: the count the tool believes the topic has (Terraform's before, kafka-gitops'
+    #: previousPartitions); None where the tool does not say (manifests, --change)
+    before: int | None
+    #: the proposed count; None when the tool deletes the topic without creating it
+    after: int | None
+    source: Source
+    #: the tool deletes the topic (a replace, or a delete with or without a create):
+    #: every record is lost whatever the counts
+    destroys: bool = False
+    #: why the tool destroys it, in its own words (Terraform's action_reason, the
+    #: attribute in replace_paths)
+    destroy_reason: str = ""
+    #: the tool's own refusal when it refuses the change before the cluster is asked
+    #: (kafka-gitops plans no decrease); a manifest's operator refusal needs the live count
+    #: and is the gate's to find
+    refused: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule code: what it flags, at which verdict; docs/rules.md#<code> explains it."""
+
+    code: str
+    verdict: GateVerdict
+    title: str
+    blocks: bool = True  # False: reported, never a reason to fail (drift, a MOVES)
+
+    @property
+    def anchor(self) -> str:
+        """The rule's anchor in docs/rules.md."""
+        return self.code.lower()
+
+
+def _rules(*rules: Rule) -> Mapping[str, Rule]:
+    return {r.code: r for r in rules}
+
+
+#: Every rule the gate can cite, by code.  A code is never reused for another meaning.
+RULES: Mapping[str, Rule] = _rules(
+    Rule("MC101", GateVerdict.DATA_LOSS, "the topic is replaced (deleted and created)"),
+    Rule("MC102", GateVerdict.DATA_LOSS, "the topic is deleted"),
+    Rule("MC201", GateVerdict.CRASH, "a stateful app crashes on its internal topics"),
+    Rule("MC202", GateVerdict.CORRUPT, "a stateful app runs on with its state split"),
+    Rule("MC203", GateVerdict.STALL, "a stateful app's group stalls"),
+    Rule("MC301", GateVerdict.LOSS_RISK, "a reader may skip a new partition's first records"),
+    Rule("MC302", GateVerdict.UNKNOWN, "a reader migcheck cannot judge"),
+    Rule("MC303", GateVerdict.ORDER, "per-key order breaks for a reader with lag"),
+    Rule("MC401", GateVerdict.REFUSED, "the operator refuses a partition decrease"),
+    Rule("MC402", GateVerdict.REFUSED, "the tool refuses a partition decrease"),
+    Rule("MC501", GateVerdict.MOVES, "keys change partition", blocks=False),
+    Rule("MC502", GateVerdict.MOVES, "more keys move than --max-moved-fraction allows"),
+    Rule("MC601", GateVerdict.SAFE, "the plan's count differs from the cluster's", blocks=False),
+)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """One entry of ``--accept FILE``: a change accepted on purpose, with its reason."""
+
+    topic: str
+    to: int
+    verdict: str  # a GateVerdict's value or a rule code
+    reason: str
+    expires: str | None = None  # an ISO date (YYYY-MM-DD): void from the day after
+
+
+@dataclass(frozen=True)
+class AcceptanceMatch:
+    """How the acceptances meet one change: the one that covers it, or why none does."""
+
+    accepted: bool
+    acceptance: Acceptance | None  # the covering one, or the nearest stale one
+    #: the fields of the nearest acceptance for this topic that differ from the change
+    #: ("to", "verdict") or "expires" when it has run out; empty when accepted or when no
+    #: acceptance names the topic
+    stale: tuple[str, ...] = ()
