@@ -123,7 +123,7 @@ def _candidate(app: App, topics: Sequence[str], n: int) -> AppCandidate:
         "verdict": v.level,
         "error": first,
         "error_releases": app.framework.releases(app.protocol) if first else None,
-        "error_when": app.framework.fails_when if first else None,
+        "error_when": app.framework.failing_when(app.protocol) if first else None,
         "reasons": [_reason(r) for r in v.reasons],
         "subtopologies": subs,
         "stores": None,

@@ -70,6 +70,14 @@ class Framework:
     fails_when: str
     #: why state may be unseen where no changelog shows it, and what settles it
     unseen: str
+    #: when an app on the streams protocol (KIP-1071) meets the error, if not :attr:`fails_when`
+    streams_fails_when: str | None = None
+
+    def failing_when(self, protocol: Protocol) -> str:
+        """When the app meets its error under ``protocol``, in words."""
+        if protocol == Protocol.STREAMS and self.streams_fails_when:
+            return self.streams_fails_when
+        return self.fails_when
 
 
 def streams_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
@@ -148,6 +156,15 @@ KAFKA_STREAMS = Framework(
     fails_when="at the app's next rebalance: its next start, or a running app's next "
     "metadata refresh",
     unseen=_STREAMS_UNSEEN,
+    # Kafka Streams 4.3.1 on a 4.3.1 broker, stopped and running (FINDINGS.md, "Streams
+    # protocol through an alter, stopped and running")
+    streams_fails_when="at the app's next heartbeat, once the broker reports "
+    "INCORRECTLY_PARTITIONED_TOPICS: a stopped app as it starts, a running one within "
+    "seconds of the alter (group.streams.heartbeat.interval.ms, 5 s by default). Kafka "
+    "Streams' default uncaught-exception handler then shuts the client down (ERROR); a "
+    "handler that returns REPLACE_THREAD stalls it instead: every new thread fails alike, "
+    "and the app stays in REBALANCING with no tasks, its group NotReady, until the topic "
+    "is fixed",
 )
 
 #: A persistent query is a Kafka Streams application: the same names and checks.
@@ -159,6 +176,7 @@ KSQLDB = replace(
     releases=lambda p: f"{_streams_releases(p)}, the client inside ksqlDB (not run here)",
     fails_when="at the query's next rebalance; ksqlDB's query monitor then keeps "
     "restarting it, and it fails the same way each time",
+    streams_fails_when=None,
 )
 
 QUIX_STREAMS = Framework(

@@ -15,6 +15,12 @@ InternalTopicManager, CopartitionedTopicsEnforcer):
   co-partitioned"); a repartition topic in such a group takes the group's count;
 - global stores generate no tasks.
 
+On the streams protocol (KIP-1071) the broker runs those checks and the client throws
+their TopologyException at its next heartbeat, stopped or running: a CRASH under Kafka
+Streams' default handler.  An app whose handler replaces the thread stalls instead, never
+RUNNING; the verdict stays CRASH, and ``error_when`` says both (FINDINGS.md, "Streams
+protocol through an alter, stopped and running").
+
 A change that trips none of those checks but moves keys away from the task
 that holds their state corrupts it silently: a store without a changelog
 (logging disabled, or a source topic reused as its changelog), or a changelog
