@@ -158,13 +158,12 @@ KAFKA_STREAMS = Framework(
     unseen=_STREAMS_UNSEEN,
     # Kafka Streams 4.3.1 on a 4.3.1 broker, stopped and running (FINDINGS.md, "Streams
     # protocol through an alter, stopped and running")
-    streams_fails_when="at the app's next heartbeat, once the broker reports "
+    streams_fails_when="at its next heartbeat, when the broker reports "
     "INCORRECTLY_PARTITIONED_TOPICS: a stopped app as it starts, a running one within "
-    "seconds of the alter (group.streams.heartbeat.interval.ms, 5 s by default). Kafka "
-    "Streams' default uncaught-exception handler then shuts the client down (ERROR); a "
-    "handler that returns REPLACE_THREAD stalls it instead: every new thread fails alike, "
-    "and the app stays in REBALANCING with no tasks, its group NotReady, until the topic "
-    "is fixed",
+    "seconds of the alter (group.streams.heartbeat.interval.ms, 5 s by default); Kafka "
+    "Streams' default uncaught-exception handler then shuts the client down (ERROR), while "
+    "a handler that returns REPLACE_THREAD stalls it (every new thread fails alike; the app "
+    "stays in REBALANCING with no tasks, its group NotReady, until the topic is fixed)",
 )
 
 #: A persistent query is a Kafka Streams application: the same names and checks.
