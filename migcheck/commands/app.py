@@ -124,7 +124,7 @@ def _candidate(app: App, direct: Mapping[str, tuple[str, ...]], n: int) -> AppCa
         "verdict": v.level,
         "error": first,
         "error_releases": app.framework.releases(app.protocol) if first else None,
-        "error_when": app.framework.fails_when if first else None,
+        "error_when": app.framework.failing_when(app.protocol) if first else None,
         "after_cleanup": _after_cleanup(app, v.reasons, direct),
         "reasons": [_reason(r) for r in v.reasons],
         "subtopologies": subs,

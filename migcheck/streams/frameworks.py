@@ -84,6 +84,14 @@ class Framework:
     #: whether :attr:`invalid` names the source topic whose record meets the check, and
     #: the table (Faust's error does)
     names_source: bool = False
+    #: when an app on the streams protocol (KIP-1071) meets the error, if not :attr:`fails_when`
+    streams_fails_when: str | None = None
+
+    def failing_when(self, protocol: Protocol) -> str:
+        """When the app meets its error under ``protocol``, in words."""
+        if protocol == Protocol.STREAMS and self.streams_fails_when:
+            return self.streams_fails_when
+        return self.fails_when
 
 
 def streams_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
@@ -191,6 +199,14 @@ KAFKA_STREAMS = Framework(
     fails_when="at the app's next rebalance: its next start, or a running app's next "
     "metadata refresh",
     unseen=_STREAMS_UNSEEN,
+    # Kafka Streams 4.3.1 on a 4.3.1 broker, stopped and running (FINDINGS.md, "Streams
+    # protocol through an alter, stopped and running")
+    streams_fails_when="at its next heartbeat, when the broker reports "
+    "INCORRECTLY_PARTITIONED_TOPICS: a stopped app as it starts, a running one within "
+    "seconds of the alter (group.streams.heartbeat.interval.ms, 5 s by default); Kafka "
+    "Streams' default uncaught-exception handler then shuts the client down (ERROR), while "
+    "a handler that returns REPLACE_THREAD stalls it (every new thread fails alike; the app "
+    "stays in REBALANCING with no tasks, its group NotReady, until the topic is fixed)",
 )
 
 #: A persistent query is a Kafka Streams application: the same names and checks.
@@ -203,6 +219,7 @@ KSQLDB = replace(
     fails_when="at the query's next rebalance; ksqlDB's query monitor then keeps "
     "restarting it, and it fails the same way each time",
     cleanup="TERMINATE and the query created again from the earliest offsets",
+    streams_fails_when=None,
 )
 
 QUIX_STREAMS = Framework(

@@ -15,6 +15,12 @@ InternalTopicManager, CopartitionedTopicsEnforcer):
   co-partitioned"); a repartition topic in such a group takes the group's count;
 - global stores generate no tasks.
 
+On the streams protocol (KIP-1071) the broker runs those checks and the client throws
+their TopologyException at its next heartbeat, stopped or running: a CRASH under Kafka
+Streams' default handler.  An app whose handler replaces the thread stalls instead, never
+RUNNING; the verdict stays CRASH, and ``error_when`` says both (FINDINGS.md, "Streams
+protocol through an alter, stopped and running").
+
 A change that trips none of those checks but moves keys away from the task
 that holds their state corrupts it silently: a store without a changelog
 (logging disabled, or a source topic reused as its changelog), or a changelog
@@ -193,7 +199,9 @@ class Check(StrEnum):
     REPARTITION = "repartition"  # a repartition topic of the wrong size
     COPARTITION = "copartition"  # joined topics of unequal counts
     CHANGELOG = "changelog"  # a changelog of the wrong size
-    STALL = "stall"  # classic, a join without repartition topics: nothing checks it
+    #: classic, joined topics of unequal counts in an app without repartition topics: no
+    #: check runs, the app stalls in REBALANCING until task.timeout.ms, then crashes
+    UNCHECKED_JOIN = "unchecked-join"
     UNCHECKED_STATE = "unchecked-state"  # keys move away from a store nothing checks
     UNSEEN_STATE = "unseen-state"  # keys move and no store is visible to rule state out
 
@@ -207,7 +215,7 @@ CHECK_ORDER: dict[Protocol, tuple[Check, ...]] = {
         Check.REPARTITION,
         Check.COPARTITION,
         Check.CHANGELOG,
-        Check.STALL,
+        Check.UNCHECKED_JOIN,
         Check.UNCHECKED_STATE,
         Check.UNSEEN_STATE,
     ),
@@ -215,7 +223,7 @@ CHECK_ORDER: dict[Protocol, tuple[Check, ...]] = {
         Check.COPARTITION,
         Check.REPARTITION,
         Check.CHANGELOG,
-        Check.STALL,
+        Check.UNCHECKED_JOIN,
         Check.UNCHECKED_STATE,
         Check.UNSEEN_STATE,
     ),
@@ -284,7 +292,7 @@ def not_copartitioned(protocol: Protocol, counts: Mapping[str, int]) -> str:
     return f"Topics not co-partitioned: [{{{listed}}}]"
 
 
-def stalled_join(counts: Mapping[str, int]) -> str:
+def unchecked_join_timeout(counts: Mapping[str, int]) -> str:
     """Classic Streams without repartition topics never checks co-partitioning (FINDINGS.md)."""
     listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
     return (
@@ -421,11 +429,12 @@ def _copartition_crash(c: Change, sub: SubTopology) -> list[Reason]:
     return [Reason(AppLevel.CRASH, sub.id, text, Check.COPARTITION, tuple(sorted(plain)))]
 
 
-def _stalled_join(c: Change, sub: SubTopology) -> list[Reason]:
+def _unchecked_join_crash(c: Change, sub: SubTopology) -> list[Reason]:
     plain = _unequal_joined(c, sub)
     if not plain or not _unchecked_join(c.app):
         return []
-    return [Reason(AppLevel.CRASH, sub.id, stalled_join(plain), Check.STALL, tuple(sorted(plain)))]
+    text = unchecked_join_timeout(plain)
+    return [Reason(AppLevel.CRASH, sub.id, text, Check.UNCHECKED_JOIN, tuple(sorted(plain)))]
 
 
 def _unchecked_state(c: Change, sub: SubTopology) -> list[Reason]:
@@ -471,7 +480,7 @@ RULES: tuple[Rule, ...] = (
     Rule(Check.REPARTITION, AppLevel.CRASH, _repartition_crashes),
     Rule(Check.CHANGELOG, AppLevel.CRASH, _changelog_crashes),
     Rule(Check.COPARTITION, AppLevel.CRASH, _copartition_crash),
-    Rule(Check.STALL, AppLevel.CRASH, _stalled_join),
+    Rule(Check.UNCHECKED_JOIN, AppLevel.CRASH, _unchecked_join_crash),
     Rule(Check.UNCHECKED_STATE, AppLevel.CORRUPT, _unchecked_state),
     Rule(Check.UNSEEN_STATE, AppLevel.CORRUPT, _unseen_state),
 )

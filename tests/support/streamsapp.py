@@ -9,8 +9,12 @@ from kafka-python's murmur2 (tests/oracles.py), never from migcheck.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import threading
+import time
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +50,76 @@ class Run:
     def values(self, store: str) -> Counter[str]:
         """How many tasks' stores hold each key (2: the key's state is split)."""
         return Counter(k for s, k, _ in self.state if s == store)
+
+
+def _parse(code: int, out: str, err: str) -> Run:
+    crash = next(
+        (ln[len("CRASH: ") :] for ln in out.splitlines() if ln.startswith("CRASH: ")), None
+    )
+    state = [tuple(ln.split("\t")[1:4]) for ln in out.splitlines() if ln.startswith("STATE\t")]
+    return Run(code, crash, state, err)  # type: ignore[arg-type]
+
+
+class Live:
+    """The app run with ``--live``: it goes on while the test alters topics, each of its
+    output lines kept with the (monotonic) time it came; :meth:`finish` ends the live phase."""
+
+    def __init__(self, command: list[str], max_seconds: int) -> None:
+        self.max_seconds = max_seconds
+        self.lines: list[tuple[float, str, str]] = []  # (time, "out" or "err", line)
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(stream, tag), daemon=True)
+            for stream, tag in ((self.proc.stdout, "out"), (self.proc.stderr, "err"))
+        ]
+        for pump in self._pumps:
+            pump.start()
+
+    def _pump(self, stream: object, tag: str) -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            self.lines.append((time.monotonic(), tag, line.rstrip("\n")))
+
+    def first(self, text: str, since: float = 0.0) -> float | None:
+        """When a line holding ``text`` first came (at or after ``since``), if it did."""
+        return next((t for t, _, ln in list(self.lines) if t >= since and text in ln), None)
+
+    def wait_for(self, text: str, timeout: float, since: float = 0.0) -> float:
+        """Wait for a line holding ``text``; its time."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            found = self.first(text, since)
+            if found is not None:
+                return found
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        found = self.first(text, since)
+        assert found is not None, f"no {text!r} within {timeout} s: {self.text('err')[-3000:]}"
+        return found
+
+    def text(self, tag: str) -> str:
+        return "\n".join(ln for _, t, ln in list(self.lines) if t == tag)
+
+    def finish(self) -> Run:
+        """Close the app's input (the end of its live phase) and wait for its end."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
+        code = self.proc.wait(timeout=self.max_seconds + 60)
+        for pump in self._pumps:
+            pump.join(timeout=10)
+        return _parse(code, self.text("out"), self.text("err"))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 @dataclass
@@ -92,6 +166,7 @@ class StreamsApp:
         threads: int = 1,
         instance: int = 0,
         close: str = "leave",
+        extra: Sequence[str] = (),
     ) -> list[str]:
         """The fixture's ``run`` command line; instance ``i > 0`` gets its own state dir,
         as instances on one host must.  ``close="plain"`` closes as most real apps do,
@@ -124,6 +199,7 @@ class StreamsApp:
                 if self.session_timeout_ms is not None
                 else []
             ),
+            *extra,
         ]
 
     def _fixture(self, action: str, *jvm_options: str) -> list[str]:
@@ -160,11 +236,19 @@ class StreamsApp:
         """Run the app until it is idle, crashes or times out; read its stores.  ``close``
         as for :meth:`command`."""
         rc, out, err = run(self.command(max_seconds, close=close), timeout=max_seconds + 60)
-        crash = next(
-            (ln[len("CRASH: ") :] for ln in out.splitlines() if ln.startswith("CRASH: ")), None
-        )
-        state = [tuple(ln.split("\t")[1:4]) for ln in out.splitlines() if ln.startswith("STATE\t")]
-        return Run(rc, crash, state, err)  # type: ignore[arg-type]
+        return _parse(rc, out, err)
+
+    @contextlib.contextmanager
+    def live(self, max_seconds: int = 90, uncaught: str = "shutdown-client") -> Iterator[Live]:
+        """The app running (``--live``) while the test alters its topics; ``uncaught`` is
+        what its uncaught-exception handler does (shutdown-client, replace-thread or none,
+        Kafka Streams' own default).  Killed at the end if the test did not finish it."""
+        extra = ("--live", "--uncaught", uncaught)
+        app = Live(self.command(max_seconds, extra=extra), max_seconds)
+        try:
+            yield app
+        finally:
+            app.stop()
 
     def alter(self, topic: str, partitions: int) -> None:
         rc, out, err = self.kafka.tool(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migcheck.streams.frameworks import streams_invalid
+from migcheck.streams.frameworks import KAFKA_STREAMS, KSQLDB, QUIX_STREAMS, streams_invalid
 from migcheck.streams.rules import (
     CHECK_ORDER,
     RULES,
@@ -131,6 +131,48 @@ def test_join_without_internal_topics_stalls_under_classic() -> None:
         "customers",
         "orders",
     )
+    # the check nothing runs, not its outcome: the app stalls, then crashes (FINDINGS.md)
+    assert v.reasons[0].check == Check.UNCHECKED_JOIN
+
+
+def test_streams_protocol_changelog_crashes_stopped_or_running() -> None:
+    """A real 4.3 count app on the streams protocol threw this TopologyException both
+    restarted after the alter and running through it (FINDINGS.md, "Streams protocol
+    through an alter, stopped and running"): CRASH, with no other reason."""
+    app = _app("count", {"orders": 3, "shop-counts-changelog": 3}, protocol=Protocol.STREAMS)
+    v = verdict(app, {"orders": 6})
+    assert v.level == AppLevel.CRASH
+    ((check, text),) = [(r.check, r.text) for r in v.reasons]
+    assert check == Check.CHANGELOG
+    assert text == (
+        "Invalid topology: Existing topic shop-counts-changelog has different number of "
+        "partitions: expected 6, found 3"
+    )
+    # without a changelog the running app rebalanced to 6 tasks and ran on, state split
+    nolog = _app("count-nolog", {"orders": 3}, protocol=Protocol.STREAMS)
+    assert verdict(nolog, {"orders": 6}).level == AppLevel.CORRUPT
+
+
+def test_when_the_error_comes_follows_the_protocol() -> None:
+    """Observed on Kafka Streams 4.3.1: on the streams protocol the error comes at the next
+    heartbeat, stopped or running, and a REPLACE_THREAD handler stalls the app instead of
+    ending it; classic and the other frameworks keep their own words."""
+    streams = KAFKA_STREAMS.failing_when(Protocol.STREAMS)
+    for words in (
+        "next heartbeat",
+        "INCORRECTLY_PARTITIONED_TOPICS",
+        "a stopped app as it starts",
+        "a running one within seconds of the alter",
+        "shuts the client down (ERROR)",
+        "REPLACE_THREAD",
+        "REBALANCING with no tasks",
+        "NotReady",
+    ):
+        assert words in streams, words
+    assert KAFKA_STREAMS.failing_when(Protocol.CLASSIC) == KAFKA_STREAMS.fails_when
+    assert "heartbeat" not in KAFKA_STREAMS.fails_when
+    for other in (KSQLDB, QUIX_STREAMS):
+        assert other.failing_when(Protocol.STREAMS) == other.fails_when
 
 
 def test_widening_a_changelog_by_hand_alone_crashes() -> None:
