@@ -19,7 +19,7 @@ from migcheck.report.htmlpage import blocks_html
 _MEANING = {
     "SAFE": "only the order of in-flight records changes",
     "CORRUPT": "the app runs on, with state split between old and new tasks (wrong answers)",
-    "CRASH": "{name} refuses to start at the next rebalance",
+    "CRASH": "{name} fails at its next rebalance, whether it is stopped or running",
 }
 
 #: CRASH in the words of a framework that does not refuse to start (its check is lazy).
