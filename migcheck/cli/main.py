@@ -32,6 +32,7 @@ COMMANDS = {
     "runbook": "migcheck.cli.runbook:runbook_cmd",
     "copy": "migcheck.cli.copy:copy_cmd",
     "readers": "migcheck.cli.readers:readers_cmd",
+    "gate": "migcheck.cli.gate:gate_cmd",
 }
 
 

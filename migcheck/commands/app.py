@@ -161,6 +161,7 @@ def _reason(r: Reason) -> AppReason:
         "text": r.text,
         "topics": list(r.topics),
         "stores": list(r.stores),
+        "check": r.check,
     }
 
 

@@ -64,7 +64,7 @@ def run_readers(options: ReadersOptions) -> Outcome[ReadersReport]:
         ReadersTopic(
             topic=t,
             partitions=metas[t].partition_count,
-            readers=_entries(client, t, metas[t].partition_count, found[t], options.to),
+            readers=reader_entries(client, t, metas[t].partition_count, found[t], options.to),
         )
         for t in dict.fromkeys(options.topics)
     ]
@@ -78,9 +78,11 @@ def run_readers(options: ReadersOptions) -> Outcome[ReadersReport]:
     return Outcome(report, EXIT_OK)
 
 
-def _entries(
+def reader_entries(
     client: ClientConfig, topic: str, count: int, found: Sequence[Found], to: int | None
 ) -> list[ReaderEntry]:
+    """Each found reader of ``topic`` (``count`` partitions): where it stands, and what
+    an increase to ``to`` does to it (``gate`` judges its changes with them too)."""
     ends = high_watermarks(client, topic, range(count))
     return [_entry(client, topic, f, ends, to) for f in found]
 

@@ -42,6 +42,10 @@ class AppReason(TypedDict):
     text: str
     topics: list[str]
     stores: list[str]
+    # which check it trips, or that none does (streams/rules.py's Check: changelog,
+    # repartition, copartition, unchecked-join, unchecked-state, unseen-state); absent
+    # before the gate (issue 42), which tells unseen state (UNKNOWN) from split state
+    check: NotRequired[str]
 
 
 class SubtopologyVerdict(TypedDict):

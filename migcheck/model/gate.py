@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypedDict
+
+from migcheck.model.header import Kind
 
 
 class GateVerdict(StrEnum):
@@ -135,3 +138,77 @@ class AcceptanceMatch:
     #: ("to", "verdict") or "expires" when it has run out; empty when accepted or when no
     #: acceptance names the topic
     stale: tuple[str, ...] = ()
+
+
+#: Where the rule pages live, relative to the repository's root; a report links each
+#: code as ``RULES_DOC#<anchor>``.
+RULES_DOC = "docs/rules.md"
+
+
+class RuleRef(TypedDict):
+    code: str  # a key of RULES
+    verdict: GateVerdict
+    text: str  # this change's reason, in the words of what happens
+    doc: str  # RULES_DOC#<anchor>
+
+
+class GateSource(TypedDict):
+    kind: SourceKind
+    file: str | None
+    address: str
+
+
+class GateReader(TypedDict):
+    kind: str  # a ReaderKind's value: kafka-streams, consumer-group, ...
+    id: str
+    verdict: GateVerdict
+    reasons: list[str]
+    rules: list[str]  # its codes, in the order of its reasons
+
+
+class GateMoved(TypedDict):
+    keys: int
+    fraction: float  # of the topic's distinct keys
+    records: int
+    bytes: int
+    exact: bool  # a full scan; False: a sample's estimate
+
+
+class GateAcceptance(TypedDict):
+    topic: str
+    to: int
+    verdict: str
+    reason: str
+    expires: str | None
+    stale: list[str]  # the fields that differ from the change ("to", "verdict", "expires")
+
+
+#: One change as the gate judged it; "from" is the live count (a Python keyword, hence
+#: the functional form).
+GateChange = TypedDict(
+    "GateChange",
+    {
+        "topic": str,
+        "from": int | None,  # the cluster's count; None when the topic does not exist
+        "to": int | None,  # None: the tool deletes the topic
+        "source": GateSource,
+        "verdict": GateVerdict,
+        "blocking": bool,  # it fails the gate: a blocking rule, not accepted
+        "rules": list[RuleRef],
+        "accepted": bool,
+        "acceptance": GateAcceptance | None,  # the covering acceptance, or the stale one
+        "moved": GateMoved | None,  # None: nothing was measured (no growth, or unpredictable)
+        "readers": list[GateReader],
+        "next": list[str],  # the commands that do it safely, real ids filled in
+    },
+)
+
+
+class GateReport(Kind):
+    migcheck_version: str
+    generated_at: str
+    bootstrap_servers: str
+    verdict: GateVerdict  # the worst change's
+    passed: bool  # every change SAFE, a MOVES that does not block, or accepted
+    changes: list[GateChange]
+    notes: list[str]

@@ -24,6 +24,7 @@ class ReportKind(StrEnum):
     APP = "app"
     PLAN = "plan"
     READERS = "readers"
+    GATE = "gate"
 
 
 class Kind(TypedDict):

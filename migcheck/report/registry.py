@@ -19,6 +19,7 @@ from typing import Any
 from migcheck.model.analyze import Report
 from migcheck.model.app import AppReport
 from migcheck.model.copy import CopyResult
+from migcheck.model.gate import GateReport
 from migcheck.model.header import ReportKind
 from migcheck.model.partition import Placements
 from migcheck.model.plan import PlanReport
@@ -31,6 +32,7 @@ from migcheck.report.analyze import (
 )
 from migcheck.report.app import render_app_html, render_app_markdown, render_app_text
 from migcheck.report.copy import render_copy_summary
+from migcheck.report.gate import render_gate_html, render_gate_markdown, render_gate_text
 from migcheck.report.jsonfmt import render_json
 from migcheck.report.partition import render_partition_json, render_partition_text
 from migcheck.report.plan import render_plan_html, render_plan_markdown, render_plan_text
@@ -41,7 +43,7 @@ from migcheck.report.readers import (
 )
 from migcheck.report.runbook import render_runbook_markdown, render_runbook_sh
 from migcheck.report.schema import kind_of
-from migcheck.report.why import analyze_lines, app_lines, plan_lines, runbook_lines
+from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines, runbook_lines
 
 #: A result (a command's model object) as the text of one format.
 Renderer = Callable[[Any], str]
@@ -122,11 +124,20 @@ REPORTS: dict[ReportKind, Output] = dict(
             render_readers_markdown,
             render_readers_html,
         ),
+        _report(
+            ReportKind.GATE,
+            GateReport,
+            "Gate report",
+            gate_lines,
+            render_gate_text,
+            render_gate_markdown,
+            render_gate_html,
+        ),
     ]
 )
 
 
-def render(report: Report | AppReport | PlanReport | ReadersReport, fmt: str) -> str:
+def render(report: Report | AppReport | PlanReport | ReadersReport | GateReport, fmt: str) -> str:
     """The report in ``fmt`` (one of :data:`FORMATS`): one entry point for every JSON
     report, ``analyze``'s, ``app``'s and ``plan``'s alike, found in :data:`REPORTS` by
     its kind (:func:`~migcheck.report.schema.kind_of`: an unknown one is a
@@ -148,7 +159,7 @@ OUTPUTS: dict[str, Output] = {
     ),
     **REPORTS,
     "render": Output(  # a saved JSON report of any kind, again
-        Report | AppReport | PlanReport | ReadersReport,
+        Report | AppReport | PlanReport | ReadersReport | GateReport,
         {fmt: partial(render, fmt=fmt) for fmt in FORMATS},
         tuple(section for output in REPORTS.values() for section in output.schema),
     ),

@@ -17,6 +17,7 @@ from typing import Any
 from migcheck.errors import ReportFormatError
 from migcheck.model import analyze as model
 from migcheck.model import app as appmodel
+from migcheck.model import gate as gatemodel
 from migcheck.model import partition as partitionmodel
 from migcheck.model import plan as planmodel
 from migcheck.model import readers as readersmodel
@@ -56,6 +57,13 @@ DOC_SECTIONS: dict[str, type] = {
     "Reader": readersmodel.ReaderEntry,
     "Judgement": readersmodel.ReaderJudgement,
     "Reader partition": readersmodel.ReaderPartition,
+    "Gate report": gatemodel.GateReport,
+    "Gate change": gatemodel.GateChange,
+    "Gate source": gatemodel.GateSource,
+    "Gate rule": gatemodel.RuleRef,
+    "Gate reader": gatemodel.GateReader,
+    "Gate moved": gatemodel.GateMoved,
+    "Gate acceptance": gatemodel.GateAcceptance,
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from migcheck.model.analyze import Report
 from migcheck.model.app import AppCandidate, AppReport
+from migcheck.model.gate import GateReport
 from migcheck.model.plan import PlanReport
 from migcheck.model.runbook import Runbook, SplitRefusal
 from migcheck.report.runbook import refusal_line
@@ -68,3 +69,14 @@ def runbook_lines(result: Runbook | SplitRefusal) -> list[str]:
     if not isinstance(result, SplitRefusal):
         return []
     return [visible(refusal_line(result.topic, result.stores, result.keys))]
+
+
+def gate_lines(report: GateReport) -> list[str]:
+    """Each change that fails the gate, with its first blocking reason's code."""
+    lines = []
+    for c in report["changes"]:
+        if c["blocking"]:
+            first = c["rules"][0] if c["rules"] else None
+            why = f": {first['code']} {first['text']}" if first else ""
+            lines.append(f"{c['topic']} -> {c['to']}: {c['verdict']}{why}")
+    return [_one_line(line) for line in lines]

@@ -27,14 +27,17 @@ from click.testing import CliRunner
 from migcheck.cli.main import cli
 from migcheck.consumers.steps import steps as groups_steps
 from migcheck.errors import MigcheckError
+from migcheck.gate.judge import app_reader, judge, plain_reader
+from migcheck.gate.next_steps import next_steps
 from migcheck.model.copy import CopyResult, PartitionCopied, Verification
-from migcheck.model.readers import ReaderKind
+from migcheck.model.gate import GateChange, Proposal, Source, SourceKind
+from migcheck.model.readers import ReaderKind, ReaderRisk
 from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, GroupLag, GroupsFacts, RunbookFacts
 from migcheck.readers.naming import faust_changelog
 from migcheck.report import render
 from migcheck.report.copy import render_copy_summary
 from migcheck.report.runbook import render_markdown, render_sh
-from migcheck.report.why import analyze_lines, app_lines, plan_lines
+from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines
 from migcheck.streams.frameworks import FAUST, Protocol
 from migcheck.streams.runbooks import steps as app_steps
 
@@ -251,6 +254,36 @@ def runbook_writer(name: str) -> Written:
     return out
 
 
+def gate_writer(name: str) -> Written:
+    """The gate's report, the name as the topic, a Terraform address, every reader's id
+    and the words of their reasons, and in the next commands; judged by the gate's own
+    pure steps, as the command does."""
+    source = Source(SourceKind.TERRAFORM, f"plans/{name}.json", f"kafka_topic.{name}")
+    p = Proposal(name, 3, 6, source)
+    readers = [
+        app_reader("kafka-streams", name, "CRASH", [f"Existing internal topic {name}-c"]),
+        plain_reader("consumer-group", name, [{"risk": ReaderRisk.ORDER, "text": name}]),
+    ]
+    judged = judge(p, 4, readers, None, None)  # 4 live: the plan's 3 is drift
+    change: GateChange = {
+        "topic": name, "from": 4, "to": 6,
+        "source": {"kind": source.kind, "file": source.file, "address": source.address},
+        "verdict": judged.verdict, "blocking": judged.blocks, "rules": list(judged.rules),
+        "accepted": False,
+        "acceptance": {"topic": name, "to": 12, "verdict": "CRASH", "reason": f"ticket {name}",
+                       "expires": None, "stale": ["to"]},
+        "moved": {"keys": 3, "fraction": 0.5, "records": 9, "bytes": 90, "exact": False},
+        "readers": readers,
+        "next": next_steps("127.0.0.1:9092", None, p, judged.verdict, readers),
+    }  # fmt: skip
+    report = {
+        "report": "gate", "migcheck_version": "0", "generated_at": "2026-01-01T00:00:00Z",
+        "bootstrap_servers": "127.0.0.1:9092", "verdict": judged.verdict, "passed": False,
+        "changes": [change], "notes": [f"a note naming {name}"],
+    }  # fmt: skip
+    return _report_outputs(report, gate_lines)
+
+
 #: Every command, and how it writes a name.  ``test_every_command_writes_through_the_registry``
 #: compares the keys with the CLI's commands.
 WRITERS: dict[str, Callable[[str], Written]] = {
@@ -262,4 +295,5 @@ WRITERS: dict[str, Callable[[str], Written]] = {
     "runbook": runbook_writer,
     "copy": copy_writer,
     "readers": readers_writer,
+    "gate": gate_writer,
 }

@@ -15,6 +15,7 @@ import pytest
 from migcheck.cli.main import COMMANDS, cli
 from migcheck.model.analyze import Report
 from migcheck.model.app import AppReport
+from migcheck.model.gate import GateReport
 from migcheck.model.header import ReportKind
 from migcheck.model.plan import PlanReport
 from migcheck.model.readers import ReadersReport
@@ -62,6 +63,7 @@ def test_each_json_report_kind_is_documented_by_its_own_model() -> None:
         ReportKind.APP: AppReport,
         ReportKind.PLAN: PlanReport,
         ReportKind.READERS: ReadersReport,
+        ReportKind.GATE: GateReport,
     }
     assert all(tuple(REPORTS[kind].formats) == FORMATS for kind in ReportKind)
 
@@ -72,11 +74,13 @@ def test_render_reads_back_every_kind_of_json_report() -> None:
         AppReport,
         PlanReport,
         ReadersReport,
+        GateReport,
     )
     assert OUTPUTS["render"].schema == (
         "Top level",
         "App report",
         "Plan report",
         "Readers report",
+        "Gate report",
     )
     assert tuple(OUTPUTS["render"].formats) == FORMATS

@@ -1,0 +1,126 @@
+"""``migcheck gate``: the approval check where partition changes are proposed."""
+
+from __future__ import annotations
+
+import click
+
+from migcheck.cli.common import (
+    bootstrap_option,
+    command_config_option,
+    conf_option,
+    connection_of,
+    full_option,
+    master_option,
+    output_option,
+    report_format_option,
+    sample_option,
+    spark_of,
+    write_outcome,
+)
+from migcheck.commands.gate import GateOptions, run_gate
+from migcheck.errors import UsageError
+
+
+def _files(name: str, help: str):
+    """A repeatable input file (or directory, for manifests)."""
+    return click.option(name, multiple=True, metavar="PATH", help=help)
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    """``ID=FILE`` pairs; a value without ``=`` is one line of bad input."""
+    pairs = {}
+    for value in values:
+        key, sep, path = value.partition("=")
+        if not sep or not key or not path:
+            raise UsageError(f"{option} {value!r}: expected APP_ID=FILE")
+        pairs[key] = path
+    return pairs
+
+
+@click.command("gate")
+@bootstrap_option
+@command_config_option
+@_files("--terraform-plan", "terraform (or tofu) show -json output (repeatable).")
+@_files(
+    "--manifests", "Strimzi KafkaTopic or Conduktor Topic YAML: files or directories (repeatable)."
+)
+@_files("--kafka-gitops-plan", "A kafka-gitops plan JSON (repeatable).")
+@click.option(
+    "--change", "changes", multiple=True, metavar="TOPIC=N", help="A plain proposal (repeatable)."
+)
+@click.option(
+    "--group",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    help="A group you know is a plain consumer group (repeatable): an idle one the "
+    "evidence cannot tell apart is then judged as one.",
+)
+@click.option(
+    "--topology",
+    "topologies",
+    multiple=True,
+    metavar="APP_ID=FILE",
+    help="A Kafka Streams app's Topology#describe() (repeatable): settles state that its "
+    "topics cannot show (an app without internal topics).",
+)
+@click.option(
+    "--accept",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="YAML acceptances: a change accepted on purpose, each with a reason.",
+)
+@click.option(
+    "--max-moved-fraction",
+    type=click.FloatRange(0, 1),
+    default=None,
+    metavar="X",
+    help="Block a change whose readers are safe when more than this share of keys moves.",
+)
+@full_option
+@sample_option
+@report_format_option
+@output_option
+@master_option
+@conf_option
+def gate_cmd(
+    bootstrap: str | None,
+    command_config: str | None,
+    terraform_plan: tuple[str, ...],
+    manifests: tuple[str, ...],
+    kafka_gitops_plan: tuple[str, ...],
+    changes: tuple[str, ...],
+    groups: tuple[str, ...],
+    topologies: tuple[str, ...],
+    accept: str | None,
+    max_moved_fraction: float | None,
+    full: bool,
+    sample_per_partition: int,
+    fmt: str,
+    output: str | None,
+    master: str | None,
+    conf: tuple[str, ...],
+) -> int:
+    """Judge every proposed partition change against the live cluster and every reader
+    of the topic: DATA_LOSS, CRASH, CORRUPT, STALL, LOSS_RISK, UNKNOWN, ORDER, REFUSED,
+    MOVES or SAFE, each reason with its rule code.  --format markdown is the PR comment.
+
+    Exit 0 when every change is SAFE, a MOVES that does not block, or accepted; 1 when
+    any other remains; 2 for bad input; 3 when a placement cannot be predicted.
+    """
+    options = GateOptions(
+        terraform_plans=terraform_plan,
+        manifests=manifests,
+        gitops_plans=kafka_gitops_plan,
+        changes=changes,
+        groups=groups,
+        topologies=_pairs(topologies, "--topology"),
+        accept=accept,
+        max_moved_fraction=max_moved_fraction,
+        full=full,
+        sample_per_partition=sample_per_partition,
+        connection=connection_of(bootstrap, command_config),
+        spark=spark_of(master, conf),
+    )
+    return write_outcome(run_gate(options), fmt, output)

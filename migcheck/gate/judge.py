@@ -1,0 +1,162 @@
+"""Each proposed change's verdict and rule codes, from what the cluster and its readers say.
+
+Pure.  The order of the questions is the order of what really happens:
+
+1. a tool that deletes the topic (a Terraform replace or delete) loses every record,
+   whatever the counts: ``DATA_LOSS``;
+2. a change its tool refuses never happens (kafka-gitops plans no decrease; Strimzi's
+   operator, Conduktor and Kafka itself refuse one): ``REFUSED``;
+3. otherwise the change is its worst reader's verdict; when no reader is at risk, keys
+   that move are ``MOVES`` (blocking only past ``--max-moved-fraction``), and a change
+   that moves nothing is ``SAFE``.
+
+Every reason cites a rule of :data:`~migcheck.model.gate.RULES`.  A Terraform plan whose
+``before`` differs from the live count also says so (drift), without blocking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from migcheck.model.gate import (
+    RULES,
+    RULES_DOC,
+    GateMoved,
+    GateReader,
+    GateVerdict,
+    Proposal,
+    RuleRef,
+    SourceKind,
+    worst,
+)
+from migcheck.model.readers import ReaderJudgement, ReaderRisk
+
+#: The plain readers' risks as gate rules.
+RISK_RULES = {
+    ReaderRisk.LOSS_RISK: "MC301",
+    ReaderRisk.UNKNOWN: "MC302",
+    ReaderRisk.ORDER: "MC303",
+}
+
+#: A stateful app's verdict (``migcheck app``'s level) as a gate rule.
+APP_RULES = {"CRASH": "MC201", "CORRUPT": "MC202", "STALL": "MC203"}
+
+#: Kafka's own refusal of a decrease (the controller's InvalidPartitionsException).
+KAFKA_DECREASE = (
+    "Kafka refuses it: Topic currently has {live} partitions, which is higher than the "
+    "requested {to}."
+)
+
+
+def rule(code: str, text: str) -> RuleRef:
+    """A reason citing ``code``, linked to its page."""
+    r = RULES[code]
+    return RuleRef(code=code, verdict=r.verdict, text=text, doc=f"{RULES_DOC}#{r.anchor}")
+
+
+def plain_reader(kind: str, id: str, judgements: Sequence[ReaderJudgement]) -> GateReader:
+    """A reader that keeps no state, by its judgements (none: SAFE)."""
+    codes = [RISK_RULES[j["risk"]] for j in judgements if j["risk"] in RISK_RULES]
+    texts = [j["text"] for j in judgements if j["risk"] in RISK_RULES]
+    verdict = worst([RULES[c].verdict for c in codes])
+    return GateReader(kind=kind, id=id, verdict=verdict, reasons=texts, rules=codes)
+
+
+def app_reader(kind: str, id: str, level: str, reasons: Sequence[str]) -> GateReader:
+    """A stateful app, by ``migcheck app``'s verdict for the change and its reasons."""
+    code = APP_RULES.get(level)
+    verdict = RULES[code].verdict if code else GateVerdict.SAFE
+    return GateReader(
+        kind=kind, id=id, verdict=verdict, reasons=list(reasons), rules=[code] if code else []
+    )
+
+
+def unknown_reader(kind: str, id: str, why: str) -> GateReader:
+    """A reader the gate could not judge: ``why`` says what settles it."""
+    return GateReader(kind=kind, id=id, verdict=GateVerdict.UNKNOWN, reasons=[why], rules=["MC302"])
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A change's verdict and the rules behind it."""
+
+    verdict: GateVerdict
+    rules: tuple[RuleRef, ...]
+
+    @property
+    def blocks(self) -> bool:
+        """Whether it fails the gate unless accepted: any blocking rule cited."""
+        return any(RULES[r["code"]].blocks for r in self.rules)
+
+
+def judge(
+    p: Proposal,
+    live: int,
+    readers: Sequence[GateReader],
+    moved: GateMoved | None,
+    max_moved_fraction: float | None,
+    decrease_words: str = "",
+) -> Judged:
+    """The verdict of ``p`` against the live count; ``decrease_words``: the refusal of a
+    decrease in its tool's own words (a manifest's operator), else Kafka's."""
+    drift = _drift(p, live)
+    if p.destroys:
+        code = "MC102" if p.after is None else "MC101"
+        return Judged(GateVerdict.DATA_LOSS, (rule(code, _destroyed(p)), *drift))
+    if p.refused:
+        return Judged(GateVerdict.REFUSED, (rule("MC402", p.refused), *drift))
+    assert p.after is not None  # only a destroying change has none
+    if p.after < live:
+        return _decrease(p, live, decrease_words, drift)
+    if p.after == live:
+        return Judged(GateVerdict.SAFE, drift)
+    return _grow(p, readers, moved, max_moved_fraction, drift)
+
+
+def _decrease(p: Proposal, live: int, words: str, drift: tuple[RuleRef, ...]) -> Judged:
+    code = "MC401" if p.source.kind in (SourceKind.STRIMZI,) else "MC402"
+    text = words or KAFKA_DECREASE.format(live=live, to=p.after)
+    return Judged(GateVerdict.REFUSED, (rule(code, text), *drift))
+
+
+def _grow(
+    p: Proposal,
+    readers: Sequence[GateReader],
+    moved: GateMoved | None,
+    max_moved_fraction: float | None,
+    drift: tuple[RuleRef, ...],
+) -> Judged:
+    cited = [
+        rule(code, f"{r['kind']} {r['id']}: {text}")
+        for r in readers
+        for code, text in zip(r["rules"], r["reasons"], strict=False)
+    ]
+    at_risk = worst([r["verdict"] for r in readers])
+    if at_risk is not GateVerdict.SAFE:
+        return Judged(at_risk, (*cited, *drift))
+    if moved is None or moved["keys"] == 0:
+        return Judged(GateVerdict.SAFE, drift)
+    share = f"{moved['keys']:,} keys ({moved['fraction']:.1%} of the topic's) change partition"
+    if max_moved_fraction is not None and moved["fraction"] > max_moved_fraction:
+        text = f"{share}: more than --max-moved-fraction {max_moved_fraction:g}"
+        return Judged(GateVerdict.MOVES, (rule("MC502", text), *drift))
+    return Judged(GateVerdict.MOVES, (rule("MC501", share), *drift))
+
+
+def _destroyed(p: Proposal) -> str:
+    how = "replaces" if p.after is not None else "deletes"
+    why = f" ({p.destroy_reason})" if p.destroy_reason else ""
+    return f"{p.source.address} {how} the topic{why}: every record in it is lost"
+
+
+def _drift(p: Proposal, live: int) -> tuple[RuleRef, ...]:
+    if p.source.kind is not SourceKind.TERRAFORM or p.before is None or p.before == live:
+        return ()
+    return (
+        rule(
+            "MC601",
+            f"the plan says {p.topic} has {p.before} partitions; the cluster has {live}: "
+            "the change is judged against the cluster",
+        ),
+    )

@@ -1,0 +1,50 @@
+"""What to run next for a change, with the real ids filled in: the gate's "next" commands.
+
+Pure.  Each command is one line an operator can paste: every id from the cluster is one
+shell word (:func:`~migcheck.untrusted.sh_word`), never code.  Stateful apps get their
+reprocess runbook, plain readers with per-key order or loss at stake the ordering
+runbook, a topic a tool would destroy the Terraform guard that stops it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from migcheck.model.gate import GateReader, GateVerdict, Proposal, SourceKind
+from migcheck.model.readers import STATEFUL_KINDS, ReaderKind
+from migcheck.untrusted import sh_word
+
+#: The plain readers whose verdicts the ordering runbook settles.
+_GROUP_VERDICTS = (GateVerdict.ORDER, GateVerdict.LOSS_RISK)
+
+PREVENT_DESTROY = (
+    "keep the topic: add lifecycle { prevent_destroy = true } to {address}, and raise "
+    "partitions only upward (Kafka cannot remove partitions; the provider replaces the topic)"
+)
+
+
+def next_steps(
+    bootstrap: str, command_config: str | None, p: Proposal, verdict: GateVerdict,
+    readers: Sequence[GateReader],
+) -> list[str]:  # fmt: skip
+    """The commands (or, for a destroyed topic, the guard) that make ``p`` safe."""
+    if verdict is GateVerdict.DATA_LOSS:
+        guard = PREVENT_DESTROY.replace("{address}", p.source.address)
+        return [guard] if p.source.kind is SourceKind.TERRAFORM else []
+    if verdict in (GateVerdict.REFUSED, GateVerdict.SAFE, GateVerdict.MOVES) or p.after is None:
+        return []
+    base = ["migcheck", "runbook", "--bootstrap-server", bootstrap]
+    base += ["--command-config", command_config] if command_config else []
+    change = ["--topic", p.topic, "--to", str(p.after)]
+    at_risk = [r for r in readers if r["verdict"] is not GateVerdict.SAFE]
+    apps = [r for r in at_risk if ReaderKind(r["kind"]) in STATEFUL_KINDS]
+    groups = [r for r in at_risk if r["verdict"] in _GROUP_VERDICTS and r not in apps]
+    lines = [_line([*base, "--application-id", r["id"], *change]) for r in apps]
+    if groups:
+        named = [a for r in groups for a in ("--group", r["id"])]
+        lines.append(_line([*base, *named, *change]))
+    return lines
+
+
+def _line(argv: Sequence[str]) -> str:
+    return " ".join(sh_word(a) for a in argv)
