@@ -48,12 +48,14 @@ class QuixApp:
     changelog: bool = True
     input_partitions: int = 3
     group: str = ""
-    input: str = ""
+    input: str = ""  # an existing topic to read, shared with other readers; default a new one
     state: Path = field(default_factory=Path)
 
     def __post_init__(self) -> None:
         self.group = self.kafka.unique("quix-counter")
-        self.input = self.kafka.create_topic(f"{self.group}-orders", self.input_partitions)
+        self.input = self.input or self.kafka.create_topic(
+            f"{self.group}-orders", self.input_partitions
+        )
         self.state = state_dir() / "quix-state" / self.group
 
     @property

@@ -144,11 +144,15 @@ class StreamsApp:
     session_timeout_ms: int | None = None
     #: The application id's prefix (a unique suffix follows); default ``app-<topology>``.
     app_prefix: str = ""
+    #: An input topic that exists already, shared with other readers; default a new one.
+    shared_input: str = ""
 
     def __post_init__(self) -> None:
         k = self.kafka
         self.app_id = k.unique(self.app_prefix or f"app-{self.topology}")
-        self.input = k.create_topic(f"{self.app_id}-orders", self.input_partitions)
+        self.input = self.shared_input or k.create_topic(
+            f"{self.app_id}-orders", self.input_partitions
+        )
         self.table = k.create_topic(f"{self.app_id}-customers", 3)
         self.output = k.create_topic(f"{self.app_id}-enriched", 3)
         home = self.home or state_dir()
