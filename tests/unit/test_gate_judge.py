@@ -1,0 +1,126 @@
+"""The gate's verdicts, without a cluster: the order of the questions, the rule codes, the
+next commands.  Expected values are written by hand from the issue's rules (a destroyed
+topic is DATA_LOSS whatever its readers; a refused change never happens; else the worst
+reader; MOVES when keys move and no reader is at risk)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from migcheck.gate.judge import app_reader, judge, plain_reader, unknown_reader
+from migcheck.gate.next_steps import next_steps
+from migcheck.model.gate import (
+    RULES,
+    SEVERITY,
+    GateMoved,
+    GateVerdict,
+    Proposal,
+    Source,
+    SourceKind,
+    worst,
+)
+from migcheck.model.readers import ReaderRisk
+
+TF = Source(SourceKind.TERRAFORM, "plan.json", "module.kafka.kafka_topic.orders")
+CHANGE = Source(SourceKind.CHANGE, None, "--change")
+MOVED: GateMoved = {"keys": 205, "fraction": 0.5125, "records": 400, "bytes": 4000, "exact": True}
+CRASHING = app_reader("kafka-streams", "shop", "CRASH", ["Existing internal topic ..."])
+LOSING = plain_reader("consumer-group", "billing", [{"risk": ReaderRisk.LOSS_RISK, "text": "x"}])
+QUIET = plain_reader("consumer-group", "audit", [])
+
+
+def _codes(j) -> list[str]:
+    return [r["code"] for r in j.rules]
+
+
+def test_the_verdicts_are_ordered_worst_first_as_the_issue_lists_them() -> None:
+    assert [v.value for v in SEVERITY] == [
+        "DATA_LOSS", "CRASH", "CORRUPT", "STALL", "LOSS_RISK", "UNKNOWN", "ORDER", "REFUSED",
+        "MOVES", "SAFE",
+    ]  # fmt: skip
+    assert worst([GateVerdict.ORDER, GateVerdict.CORRUPT, GateVerdict.MOVES]) == "CORRUPT"
+    assert worst([]) == "SAFE"
+
+
+def test_a_replace_is_data_loss_whatever_its_readers_say() -> None:
+    p = Proposal("orders", 12, 6, TF, destroys=True, destroy_reason="replace_because_cannot_update")
+    j = judge(p, 12, [QUIET], MOVED, None)
+    assert (j.verdict, _codes(j), j.blocks) == ("DATA_LOSS", ["MC101"], True)
+    assert "replace_because_cannot_update" in j.rules[0]["text"]
+    deleted = judge(Proposal("orders", 12, None, TF, destroys=True), 12, [], None, None)
+    assert _codes(deleted) == ["MC102"]
+
+
+def test_a_refused_change_never_happens_so_its_readers_do_not_count() -> None:
+    gitops = Proposal("orders", 6, 3, Source(SourceKind.KAFKA_GITOPS, "p.json", "orders"),
+                      refused="kafka-gitops: decrease refused")  # fmt: skip
+    assert judge(gitops, 6, [CRASHING], MOVED, None).verdict == "REFUSED"
+    strimzi = Proposal("orders", None, 3, Source(SourceKind.STRIMZI, "t.yaml", "KafkaTopic/orders"))
+    j = judge(strimzi, 6, [CRASHING], None, None, decrease_words="NotSupported: decrease")
+    assert (j.verdict, _codes(j), j.rules[0]["text"]) == (
+        "REFUSED",
+        ["MC401"],
+        "NotSupported: decrease",
+    )
+    plain = judge(Proposal("orders", None, 3, CHANGE), 6, [], None, None)
+    assert _codes(plain) == ["MC402"] and "higher than the requested 3" in plain.rules[0]["text"]
+
+
+def test_a_growing_topic_is_its_worst_readers_verdict() -> None:
+    p = Proposal("orders", None, 6, CHANGE)
+    j = judge(p, 3, [QUIET, LOSING, CRASHING], MOVED, None)
+    assert j.verdict == "CRASH" and _codes(j) == ["MC301", "MC201"]
+    assert j.rules[1]["doc"] == "docs/rules.md#mc201"
+
+
+def test_moves_blocks_only_past_the_max_moved_fraction() -> None:
+    p = Proposal("orders", None, 6, CHANGE)
+    j = judge(p, 3, [QUIET], MOVED, None)
+    assert (j.verdict, _codes(j), j.blocks) == ("MOVES", ["MC501"], False)
+    j = judge(p, 3, [QUIET], MOVED, 0.5)
+    assert (j.verdict, _codes(j), j.blocks) == ("MOVES", ["MC502"], True)
+    nothing: GateMoved = {**MOVED, "keys": 0, "fraction": 0.0}
+    assert judge(p, 3, [], nothing, None).verdict == "SAFE"
+
+
+def test_a_plan_that_believes_another_count_is_drift_which_never_blocks() -> None:
+    p = Proposal("orders", 4, 6, TF)
+    j = judge(p, 3, [], MOVED, None)
+    assert _codes(j) == ["MC501", "MC601"] and not j.blocks
+    assert "the plan says orders has 4 partitions; the cluster has 3" in j.rules[1]["text"]
+
+
+def test_unknown_and_app_readers_carry_their_codes() -> None:
+    assert unknown_reader("kafka-streams", "a", "why")["rules"] == ["MC302"]
+    assert app_reader("quix-streams", "q", "CORRUPT", ["r"])["verdict"] == "CORRUPT"
+    assert app_reader("kafka-streams", "s", "SAFE", [])["rules"] == []
+    assert set(RULES) >= {"MC201", "MC202", "MC301", "MC302", "MC303"}
+
+
+def _words(line: str) -> list[str]:
+    """The words bash reads from ``line`` (its first word a function printing them)."""
+    script = "migcheck() { printf '%s\\0' migcheck \"$@\"; }; " + line
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout
+    return out.decode().split("\0")[:-1]
+
+
+@pytest.mark.parametrize("hostile", ["shop; rm -rf /", "$(touch x)", "a'b", "--all-groups"])
+def test_next_steps_pass_each_id_as_one_shell_word(hostile: str) -> None:
+    p = Proposal("orders", None, 6, CHANGE)
+    app = app_reader("kafka-streams", hostile, "CRASH", ["e"])
+    group = plain_reader("consumer-group", hostile, [{"risk": ReaderRisk.ORDER, "text": "t"}])
+    lines = next_steps("b:9092", "/etc/c.properties", p, GateVerdict.CRASH, [app, group])
+    assert [_words(line) for line in lines] == [
+        ["migcheck", "runbook", "--bootstrap-server", "b:9092", "--command-config",
+         "/etc/c.properties", "--application-id", hostile, "--topic", "orders", "--to", "6"],
+        ["migcheck", "runbook", "--bootstrap-server", "b:9092", "--command-config",
+         "/etc/c.properties", "--group", hostile, "--topic", "orders", "--to", "6"],
+    ]  # fmt: skip
+
+
+def test_a_destroyed_topic_next_step_is_terraforms_guard() -> None:
+    p = Proposal("orders", 12, 6, TF, destroys=True)
+    (line,) = next_steps("b:9092", None, p, GateVerdict.DATA_LOSS, [])
+    assert "lifecycle { prevent_destroy = true }" in line and TF.address in line
