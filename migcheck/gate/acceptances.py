@@ -104,7 +104,7 @@ def _parse(path: str, text: str) -> _Doc:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
-        problem = " ".join(str(e.problem or e.context or "not YAML").split())
+        problem = _yaml_problem(e)
         raise UsageError(f"--accept {visible(path)}{line}: not valid YAML: {problem}") from None
     except yaml.YAMLError as e:
         problem = " ".join(str(e).split())
@@ -112,6 +112,14 @@ def _parse(path: str, text: str) -> _Doc:
     finally:
         loader.dispose()
     return _Doc(path, data, node)
+
+
+def _yaml_problem(e: yaml.MarkedYAMLError) -> str:
+    """pyyaml's context and problem on one line ("expected a single document in the
+    stream, but found another document")."""
+    parts = [str(p) for p in (e.context, e.problem) if p]
+    text = ", ".join(parts) if len(parts) == 2 and parts[1].startswith("but ") else ": ".join(parts)
+    return " ".join((text or "not YAML").split())
 
 
 def _value_node(node: yaml.Node | None, key: str) -> yaml.Node | None:

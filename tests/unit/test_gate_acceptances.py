@@ -124,6 +124,11 @@ ENTRY = "  - topic: orders\n    to: 6\n    verdict: CRASH\n    reason: ok\n"
         ("acept:\n" + ENTRY, "accept.yaml:2: acept: unknown key (only 'accept')"),
         ("", "accept.yaml: expected a mapping with the key 'accept'"),
         ("accept: [\n", "accept.yaml:2: not valid YAML"),
+        (
+            "accept: []\n---\naccept: []\n",
+            "accept.yaml:2: not valid YAML: expected a single document in the stream",
+        ),
+        ("accept:\n", "accept.yaml:1: accept: expected a list of acceptances"),
         ("accept: !!python/object:os.system {}\n", "accept.yaml:1: not valid YAML"),
     ],
 )
