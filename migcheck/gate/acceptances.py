@@ -278,19 +278,3 @@ def match(
     if best is None:
         return AcceptanceMatch(accepted=False, acceptance=None, stale=())
     return AcceptanceMatch(accepted=False, acceptance=best[0], stale=best[1])
-
-
-def stale_text(found: AcceptanceMatch, to: int, verdict: GateVerdict) -> str:
-    """One line on why a stale acceptance does not cover the change, for the reports:
-    ``stale: to differs (accepted 6, proposed 12); verdict differs (accepted CRASH,
-    proposed CORRUPT)``.  Empty when nothing is stale.  The text holds the file's own
-    values: a report escapes it for its format."""
-    a = found.acceptance
-    if a is None or not found.stale:
-        return ""
-    parts = {
-        "to": f"to differs (accepted {a.to}, proposed {to})",
-        "verdict": f"verdict differs (accepted {a.verdict}, proposed {verdict.value})",
-        "expires": f"expired (last valid day {a.expires})",
-    }
-    return "stale: " + "; ".join(parts[f] for f in found.stale)

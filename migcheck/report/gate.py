@@ -60,13 +60,21 @@ def _acceptance_line(c: GateChange) -> str | None:
     if c["accepted"]:
         until = f", until {a['expires']}" if a["expires"] else ""
         return f"Accepted: {a['reason']}{until}."
+    return f"Stale acceptance ({a['reason']}): {stale_words(c)}."
+
+
+def stale_words(c: GateChange) -> str:
+    """Why the change's acceptance does not cover it: each field that differs, with the
+    file's value and the change's."""
+    a = c["acceptance"]
+    if a is None:
+        return ""
     said = {
         "to": f"to differs (accepted {a['to']}, proposed {c['to']})",
-        "verdict": f"verdict differs (accepted {a['verdict']}, now {c['verdict']})",
-        "expires": f"it expired on {a['expires']}",
+        "verdict": f"verdict differs (accepted {a['verdict']}, proposed {c['verdict']})",
+        "expires": f"expired (last valid day {a['expires']})",
     }
-    differs = ", ".join(said.get(f, f) for f in a["stale"])
-    return f"Stale acceptance ({a['reason']}): {differs}."
+    return "; ".join(said[f] for f in a["stale"])
 
 
 # --- text and HTML, through the blocks ---------------------------------------------------
