@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from migcheck.errors import UsageError
-from migcheck.gate.inputs.common import MAX_COUNT
+from migcheck.gate.inputs.common import MAX_COUNT, shown
 from migcheck.model.gate import Proposal, Source, SourceKind
 from migcheck.untrusted import visible
 
@@ -24,7 +24,7 @@ def read_change(text: str) -> Proposal:
         raise _bad(text, "expected TOPIC=N")
     # at most 10 digits before int(): Python refuses to convert very long digit strings
     if not _DIGITS.fullmatch(count) or len(count) > 10 or not 1 <= int(count) <= MAX_COUNT:
-        raise _bad(text, f"{visible(count)!s} is not a partition count (1 to {MAX_COUNT})")
+        raise _bad(text, f"{shown(count)} is not a partition count (1 to {MAX_COUNT})")
     return Proposal(topic, None, int(count), Source(SourceKind.CHANGE, None, FORM))
 
 

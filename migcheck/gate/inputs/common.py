@@ -25,9 +25,10 @@ MAX_COUNT = 2**31 - 1
 
 
 def problem(file: str, place: str, what: str) -> UsageError:
-    """The one-line error for ``what`` is wrong at ``place`` in ``file``."""
+    """The one-line error for ``what`` is wrong at ``place`` in ``file`` (``what`` made
+    one line too: it may quote a parser's message, which can span several)."""
     where = f"{visible(file)}: {place}" if place else visible(file)
-    return UsageError(f"{where}: {what}")
+    return UsageError(f"{where}: {visible(what)}")  # what may quote a parser's message
 
 
 def read_text(path: str, form: str) -> str:

@@ -122,7 +122,7 @@ def _load_all(file: str) -> list[Any]:
         place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise problem(file, place, f"not YAML ({e.problem or e.context})") from None
     except yaml.YAMLError as e:
-        raise problem(file, "", f"not YAML ({e})") from None
+        raise problem(file, "", f"not YAML ({str(e).splitlines()[0]})") from None
     except RecursionError:
         raise problem(file, "", "not YAML this tool can read (nested too deep)") from None
 
