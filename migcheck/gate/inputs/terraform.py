@@ -61,15 +61,17 @@ FORM = "--terraform-plan"
 class TopicResource:
     """Where a provider's topic resource keeps the topic's name and partition count."""
 
-    provider: str  # the provider's registry address, for the docs
+    provider: str  # the provider's address as Terraform's provider_name writes it
     name: str  # the attribute holding the topic's name
     partitions: str  # the attribute holding the partition count
-    default: int | None  # the provider's default when the count is left out
+    #: the provider's default when the count is left out: the plan already shows it as
+    #: the after count; kept so a report can say why a deleted line is a decrease
+    default: int | None
 
 
 #: The topic resources read, by resource type.
 TOPIC_RESOURCES: Mapping[str, TopicResource] = {
-    "kafka_topic": TopicResource("registry.terraform.io/Mongey/kafka", "name", "partitions", None),
+    "kafka_topic": TopicResource("registry.terraform.io/mongey/kafka", "name", "partitions", None),
     "confluent_kafka_topic": TopicResource(
         "registry.terraform.io/confluentinc/confluent", "topic_name", "partitions_count", 6
     ),
