@@ -21,7 +21,14 @@ from migcheck.commands.readers import reader_entries
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, MigcheckError, UsageError
 from migcheck.gate.acceptances import load_acceptances, match
 from migcheck.gate.inputs import read_proposals
-from migcheck.gate.judge import Judged, app_reader, judge, plain_reader, unknown_reader
+from migcheck.gate.judge import (
+    Judged,
+    app_reader,
+    grown,
+    plain_reader,
+    settled,
+    unknown_reader,
+)
 from migcheck.gate.next_steps import next_steps
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import topics_with_prefix
@@ -117,7 +124,8 @@ def _live_counts(client: ClientConfig, proposals: Sequence[Proposal]) -> dict[st
 
 
 def _grows(p: Proposal, live: Mapping[str, int]) -> bool:
-    return not p.destroys and not p.refused and p.after is not None and p.after > live[p.topic]
+    """Whether the change reaches the topic and grows it (its readers then decide)."""
+    return settled(p, live[p.topic]) is None
 
 
 def _moved(
@@ -165,11 +173,14 @@ def _change(
     accepted: Sequence[Acceptance],
     today: dt.date,
 ) -> GateChange:
-    grows = p.after is not None and p.after > live
-    entries = reader_entries(client, p.topic, live, found, p.after if grows else None)
-    readers = [_reader(options, p, e) if grows else _listed(e) for e in entries]
-    measured = moved.get((p.topic, p.after)) if p.after is not None else None
-    judged = judge(p, live, readers, measured, options.max_moved_fraction)
+    judged = settled(p, live)
+    entries = reader_entries(client, p.topic, live, found, None if judged else p.after)
+    if judged is None:  # the topic grows: its readers decide
+        readers = [_reader(options, p, e) for e in entries]
+        measured = moved.get((p.topic, p.after)) if p.after is not None else None
+        judged = grown(p, live, readers, measured, options.max_moved_fraction)
+    else:  # destroyed, refused or unchanged: its readers are listed, not judged
+        readers, measured = [_listed(e) for e in entries], None
     acceptance, covered = _acceptance(p, judged, accepted, today)
     return {
         "topic": p.topic,

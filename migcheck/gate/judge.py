@@ -5,7 +5,8 @@ Pure.  The order of the questions is the order of what really happens:
 1. a tool that deletes the topic (a Terraform replace or delete) loses every record,
    whatever the counts: ``DATA_LOSS``;
 2. a change its tool refuses never happens (kafka-gitops plans no decrease; Strimzi's
-   operator, Conduktor and Kafka itself refuse one): ``REFUSED``;
+   operator and Kafka itself refuse one, Conduktor any change of the count): ``REFUSED``,
+   in the tool's own words (:data:`REFUSALS`);
 3. otherwise the change is its worst reader's verdict; when no reader is at risk, keys
    that move are ``MOVES`` (blocking only past ``--max-moved-fraction``), and a change
    that moves nothing is ``SAFE``.
@@ -16,9 +17,15 @@ Every reason cites a rule of :data:`~migcheck.model.gate.RULES`.  A Terraform pl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from migcheck.gate.inputs import (
+    CONDUKTOR_DECREASE,
+    KAFKA_DECREASE,
+    STRIMZI_DECREASE,
+    STRIMZI_DECREASE_REASON,
+)
 from migcheck.model.gate import (
     RULES,
     RULES_DOC,
@@ -42,11 +49,29 @@ RISK_RULES = {
 #: A stateful app's verdict (``migcheck app``'s level) as a gate rule.
 APP_RULES = {"CRASH": "MC201", "CORRUPT": "MC202", "STALL": "MC203"}
 
-#: Kafka's own refusal of a decrease (the controller's InvalidPartitionsException).
-KAFKA_DECREASE = (
-    "Kafka refuses it: Topic currently has {live} partitions, which is higher than the "
-    "requested {to}."
-)
+
+@dataclass(frozen=True)
+class Refusal:
+    """How a tool refuses a partition change, in its own words."""
+
+    code: str
+    words: str  # formatted with topic, before (the live count) and after
+    any_change: bool = False  # it refuses an increase too, not only a decrease
+
+
+#: Each tool that refuses a change itself; any other change reaches Kafka, which refuses a
+#: decrease (KRaft's controller, checked against a 4.3 broker).
+REFUSALS: Mapping[SourceKind, Refusal] = {
+    SourceKind.STRIMZI: Refusal(
+        "MC401",
+        f"Strimzi's Topic Operator sets Ready=False, reason {STRIMZI_DECREASE_REASON}: "
+        f"{STRIMZI_DECREASE} (the rest of the edit is still applied)",
+    ),
+    SourceKind.CONDUKTOR: Refusal(
+        "MC402", f"Conduktor refuses it: {CONDUKTOR_DECREASE}", any_change=True
+    ),
+}
+KAFKA_REFUSAL = Refusal("MC402", f"Kafka refuses it: {KAFKA_DECREASE}")
 
 
 def rule(code: str, text: str) -> RuleRef:
@@ -96,10 +121,14 @@ def judge(
     readers: Sequence[GateReader],
     moved: GateMoved | None,
     max_moved_fraction: float | None,
-    decrease_words: str = "",
 ) -> Judged:
-    """The verdict of ``p`` against the live count; ``decrease_words``: the refusal of a
-    decrease in its tool's own words (a manifest's operator), else Kafka's."""
+    """The verdict of ``p`` against the live count."""
+    return settled(p, live) or grown(p, live, readers, moved, max_moved_fraction)
+
+
+def settled(p: Proposal, live: int) -> Judged | None:
+    """The verdict of a change its readers cannot change: a destroyed topic, a refused
+    change, no change of the count; None for a topic that grows (its readers decide)."""
     drift = _drift(p, live)
     if p.destroys:
         code = "MC102" if p.after is None else "MC101"
@@ -107,26 +136,25 @@ def judge(
     if p.refused:
         return Judged(GateVerdict.REFUSED, (rule("MC402", p.refused), *drift))
     assert p.after is not None  # only a destroying change has none
-    if p.after < live:
-        return _decrease(p, live, decrease_words, drift)
     if p.after == live:
         return Judged(GateVerdict.SAFE, drift)
-    return _grow(p, readers, moved, max_moved_fraction, drift)
+    refusal = REFUSALS.get(p.source.kind, KAFKA_REFUSAL)
+    if p.after < live or refusal.any_change:
+        text = refusal.words.format(topic=p.topic, before=live, after=p.after)
+        return Judged(GateVerdict.REFUSED, (rule(refusal.code, text), *drift))
+    return None
 
 
-def _decrease(p: Proposal, live: int, words: str, drift: tuple[RuleRef, ...]) -> Judged:
-    code = "MC401" if p.source.kind in (SourceKind.STRIMZI,) else "MC402"
-    text = words or KAFKA_DECREASE.format(live=live, to=p.after)
-    return Judged(GateVerdict.REFUSED, (rule(code, text), *drift))
-
-
-def _grow(
+def grown(
     p: Proposal,
+    live: int,
     readers: Sequence[GateReader],
     moved: GateMoved | None,
     max_moved_fraction: float | None,
-    drift: tuple[RuleRef, ...],
 ) -> Judged:
+    """A growing topic's verdict: its worst reader's; MOVES when keys move and no reader
+    is at risk (blocking past ``max_moved_fraction``); SAFE when nothing moves."""
+    drift = _drift(p, live)
     cited = [
         rule(code, f"{r['kind']} {r['id']}: {text}")
         for r in readers

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from migcheck.model.gate import GateReader, GateVerdict, Proposal, SourceKind
 from migcheck.model.readers import STATEFUL_KINDS, ReaderKind
-from migcheck.untrusted import sh_word
+from migcheck.untrusted import arg_problem, quoted, sh_word
 
 #: The plain readers whose verdicts the ordering runbook settles.
 _GROUP_VERDICTS = (GateVerdict.ORDER, GateVerdict.LOSS_RISK)
@@ -47,4 +47,10 @@ def next_steps(
 
 
 def _line(argv: Sequence[str]) -> str:
+    """The command as one line of shell words; where an id cannot be one (``migcheck
+    runbook`` would refuse it too), why, instead of a command."""
+    for arg in argv:
+        problem = arg_problem(arg)
+        if problem:
+            return f"no runbook can name {quoted(arg)}: {problem}"
     return " ".join(sh_word(a) for a in argv)

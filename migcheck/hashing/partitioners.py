@@ -20,7 +20,7 @@ import numpy as np
 
 from migcheck.errors import UnhashedKeyError, UsageError
 from migcheck.hashing import kernels
-from migcheck.model.topics import CountChange, compare_count
+from migcheck.model.topics import MAX_PARTITIONS, CountChange, compare_count
 
 if TYPE_CHECKING:  # pyarrow is imported only for Arrow input: a one-key lookup skips it
     import pyarrow as pa
@@ -28,8 +28,6 @@ if TYPE_CHECKING:  # pyarrow is imported only for Arrow input: a one-key lookup 
 #: Keys as the public functions take them: an Arrow array, or Python bytes (None = null).
 Keys: TypeAlias = "pa.Array | pa.ChunkedArray | Iterable[bytes | None]"
 
-#: Kafka's upper bound on a topic's partition count (a positive Java int).
-MAX_PARTITIONS = 2**31 - 1
 
 #: Marks a record whose key the partitioner does not hash (null key, or empty key
 #: under ``consistent_random``) in the vectorized results.

@@ -16,6 +16,9 @@ count grows, keeps or shrinks the current one is answered once, as data
 import re
 from enum import StrEnum
 
+#: Kafka's upper bound on a topic's partition count (a positive Java int).
+MAX_PARTITIONS = 2**31 - 1
+
 #: The suffix of a Kafka Streams store's changelog topic.
 CHANGELOG_SUFFIX = "-changelog"
 

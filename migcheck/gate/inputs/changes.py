@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 
 from migcheck.errors import UsageError
-from migcheck.gate.inputs.common import MAX_COUNT, shown
+from migcheck.gate.inputs.common import shown
 from migcheck.model.gate import Proposal, Source, SourceKind
+from migcheck.model.topics import MAX_PARTITIONS
 from migcheck.untrusted import visible
 
 FORM = "--change"
@@ -23,8 +24,8 @@ def read_change(text: str) -> Proposal:
     if not sep or not topic:
         raise _bad(text, "expected TOPIC=N")
     # at most 10 digits before int(): Python refuses to convert very long digit strings
-    if not _DIGITS.fullmatch(count) or len(count) > 10 or not 1 <= int(count) <= MAX_COUNT:
-        raise _bad(text, f"{shown(count)} is not a partition count (1 to {MAX_COUNT})")
+    if not _DIGITS.fullmatch(count) or len(count) > 10 or not 1 <= int(count) <= MAX_PARTITIONS:
+        raise _bad(text, f"{shown(count)} is not a partition count (1 to {MAX_PARTITIONS})")
     return Proposal(topic, None, int(count), Source(SourceKind.CHANGE, None, FORM))
 
 

@@ -16,12 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from migcheck.errors import UsageError
+from migcheck.model.topics import MAX_PARTITIONS
 from migcheck.untrusted import visible
-
-#: Kafka's largest partition count (an int32); the same bound as
-#: ``migcheck.hashing.partitioners.MAX_PARTITIONS``, written here so that reading a file
-#: does not import the hash kernels.
-MAX_COUNT = 2**31 - 1
 
 
 def problem(file: str, place: str, what: str) -> UsageError:
@@ -65,8 +61,8 @@ def count_at(value: Any, file: str, place: str) -> int:
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise problem(file, place, f"{shown(value)} is not a partition count (an integer)")
-    if not 1 <= value <= MAX_COUNT:
-        raise problem(file, place, f"{value} is not a partition count (1 to {MAX_COUNT})")
+    if not 1 <= value <= MAX_PARTITIONS:
+        raise problem(file, place, f"{value} is not a partition count (1 to {MAX_PARTITIONS})")
     return value
 
 
