@@ -29,6 +29,7 @@ from migcheck.gate.inputs import (
 from migcheck.model.gate import (
     RULES,
     RULES_DOC,
+    SEVERITY,
     GateMoved,
     GateReader,
     GateVerdict,
@@ -160,6 +161,7 @@ def grown(
         for r in readers
         for code, text in zip(r["rules"], r["reasons"], strict=False)
     ]
+    cited.sort(key=lambda r: SEVERITY.index(r["verdict"]))  # worst first, stable
     at_risk = worst([r["verdict"] for r in readers])
     if at_risk is not GateVerdict.SAFE:
         return Judged(at_risk, (*cited, *drift))
@@ -172,10 +174,22 @@ def grown(
     return Judged(GateVerdict.MOVES, (rule("MC501", share), *drift))
 
 
+#: What keeps a topic that Terraform would destroy.
+PREVENT_DESTROY = (
+    "; keep it: lifecycle {{ prevent_destroy = true }} on {address}, and raise partitions "
+    "only upward (Kafka cannot remove partitions, so the provider replaces the topic)"
+)
+
+
 def _destroyed(p: Proposal) -> str:
     how = "replaces" if p.after is not None else "deletes"
     why = f" ({p.destroy_reason})" if p.destroy_reason else ""
-    return f"{p.source.address} {how} the topic{why}: every record in it is lost"
+    keep = (
+        PREVENT_DESTROY.format(address=p.source.address)
+        if p.source.kind is SourceKind.TERRAFORM
+        else ""
+    )
+    return f"{p.source.address} {how} the topic{why}: every record in it is lost{keep}"
 
 
 def _drift(p: Proposal, live: int) -> tuple[RuleRef, ...]:

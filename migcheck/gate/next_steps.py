@@ -3,35 +3,30 @@
 Pure.  Each command is one line an operator can paste: every id from the cluster is one
 shell word (:func:`~migcheck.untrusted.sh_word`), never code.  Stateful apps get their
 reprocess runbook, plain readers with per-key order or loss at stake the ordering
-runbook, a topic a tool would destroy the Terraform guard that stops it.
+runbook.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from migcheck.model.gate import GateReader, GateVerdict, Proposal, SourceKind
+from migcheck.model.gate import GateReader, GateVerdict, Proposal
 from migcheck.model.readers import STATEFUL_KINDS, ReaderKind
 from migcheck.untrusted import arg_problem, quoted, sh_word
 
+#: Verdicts no runbook serves: the change does not happen as proposed, or is safe.
+_NO_RUNBOOK = (GateVerdict.DATA_LOSS, GateVerdict.REFUSED, GateVerdict.SAFE, GateVerdict.MOVES)
 #: The plain readers whose verdicts the ordering runbook settles.
 _GROUP_VERDICTS = (GateVerdict.ORDER, GateVerdict.LOSS_RISK)
-
-PREVENT_DESTROY = (
-    "keep the topic: add lifecycle { prevent_destroy = true } to {address}, and raise "
-    "partitions only upward (Kafka cannot remove partitions; the provider replaces the topic)"
-)
 
 
 def next_steps(
     bootstrap: str, command_config: str | None, p: Proposal, verdict: GateVerdict,
     readers: Sequence[GateReader],
 ) -> list[str]:  # fmt: skip
-    """The commands (or, for a destroyed topic, the guard) that make ``p`` safe."""
-    if verdict is GateVerdict.DATA_LOSS:
-        guard = PREVENT_DESTROY.replace("{address}", p.source.address)
-        return [guard] if p.source.kind is SourceKind.TERRAFORM else []
-    if verdict in (GateVerdict.REFUSED, GateVerdict.SAFE, GateVerdict.MOVES) or p.after is None:
+    """The runbook commands that make ``p`` safe (none for a change no runbook serves:
+    a destroyed topic's guard is in its reason)."""
+    if verdict in _NO_RUNBOOK or p.after is None:
         return []
     base = ["migcheck", "runbook", "--bootstrap-server", bootstrap]
     base += ["--command-config", command_config] if command_config else []
@@ -52,5 +47,5 @@ def _line(argv: Sequence[str]) -> str:
     for arg in argv:
         problem = arg_problem(arg)
         if problem:
-            return f"no runbook can name {quoted(arg)}: {problem}"
+            return f"# no runbook can name {quoted(arg)}: {problem}"
     return " ".join(sh_word(a) for a in argv)

@@ -76,7 +76,7 @@ def gate_lines(report: GateReport) -> list[str]:
     lines = []
     for c in report["changes"]:
         if c["blocking"]:
-            first = c["rules"][0] if c["rules"] else None
+            first = next((r for r in c["rules"] if r["verdict"] == c["verdict"]), None)
             why = f": {first['code']} {first['text']}" if first else ""
             lines.append(f"{c['topic']} -> {c['to']}: {c['verdict']}{why}")
     return [_one_line(line) for line in lines]

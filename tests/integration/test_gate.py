@@ -119,7 +119,9 @@ def test_every_input_form_gets_the_verdicts_the_real_readers_bear_out(
     kafka: Kafka, readers: dict[str, Any], tmp_path: Path
 ) -> None:
     topic, third, apps = readers["topic"], readers["third"], readers["apps"]
+    # neither app shows its state on the cluster (no internal topic): their describe()
     stateless = apps["passthrough"].describe(tmp_path / "passthrough.txt")
+    unlogged = apps["count-nolog"].describe(tmp_path / "nolog.txt")
     rc, report, err = _gate(
         kafka,
         "--terraform-plan", str(_terraform(tmp_path / "up.json", "update.json",
@@ -133,6 +135,7 @@ def test_every_input_form_gets_the_verdicts_the_real_readers_bear_out(
         "--change", f"{topic}=6", "--change", f"{third}=6",
         "--group", readers["billing"],
         "--topology", f"{apps['passthrough'].app_id}={stateless}",
+        "--topology", f"{apps['count-nolog'].app_id}={unlogged}",
         "--full",
     )  # fmt: skip
     assert rc == 1 and report["verdict"] == "DATA_LOSS", err
@@ -150,7 +153,7 @@ def test_every_input_form_gets_the_verdicts_the_real_readers_bear_out(
     # refused, its readers listed unjudged
     (conduktor,) = [c for c in report["changes"] if c["source"]["kind"] == "conduktor"]
     assert (conduktor["verdict"], conduktor["rules"][0]["code"]) == ("REFUSED", "MC402")
-    assert len(conduktor["readers"]) == 5 and not conduktor["blocking"]
+    assert len(conduktor["readers"]) == 5 and conduktor["blocking"]
     # the first topic, from every other form: the same readers, the same verdicts
     forms = [c for c in report["changes"] if c["topic"] == topic and c is not conduktor]
     assert sorted(c["source"]["kind"] for c in forms) == [
@@ -168,6 +171,13 @@ def test_every_input_form_gets_the_verdicts_the_real_readers_bear_out(
     }
     assert all(c["verdict"] == "CRASH" and c["blocking"] for c in forms)
     assert f"--application-id {apps['count'].app_id}" in " ".join(forms[0]["next"])
+    # without their describe(), state that no topic shows cannot be ruled out: UNKNOWN,
+    # naming what settles it
+    _, bare, _ = _gate(kafka, "--change", f"{topic}=6", "--group", readers["billing"])
+    unseen = {r["id"]: r for r in bare["changes"][0]["readers"]}
+    for app in (apps["passthrough"], apps["count-nolog"]):
+        assert unseen[app.app_id]["verdict"] == "UNKNOWN"
+        assert "--topology APP_ID=FILE" in unseen[app.app_id]["reasons"][0]
 
     _alter_and_observe(kafka, readers, judged)
 

@@ -78,8 +78,8 @@ def test_a_refused_change_never_happens_so_its_readers_do_not_count() -> None:
 def test_a_growing_topic_is_its_worst_readers_verdict() -> None:
     p = Proposal("orders", None, 6, CHANGE)
     j = judge(p, 3, [QUIET, LOSING, CRASHING], MOVED, None)
-    assert j.verdict == "CRASH" and _codes(j) == ["MC301", "MC201"]
-    assert j.rules[1]["doc"] == "docs/rules.md#mc201"
+    assert j.verdict == "CRASH" and _codes(j) == ["MC201", "MC301"]  # worst first
+    assert j.rules[0]["doc"] == "docs/rules.md#mc201"
 
 
 def test_moves_blocks_only_past_the_max_moved_fraction() -> None:
@@ -127,7 +127,8 @@ def test_next_steps_pass_each_id_as_one_shell_word(hostile: str) -> None:
     ]  # fmt: skip
 
 
-def test_a_destroyed_topic_next_step_is_terraforms_guard() -> None:
+def test_a_destroyed_topic_says_terraforms_guard_and_has_no_runbook() -> None:
     p = Proposal("orders", 12, 6, TF, destroys=True)
-    (line,) = next_steps("b:9092", None, p, GateVerdict.DATA_LOSS, [])
-    assert "lifecycle { prevent_destroy = true }" in line and TF.address in line
+    (reason,) = judge(p, 12, [], None, None).rules
+    assert f"lifecycle {{ prevent_destroy = true }} on {TF.address}" in reason["text"]
+    assert next_steps("b:9092", None, p, GateVerdict.DATA_LOSS, []) == []
