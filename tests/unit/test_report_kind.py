@@ -85,7 +85,7 @@ def test_an_unknown_kind_is_a_migcheck_error_naming_the_kinds_known(value: objec
         render(report, "text")  # type: ignore[arg-type]
     assert isinstance(raised.value, MigcheckError)
     assert str(raised.value) == (
-        f"unknown report kind {value!r} (this migcheck knows analyze, app, plan, readers)"
+        f"unknown report kind {value!r} (this migcheck knows analyze, app, plan, readers, gate)"
     )
 
 
@@ -96,7 +96,7 @@ def test_render_command_refuses_an_unknown_kind_in_one_line(tmp_path: Path) -> N
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == (
         f"migcheck: error: {saved}: unknown report kind 'migrate' "
-        "(this migcheck knows analyze, app, plan, readers)\n"
+        "(this migcheck knows analyze, app, plan, readers, gate)\n"
     )
 
 
