@@ -256,6 +256,18 @@ def _bare(error: str) -> str:
     return re.sub(r"^(\[Error \d+\] )?(\w+(Error|Exception): ?)*", "", error).strip() or error
 
 
+def _cause(refusal: str) -> str:
+    """The broker's refusal without the words the line starts with already: Kafka's
+    "Authentication failed during authentication due to invalid credentials with SASL
+    mechanism SCRAM-SHA-512" says "authentication failed" once, as "invalid credentials
+    with SASL mechanism SCRAM-SHA-512"."""
+    text = _bare(refusal)
+    return (
+        re.sub(r"(?i)^authentication failed( during authentication)?( due to)?:? *", "", text)
+        or text
+    )
+
+
 @contextlib.contextmanager
 def _reaching(client: ClientConfig) -> Iterator[None]:
     """Turn a client's failure to bootstrap into one line that names the cause.  Every
@@ -282,7 +294,7 @@ def _reaching(client: ClientConfig) -> Iterator[None]:
         where = client.bootstrap_servers
         if failures.seen:
             raise ReadError(
-                f"authentication failed at {where}: {_bare(failures.seen[-1])} "
+                f"authentication failed at {where}: {_cause(failures.seen[-1])} "
                 "(check the credentials in --command-config)"
             ) from None
         if failures.dropped and client.options.get("security_protocol", "").startswith("SASL"):
