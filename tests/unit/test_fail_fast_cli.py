@@ -162,3 +162,14 @@ def test_a_bad_security_protocol_fails_before_any_read(closed_port: str, tmp_pat
     assert _one_line(r) == (
         "migcheck: error: --command-config: unsupported security.protocol 'SASL_TLS'"
     )
+
+
+def test_a_report_missing_a_field_is_named_in_words() -> None:
+    """``render``'s last resort for a report its checks let through: the field, not the
+    Python exception's repr (it said ``KeyError('verdict')``)."""
+    from migcheck.cli.render import _detail
+
+    assert _detail(KeyError("verdict")) == "no field 'verdict'"
+    assert _detail(TypeError("'int' object is not subscriptable")) == (
+        "a field of the wrong shape: 'int' object is not subscriptable"
+    )
