@@ -26,10 +26,15 @@ from dataclasses import dataclass
 
 from migcheck.errors import ReadError
 
-#: How long one address may take to resolve, to accept a connection and to answer: a
-#: broker on a reachable network does each in milliseconds.  The whole probe stays
-#: within the issue's 5 s even for an address that swallows packets.
-PROBE_TIMEOUT_S = 3.0
+#: How long one address may take to resolve and to accept a connection: a reachable
+#: broker does each in milliseconds, and the two together stay within issue 43's 5 s
+#: even for an address that swallows packets.
+PROBE_TIMEOUT_S = 2.0
+
+#: How long a listener that accepted the connection may take to answer a request: as
+#: long as kafka-python's bootstrap may take (config.BOOTSTRAP_TIMEOUT_MS), since a busy
+#: broker answers late, and one that never answers is not misnamed after a short wait.
+ANSWER_TIMEOUT_S = 8.0
 
 #: Kafka's API keys and the versions the probe sends (each has been in every broker
 #: since 0.10, and 4.x still takes them).
@@ -102,16 +107,21 @@ def _request(api: tuple[int, int], correlation: int, body: bytes) -> bytes:
     return struct.pack(">i", len(header) + len(body)) + header + body
 
 
-def _answer(sock: socket.socket) -> bytes:
-    """The first bytes of the listener's answer (b"" when it closed the connection)."""
+def _ask(sock: socket.socket, request: bytes) -> bytes | None:
+    """The first bytes of the listener's answer to ``request``: b"" when it closed the
+    connection (before or after the request reached it), ``None`` when it said nothing
+    within :data:`ANSWER_TIMEOUT_S`."""
     try:
+        sock.sendall(request)
         return sock.recv(8)
-    except (ConnectionResetError, TimeoutError):
+    except TimeoutError:
+        return None
+    except OSError:  # reset, or a broken pipe: closed
         return b""
 
 
-def _speaks_tls(head: bytes) -> bool:
-    return len(head) >= 2 and head[0] in TLS_RECORD_TYPES and head[1] == 3
+def _speaks_tls(head: bytes | None) -> bool:
+    return head is not None and len(head) >= 2 and head[0] in TLS_RECORD_TYPES and head[1] == 3
 
 
 def _drain(sock: socket.socket, head: bytes) -> None:
@@ -128,20 +138,19 @@ def _drain(sock: socket.socket, head: bytes) -> None:
 
 def _plaintext_problem(sock: socket.socket, address: str) -> str | None:
     """What a PLAINTEXT client meets at ``address``: ``None`` for a PLAINTEXT listener."""
-    sock.sendall(_request(API_VERSIONS, 1, b""))
-    head = _answer(sock)
+    sock.settimeout(ANSWER_TIMEOUT_S)
+    head = _ask(sock, _request(API_VERSIONS, 1, b""))
     if _speaks_tls(head):
         return f"{address} is a TLS listener: {FIX} {TLS_KEYS}"
-    if len(head) < 8 or head[4:8] != struct.pack(">i", 1):
+    if head is None or len(head) < 8 or head[4:8] != struct.pack(">i", 1):
         return (
             f"cannot reach Kafka at {address}: it accepted a connection but did not answer "
             "Kafka's first request (not a Kafka listener? check --bootstrap-server)"
         )
     _drain(sock, head)
-    sock.sendall(_request(METADATA, 2, struct.pack(">i", 0)))
-    head = _answer(sock)
-    if len(head) >= 8 and head[4:8] == struct.pack(">i", 2):
-        return None
+    head = _ask(sock, _request(METADATA, 2, struct.pack(">i", 0)))
+    if head is None or (len(head) >= 8 and head[4:8] == struct.pack(">i", 2)):
+        return None  # a slow answer: kafka-python's own bootstrap will tell
     return (
         f"{address} is a SASL listener, which answers no request before a login: {FIX} {SASL_KEYS}"
     )

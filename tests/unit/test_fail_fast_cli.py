@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -172,4 +173,27 @@ def test_a_report_missing_a_field_is_named_in_words() -> None:
     assert _detail(KeyError("verdict")) == "no field 'verdict'"
     assert _detail(TypeError("'int' object is not subscriptable")) == (
         "a field of the wrong shape: 'int' object is not subscriptable"
+    )
+
+
+def test_a_listener_that_is_not_kafka_is_named_as_such() -> None:
+    """A port that accepts and closes at once (another service, a proxy with no backend)."""
+    from migcheck.errors import ReadError
+    from migcheck.kafka.listener import check_listeners
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+
+        def close_each() -> None:
+            conn, _ = server.accept()
+            conn.close()
+
+        threading.Thread(target=close_each, daemon=True).start()
+        with pytest.raises(ReadError) as e:
+            check_listeners(address, "PLAINTEXT")
+    assert str(e.value) == (
+        f"cannot reach Kafka at {address}: it accepted a connection but did not answer "
+        "Kafka's first request (not a Kafka listener? check --bootstrap-server)"
     )
