@@ -8,6 +8,8 @@ loaded machine's slow start-up (Python, numpy, Click) does not count against the
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import socket
 import subprocess
@@ -197,3 +199,18 @@ def test_a_listener_that_is_not_kafka_is_named_as_such() -> None:
         f"cannot reach Kafka at {address}: it accepted a connection but did not answer "
         "Kafka's first request (not a Kafka listener? check --bootstrap-server)"
     )
+
+
+@pytest.mark.parametrize("args", [["--verbose", "partition"], ["partition", "--verbose"]])
+def test_verbose_turns_verbose_on_before_or_after_the_subcommand(
+    args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from migcheck.cli.main import cli
+
+    monkeypatch.delenv("MIGCHECK_VERBOSE", raising=False)
+    root = logging.getLogger()  # --verbose reconfigures it: give it back to the session
+    monkeypatch.setattr(root, "handlers", list(root.handlers))
+    monkeypatch.setattr(root, "level", root.level)
+    cli.main([*args, "--partitions", "6", "k1"], prog_name="migcheck", standalone_mode=False)
+    assert "k1" in capsys.readouterr().out  # the command ran
+    assert os.environ["MIGCHECK_VERBOSE"] == "1"
