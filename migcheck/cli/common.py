@@ -49,7 +49,9 @@ def _full_or_sample(ctx: click.Context, param: click.Parameter, value: Any) -> A
         given = ctx.meta.setdefault("migcheck.full_or_sample", set())
         given.add(param.name)
         if len(given) == 2:
-            raise UsageError("--full reads every record: give --sample-per-partition or --full")
+            raise UsageError(
+                "--full reads every record, --sample-per-partition a sample: give one, not both"
+            )
     return value
 
 

@@ -129,7 +129,8 @@ def test_full_with_a_sample_size_is_refused(order: list[str], closed_port: str) 
                      *order)  # fmt: skip
     assert r.returncode == 2
     assert _one_line(r) == (
-        "migcheck: error: --full reads every record: give --sample-per-partition or --full"
+        "migcheck: error: --full reads every record, --sample-per-partition a sample: "
+        "give one, not both"
     )
 
 
