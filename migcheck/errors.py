@@ -33,6 +33,15 @@ class UsageError(MigcheckError):
     """Options that contradict each other or Kafka's rules (e.g. fewer partitions)."""
 
 
+class NothingChanges(MigcheckError):
+    """``--to`` is the count every topic has already: no report to make, nothing to alter.
+
+    Not a failure (exit 0): the CLI prints ``migcheck: nothing changes: ...`` on stderr,
+    and no report, which would only call an unchanged topic SAFE."""
+
+    exit_code = EXIT_OK
+
+
 class UnpredictableError(MigcheckError):
     """The keys' partitioner cannot be told, so no placement can be predicted (exit 3)."""
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Any, Protocol
 
 import click
@@ -11,11 +13,47 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
+from migcheck.kafka.config import command_config_warnings
 from migcheck.report import FORMATS, OUTPUTS
 from migcheck.report.registry import Output
 from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
 
 PARTITION_COUNT = click.IntRange(1, MAX_PARTITIONS)
+
+
+def writable_output(ctx: click.Context, param: click.Parameter, path: str | None) -> str | None:
+    """``--output`` checked before any read: its directory must exist and take a new file
+    (the report is written beside it, then renamed over it), and it must not be a
+    directory.  Else a whole read would end in "No such file or directory"."""
+    if path is None:
+        return None
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise UsageError(f"--output {path} is a directory, not a file")
+    if not folder.is_dir():
+        raise UsageError(f"--output {path}: its directory {folder} does not exist")
+    probe = folder / f".{target.name}.migcheck-{os.getpid()}"
+    try:
+        probe.touch(exist_ok=False)
+        probe.unlink()
+    except OSError:
+        raise UsageError(f"--output {path} is not writable: {folder} takes no new file") from None
+    return path
+
+
+def _full_or_sample(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``--full`` reads every record, so a ``--sample-per-partition`` given with it would
+    be dropped without a word: refuse the two together, whichever Click parses second."""
+    if ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.COMMANDLINE:
+        given = ctx.meta.setdefault("migcheck.full_or_sample", set())
+        given.add(param.name)
+        if len(given) == 2:
+            raise UsageError(
+                "--full reads every record, --sample-per-partition a sample: give one, not both"
+            )
+    return value
+
 
 #: Options every report-writing command shares.
 report_format_option = click.option(
@@ -31,6 +69,7 @@ output_option = click.option(
     "--output",
     type=click.Path(dir_okay=False, writable=True),
     default=None,
+    callback=writable_output,
     help="Write the report here instead of stdout.",
 )
 
@@ -58,12 +97,15 @@ to_option = click.option(
     metavar="N[,M...]",
     help="Proposed partition count(s), compared side by side.",
 )
-full_option = click.option("--full", is_flag=True, help="Read every record instead of a sample.")
+full_option = click.option(
+    "--full", is_flag=True, callback=_full_or_sample, help="Read every record instead of a sample."
+)
 sample_option = click.option(
     "--sample-per-partition",
     type=click.IntRange(1),
     default=20_000,
     show_default=True,
+    callback=_full_or_sample,
     help="Records to read per partition, in windows spread over its offsets.",
 )
 partitioner_option = click.option(
@@ -165,6 +207,8 @@ def connection_of(
     line, before anything runs."""
     if required and not bootstrap:
         raise UsageError("--bootstrap-server is required")
+    for line in command_config_warnings(command_config):
+        click.echo(f"migcheck: warning: {line}", err=True)
     return Connection(bootstrap, command_config)
 
 

@@ -36,6 +36,27 @@ COMMANDS = {
 }
 
 
+VERBOSE_HELP = "Show Spark's own output (else in its log file, in $TMPDIR)."
+
+
+def _be_verbose(ctx: click.Context, param: click.Parameter, verbose: bool) -> None:
+    """``--verbose``, wherever it is given: Spark's output and the libraries' warnings."""
+    if verbose:
+        os.environ["MIGCHECK_VERBOSE"] = "1"
+        logging.basicConfig(level=logging.WARNING, force=True)  # the libraries' warnings too
+
+
+def _global_options() -> list[click.Option]:
+    """The group's options, for each command too: ``migcheck analyze --verbose`` works as
+    ``migcheck --verbose analyze`` does (a user adds a flag at the end of the line)."""
+    return [
+        click.Option(
+            ["--verbose"], is_flag=True, expose_value=False, callback=_be_verbose,
+            help=VERBOSE_HELP,
+        )
+    ]  # fmt: skip
+
+
 class LazyGroup(click.Group):
     """A group that imports a command's module only when that command runs.
 
@@ -52,19 +73,19 @@ class LazyGroup(click.Group):
             return None
         module, attr = COMMANDS[cmd_name].split(":")
         command: click.Command = getattr(importlib.import_module(module), attr)
+        names = {name for p in command.params for name in p.opts}
+        command.params += [o for o in _global_options() if not names & set(o.opts)]
         return command
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="migcheck")
-@click.option(
-    "--verbose", is_flag=True, help="Show Spark's own output (else in its log file, in $TMPDIR)."
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    params=_global_options(),
 )
-def cli(verbose: bool) -> None:
+@click.version_option(__version__, prog_name="migcheck")
+def cli() -> None:
     """Check what a Kafka partition-count change does to keyed data and Streams state."""
-    if verbose:
-        os.environ["MIGCHECK_VERBOSE"] = "1"
-        logging.basicConfig(level=logging.WARNING, force=True)  # the libraries' warnings too
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> None:
@@ -114,6 +135,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The libraries log to Python's logging (py4j's tracebacks, kafka-python's retries);
     # without a handler Python would print them.  The user gets migcheck's own lines.
     logging.getLogger().addHandler(logging.NullHandler())
+    if not (sys.argv[1:] if argv is None else argv):
+        # Click's own answer to no command is a usage error (exit 2) that carries the
+        # help as its message, which _fail would squash into one line.
+        click.echo(cli.get_help(click.Context(cli, info_name="migcheck")))
+        sys.exit(EXIT_OK)
     try:
         rv = cli.main(args=argv, prog_name="migcheck", standalone_mode=False)
     except click.exceptions.Abort:
@@ -121,6 +147,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except MigcheckError as e:
         if _interrupted(e):
             _aborted()
+        if e.exit_code == EXIT_OK:  # NothingChanges: a plain statement, not an error
+            click.echo(f"migcheck: {visible(' '.join(str(e).split()))}", err=True)
+            sys.exit(EXIT_OK)
         _fail(str(e), e.exit_code)
     except click.ClickException as e:
         _fail(e.format_message(), EXIT_USAGE if e.exit_code in (1, 2) else e.exit_code)

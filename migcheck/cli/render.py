@@ -26,9 +26,17 @@ def render_cmd(report: str, fmt: str, output: str | None) -> None:
         check_report(data, REPORTS[kind].model)
         text = command_output().formats[fmt](data)
     except (ReportFormatError, KeyError, TypeError, ValueError, IndexError) as e:
-        detail = str(e) if isinstance(e, ReportFormatError) else repr(e)
-        raise UsageError(f"{report}: incomplete migcheck JSON report ({detail})") from None
+        raise UsageError(f"{report}: incomplete migcheck JSON report ({_detail(e)})") from None
     write_text(text, output)
+
+
+def _detail(error: Exception) -> str:
+    """What is wrong in the report, in words (no exception class name on the line)."""
+    if isinstance(error, KeyError):
+        return f"no field {error}"
+    if isinstance(error, ReportFormatError):
+        return str(error)
+    return f"a field of the wrong shape: {error}"
 
 
 def _load(report: str) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from migcheck.errors import (
     MigcheckError,
     UsageError,
 )
-from migcheck.hashing.partitioners import check_can_grow
+from migcheck.hashing.partitioners import check_can_grow, check_changes
 from migcheck.kafka.metadata import describe_topics
 from migcheck.model.analyze import KeyLayout, Mode, Report, Source, SourceKind, TopicEntry
 from migcheck.model.header import report_header
@@ -143,8 +143,7 @@ def _plan(options: AnalyzeOptions) -> ReadPlan:
         return plan_file(_request(options), options.keys_file, options.key_encoding, partitions)
     client = options.connection.client()
     metas = describe_topics(client, list(dict.fromkeys(options.topics)))  # named twice: read once
-    for meta in metas:
-        check_can_grow(meta.partition_count, options.candidates, f"--to (topic {meta.name!r})")
+    check_changes({meta.name: meta.partition_count for meta in metas}, options.candidates)
     return plan_kafka(_request(options), client, metas)
 
 

@@ -15,7 +15,7 @@ from migcheck.commands.analyze import AnalyzeOptions, run_analyses, start_early
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
-from migcheck.hashing.partitioners import check_can_grow
+from migcheck.hashing.partitioners import check_changes
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
     AppCandidate,
@@ -92,10 +92,9 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
 
 def _check_topics(options: AppOptions, disc: Discovery) -> None:
     for topic in options.topics:
-        meta = disc.topics.get(topic)
-        if meta is None:
+        if disc.topics.get(topic) is None:
             raise ReadError(f"topic {topic!r} does not exist at {options.connection.bootstrap}")
-        check_can_grow(meta.partition_count, options.candidates, f"--to (topic {topic!r})")
+    check_changes({t: disc.topics[t].partition_count for t in options.topics}, options.candidates)
 
 
 def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_given: bool) -> None:

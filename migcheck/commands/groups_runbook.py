@@ -16,6 +16,7 @@ from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.consumers.steps import steps
 from migcheck.errors import EXIT_OK, UsageError
+from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
@@ -27,7 +28,6 @@ from migcheck.model.runbook import (
     GroupsFacts,
     Runbook,
 )
-from migcheck.model.topics import CountChange, compare_count
 from migcheck.readers.discovery import Found, find_group, find_readers
 from migcheck.readers.standing import group_lag
 
@@ -50,13 +50,7 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
     """The runbook (always exit 0); a bad topic, count or group is a UsageError (one line)."""
     client = options.connection.client()
     (meta,) = describe_topics(client, [options.topic])
-    if (
-        compare_count(meta.partition_count, options.to) is not CountChange.GROW
-    ):  # same: nothing to alter
-        raise UsageError(
-            f"--to {options.to}: {options.topic} has {meta.partition_count} partitions already; "
-            "Kafka can only add partitions"
-        )
+    check_changes({options.topic: meta.partition_count}, [options.to])
     groups = _groups(client, options)
     ends = high_watermarks(client, options.topic, range(meta.partition_count))
     facts = GroupsFacts(

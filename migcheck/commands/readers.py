@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_OK, UsageError
+from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import share_group_reset
 from migcheck.kafka.metadata import describe_topics, high_watermarks
@@ -23,7 +24,6 @@ from migcheck.model.readers import (
     ReadersReport,
     ReadersTopic,
 )
-from migcheck.model.topics import CountChange, compare_count
 from migcheck.readers.discovery import Found, find_readers
 from migcheck.readers.standing import partition_lags, summed_lag
 from migcheck.readers.verdicts import Standing, judge
@@ -53,12 +53,7 @@ def run_readers(options: ReadersOptions) -> Outcome[ReadersReport]:
     client = options.connection.client()
     metas = {m.name: m for m in describe_topics(client, options.topics)}
     if options.to is not None:
-        for meta in metas.values():
-            if compare_count(meta.partition_count, options.to) is not CountChange.GROW:
-                raise UsageError(
-                    f"--to {options.to}: {meta.name} has {meta.partition_count} partitions "
-                    "already; Kafka can only add partitions"
-                )
+        check_changes({m.name: m.partition_count for m in metas.values()}, [options.to])
     found = find_readers(client, options.topics, set(options.groups))
     topics = [
         ReadersTopic(

@@ -19,7 +19,7 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.hashing.keys import printable
-from migcheck.hashing.partitioners import check_can_grow
+from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import topic_configs
 from migcheck.model.header import report_header
@@ -112,7 +112,7 @@ def _check(options: RunbookOptions, disc: Discovery, new_topic: str, topology_gi
         )
     if options.topic not in disc.facts.sources and options.topic not in disc.facts.internal:
         raise not_read(disc, options.topic, topology_given)
-    check_can_grow(meta.partition_count, [options.to], f"--to (topic {options.topic!r})")
+    check_changes({options.topic: meta.partition_count}, [options.to])
 
 
 def _check_new_topic(

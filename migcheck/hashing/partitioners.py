@@ -12,13 +12,13 @@ raises :class:`UnhashedKeyError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from migcheck.errors import UnhashedKeyError, UsageError
+from migcheck.errors import NothingChanges, UnhashedKeyError, UsageError
 from migcheck.hashing import kernels
 from migcheck.model.topics import MAX_PARTITIONS, CountChange, compare_count
 
@@ -190,6 +190,27 @@ def check_can_grow(current: int, targets: Iterable[int], option: str = "--to") -
                 f"{option} {target} is below the current {current} partitions: "
                 "Kafka can only add partitions"
             )
+
+
+def check_changes(
+    currents: Mapping[str, int], targets: Sequence[int], option: str = "--to"
+) -> None:
+    """:func:`check_can_grow` for each topic's current count, then
+    :class:`~migcheck.errors.NothingChanges` when no target changes any topic's count:
+    the command says so in one line (exit 0) rather than report an unchanged topic."""
+    for topic, current in currents.items():
+        check_can_grow(current, targets, f"{option} (topic {topic!r})")
+    if currents and all(
+        compare_count(current, t) is CountChange.SAME
+        for current in currents.values()
+        for t in targets
+    ):
+        (count,) = set(targets)  # every target is every topic's count: one number
+        verb = "has" if len(currents) == 1 else "have"
+        raise NothingChanges(
+            f"nothing changes: {', '.join(currents)} {verb} {count} partitions already "
+            f"({option} {count})"
+        )
 
 
 # --- Arrow plumbing -------------------------------------------------------------

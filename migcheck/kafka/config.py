@@ -173,10 +173,57 @@ class ClientConfig:
         return {"bootstrap_servers": self.bootstrap_servers.split(","), **self.options}
 
 
+def unknown_keys(props: dict[str, str]) -> list[str]:
+    """The keys of ``props`` no Kafka client knows, in file order: Kafka's tools warn
+    about them ("These configurations '...' were supplied but are not used yet.") and
+    go on, so migcheck does too."""
+    from migcheck.kafka.client_configs import KNOWN_CLIENT_CONFIGS
+
+    return [key for key in props if key not in KNOWN_CLIENT_CONFIGS]
+
+
+def command_config_warnings(command_config: str | None) -> list[str]:
+    """Read and check ``--command-config`` before any work (a :class:`ReadError` for a
+    file that cannot be used), and the warnings it deserves: one line per unknown key."""
+    if command_config is None:
+        return []
+    try:
+        props = parse_properties(Path(command_config).read_text())
+    except OSError as e:
+        raise ReadError(f"--command-config {command_config}: {e.strerror}") from None
+    ClientConfig.from_properties("", props)  # the same checks the read will make
+    return [
+        f"--command-config: the configuration {key!r} was supplied but isn't a known config "
+        "(ignored)"
+        for key in unknown_keys(props)
+    ]
+
+
 def first_line(error: BaseException) -> str:
-    """An exception as one printable line (Kafka errors can span several)."""
-    text = str(error) or type(error).__name__
-    return text.splitlines()[0]
+    """An exception as one printable line (Kafka errors can span several), without the
+    class names kafka-python puts in its messages (:func:`_bare`): a user reads what
+    happened, not which exception said so."""
+    text = str(error).strip() or _words(type(error).__name__)
+    return _named(text.splitlines()[0])
+
+
+def _named(error: str) -> str:
+    """kafka-python's error text with its class names as words, once: "[Error 30]
+    GroupAuthorizationFailedError: denied" becomes "group authorization failed: denied"
+    (the words carry the cause the broker's own message may leave out)."""
+    match = re.match(r"(\[Error \d+\] )?((\w+?)(Error|Exception)(: ?|$))+", error)
+    if not match:
+        return error
+    rest = error[match.end() :].strip()
+    words = _words(match.group(3) + match.group(4))
+    return f"{words}: {rest}" if rest else words
+
+
+def _words(class_name: str) -> str:
+    """A class name as words, for an exception with no message: "KafkaTimeoutError"
+    becomes "kafka timeout"."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name)
+    return " ".join(w.lower() for w in words if w not in ("Error", "Exception")) or "failed"
 
 
 #: How long a client may take to reach the cluster: past it, "cannot reach Kafka".  Short
@@ -206,7 +253,19 @@ def _bare(error: str) -> str:
     """kafka-python's error text without its class names: "[Error 58]
     SaslAuthenticationFailedError: SaslAuthenticationFailedError: Authentication failed"
     becomes "Authentication failed"."""
-    return re.sub(r"^(\[Error \d+\] )?(\w+Error: )*", "", error) or error
+    return re.sub(r"^(\[Error \d+\] )?(\w+(Error|Exception): ?)*", "", error).strip() or error
+
+
+def _cause(refusal: str) -> str:
+    """The broker's refusal without the words the line starts with already: Kafka's
+    "Authentication failed during authentication due to invalid credentials with SASL
+    mechanism SCRAM-SHA-512" says "authentication failed" once, as "invalid credentials
+    with SASL mechanism SCRAM-SHA-512"."""
+    text = _bare(refusal)
+    return (
+        re.sub(r"(?i)^authentication failed( during authentication)?( due to)?:? *", "", text)
+        or text
+    )
 
 
 @contextlib.contextmanager
@@ -214,11 +273,16 @@ def _reaching(client: ClientConfig) -> Iterator[None]:
     """Turn a client's failure to bootstrap into one line that names the cause.  Every
     client receives with fewer copies and stops at a refused login (hooks 1 to 3 and 7
     of :mod:`~migcheck.kafka.private_hooks`): hook 1 also keeps a broker's last answer
-    before its close, the SASL refusal that names a wrong password."""
+    before its close, the SASL refusal that names a wrong password.  Before all that,
+    :func:`~migcheck.kafka.listener.check_listeners` asks the addresses themselves, so a
+    refused connection, a name that does not resolve and a SASL or TLS listener met
+    without ``--command-config`` fail at once, each saying what to fix."""
     from kafka.errors import KafkaError
 
+    from migcheck.kafka.listener import check_listeners
     from migcheck.kafka.private_hooks import fail_logins_fast, receive_leanly
 
+    check_listeners(client.bootstrap_servers, client.options.get("security_protocol", ""))
     receive_leanly()
     fail_logins_fast()
     failures = _AuthFailures()
@@ -230,7 +294,7 @@ def _reaching(client: ClientConfig) -> Iterator[None]:
         where = client.bootstrap_servers
         if failures.seen:
             raise ReadError(
-                f"authentication failed at {where}: {_bare(failures.seen[-1])} "
+                f"authentication failed at {where}: {_cause(failures.seen[-1])} "
                 "(check the credentials in --command-config)"
             ) from None
         if failures.dropped and client.options.get("security_protocol", "").startswith("SASL"):

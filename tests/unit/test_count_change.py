@@ -11,8 +11,8 @@ import pytest
 
 from migcheck.commands import groups_runbook
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
-from migcheck.errors import UsageError
-from migcheck.hashing.partitioners import check_can_grow
+from migcheck.errors import NothingChanges, UsageError
+from migcheck.hashing.partitioners import check_can_grow, check_changes
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.topics import CountChange, compare_count
 
@@ -69,13 +69,31 @@ def topic_of_six(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("topic_of_six")
-@pytest.mark.parametrize("to", [6, 4])
-def test_the_groups_runbook_refuses_an_equal_or_smaller_count(to: int) -> None:
+def test_the_groups_runbook_refuses_a_smaller_count() -> None:
     with pytest.raises(UsageError) as e:
-        run_groups_runbook(GroupsRunbookOptions(topic="orders", to=to))
+        run_groups_runbook(GroupsRunbookOptions(topic="orders", to=4))
     assert str(e.value) == (
-        f"--to {to}: orders has 6 partitions already; Kafka can only add partitions"
+        "--to (topic 'orders') 4 is below the current 6 partitions: Kafka can only add partitions"
     )
+
+
+@pytest.mark.usefixtures("topic_of_six")
+def test_the_groups_runbook_says_an_equal_count_changes_nothing() -> None:
+    with pytest.raises(NothingChanges) as e:
+        run_groups_runbook(GroupsRunbookOptions(topic="orders", to=6))
+    assert str(e.value) == "nothing changes: orders has 6 partitions already (--to 6)"
+    assert e.value.exit_code == 0
+
+
+def test_check_changes_lets_a_change_of_any_topic_pass() -> None:
+    check_changes({"orders": 6, "payments": 4}, [6])  # payments grows: raises nothing
+    check_changes({"orders": 6}, [6, 8])  # 8 grows: raises nothing
+
+
+def test_check_changes_says_nothing_changes_for_every_topic_at_the_count() -> None:
+    with pytest.raises(NothingChanges) as e:
+        check_changes({"orders": 6, "payments": 6}, [6])
+    assert str(e.value) == "nothing changes: orders, payments have 6 partitions already (--to 6)"
 
 
 @pytest.mark.usefixtures("topic_of_six")

@@ -136,9 +136,10 @@ def test_output_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     bad = _plan(*args, "--output", str(locked / "plan.md"))
     locked.chmod(0o700)
     if os.geteuid() != 0:  # root writes anywhere: only the missing directory applies then
-        _one_line_error(bad, "--output", "Permission denied")
+        _one_line_error(bad, "--output", "is not writable")
         assert list(locked.iterdir()) == []
-    _one_line_error(_plan(*args, "--output", str(tmp_path / "no-dir" / "plan.md")), "No such file")
+    no_dir = tmp_path / "no-dir"
+    _one_line_error(_plan(*args, "--output", str(no_dir / "plan.md")), f"{no_dir} does not exist")
 
 
 def _full_disk() -> None:
