@@ -85,7 +85,7 @@ def test_every_command_leaves_the_cluster_as_it_was(
         ["analyze", "--bootstrap-server", kafka.bootstrap, *changed, "--full"],
         ["analyze", "--bootstrap-server", kafka.bootstrap, *changed],
         ["app", *on_app, *changed, "--state", "--full"],
-        ["plan", *on_app, "--set", f"{app.input}=6"],
+        ["plan", *on_app, "--to", f"{app.input}=6"],
         ["runbook", *on_app, *changed, "--output", str(tmp_path / "runbook.md")],
         ["runbook", *on_app, *changed, "--format", "sh", "--output", str(script)],
     ]
@@ -117,7 +117,7 @@ def test_app_and_plan_with_standbys_change_nothing(kafka: Kafka, app: StreamsApp
     live = ["--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id]
     runs = [
         ["app", *live, "--topic", app.input, "--to", "6"],
-        ["plan", *live, "--set", f"{app.input}=6", "--standby-replicas", "1"],
+        ["plan", *live, "--to", f"{app.input}=6", "--standby-replicas", "1"],
     ]
     for args in runs:
         r = run_cli(*args)
