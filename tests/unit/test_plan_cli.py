@@ -80,7 +80,7 @@ def test_enough_threads_points_to_partitions_and_the_runbook() -> None:
     assert p.returncode == 0, p.stderr
     first = p.stdout.splitlines()[2]
     assert first.startswith("Recommendation: Every one of the 3 tasks already has its own thread")
-    assert "`migcheck runbook`" in p.stdout
+    assert "and follow migcheck runbook." in p.stdout
 
 
 def test_markdown_and_a_saved_report_render_the_same_plan(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""One vocabulary for counts, and help texts a person reads (issue 43).
+"""One vocabulary for counts, help texts a person reads, Markdown without stray escapes
+(issue 43).
 
 ``--partitions`` is the current count and ``--to`` the proposed one in every command; the
 old spellings (``analyze --from N``, ``plan --set TOPIC=N``) still work for one release and
@@ -11,8 +12,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import cmarkgfm
 import pytest
 from click.testing import CliRunner
+from cmarkgfm.cmark import Options
 from oracles import run_cli
 
 from migcheck.cli.main import cli
@@ -100,3 +103,27 @@ def test_copy_does_not_call_its_cluster_read_only() -> None:
     text = _help("copy")
     assert "read-only" not in text
     assert "writes" in " ".join(text.split())  # it says that it writes into --into
+
+
+def _gfm(md: str) -> str:
+    """GitHub's own renderer (cmark-gfm), as tests/unit/test_untrusted.py uses it."""
+    return cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--instances", "2", "--threads", "4", "--to", "orders=12"),  # a CRASH proposal
+        ("--instances", "12", "--threads", "1"),  # enough threads: points to app and runbook
+    ],
+)
+def test_the_plans_markdown_shows_no_backslash_or_backtick_on_github(args: tuple[str, ...]) -> None:
+    count = str(DESCRIBE / "rekey-count.txt")
+    p = run_cli(
+        "plan", "--topology", count, "--partitions", "orders=6", *args, "--format", "markdown"
+    )
+    assert p.returncode in (0, 1), p.stderr
+    html = _gfm(p.stdout)
+    # what a reader sees: the page's text, none of it a stray escape or backtick
+    assert "\\`" not in p.stdout and "`" not in html and "\\" not in html, html
+    assert "migcheck app" in html and "migcheck runbook" in html
