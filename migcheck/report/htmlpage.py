@@ -34,7 +34,7 @@ h3 { font-size: 16px; margin: 20px 0 6px; overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; max-width: 100%; margin: 6px 0 14px; }
 table { border-collapse: collapse; }
 caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
-th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; min-width: 6em; }
 th { background: #f6f8fa; text-align: left; }
 td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.name, td:first-child { white-space: nowrap; }

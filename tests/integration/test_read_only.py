@@ -100,6 +100,9 @@ def test_every_command_leaves_the_cluster_as_it_was(
     )
     assert printed.returncode == 0, printed.stderr
     _assert_unchanged(before, _snapshot(kafka, app.app_id), "the runbook script (no --execute)")
+    said = printed.stdout.splitlines()  # and it says it was a dry run, first and last
+    assert said[0].startswith("DRY RUN: nothing was changed") and said[-1] == said[0], said
+    assert "Runbook complete" not in printed.stdout
 
     r = run_cli("copy", "--bootstrap-server", kafka.bootstrap, "--topic", app.input, "--into",
                 into, "--checkpoint", str(tmp_path / "copy.json"))  # fmt: skip

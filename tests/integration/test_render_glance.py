@@ -32,6 +32,7 @@ LONG_TOPIC = "com.example.shop.orders-enriched-with-customer-region-and-currency
 CRASH_RED = (0xCF, 0x22, 0x2E)
 ORDER_AMBER = (0x9A, 0x67, 0x00)
 UNPREDICTABLE_GREY = (0x57, 0x60, 0x6A)
+DATA_LOSS_RED = (0x82, 0x07, 0x1E)
 
 WIDTHS = (640, 1400)
 HEIGHT = 900
@@ -113,6 +114,27 @@ def _readers(tmp: Path) -> Path:
     return _saved(tmp, "readers", data)
 
 
+def _gate(tmp: Path) -> Path:
+    """A gate report as ``migcheck gate`` writes one: a Terraform replace of a long-named
+    topic, which deletes it (DATA_LOSS)."""
+    change = {
+        "topic": LONG_TOPIC, "from": 3, "to": 12,
+        "source": {"kind": "terraform", "file": "plan.json", "address": "kafka_topic.orders"},
+        "verdict": "DATA_LOSS", "blocking": True,
+        "rules": [{"code": "MC101", "verdict": "DATA_LOSS",
+                   "text": "Terraform replaces the topic: it deletes it and its records",
+                   "doc": "docs/rules.md#mc101"}],
+        "accepted": False, "acceptance": None,
+        "moved": {"keys": 10, "fraction": 0.25, "records": 30, "bytes": 300, "exact": False},
+        "readers": [], "next": [],
+    }  # fmt: skip
+    return _saved(tmp, "gate", {
+        "report": "gate", "migcheck_version": "0", "generated_at": "2026-11-28T00:00:00Z",
+        "bootstrap_servers": "b:9092", "verdict": "DATA_LOSS", "passed": False,
+        "changes": [change], "notes": [],
+    })  # fmt: skip
+
+
 def _html(tmp: Path, kind: str) -> Path:
     out = tmp / f"{kind}.html"
     if kind == "plan":
@@ -121,7 +143,7 @@ def _html(tmp: Path, kind: str) -> Path:
         r = run_cli(*args, "--to", "orders=12", "--format", "html", "--output", str(out))
         assert r.returncode == 1, r.stderr  # the change would crash the app
         return out
-    saved = {"analyze": _analyze, "app": _app, "readers": _readers}[kind](tmp)
+    saved = {"analyze": _analyze, "app": _app, "readers": _readers, "gate": _gate}[kind](tmp)
     r = run_cli("render", str(saved), "--format", "html", "--output", str(out))
     assert r.returncode == 0, r.stderr
     return out
@@ -138,6 +160,7 @@ CASES = [
     ("app", "CRASH", CRASH_RED),
     ("readers", "ORDER", ORDER_AMBER),
     ("plan", "CRASH", CRASH_RED),
+    ("gate", "DATA_LOSS", DATA_LOSS_RED),
 ]
 
 
