@@ -73,13 +73,16 @@ output_option = click.option(
     help="Write the report here instead of stdout.",
 )
 
+
 #: Options every command that reads Kafka shares, named as Kafka's own tools name them.
-bootstrap_option = click.option(
-    "--bootstrap-server",
-    "bootstrap",
-    metavar="HOST:PORT",
-    help="The Kafka cluster to read (read-only: no group, no commits).",
-)
+def bootstrap_server_option(
+    help: str = "The Kafka cluster to read (read-only: no group, no commits).",
+) -> Any:
+    """``--bootstrap-server``; a command that writes (``copy``) says so in its own help."""
+    return click.option("--bootstrap-server", "bootstrap", metavar="HOST:PORT", help=help)
+
+
+bootstrap_option = bootstrap_server_option()
 command_config_option = click.option(
     "--command-config",
     type=click.Path(dir_okay=False),
@@ -157,6 +160,32 @@ conf_option = click.option(
 )
 
 
+def deprecated_option(old: str, new: str, dest: str, **attrs: Any) -> Any:
+    """The old spelling of an option, kept for one release so that scripts written for it
+    still run: hidden from ``--help``, and when given it says on stderr, in one line, which
+    spelling replaces it.  Its value goes to ``dest``; :func:`renamed` merges it with the
+    new option's."""
+
+    def warn(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value not in (None, ()):
+            click.echo(
+                f"migcheck: {old} is deprecated and goes in the next release; use {new}",
+                err=True,
+            )
+        return value
+
+    return click.option(old, dest, hidden=True, callback=warn, **attrs)
+
+
+def renamed(new_value: Any, old_value: Any, new: str, old: str) -> Any:
+    """An option's value under its new spelling or its deprecated one, never both."""
+    if old_value in (None, ()):
+        return new_value
+    if new_value not in (None, ()):
+        raise UsageError(f"{old} is the old spelling of {new}: give only {new}")
+    return old_value
+
+
 def parse_counts(values: tuple[str, ...], option: str = "--to") -> list[int]:
     """``--to 8,12 --to 16`` -> [8, 12, 16], each a valid Kafka partition count, once."""
     counts: list[int] = []
@@ -178,7 +207,7 @@ def parse_counts(values: tuple[str, ...], option: str = "--to") -> list[int]:
 
 
 def parse_topic_counts(values: tuple[str, ...], option: str) -> dict[str, int]:
-    """``--set orders=12 --set payments=12`` -> {"orders": 12, "payments": 12}."""
+    """``--to orders=12 --to payments=12`` -> {"orders": 12, "payments": 12}."""
     counts: dict[str, int] = {}
     for value in values:
         topic, sep, n = value.rpartition("=")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from migcheck.cli.common import (
-    bootstrap_option,
+    bootstrap_server_option,
     command_config_option,
     command_output,
     conf_option,
@@ -18,7 +18,10 @@ from migcheck.commands.copy import CopyOptions, run_copy
 
 
 @click.command("copy")
-@bootstrap_option
+@bootstrap_server_option(
+    help="The Kafka cluster: copy reads --topic there and writes the records into "
+    "--into, in transactions (it changes the cluster; the other commands only read)."
+)
 @command_config_option
 @click.option("--topic", required=True, metavar="TOPIC", help="The topic to copy.")
 @click.option("--into", required=True, metavar="TOPIC", help="The existing, wider topic.")

@@ -74,7 +74,7 @@ def partition_cmd(
     fmt: str,
     keys: tuple[str, ...],
 ) -> None:
-    """Print the partition of each KEY (``-`` reads keys from stdin, one per line)."""
+    """Print the partition of each KEY (a KEY of '-' reads keys from stdin, one per line)."""
     if to is not None:
         check_can_grow(partitions, [to])
     if key_type != "bytes" and key_encoding != "utf8":

@@ -9,9 +9,11 @@ from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
     connection_of,
+    deprecated_option,
     fixed_repartition_option,
     output_option,
     parse_topic_counts,
+    renamed,
     report_format_option,
     topology_option,
     write_outcome,
@@ -35,12 +37,13 @@ from migcheck.commands.plan import PlanOptions, run_plan
     "when the app fixed its size.",
 )
 @click.option(
-    "--set",
+    "--to",
     "changes",
     multiple=True,
     metavar="TOPIC=N",
     help="A proposed partition count (repeatable): its figures beside today's, and its verdict.",
 )
+@deprecated_option("--set", "--to TOPIC=N", "old_changes", multiple=True, metavar="TOPIC=N")
 @click.option(
     "--instances",
     type=click.IntRange(1),
@@ -70,6 +73,7 @@ def plan_cmd(
     topology_file: str | None,
     partitions: tuple[str, ...],
     changes: tuple[str, ...],
+    old_changes: tuple[str, ...],
     instances: int | None,
     threads: int | None,
     standby_replicas: int,
@@ -81,11 +85,11 @@ def plan_cmd(
 
     Live (--application-id and --bootstrap-server) it reads the group's members and their
     tasks; offline (--topology and --partitions) it predicts them.  Exit 0, or 1 when a
-    --set change would CRASH or CORRUPT the app.
+    --to change would CRASH or CORRUPT the app.
     """
     options = PlanOptions(
         partitions=parse_topic_counts(partitions, "--partitions"),
-        changes=parse_topic_counts(changes, "--set"),
+        changes=parse_topic_counts(renamed(changes, old_changes, "--to", "--set"), "--to"),
         fixed_repartition=list(fixed_repartition),
         connection=connection_of(bootstrap, command_config, required=False),
         app_id=app_id,

@@ -59,7 +59,7 @@ class AnalyzeOptions:
     fail_if_moved: bool = False
     max_moved_fraction: float | None = None
     keys_file: str | None = None
-    from_partitions: int | None = None
+    partitions: int | None = None
     key_encoding: str = "hex"
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
@@ -94,16 +94,16 @@ def validate(options: AnalyzeOptions) -> None:
     if options.keys_file:
         if options.connection.bootstrap or options.topics:
             raise UsageError("use either --keys-file or --bootstrap-server/--topic, not both")
-        if options.from_partitions is None:
-            raise UsageError("--keys-file needs --from N, the current partition count")
-        check_can_grow(options.from_partitions, options.candidates)
+        if options.partitions is None:
+            raise UsageError("--keys-file needs --partitions N, the current partition count")
+        check_can_grow(options.partitions, options.candidates)
         return
     if not options.connection.bootstrap:
         raise UsageError("--bootstrap-server is required (or --keys-file for an export)")
     if not options.topics:
         raise UsageError("at least one --topic is required")
-    if options.from_partitions is not None:
-        raise UsageError("--from goes with --keys-file; a topic's count is read from Kafka")
+    if options.partitions is not None:
+        raise UsageError("--partitions goes with --keys-file; a topic's count is read from Kafka")
     if options.per_key and not options.full:
         raise UsageError("--moved-keys-out needs --full: a sample would list only some keys")
 
@@ -139,7 +139,7 @@ def _plan(options: AnalyzeOptions) -> ReadPlan:
     from migcheck.analysis.read.plan import plan_file, plan_kafka
 
     if options.keys_file:
-        partitions = options.from_partitions or 1
+        partitions = options.partitions or 1
         return plan_file(_request(options), options.keys_file, options.key_encoding, partitions)
     client = options.connection.client()
     metas = describe_topics(client, list(dict.fromkeys(options.topics)))  # named twice: read once

@@ -62,7 +62,7 @@ class _Setting:
 
 
 def run_plan(options: PlanOptions) -> Outcome[PlanReport]:
-    """Today's parallelism and, with ``--set``, the proposed change's, with its verdict."""
+    """Today's parallelism and, with ``--to``, the proposed change's, with its verdict."""
     setting = _live(options) if options.connection.bootstrap else _offline(options)
     app = setting.model.app
     today = figures(
@@ -160,8 +160,8 @@ def _proposal(options: PlanOptions, setting: _Setting, today: Figures) -> PlanPr
 def _check_changes(app: App, changes: Mapping[str, int]) -> None:
     for topic, n in changes.items():
         if topic not in app.counts:
-            raise UsageError(f"--set {topic}: application {app.app_id!r} has no such topic")
-        check_can_grow(app.counts[topic], [n], f"--set (topic {topic!r})")
+            raise UsageError(f"--to {topic}: application {app.app_id!r} has no such topic")
+        check_can_grow(app.counts[topic], [n], f"--to (topic {topic!r})")
 
 
 def _figures(app: App, numbers: Figures, recommendation: str) -> PlanFigures:

@@ -180,7 +180,7 @@ def check_can_grow(current: int, targets: Iterable[int], option: str = "--to") -
     """Kafka can only add partitions: refuse a target below the current count.
 
     An equal count passes, as it always has, for every caller (``analyze``, ``app``,
-    ``plan --set``, the Streams runbook, ``partition --to``).  The plain-consumer runbook,
+    ``plan --to``, the Streams runbook, ``partition --to``).  The plain-consumer runbook,
     which refuses an equal count too (it would alter nothing), asks
     :func:`~migcheck.model.topics.compare_count` itself.
     """

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from migcheck.model.analyze import CandidateEntry, MovedKey, Report, TopicEntry
+from migcheck.report.badge import Badge, worst
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import (
     ARROW,
@@ -149,5 +150,8 @@ def render_analyze_markdown(report: Report) -> str:
 
 
 def render_analyze_html(report: Report) -> str:
-    """The report as one self-contained HTML page (inline CSS and SVG), for a browser."""
-    return blocks_html(_blocks(report))
+    """The report as one self-contained HTML page (inline CSS and SVG), for a browser;
+    the worst topic's verdict first, as a badge."""
+    verdict = worst(str(t["verdict"]["level"]) for t in report["topics"])
+    names = ", ".join(t["topic"] for t in report["topics"])
+    return blocks_html(_blocks(report), Badge(verdict, names) if verdict else None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from migcheck.model.app import AppCandidate, AppReason, AppReport, AppState, StoreImpact
+from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import ARROW, format_bytes, format_count, format_estimate
 from migcheck.report.htmlpage import blocks_html
@@ -177,5 +178,7 @@ def render_app_markdown(report: AppReport) -> str:
 
 
 def render_app_html(report: AppReport) -> str:
-    """The app report as one self-contained HTML page (inline CSS and SVG), for a browser."""
-    return blocks_html(_blocks(report))
+    """The app report as one self-contained HTML page (inline CSS and SVG), for a browser;
+    its verdict first, as a badge."""
+    changes = ", ".join(report["changes"])
+    return blocks_html(_blocks(report), Badge(report["verdict"], changes))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from migcheck.model.gate import GateChange, GateReader, GateReport, RuleRef
+from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_text, md_table
 from migcheck.report.htmlpage import blocks_html
 from migcheck.untrusted import Name, markdown, md_code, md_fence, visible
@@ -121,8 +122,9 @@ def render_gate_text(report: GateReport) -> str:
 
 
 def render_gate_html(report: GateReport) -> str:
-    """The gate as one self-contained HTML page."""
-    return blocks_html(_blocks(report))
+    """The gate as one self-contained HTML page, its verdict first, as a badge."""
+    badge = Badge(report["verdict"], f"the gate {_PASSED[report['passed']]}")
+    return blocks_html(_blocks(report), badge)
 
 
 # --- Markdown: the PR comment ------------------------------------------------------------

@@ -13,35 +13,45 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from migcheck.report.badge import Badge, badge_html
 from migcheck.report.blocks import Block
 from migcheck.report.svg import heatmap_svg
-from migcheck.untrusted import html_text
+from migcheck.untrusted import Name, html_text
 
 #: Plain, print-friendly styling; system fonts only (no web font to fetch).
 _CSS = """
 body { margin: 0; background: #ffffff; color: #1f2328;
-  font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-main { max-width: 1100px; padding: 24px 32px; }
-h1 { font-size: 24px; margin: 0 0 12px; }
-h2 { font-size: 19px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #d0d7de; }
-h3 { font-size: 16px; margin: 20px 0 6px; }
-table { border-collapse: collapse; margin: 6px 0 14px; }
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+main { max-width: 1400px; box-sizing: border-box; padding: 20px 32px; overflow-wrap: break-word; }
+p, li { max-width: 100ch; }
+h1 { font-size: 24px; margin: 0 0 12px; overflow-wrap: anywhere; }
+h2 { font-size: 19px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #d0d7de;
+  overflow-wrap: anywhere; }
+h3 { font-size: 16px; margin: 20px 0 6px; overflow-wrap: anywhere; }
+.verdict { margin: 0 0 12px; font-size: 16px; }
+.badge { display: inline-block; color: #ffffff; font-weight: 700; font-size: 20px;
+  letter-spacing: 0.04em; padding: 4px 14px; border-radius: 6px; margin-right: 8px; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 6px 0 14px; }
+table { border-collapse: collapse; }
 caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
-th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; vertical-align: top; min-width: 6em; }
 th { background: #f6f8fa; text-align: left; }
-td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; }
+td.r, th.r { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.name, td:first-child { white-space: nowrap; }
 pre { background: #f6f8fa; padding: 8px 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
 figure { margin: 8px 0 16px; }
-figcaption { font-weight: 600; margin-bottom: 4px; }
-.heatmap { margin: 0; padding: 0; }
+figcaption { font-weight: 600; margin-bottom: 4px; overflow-wrap: anywhere; }
+.heatmap { margin: 0; padding: 0; overflow-x: auto; max-width: 100%; }
 .heatmap svg { display: block; }
 details { margin: 6px 0; }
+@media (max-width: 700px) { main { padding: 12px 12px; } h1 { font-size: 20px; } }
 """.strip()
 
 
-def blocks_html(blocks: Iterable[Block]) -> str:
-    """The whole page: its title is the first heading's text."""
-    body: list[str] = []
+def blocks_html(blocks: Iterable[Block], badge: Badge | None = None) -> str:
+    """The whole page: its title is the first heading's text; the verdict's ``badge``,
+    when the report has one, comes first, where a reader looks before anything else."""
+    body: list[str] = [badge_html(badge)] if badge else []
     title = ""
     figures = 0
     for b in blocks:
@@ -92,10 +102,12 @@ def _html_table(
     caption: str = "",
     header_align: str = "",
 ) -> str:
-    """A table; a column aligned ``r`` is right-aligned with tabular digits."""
+    """A table, in a box that scrolls sideways when the page is narrower than the table;
+    a column aligned ``r`` is right-aligned with tabular digits, and a name (a topic, a
+    group id) stays on one line rather than breaking at its hyphens."""
     cls = [' class="r"' if a == "r" else "" for a in align]
     hcls = [' class="r"' if a == "r" else "" for a in header_align.ljust(len(header), "l")]
-    lines = ["<table>"]
+    lines = ['<div class="scroll"><table>']
     if caption:
         lines.append(f"<caption>{_e(caption)}</caption>")
     lines.append(
@@ -104,10 +116,20 @@ def _html_table(
         + "</tr>"
     )
     lines += [
-        "<tr>" + "".join(f"<td{c}>{_e(x)}</td>" for x, c in zip(row, cls, strict=False)) + "</tr>"
+        "<tr>" + "".join(_cell(x, c) for x, c in zip(row, cls, strict=False)) + "</tr>"
         for row in rows
     ]
-    return "\n".join([*lines, "</table>"])
+    return "\n".join([*lines, "</table></div>"])
+
+
+def _cell(value: str, cls: str) -> str:
+    """A cell; a figure's interval, ``~5,900 (95%: 5,700-6,150)``, goes on a line of its own
+    below the figure, each unbroken, so a number never splits across lines."""
+    if cls:
+        return f"<td{cls}>{'<br>('.join(_e(part) for part in value.split(' ('))}</td>"
+    if isinstance(value, Name):
+        cls = ' class="name"'
+    return f"<td{cls}>{_e(value)}</td>"
 
 
 def _figure(b: Block, number: int) -> str:

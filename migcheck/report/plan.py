@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from migcheck.model.plan import PlanFigures, PlanProposal, PlanReport
+from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.htmlpage import blocks_html
 
@@ -126,5 +127,8 @@ def render_plan_markdown(report: PlanReport) -> str:
 
 
 def render_plan_html(report: PlanReport) -> str:
-    """The plan as one self-contained HTML page (inline CSS and SVG), for a browser."""
-    return blocks_html(_blocks(report))
+    """The plan as one self-contained HTML page (inline CSS and SVG), for a browser; a
+    proposed change's verdict first, as a badge (a plan without one has none)."""
+    proposed = report["proposed"]
+    badge = Badge(proposed["verdict"], "the proposed change") if proposed else None
+    return blocks_html(_blocks(report), badge)

@@ -5,19 +5,20 @@ groups' (:class:`GroupsFacts`), render through one path: a :class:`Frame` per ki
 facts says what surrounds the steps (title, header lines, the script's PROTOCOL, its
 work directory's name and change id), and the steps are laid out alike.
 
-The script (``--format sh``) prints every step and acts only with
-``--execute``; it stops at each manual step for a ``y`` on stdin unless
-``--yes`` answers them in advance.  A re-run after a failure resumes at the
-failed step: each step that succeeds leaves a marker in the work directory,
-so the reset and the state wipe never run twice, and the stop is not asked
-for again once the app has restarted.  The failed step itself runs again from
-its start, so each of its actions can repeat: checks only read, topic creation
-and the copy see what already exists.  The work directory belongs to one
-change (its id is recorded there); a script for another change refuses it.  Secrets stay in the
-``--command-config`` file, which the script only names.  Kafka's tools come from
-``$MIGCHECK_KAFKA_TOOL`` (a command taking the tool's name), else
-``$KAFKA_HOME/bin/<tool>.sh``, else ``<tool>.sh`` or ``<tool>`` on PATH.  The script's
-shell functions are ``runbook_prelude.sh`` beside this module, a file shellcheck reads.
+The script (``--format sh``) prints every step and acts only with ``--execute``; without
+it, its first and last lines say ``DRY RUN: nothing was changed`` and it never says
+``Runbook complete.``. With ``--execute`` it stops at each manual step for a ``y`` on
+stdin unless ``--yes`` answers them in advance. A re-run after a failure resumes at the
+failed step: each step that succeeds leaves a marker in the work directory, so the reset
+and the state wipe never run twice, and the stop is not asked for again once the app has
+restarted. The failed step itself runs again from its start, so each of its actions can
+repeat: checks only read, topic creation and the copy see what already exists. The work
+directory belongs to one change (its id is recorded there); a script for another change
+refuses it. Secrets stay in the ``--command-config`` file, which the script only names.
+Kafka's tools come from ``$MIGCHECK_KAFKA_TOOL`` (a command taking the tool's name),
+else ``$KAFKA_HOME/bin/<tool>.sh``, else ``<tool>.sh`` or ``<tool>`` on PATH. The
+script's shell functions are ``runbook_prelude.sh`` beside this module, a file
+shellcheck reads.
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ def render_sh(f: Facts, steps: Sequence[Step], version: str, generated: str) -> 
         out += ["", f"step {number} {sh_word(visible(step.title))}"]
         out += [f"if already_done step-{number}; then", "  say '  done before: skipped'", "else"]
         out += [f"  {_sh_action(a)}" for a in step.actions] + [f"  mark_done step-{number}", "fi"]
-    out += ["", "say ''", "say 'Runbook complete.'", ""]
+    out += ["", "finish", ""]
     return "\n".join(out)
 
 

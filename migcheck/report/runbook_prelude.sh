@@ -26,6 +26,16 @@ if [ "$EXECUTE" = 1 ]; then
 fi
 
 say() { printf '%s\n' "$*"; }
+
+# Without --execute the script only prints the steps: it says so first and last, so that
+# no one takes its output for a change that happened.
+DRY_RUN_LINE="DRY RUN: nothing was changed. Run it again with --execute to make the change."
+if [ "$EXECUTE" != 1 ]; then say "$DRY_RUN_LINE"; fi
+# The last line: "Runbook complete." only after a run that executed every step.
+finish() {
+  say ''
+  if [ "$EXECUTE" = 1 ]; then say 'Runbook complete.'; else say "$DRY_RUN_LINE"; fi
+}
 step() { say ''; say "== Step $1: $2"; }
 # A command as it runs, quoted only where the shell needs it.
 show() {

@@ -17,6 +17,13 @@ from migcheck.untrusted import html_text
 #: Largest matrix (rows and columns) whose SVG cells carry their counts as text.
 SVG_TEXT_MAX = 16
 
+#: The grid's size: a cell is at most CELL_MAX px, and a large matrix shrinks its cells to
+#: fit GRID_WIDTH x GRID_HEIGHT, so that the whole SVG (labels included) is about 640 px
+#: wide at most and a count in a cell reads at the page's own text size.
+CELL_MAX = 48
+GRID_WIDTH = 560
+GRID_HEIGHT = 480
+
 _WHITE = (255, 255, 255)
 _DARK_BLUE = (8, 48, 107)  # the dark end of ColorBrewer's sequential "Blues"
 _STAYS = "#d62728"
@@ -67,15 +74,15 @@ def heatmap_svg(
     """
     rows = len(matrix)
     cols = max((len(row) for row in matrix), default=0)
-    cell = max(4, min(36, 720 // max(cols, 1), 480 // max(rows, 1)))
+    cell = max(4, min(CELL_MAX, GRID_WIDTH // max(cols, 1), GRID_HEIGHT // max(rows, 1)))
     with_text = rows <= SVG_TEXT_MAX and cols <= SVG_TEXT_MAX
     peak = max((v for row in matrix for v in row), default=0)
     left, top = 60, 44
     grid_w, grid_h = cols * cell, rows * cell
-    width, height = max(left + grid_w + 12, 340), top + grid_h + 30
+    width, height = max(left + grid_w + 12, 400), top + grid_h + 30
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13" '
         f'role="img" aria-label="{_xml(title)}">',
         f"<title>{_xml(title)}</title>",
         f'<text x="{left}" y="14">{_xml(col_label)} {ARROW}</text>',
@@ -84,14 +91,14 @@ def heatmap_svg(
         f'<text x="{left}" y="{top + grid_h + 20}">white: 0, darkest: {peak:,} keys; '
         "red outline: stays</text>",
     ]
-    x_step = _tick_step(cell, 7 * len(str(max(cols - 1, 0))) + 4)
-    y_step = _tick_step(cell, 13)
+    x_step = _tick_step(cell, 8 * len(str(max(cols - 1, 0))) + 5)
+    y_step = _tick_step(cell, 15)
     parts += [
         f'<text x="{left + j * cell + cell / 2:g}" y="{top - 6}" text-anchor="middle">{j}</text>'
         for j in range(0, cols, x_step)
     ]
     parts += [
-        f'<text x="{left - 6}" y="{top + i * cell + cell / 2 + 4:g}" text-anchor="end">{i}</text>'
+        f'<text x="{left - 6}" y="{top + i * cell + cell / 2 + 5:g}" text-anchor="end">{i}</text>'
         for i in range(0, rows, y_step)
     ]
     stroke = 2 if cell >= 12 else 1
@@ -117,9 +124,9 @@ def heatmap_svg(
         for i, j, v in cells:
             if v:
                 colour = "#ffffff" if _fill(v, peak)[1] > 0.55 else "#1a1a1a"
-                x, y = left + j * cell + cell / 2, top + i * cell + cell / 2 + 4
+                x, y = left + j * cell + cell / 2, top + i * cell + cell / 2 + 5
                 parts.append(
-                    f'<text x="{x:g}" y="{y:g}" text-anchor="middle" font-size="10" '
+                    f'<text x="{x:g}" y="{y:g}" text-anchor="middle" font-size="13" '
                     f'fill="{colour}">{short_count(v)}</text>'
                 )
     parts.append("</svg>")

@@ -3,7 +3,7 @@
 Pure text from :class:`~migcheck.streams.parallelism.Figures`.  The order is
 the cost order an operator pays: more threads (a config change and a
 restart), then more instances (machines), and only then more partitions,
-which for a stateful app is a migration (``migcheck app``, ``migcheck
+which for a stateful app is a migration (`migcheck app`, ``migcheck
 runbook``).  Balance and standby remarks follow the main advice.
 """
 
@@ -29,8 +29,8 @@ def _main(f: Figures) -> str:
     return (
         f"Every one of the {plural(f.tasks, 'task')} already has its own thread{idle}: more "
         f"threads or instances add nothing. Only more partitions raise the parallelism above "
-        f"{f.ceiling} tasks per sub-topology; check the change with `migcheck app` "
-        "and follow `migcheck runbook`."
+        f"{f.ceiling} tasks per sub-topology; check the change with migcheck app "
+        "and follow migcheck runbook."
     )
 
 
@@ -99,11 +99,11 @@ def _standby(f: Figures) -> list[str]:
 def recommend_change(today: Figures, after: Figures, level: AppLevel) -> str:
     """The advice on a proposed partition change: its verdict first, then its figures."""
     if level == AppLevel.SAFE:
-        head = "`migcheck app` calls this change SAFE."
+        head = "migcheck app calls this change SAFE."
     else:
         head = (
-            f"`migcheck app` says {level} for this change: do it only through "
-            "`migcheck runbook` (a new topic, a reset and a reprocess)."
+            f"migcheck app says {level} for this change: do it only through "
+            "migcheck runbook (a new topic, a reset and a reprocess)."
         )
     if today.threads < today.tasks:
         head += " It is not needed to use more threads: today's tasks outnumber the threads."

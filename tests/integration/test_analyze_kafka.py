@@ -404,7 +404,7 @@ def test_keys_file_matches_the_oracle(
         for k in keys:
             f.write(f"{k.hex()},{java_partition(k, 6)},10\n")
     rc, out, err = analyze(
-        capsys, "--keys-file", str(export), "--from", "6", "--to", "9", "--format", "json"
+        capsys, "--keys-file", str(export), "--partitions", "6", "--to", "9", "--format", "json"
     )
     assert rc == 0, err
     (t,) = json.loads(out)["topics"]
@@ -437,7 +437,7 @@ def test_keys_file_formats_with_master_and_conf(tmp_path: Path, suffix: str) -> 
         str(export),
         "--key-encoding",
         "utf8",
-        "--from",
+        "--partitions",
         "5",
         "--to",
         "10",

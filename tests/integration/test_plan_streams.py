@@ -185,7 +185,7 @@ def test_plan_matches_the_real_assignment(
                 "--application-id",
                 app.app_id,
                 *given,
-                "--set",
+                "--to",
                 f"{app.input}={2 * partitions}",
                 "--format",
                 "json",
@@ -194,7 +194,7 @@ def test_plan_matches_the_real_assignment(
                 break
         else:
             pytest.fail("the group's assignment moved during every plan")
-    assert live.returncode == 1, live.stderr  # the --set change would crash the app
+    assert live.returncode == 1, live.stderr  # the --to change would crash the app
     # why it exits 1, in one line (the report itself is on stdout)
     assert live.stderr.startswith("migcheck: CRASH: ") and live.stderr.count("\n") == 1
     plan = json.loads(live.stdout)

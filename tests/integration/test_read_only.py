@@ -85,7 +85,7 @@ def test_every_command_leaves_the_cluster_as_it_was(
         ["analyze", "--bootstrap-server", kafka.bootstrap, *changed, "--full"],
         ["analyze", "--bootstrap-server", kafka.bootstrap, *changed],
         ["app", *on_app, *changed, "--state", "--full"],
-        ["plan", *on_app, "--set", f"{app.input}=6"],
+        ["plan", *on_app, "--to", f"{app.input}=6"],
         ["runbook", *on_app, *changed, "--output", str(tmp_path / "runbook.md")],
         ["runbook", *on_app, *changed, "--format", "sh", "--output", str(script)],
     ]
@@ -100,6 +100,9 @@ def test_every_command_leaves_the_cluster_as_it_was(
     )
     assert printed.returncode == 0, printed.stderr
     _assert_unchanged(before, _snapshot(kafka, app.app_id), "the runbook script (no --execute)")
+    said = printed.stdout.splitlines()  # and it says it was a dry run, first and last
+    assert said[0].startswith("DRY RUN: nothing was changed") and said[-1] == said[0], said
+    assert "Runbook complete" not in printed.stdout
 
     r = run_cli("copy", "--bootstrap-server", kafka.bootstrap, "--topic", app.input, "--into",
                 into, "--checkpoint", str(tmp_path / "copy.json"))  # fmt: skip
@@ -117,7 +120,7 @@ def test_app_and_plan_with_standbys_change_nothing(kafka: Kafka, app: StreamsApp
     live = ["--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id]
     runs = [
         ["app", *live, "--topic", app.input, "--to", "6"],
-        ["plan", *live, "--set", f"{app.input}=6", "--standby-replicas", "1"],
+        ["plan", *live, "--to", f"{app.input}=6", "--standby-replicas", "1"],
     ]
     for args in runs:
         r = run_cli(*args)

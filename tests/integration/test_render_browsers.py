@@ -130,7 +130,8 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     page = _render(_saved_report(tmp_path), "html", tmp_path / "report.html")
     # Pin the first heatmap (orders 4 -> 6) beside the report at a known offset; the page
     # itself is unchanged.  Its grid starts 60 px right of and 44 px below the SVG's
-    # corner, 36 px cells (a 4 x 6 matrix).
+    # corner, 48 px cells (a 4 x 6 matrix: its cells at their largest, read at the page's
+    # text size).
     pinned = tmp_path / "pinned.html"
     pin = "<style>#heatmap-1{position:fixed;top:0;left:1200px;background:#fff}</style>"
     pinned.write_text(page.read_text(encoding="utf-8").replace("</body>", pin + "</body>"))
@@ -154,14 +155,14 @@ def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert (png.width, png.height) == (1600, 1000)
 
     def cell(i: int, j: int, dx: int = 5, dy: int = 5) -> tuple[int, int, int]:
-        return png.rgb(1200 + 60 + 36 * j + dx, 44 + 36 * i + dy)
+        return png.rgb(1200 + 60 + 48 * j + dx, 44 + 48 * i + dy)
 
     # orders 4 -> 6 (sample_report.M4_6): the largest cell is 37, at row 3, column 5
     assert _near(cell(3, 5), (8, 48, 107)), cell(3, 5)
     assert _near(cell(0, 2), _blend(33, 37)), cell(0, 2)
     assert _near(cell(3, 1), _blend(30, 37)), cell(3, 1)
     assert _near(cell(0, 1), (255, 255, 255)), cell(0, 1)  # no key
-    assert _near(cell(1, 1, dx=0, dy=18), (0xD6, 0x27, 0x28))  # stays: outlined in red
+    assert _near(cell(1, 1, dx=0, dy=24), (0xD6, 0x27, 0x28))  # stays: outlined in red
     # and the report around it was drawn: its title's dark text in the top-left corner
     dark = sum(sum(png.rgb(x, y)) < 200 for x in range(32, 600) for y in range(20, 60))
     assert dark > 200, f"no title drawn; screenshot: {shot}"

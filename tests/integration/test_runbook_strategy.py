@@ -115,7 +115,7 @@ def test_an_app_whose_group_is_gone_is_taken_on_the_users_word(
     said = " ".join(judged.stdout.split())
     assert f"the group {app.app_id} does not exist" in said and "on your word" in said
 
-    planned = app.migcheck("plan", "--set", f"{app.input}=6")
+    planned = app.migcheck("plan", "--to", f"{app.input}=6")
     assert planned.returncode in (0, 1), planned.stderr  # 1: the change would crash the app
     said = " ".join(planned.stdout.split())
     assert f"{app.input} is taken as a source on your word (the topic you named)" in said

@@ -81,6 +81,8 @@ def test_a_runbook_for_hostile_groups_runs_only_its_own_steps(kafka: Kafka, tmp_
                          text=True, timeout=120)  # fmt: skip
     assert dry.returncode == 0, dry.stderr
     assert list(sandbox.iterdir()) == []  # a dry run writes nothing, and ran nothing
+    assert dry.stdout.rstrip().endswith("DRY RUN: nothing was changed. Run it again with "
+                                        "--execute to make the change.")  # fmt: skip
 
     run = subprocess.run(["bash", str(script), "--execute", "--yes"], cwd=sandbox, env=env,
                          capture_output=True, text=True, timeout=900)  # fmt: skip

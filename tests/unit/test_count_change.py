@@ -45,9 +45,9 @@ def test_check_can_grow_lets_more_and_equal_counts_pass() -> None:
 
 def test_check_can_grow_refuses_the_first_smaller_count_naming_the_option() -> None:
     with pytest.raises(UsageError) as e:
-        check_can_grow(6, [8, 4, 2], "--set (topic 'orders')")
+        check_can_grow(6, [8, 4, 2], "--to (topic 'orders')")
     assert str(e.value) == (
-        "--set (topic 'orders') 4 is below the current 6 partitions: Kafka can only add partitions"
+        "--to (topic 'orders') 4 is below the current 6 partitions: Kafka can only add partitions"
     )
 
 

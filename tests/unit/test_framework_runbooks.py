@@ -199,3 +199,6 @@ def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
     assert run.returncode == 0, run.stderr
     assert run.stdout.count("== Step") == len(steps(facts))
     assert not (tmp_path / "work").exists()
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("DRY RUN: nothing was changed") and lines[-1] == lines[0]
+    assert "Runbook complete" not in run.stdout

@@ -148,6 +148,9 @@ def test_the_script_prints_every_step_and_acts_only_with_execute(tmp_path: Path)
     assert not (tmp_path / "work").exists()
     assert "  CHECK: wait_lag_zero 300 orders billing audit log" in p.stdout
     assert "  MANUAL: Pause every producer of orders" in p.stdout
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("DRY RUN: nothing was changed") and lines[-1] == lines[0]
+    assert "Runbook complete" not in p.stdout
     text = script.read_text()
     assert "PROTOCOL=consumer\n" in text
     assert 'WORKDIR="${MIGCHECK_RUNBOOK_DIR:-migcheck-runbook-orders-p6}"' in text
@@ -166,6 +169,7 @@ def test_a_rerun_resumes_and_another_change_is_refused(tmp_path: Path) -> None:
     p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("done before: skipped") == 7
+    assert p.stdout.rstrip().endswith("Runbook complete.") and "DRY RUN" not in p.stdout
     (work / "runbook.id").write_text("groups orders 3->12 billing,audit log\n")
     p = subprocess.run(["bash", str(script), "--execute"], capture_output=True, text=True, env=env)
     assert p.returncode == 1 and "holds the progress of another change" in p.stderr

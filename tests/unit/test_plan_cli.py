@@ -44,7 +44,7 @@ def test_offline_json_has_the_documented_figures_and_a_proposal() -> None:
         "2",
         "--threads",
         "4",
-        "--set",
+        "--to",
         "orders=12",
         "--format",
         "json",
@@ -80,7 +80,7 @@ def test_enough_threads_points_to_partitions_and_the_runbook() -> None:
     assert p.returncode == 0, p.stderr
     first = p.stdout.splitlines()[2]
     assert first.startswith("Recommendation: Every one of the 3 tasks already has its own thread")
-    assert "`migcheck runbook`" in p.stdout
+    assert "and follow migcheck runbook." in p.stdout
 
 
 def test_markdown_and_a_saved_report_render_the_same_plan(tmp_path: Path) -> None:
@@ -107,11 +107,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
         "--partitions needs",
     )
     _one_line_error(
-        _plan("--topology", count, "--partitions", "orders=6", "--set", "orders=3"),
+        _plan("--topology", count, "--partitions", "orders=6", "--to", "orders=3"),
         "below the current 6",
     )
     _one_line_error(
-        _plan("--topology", count, "--partitions", "orders=6", "--set", "nope=8"), "no such topic"
+        _plan("--topology", count, "--partitions", "orders=6", "--to", "nope=8"), "no such topic"
     )
     _one_line_error(
         _plan("--topology", count, "--partitions", "orders=6", "--instances", "0"), "--instances"

@@ -102,7 +102,7 @@ def test_render_command_refuses_an_unknown_kind_in_one_line(tmp_path: Path) -> N
 
 def test_a_saved_report_rendered_as_json_again_is_the_same_bytes(tmp_path: Path) -> None:
     p = run_cli("plan", "--topology", str(DESCRIBE / "count.txt"), "--partitions", "orders=3",
-                "--set", "orders=6", "--format", "json")  # fmt: skip
+                "--to", "orders=6", "--format", "json")  # fmt: skip
     assert p.returncode == 1, p.stderr  # the change would crash the app
     saved = tmp_path / "plan.json"
     saved.write_text(p.stdout, encoding="utf-8")

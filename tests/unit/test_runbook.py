@@ -101,6 +101,11 @@ def test_the_script_prints_every_step_and_acts_only_with_execute(tmp_path: Path)
         f"== Step {n}: {s.title}" for n, s in enumerate(steps(_facts()), start=1)
     ]
     assert not (tmp_path / "work").exists()  # nothing written, nothing run
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("DRY RUN: nothing was changed"), lines[0]
+    assert lines[-1].startswith("DRY RUN: nothing was changed"), lines[-1]
+    assert "--execute" in lines[-1]  # and how to make it
+    assert "Runbook complete" not in p.stdout
     reset = next(ln for ln in p.stdout.splitlines() if "--dry-run" in ln)
     assert "kafka-streams-application-reset" in reset
     assert "--internal-topics shop-counter-counts-changelog" in reset
@@ -123,6 +128,7 @@ def test_a_rerun_resumes_after_the_steps_that_succeeded(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("done before: skipped") == 6
     assert p.stdout.rstrip().endswith("Runbook complete.")
+    assert "DRY RUN" not in p.stdout
 
 
 def test_a_work_directory_of_another_change_is_refused(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def test_plan_with_output_still_says_why_it_exits_1(tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
     p = subprocess.run(
         [sys.executable, "-m", "migcheck", "plan", "--topology", str(DESCRIBE / "count.txt"),
-         "--partitions", "orders=3", "--set", "orders=6", "--format", "json",
+         "--partitions", "orders=3", "--to", "orders=6", "--format", "json",
          "--output", str(out)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
