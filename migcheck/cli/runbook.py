@@ -19,6 +19,7 @@ from migcheck.cli.common import (
     master_option,
     spark_of,
     topology_option,
+    writable_output,
     write_outcome,
 )
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
@@ -143,7 +144,13 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     show_default=True,
     help="markdown for the change ticket, sh for a script (prints; acts with --execute).",
 )
-@click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write it here.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    callback=writable_output,
+    help="Write it here.",
+)
 @master_option
 @conf_option
 def runbook_cmd(
