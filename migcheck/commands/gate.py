@@ -46,7 +46,7 @@ from migcheck.model.gate import (
 )
 from migcheck.model.header import report_header
 from migcheck.model.readers import STATEFUL_KINDS, ReaderEntry
-from migcheck.readers.discovery import find_readers
+from migcheck.readers.discovery import Found, find_readers
 from migcheck.untrusted import quoted
 
 #: The app report's check of a CORRUPT that only says no store is visible: unknown, not split.
@@ -91,11 +91,8 @@ def run_gate(options: GateOptions) -> Outcome[GateReport]:
     topics = list(dict.fromkeys(p.topic for p in proposals))
     found = find_readers(client, topics, set(options.groups))
     moved, unpredictable = _moved(options, proposals, live)
-    today = options.today or dt.date.today()
-    changes = [
-        _change(options, client, p, live[p.topic], found[p.topic], moved, accepted, today)
-        for p in proposals
-    ]
+    gate = _Gate(options, client, found, moved, accepted, options.today or dt.date.today())
+    changes = [_change(gate, p, live[p.topic]) for p in proposals]
     report = GateReport(
         **report_header(),
         bootstrap_servers=client.bootstrap_servers,
@@ -163,25 +160,39 @@ def _moved(
     return moved, unpredictable
 
 
-def _change(
-    options: GateOptions,
-    client: ClientConfig,
-    p: Proposal,
-    live: int,
-    found: Sequence,
-    moved: Mapping[tuple[str, int], GateMoved],
-    accepted: Sequence[Acceptance],
-    today: dt.date,
-) -> GateChange:
+@dataclass
+class _Gate:
+    """What every change of one run is judged with, asked of the cluster once; several
+    proposals of one change (a plan and a manifest) share their readers' judgements."""
+
+    options: GateOptions
+    client: ClientConfig
+    found: Mapping[str, Sequence[Found]]
+    moved: Mapping[tuple[str, int], GateMoved]
+    accepted: Sequence[Acceptance]
+    today: dt.date
+    #: (topic, proposed count or None) -> its readers' entries and judgements
+    readers: dict[tuple[str, int | None], list[GateReader]] = field(default_factory=dict)
+
+    def judged_readers(self, p: Proposal, live: int, grows: bool) -> list[GateReader]:
+        """The topic's readers: judged for a growing topic, else listed."""
+        key = (p.topic, p.after if grows else None)
+        if key not in self.readers:
+            entries = reader_entries(self.client, p.topic, live, self.found[p.topic], key[1])
+            self.readers[key] = [
+                _reader(self.options, p, e) if grows else _listed(e) for e in entries
+            ]
+        return self.readers[key]
+
+
+def _change(gate: _Gate, p: Proposal, live: int) -> GateChange:
     judged = settled(p, live)
-    entries = reader_entries(client, p.topic, live, found, None if judged else p.after)
+    readers = gate.judged_readers(p, live, grows=judged is None)
+    measured = None
     if judged is None:  # the topic grows: its readers decide
-        readers = [_reader(options, p, e) for e in entries]
-        measured = moved.get((p.topic, p.after)) if p.after is not None else None
-        judged = grown(p, live, readers, measured, options.max_moved_fraction)
-    else:  # destroyed, refused or unchanged: its readers are listed, not judged
-        readers, measured = [_listed(e) for e in entries], None
-    acceptance, covered = _acceptance(p, judged, accepted, today)
+        measured = gate.moved.get((p.topic, p.after)) if p.after is not None else None
+        judged = grown(p, live, readers, measured, gate.options.max_moved_fraction)
+    acceptance, covered = _acceptance(p, judged, gate.accepted, gate.today)
     return {
         "topic": p.topic,
         "from": live,
@@ -195,8 +206,8 @@ def _change(
         "moved": measured,
         "readers": readers,
         "next": next_steps(
-            client.bootstrap_servers,
-            options.connection.command_config,
+            gate.client.bootstrap_servers,
+            gate.options.connection.command_config,
             p,
             judged.verdict,
             readers,
