@@ -68,7 +68,10 @@ def run_plan(options: PlanOptions) -> Outcome[PlanReport]:
     today = figures(
         app, external_counts(app), setting.deployment, options.standby_replicas, setting.records
     )
-    proposal = _proposal(options, setting, today) if options.changes else None
+    unchanged = _unchanged(app, options.changes)
+    if unchanged:  # today's parallelism is still the plan's answer: said, not refused
+        setting = replace(setting, notes=(*setting.notes, unchanged))
+    proposal = _proposal(options, setting, today) if options.changes and not unchanged else None
     report = _report(options, setting, today, proposal)
     gate = proposal is not None and proposal["verdict"] != AppLevel.SAFE
     return Outcome(report, EXIT_GATE if gate else EXIT_OK)
@@ -155,6 +158,15 @@ def _proposal(options: PlanOptions, setting: _Setting, today: Figures) -> PlanPr
         "verdict": str(v.level),
         "verdict_reasons": [r.text for r in v.reasons],
     }  # type: ignore[typeddict-item]
+
+
+def _unchanged(app: App, changes: Mapping[str, int]) -> str:
+    """``migcheck: nothing changes``'s words when every ``--to`` is today's count."""
+    _check_changes(app, changes)
+    if not changes or any(app.counts[t] != n for t, n in changes.items()):
+        return ""
+    named = ", ".join(f"{t} has {n} partitions already" for t, n in changes.items())
+    return f"nothing changes: {named} (--to): the plan shows today's parallelism only"
 
 
 def _check_changes(app: App, changes: Mapping[str, int]) -> None:

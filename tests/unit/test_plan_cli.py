@@ -179,3 +179,14 @@ def test_a_read_only_disk_is_one_line_and_leaves_the_old_report(tmp_path: Path) 
     _one_line_error(p, "--output", "not writable")
     assert target.read_text(encoding="utf-8") == "yesterday's report\n"
     assert [f.name for f in tmp_path.iterdir()] == ["plan.md"]
+
+
+def test_to_equal_to_todays_count_says_nothing_changes_and_plans_today() -> None:
+    """issue 43: --to equal to the current count says that nothing changes, exit 0; a
+    plan still answers with today's parallelism (orders=4 on count.txt: 4 tasks)."""
+    args = ["--topology", str(DESCRIBE / "count.txt"), "--partitions", "orders=4"]
+    p = _plan(*args, "--to", "orders=4", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["proposed"] is None
+    assert "nothing changes: orders has 4 partitions already (--to)" in report["notes"][-1]
