@@ -144,6 +144,15 @@ fixed_repartition_option = click.option(
 )
 
 #: Options of the commands that run Spark.
+#: Groups the user vouches are plain consumer groups (``readers``, ``gate``).
+plain_groups_option = click.option(
+    "--group",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    help="A group you know is a plain consumer group (repeatable): an idle one the "
+    "evidence cannot tell apart is then judged as one.",
+)
 framework_option = click.option(
     "--framework",
     type=click.Choice([AUTO_FRAMEWORK, *(kind.value for kind in FRAMEWORKS)]),

@@ -12,6 +12,7 @@ from migcheck.cli.common import (
     full_option,
     master_option,
     output_option,
+    plain_groups_option,
     report_format_option,
     sample_option,
     spark_of,
@@ -48,14 +49,7 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 @click.option(
     "--change", "changes", multiple=True, metavar="TOPIC=N", help="A plain proposal (repeatable)."
 )
-@click.option(
-    "--group",
-    "groups",
-    multiple=True,
-    metavar="GROUP",
-    help="A group you know is a plain consumer group (repeatable): an idle one the "
-    "evidence cannot tell apart is then judged as one.",
-)
+@plain_groups_option
 @click.option(
     "--topology",
     "topologies",

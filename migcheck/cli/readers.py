@@ -10,6 +10,7 @@ from migcheck.cli.common import (
     command_config_option,
     connection_of,
     output_option,
+    plain_groups_option,
     report_format_option,
     write_outcome,
 )
@@ -34,14 +35,7 @@ from migcheck.commands.readers import ReadersOptions, run_readers
     default=None,
     help="The proposed partition count the judgements name.",
 )
-@click.option(
-    "--group",
-    "groups",
-    multiple=True,
-    metavar="GROUP",
-    help="A group you know is a plain consumer group (repeatable): an idle one the "
-    "evidence cannot tell apart is then judged as one.",
-)
+@plain_groups_option
 @report_format_option
 @output_option
 def readers_cmd(
