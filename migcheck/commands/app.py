@@ -15,7 +15,7 @@ from migcheck.commands.analyze import AnalyzeOptions, run_analyses, start_early
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
-from migcheck.hashing.partitioners import check_changes
+from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
     AppCandidate,
@@ -94,7 +94,18 @@ def _check_topics(options: AppOptions, disc: Discovery) -> None:
     for topic in options.topics:
         if disc.topics.get(topic) is None:
             raise ReadError(f"topic {topic!r} does not exist at {options.connection.bootstrap}")
-    check_changes({t: disc.topics[t].partition_count for t in options.topics}, options.candidates)
+    for topic in options.topics:  # an unchanged count still reports the app's health
+        check_can_grow(disc.topics[topic].partition_count, options.candidates, f"--to ({topic})")
+
+
+def _unchanged(options: AppOptions, disc: Discovery) -> list[str]:
+    """Said when no ``--to`` changes any topic: the report is the app's health today (the
+    runbook's last check asks for it with the new count)."""
+    counts = {t: disc.topics[t].partition_count for t in options.topics}
+    if any(n != c for n in options.candidates for c in counts.values()):
+        return []
+    named = ", ".join(f"{t} has {n} partitions already" for t, n in counts.items())
+    return [f"nothing changes: {named} (--to): the report shows the app's health today"]
 
 
 def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_given: bool) -> None:
@@ -189,7 +200,7 @@ def _report(
         "protocol": app.protocol,
         "basis": model.basis,
         "basis_note": (WOULD_ADD[model.basis] or None) if app.framework.takes_topology else None,
-        "notes": list(model.notes),
+        "notes": [*model.notes, *_unchanged(options, disc)],
         "topics": _topics(disc),
         "subtopologies": _subtopologies(app, today.tasks),
         "health": [_reason(r) for r in health(app)],

@@ -208,7 +208,11 @@ def test_verbose_turns_verbose_on_before_or_after_the_subcommand(
 ) -> None:
     from migcheck.cli.main import cli
 
-    monkeypatch.delenv("MIGCHECK_VERBOSE", raising=False)
+    # setenv first: monkeypatch then knows it was unset, and unsets it after the test (a
+    # bare delenv of an unset variable records nothing, and --verbose would leak into
+    # every later test of this worker: Spark's output on their stderr)
+    monkeypatch.setenv("MIGCHECK_VERBOSE", "")
+    monkeypatch.delenv("MIGCHECK_VERBOSE")
     root = logging.getLogger()  # --verbose reconfigures it: give it back to the session
     monkeypatch.setattr(root, "handlers", list(root.handlers))
     monkeypatch.setattr(root, "level", root.level)
