@@ -10,34 +10,13 @@ the Metadata request (migcheck/kafka/listener.py).
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from failfast import BOUND_S, one_line, timed_cli
 from kafkatest import Kafka
 
 pytestmark = [pytest.mark.kafka]
-
-BOUND_S = 5.0
-CLASS_NAME = re.compile(r"\b[A-Z]\w*(Error|Exception)\b")
-
-
-def _migcheck(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    start = time.monotonic()
-    r = subprocess.run(
-        [sys.executable, "-m", "migcheck", *args],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    return r, time.monotonic() - start
-
-
-def _one_line(r: subprocess.CompletedProcess[str]) -> str:
-    assert r.stderr.count("\n") == 1, r.stderr
-    assert "Traceback" not in r.stderr and not CLASS_NAME.search(r.stderr), r.stderr
-    return r.stderr.strip()
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +30,7 @@ def secured(kafka: Kafka) -> Kafka:
 def baseline(kafka: Kafka, tmp_path_factory: pytest.TempPathFactory) -> float:
     """``readers`` started and refused before any read (a bad --output)."""
     missing = tmp_path_factory.mktemp("out") / "no-such-dir" / "r.txt"
-    r, elapsed = _migcheck("readers", "--bootstrap-server", kafka.bootstrap, "--topic", "t",
+    r, elapsed = timed_cli("readers", "--bootstrap-server", kafka.bootstrap, "--topic", "t",
                            "--output", str(missing))  # fmt: skip
     assert r.returncode == 2, r.stderr
     return elapsed
@@ -70,9 +49,9 @@ def test_a_sasl_listener_without_command_config_is_named_with_the_keys(
     secured: Kafka, baseline: float
 ) -> None:
     address = secured.sasl_bootstrap
-    r, elapsed = _migcheck("readers", "--bootstrap-server", str(address), "--topic", "t")
+    r, elapsed = timed_cli("readers", "--bootstrap-server", str(address), "--topic", "t")
     assert r.returncode == 2
-    line = _one_line(r)
+    line = one_line(r)
     assert line.startswith(f"migcheck: error: {address} is a SASL listener"), line
     for key in ("--command-config", "security.protocol=SASL_PLAINTEXT", "sasl.mechanism",
                 "sasl.jaas.config"):  # fmt: skip
@@ -84,10 +63,10 @@ def test_a_tls_listener_without_command_config_is_named_with_the_keys(
     secured: Kafka, baseline: float
 ) -> None:
     address = secured.ssl_bootstrap
-    r, elapsed = _migcheck("analyze", "--bootstrap-server", str(address), "--topic", "t",
+    r, elapsed = timed_cli("analyze", "--bootstrap-server", str(address), "--topic", "t",
                            "--to", "6")  # fmt: skip
     assert r.returncode == 2
-    line = _one_line(r)
+    line = one_line(r)
     assert line.startswith(f"migcheck: error: {address} is a TLS listener"), line
     for key in ("--command-config", "security.protocol=SSL", "ssl.truststore.location"):
         assert key in line, line
@@ -103,10 +82,10 @@ def test_a_wrong_password_says_authentication_failed_once(
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
         'username="scram-alice" password="Wr0ng";\n'
     )
-    r, elapsed = _migcheck("readers", "--bootstrap-server", str(secured.sasl_bootstrap),
+    r, elapsed = timed_cli("readers", "--bootstrap-server", str(secured.sasl_bootstrap),
                            "--topic", "t", "--command-config", str(config))  # fmt: skip
     assert r.returncode == 2
-    line = _one_line(r)
+    line = one_line(r)
     assert line == (
         f"migcheck: error: authentication failed at {secured.sasl_bootstrap}: invalid "
         "credentials with SASL mechanism SCRAM-SHA-512 (check the credentials in "
@@ -122,7 +101,7 @@ def test_an_unknown_client_config_is_warned_about_and_the_read_goes_on(
 ) -> None:
     config = tmp_path / "client.properties"
     config.write_text("foo.bar=1\nmax.poll.records=100\n")
-    r, _ = _migcheck("readers", "--bootstrap-server", kafka.bootstrap, "--topic", topic_of_six,
+    r, _ = timed_cli("readers", "--bootstrap-server", kafka.bootstrap, "--topic", topic_of_six,
                      "--command-config", str(config), "--format", "json")  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stderr == (
@@ -144,9 +123,9 @@ def test_to_equal_to_the_current_count_says_nothing_changes(
     command: list[str], kafka: Kafka, topic_of_six: str
 ) -> None:
     args = [a.format(t=topic_of_six) for a in command]
-    r, _ = _migcheck(args[0], "--bootstrap-server", kafka.bootstrap, *args[1:])
+    r, _ = timed_cli(args[0], "--bootstrap-server", kafka.bootstrap, *args[1:])
     assert r.returncode == 0, r.stderr
-    assert _one_line(r) == (
+    assert one_line(r) == (
         f"migcheck: nothing changes: {topic_of_six} has 6 partitions already (--to 6)"
     )
     assert r.stdout == ""  # no report calling an unchanged topic SAFE

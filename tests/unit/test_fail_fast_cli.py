@@ -12,35 +12,11 @@ import logging
 import os
 import re
 import socket
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
-
-#: Issue 43's bound for a refused connection or a name that does not resolve.
-BOUND_S = 5.0
-
-#: What a kafka-python or Python exception's class name looks like in a line.
-CLASS_NAME = re.compile(r"\b[A-Z]\w*(Error|Exception)\b")
-
-
-def _migcheck(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    start = time.monotonic()
-    r = subprocess.run(
-        [sys.executable, "-m", "migcheck", *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    return r, time.monotonic() - start
-
-
-def _one_line(r: subprocess.CompletedProcess[str]) -> str:
-    """stderr's only line, with no traceback and no exception class name in it."""
-    assert r.stderr.count("\n") == 1, r.stderr
-    assert "Traceback" not in r.stderr and not CLASS_NAME.search(r.stderr), r.stderr
-    return r.stderr.strip()
+from failfast import BOUND_S, one_line, timed_cli
 
 
 @pytest.fixture(scope="module")
@@ -56,14 +32,14 @@ def closed_port() -> str:
 def baseline(closed_port: str, tmp_path_factory: pytest.TempPathFactory) -> float:
     """How long ``analyze`` takes to start and refuse an input before any read."""
     missing = tmp_path_factory.mktemp("out") / "no-such-dir" / "r.txt"
-    r, elapsed = _migcheck("analyze", "--bootstrap-server", closed_port, "--topic", "t",
+    r, elapsed = timed_cli("analyze", "--bootstrap-server", closed_port, "--topic", "t",
                            "--to", "6", "--output", str(missing))  # fmt: skip
     assert r.returncode == 2, r.stderr
     return elapsed
 
 
 def test_bare_migcheck_prints_the_help_as_click_lays_it_out() -> None:
-    r, _ = _migcheck()
+    r, _ = timed_cli()
     assert r.returncode == 0 and r.stderr == ""
     assert r.stdout.startswith("Usage: migcheck [OPTIONS] COMMAND [ARGS]...\n")
     commands = ["partition", "analyze", "readers", "app", "plan", "runbook", "copy", "gate"]
@@ -73,18 +49,18 @@ def test_bare_migcheck_prints_the_help_as_click_lays_it_out() -> None:
 
 def test_verbose_is_taken_after_the_subcommand_too(closed_port: str) -> None:
     for args in (["--verbose", "analyze"], ["analyze", "--verbose"]):
-        r, _ = _migcheck(*args, "--bootstrap-server", closed_port, "--topic", "t", "--to", "6")
+        r, _ = timed_cli(*args, "--bootstrap-server", closed_port, "--topic", "t", "--to", "6")
         assert r.returncode == 2
-        assert _one_line(r).startswith(f"migcheck: error: cannot reach Kafka at {closed_port}")
+        assert one_line(r).startswith(f"migcheck: error: cannot reach Kafka at {closed_port}")
 
 
 def test_a_refused_connection_fails_fast_naming_the_address(
     closed_port: str, baseline: float
 ) -> None:
-    r, elapsed = _migcheck("analyze", "--bootstrap-server", closed_port, "--topic", "t",
+    r, elapsed = timed_cli("analyze", "--bootstrap-server", closed_port, "--topic", "t",
                            "--to", "6")  # fmt: skip
     assert r.returncode == 2
-    assert _one_line(r) == (
+    assert one_line(r) == (
         f"migcheck: error: cannot reach Kafka at {closed_port}: connection refused: "
         "no broker listens there (check --bootstrap-server)"
     )
@@ -93,9 +69,9 @@ def test_a_refused_connection_fails_fast_naming_the_address(
 
 def test_a_name_that_does_not_resolve_fails_fast(baseline: float) -> None:
     # .invalid never resolves (RFC 6761)
-    r, elapsed = _migcheck("readers", "--bootstrap-server", "broker.invalid:9092", "--topic", "t")
+    r, elapsed = timed_cli("readers", "--bootstrap-server", "broker.invalid:9092", "--topic", "t")
     assert r.returncode == 2
-    assert _one_line(r) == (
+    assert one_line(r) == (
         "migcheck: error: cannot reach Kafka at broker.invalid:9092: the host name "
         "broker.invalid does not resolve (check --bootstrap-server)"
     )
@@ -116,19 +92,19 @@ def test_an_output_that_cannot_be_written_fails_before_any_read(
     """The broker address is refused too: the --output line, not the Kafka one, proves the
     path is checked first."""
     for command in (["analyze", "--topic", "t", "--to", "6"], ["readers", "--topic", "t"]):
-        r, _ = _migcheck(command[0], "--bootstrap-server", closed_port, *command[1:],
+        r, _ = timed_cli(command[0], "--bootstrap-server", closed_port, *command[1:],
                          "--output", output.format(tmp=tmp_path))  # fmt: skip
         assert r.returncode == 2
-        assert _one_line(r) == "migcheck: error: " + line.format(tmp=tmp_path)
+        assert one_line(r) == "migcheck: error: " + line.format(tmp=tmp_path)
 
 
 @pytest.mark.parametrize("order", [["--full", "--sample-per-partition", "10"],
                                    ["--sample-per-partition", "10", "--full"]])  # fmt: skip
 def test_full_with_a_sample_size_is_refused(order: list[str], closed_port: str) -> None:
-    r, _ = _migcheck("analyze", "--bootstrap-server", closed_port, "--topic", "t", "--to", "6",
+    r, _ = timed_cli("analyze", "--bootstrap-server", closed_port, "--topic", "t", "--to", "6",
                      *order)  # fmt: skip
     assert r.returncode == 2
-    assert _one_line(r) == (
+    assert one_line(r) == (
         "migcheck: error: --full reads every record, --sample-per-partition a sample: "
         "give one, not both"
     )
@@ -136,9 +112,9 @@ def test_full_with_a_sample_size_is_refused(order: list[str], closed_port: str) 
 
 def test_full_alone_and_a_sample_alone_pass_the_check(closed_port: str) -> None:
     for extra in (["--full"], ["--sample-per-partition", "10"]):
-        r, _ = _migcheck("analyze", "--bootstrap-server", closed_port, "--topic", "t",
+        r, _ = timed_cli("analyze", "--bootstrap-server", closed_port, "--topic", "t",
                          "--to", "6", *extra)  # fmt: skip
-        assert "cannot reach Kafka" in _one_line(r)  # went past the options to the read
+        assert "cannot reach Kafka" in one_line(r)  # went past the options to the read
 
 
 def test_an_unknown_client_config_is_warned_about_and_the_command_goes_on(
@@ -146,7 +122,7 @@ def test_an_unknown_client_config_is_warned_about_and_the_command_goes_on(
 ) -> None:
     config = tmp_path / "client.properties"
     config.write_text("foo.bar=1\nsecurity.protocol=PLAINTEXT\nclient.id=me\n")
-    r, _ = _migcheck("readers", "--bootstrap-server", closed_port, "--topic", "t",
+    r, _ = timed_cli("readers", "--bootstrap-server", closed_port, "--topic", "t",
                      "--command-config", str(config))  # fmt: skip
     assert r.returncode == 2
     warning, error = r.stderr.splitlines()
@@ -160,10 +136,10 @@ def test_an_unknown_client_config_is_warned_about_and_the_command_goes_on(
 def test_a_bad_security_protocol_fails_before_any_read(closed_port: str, tmp_path: Path) -> None:
     config = tmp_path / "client.properties"
     config.write_text("security.protocol=SASL_TLS\n")
-    r, _ = _migcheck("readers", "--bootstrap-server", closed_port, "--topic", "t",
+    r, _ = timed_cli("readers", "--bootstrap-server", closed_port, "--topic", "t",
                      "--command-config", str(config))  # fmt: skip
     assert r.returncode == 2
-    assert _one_line(r) == (
+    assert one_line(r) == (
         "migcheck: error: --command-config: unsupported security.protocol 'SASL_TLS'"
     )
 
