@@ -49,12 +49,21 @@ from migcheck.model.analyze import KeyLayout
 
 
 @dataclass(frozen=True)
+class SampleFigures:
+    """What a sample's windows read of a topic's keys (:class:`TopicFigures`' ``freq``,
+    ``masks`` and ``spread``): the distinct keys' estimate and the drift check."""
+
+    freq: dict[tuple[int, int], int] = field(default_factory=dict)
+    masks: dict[int, int] = field(default_factory=dict)
+    spread: dict[int, list[int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class KeyStats:
-    """One topic's keyed records: distinct keys, their frequencies and partitioner scores."""
+    """One topic's keyed records: distinct keys, partitioner scores, and the sample's
+    figures of them."""
 
     distinct_keys: int
-    singletons: int  # keys seen once
-    doubletons: int  # keys seen twice
     #: per key layout, then per partitioner, each in the order scored (= preference)
     scores: dict[KeyLayout, dict[str, PartitionerScore]]
     #: per key layout, per pair of partitioners (``auto`` only): the keys either placed
@@ -63,6 +72,7 @@ class KeyStats:
     #: most keys the first partitioner that placed every key and another one that did
     #: put on different partitions there; empty when no other one placed every key
     splits: dict[int, int] = field(default_factory=dict)
+    sample: SampleFigures = field(default_factory=SampleFigures)
 
 
 @dataclass(frozen=True)
@@ -229,10 +239,9 @@ def _key_stats(
     return {
         topic: KeyStats(
             count,
-            figures[topic].f1,
-            figures[topic].f2,
             scores[topic],
             (either or {}).get(topic, {}),
+            sample=SampleFigures(figures[topic].freq, figures[topic].masks, figures[topic].spread),
         )
         for topic, count in distinct.items()
     }

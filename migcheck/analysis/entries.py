@@ -9,14 +9,18 @@ fraction; totals are scaled per partition and carry 95% intervals.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from migcheck.analysis.aggregate import Cell, SampledKey, TopicAggregates
+from migcheck.analysis.aggregate import Cell, KeyStats, SampledKey, TopicAggregates
 from migcheck.analysis.statistics import (
+    Group,
     Stratum,
-    distinct_estimate,
+    WindowShape,
+    distinct_interval,
     distinct_range,
+    drift_findings,
     expected_moved_fraction,
     skew,
     stratified_total,
@@ -32,12 +36,16 @@ from migcheck.analysis.verdicts import (
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import PARTITIONERS
 from migcheck.kafka.metadata import TopicMeta
+from migcheck.kafka.reader import sample_windows
 from migcheck.model.analyze import (
+    ASSUMPTION,
+    Bounds,
     CandidateEntry,
     KeyLayout,
     LoadEntry,
     MovedKey,
     PartitionEntry,
+    SampleAssumption,
     State,
     TopicEntry,
     Verdict,
@@ -46,15 +54,19 @@ from migcheck.model.analyze import (
 
 @dataclass(frozen=True)
 class Scale:
-    """How a topic's sample scales up: ``keys`` (estimate) and ``keys_hi`` (upper bound)
-    multiply keys seen; ``offsets`` are each partition's (start, end)."""
+    """How a topic's sample scales up: ``keys`` (the estimate) and ``keys_interval``
+    (its 95% interval, or the bounds where the sample does not represent the log)
+    multiply keys seen; ``unread_keys`` is the most keys the unread records can hold;
+    ``offsets`` are each partition's (start, end)."""
 
     sampled: bool
     compacted: bool
     offsets: dict[int, tuple[int, int]]
     scanned: dict[int, int]
     keys: float = 1.0
-    keys_hi: float = 1.0
+    keys_interval: tuple[float, float] = (1.0, 1.0)
+    unread_keys: int = 0
+    holds: bool = True  # the windows bear out the intervals' assumption
 
 
 def topic_entry(
@@ -72,7 +84,8 @@ def topic_entry(
         sum(end - start for start, end in offsets.values()) if meta.offsets else records_scanned
     )
     scale = Scale(meta.sampled(sample_per_partition), meta.compacted, offsets, agg.scanned)
-    distinct, interval, scale = _distinct_keys(agg, scale, records_total)
+    keys = distinct_keys(agg.key_stats, scale, records_total, sample_per_partition)
+    scale = keys.scale
     scores = stats.scores.get(agg.key_layout, {}) if stats else {}
     conformance_by = {name: s.conformance for name, s in scores.items()}
     name = agg.partitioner
@@ -93,8 +106,10 @@ def topic_entry(
         "non_conforming_records": agg.non_conforming_records,
         "non_conforming_keys": agg.non_conforming_keys,
         "sampled": scale.sampled,
-        "distinct_keys": distinct,
-        "distinct_keys_interval": interval,
+        "distinct_keys": keys.estimate,
+        "distinct_keys_interval": keys.interval,
+        "distinct_keys_bounds": keys.bounds,
+        "sample_assumption": keys.assumption,
         "state": State.LIVE if meta.compacted else State.LOG,
         "state_records": state_records,
         "state_bytes": state_bytes,
@@ -133,21 +148,71 @@ def _refusal(
     return unpredictable_verdict(conformance_by, agg.key_layout)
 
 
-def _distinct_keys(
-    agg: TopicAggregates, scale: Scale, records_total: int
-) -> tuple[int, list[int] | None, Scale]:
-    """Distinct keys (exact, or an estimate within certain bounds when sampled), and the
-    scale that takes the sample's key counts to the whole log."""
-    stats = agg.key_stats
+@dataclass(frozen=True)
+class DistinctKeys:
+    """A topic's distinct keys as reported, and the scale they set."""
+
+    estimate: int
+    interval: list[int] | None
+    bounds: list[int] | None
+    assumption: SampleAssumption | None
+    scale: Scale
+
+
+def distinct_keys(
+    stats: KeyStats | None, scale: Scale, records_total: int, sample_per_partition: int | None
+) -> DistinctKeys:
+    """Distinct keys: exact, or when sampled an estimate with its 95% interval under the
+    stated assumption (the certain bounds where the windows show it fails) and the
+    bounds beside it; and the scale that takes the sample's key counts to the log."""
     seen = stats.distinct_keys if stats else 0
-    if not (scale.sampled and stats):
-        return seen, None, scale
-    read = sum(agg.scanned.values())
-    est = distinct_estimate(
-        seen, stats.singletons, stats.doubletons, read - agg.null_keys, read / records_total
-    )
-    lo, hi = distinct_range(seen, records_total - read)
-    return round(est), [lo, hi], replace(scale, keys=est / max(seen, 1), keys_hi=hi / max(seen, 1))
+    if not (scale.sampled and stats and sample_per_partition):
+        return DistinctKeys(seen, None, None, None, scale)
+    lo_b, hi_b = distinct_range(seen, records_total - sum(scale.scanned.values()))
+    groups = _read_alike(stats.sample.freq, scale, sample_per_partition)
+    est, lo, hi = distinct_interval(seen, groups)
+    windows = sample_windows(sample_per_partition)[0]
+    findings = drift_findings(WindowShape(windows, stats.sample.masks, stats.sample.spread))
+    if findings:  # the interval's assumption fails: only the bounds are sure
+        lo, hi = lo_b, hi_b
+    lo, hi = max(lo, lo_b), min(hi, hi_b)  # no interval reaches past what is certain
+    per_seen = 1 / max(seen, 1)
+    scale = replace(scale, keys=est * per_seen, keys_interval=(lo * per_seen, hi * per_seen),
+                    unread_keys=hi_b - seen, holds=not findings)  # fmt: skip
+    assumption: SampleAssumption = {
+        "assumption": ASSUMPTION,
+        "holds": not findings,
+        "findings": findings,
+    }
+    interval = [math.floor(lo), math.ceil(hi)]
+    return DistinctKeys(round(est), interval, [lo_b, hi_b], assumption, scale)
+
+
+#: Partitions whose sampled shares are within this factor of each other are fitted
+#: together: the estimate assumes one sampling rate per group.
+_RATE_STEP = 1.1
+
+
+def _read_alike(
+    freq: dict[tuple[int, int], int], scale: Scale, sample_per_partition: int
+) -> list[Group]:
+    """The sample's keys per times read, in groups of partitions of about the same share
+    read (the offsets of their windows over their offsets), with each group's share."""
+    count, width = sample_windows(sample_per_partition)
+    step: dict[int, int] = {}
+    shares: dict[int, list[int]] = {}  # per group: offsets read, offsets
+    for p in sorted({p for p, _ in freq}):
+        start, end = scale.offsets.get(p, (0, 0))
+        size = max(end - start, 1)
+        read = min(count * width, size)
+        step[p] = round(math.log(read / size) / math.log(_RATE_STEP))
+        held = shares.setdefault(step[p], [0, 0])
+        held[0], held[1] = held[0] + read, held[1] + size
+    by_times: dict[int, dict[int, int]] = {}
+    for (p, j), keys in freq.items():
+        group = by_times.setdefault(step[p], {})
+        group[j] = group.get(j, 0) + keys
+    return [(by_times[g], read / size) for g, (read, size) in sorted(shares.items())]
 
 
 def _conformance(conformance_by: dict[str, float | None], name: str | None) -> float | None:
@@ -216,13 +281,17 @@ def candidate_entry(
         "partitions": m,
         "moved_keys": moved_keys,
         "moved_keys_interval": None,
+        "moved_keys_bounds": None,
         "moved_fraction": moved_keys / state_keys if state_keys else 0.0,
         "moved_fraction_interval": None,
+        "moved_fraction_bounds": None,
         "expected_moved_fraction": expected_moved_fraction(n, m),
         "moved_records": sum(c.records for c in moved),
         "moved_records_interval": None,
+        "moved_records_bounds": None,
         "moved_bytes": sum(c.bytes for c in moved),
         "moved_bytes_interval": None,
+        "moved_bytes_bounds": None,
         "matrix": None,
         "flows": [],
         "load": [],
@@ -278,29 +347,45 @@ def key_for_people(key: bytes, layout: KeyLayout) -> str:
 def _estimates(
     cand: CandidateEntry, cells: Sequence[Cell], moved_keys: int, state_keys: int, scale: Scale
 ) -> dict[str, object]:
-    """One candidate's sample counts as estimates with intervals.
+    """One candidate's sample counts as estimates with 95% intervals, and the certain
+    bounds beside them.
 
-    The moved fraction has a Wilson 95% interval.  Moved keys run from the moved
-    keys actually seen (certain) to the fraction's upper bound times the upper
-    bound on distinct keys.
+    The moved fraction has a Wilson interval.  The unread keys (the distinct keys'
+    interval less those seen, as a share of the state keys) move in the fraction's
+    interval, so moved keys run from the moved keys seen plus the least unread at the
+    least fraction, to the most at the most.  Bounds: every unread record may be a new
+    key, and each may move or not.
     """
     lo, hi = wilson_interval(moved_keys, state_keys)
     keys = round(cand["moved_fraction"] * state_keys * scale.keys)
-    keys_interval = [moved_keys, hi * state_keys * scale.keys_hi]
+    r_lo, r_hi = scale.keys_interval
+    keys_interval = [moved_keys + lo * state_keys * max(0.0, r_lo - 1),
+                     moved_keys + hi * state_keys * max(0.0, r_hi - 1)]  # fmt: skip
+    unread = scale.unread_keys
+    everything = max(1, state_keys + unread)
+    keys_bounds: Bounds = [moved_keys, moved_keys + unread]
+    if not scale.holds:  # the keys' interval is their bounds (see distinct_keys)
+        keys_interval = [moved_keys, moved_keys + unread]
     out: dict[str, object] = {
         "moved_fraction_interval": [lo, hi],
+        "moved_fraction_bounds": [moved_keys / everything, (moved_keys + unread) / everything],
         "moved_keys": keys,
         "moved_keys_interval": keys_interval,
+        "moved_keys_bounds": keys_bounds,
+        "moved_bytes_bounds": [cand["moved_bytes"], None],  # no read bounds unread sizes
     }
     if scale.compacted:
         # one live record per key: records follow keys, bytes follow the mean live size
         mean_bytes = cand["moved_bytes"] / moved_keys if moved_keys else 0.0
         out["moved_records"] = keys
         out["moved_records_interval"] = list(keys_interval)
+        out["moved_records_bounds"] = list(keys_bounds)
         out["moved_bytes"] = round(keys * mean_bytes)
         out["moved_bytes_interval"] = [v * mean_bytes for v in keys_interval]
         return out
     records, byts = _moved_strata(cells, scale)
+    unread_records = sum(s.population - s.sampled for s in records)
+    out["moved_records_bounds"] = [cand["moved_records"], cand["moved_records"] + unread_records]
     est, lo_r, hi_r = stratified_total(records)
     out["moved_records"], out["moved_records_interval"] = round(est), [lo_r, hi_r]
     est, lo_b, hi_b = stratified_total(byts)

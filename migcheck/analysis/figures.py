@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from migcheck.analysis.histories import Scored, placement_name
+from migcheck.analysis.statistics import FREQ_CAP, SPREAD_CAP
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import KeyLayout
 
@@ -60,8 +61,13 @@ class TopicFigures:
     scanned: dict[int, int] = field(default_factory=dict)  # partition -> records
     null_keys: int = 0  # records with a null key
     rows: int = 0  # keyed history rows: (key, partition) pairs
-    f1: int = 0  # keyed rows of one record
-    f2: int = 0  # keyed rows of two records
+    #: a sample's windowed keyed rows (:data:`~migcheck.analysis.histories.Windows`), per
+    #: (partition, records read, at most FREQ_CAP + 1): the distinct keys' estimate
+    freq: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: the same rows per set of windows they were read in: keys shared between windows
+    masks: dict[int, int] = field(default_factory=dict)
+    #: the same rows per records read (2 up to SPREAD_CAP): [rows, rows read in one window]
+    spread: dict[int, list[int]] = field(default_factory=dict)
     #: per pair: [keys hashed, keys where it places them, keyed records it did not hash]
     scores: dict[Scored, list[int]] = field(default_factory=dict)
     #: per pair: [keys hashed but not where it places them, their records]
@@ -80,8 +86,9 @@ class TopicFigures:
         _add(self.scanned, other.scanned)
         self.null_keys += other.null_keys
         self.rows += other.rows
-        self.f1 += other.f1
-        self.f2 += other.f2
+        _add(self.freq, other.freq)
+        _add(self.masks, other.masks)
+        _add_lists(self.spread, other.spread)
         _add_lists(self.scores, other.scores)
         _add_lists(self.nonconforming, other.nonconforming)
         for key, cells in other.cells.items():
@@ -195,11 +202,10 @@ def _topic_figures(table: pa.Table, spec: Spec, current: int, compacted: bool) -
         scanned=_sums_by(part, n),
         null_keys=int(n[~keyed].sum()),
         rows=int(keyed.sum()),
-        f1=int((keyed & (n == 1)).sum()),
-        f2=int((keyed & (n == 2)).sum()),
     )
     if not out.rows:
         return out
+    _window_figures(out, keyed, part, n, _np(table.column("windows")).astype(np.int64))
     live = ~(_np(table.column("tombstoned"), False).astype(bool) & compacted)
     last = _np(table.column("last_bytes")).astype(np.int64)
     state = _State(
@@ -229,6 +235,29 @@ def _topic_figures(table: pa.Table, spec: Spec, current: int, compacted: bool) -
         for m in spec.candidates:
             out.splits[a, b, m] = int((both & (va % m != vb % m)).sum())
     return out
+
+
+def _window_figures(
+    out: TopicFigures, keyed: np.ndarray, part: np.ndarray, n: np.ndarray, windows: np.ndarray
+) -> None:
+    """A sample's figures of its windowed keyed rows: read counts, window sets, spread."""
+    rows = keyed & (windows != 0)
+    if not rows.any():
+        return
+    capped = np.minimum(n[rows], FREQ_CAP + 1)
+    out.freq = _counts(part[rows] * (FREQ_CAP + 2) + capped, FREQ_CAP + 2)
+    out.masks = {int(m): c for (m, _), c in _counts(windows[rows], 1).items()}
+    single = (windows & (windows - 1)) == 0
+    for k in range(2, SPREAD_CAP + 1):
+        at = rows & (n == k)
+        if at.any():
+            out.spread[k] = [int(at.sum()), int((at & single).sum())]
+
+
+def _counts(codes: np.ndarray, base: int) -> dict[tuple[int, int], int]:
+    """How often each code occurs, as (code // base, code % base)."""
+    values, counts = np.unique(codes, return_counts=True)
+    return {(int(v) // base, int(v) % base): int(c) for v, c in zip(values, counts, strict=True)}
 
 
 @dataclass(frozen=True)

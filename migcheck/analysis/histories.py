@@ -22,8 +22,9 @@ Spark merges them (:func:`~migcheck.analysis.read.chunks.merged_histories`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from migcheck.analysis.verdicts import KEY_SUFFIX
@@ -88,7 +89,8 @@ def history_ddl(scored: Sequence[Scored], partial: bool = False) -> str:
 #: A history row.  ``bytes`` and ``last_bytes`` are null for the null key (its records
 #: have no key size); ``tombstoned``: the last record's value is null; ``rank``: the
 #: key's stable sampling rank (:func:`~migcheck.hashing.sampling.sample_ranks`), hashed
-#: here with the placements so that picking the moved keys to show needs no Python.
+#: here with the placements so that picking the moved keys to show needs no Python;
+#: ``windows``: the sample's windows the key was read in (:data:`Windows`).
 HISTORY_SCHEMA = pa.schema(
     [
         ("topic", pa.string()),
@@ -100,8 +102,14 @@ HISTORY_SCHEMA = pa.schema(
         ("tombstoned", pa.bool_()),
         ("last_bytes", pa.int64()),
         ("rank", pa.int64()),
+        ("windows", pa.int64()),
     ]
 )
+
+#: A sample's windows, per (topic, partition): the first offset of each, in order.  A
+#: history's ``windows`` is the set of them its key was read in, bit ``i`` for window
+#: ``i`` (0 where no sample's windows were read: a full scan, a partition read whole).
+Windows = Mapping[tuple[str, int], Sequence[int]]
 
 #: The column a partial history adds: the offset of the key's last record in its chunk.
 #: Merging a key's partials keeps the last record of the one with the highest.
@@ -113,15 +121,18 @@ LAST_OFFSET = "last_offset"
 PARTIAL_SCHEMA = HISTORY_SCHEMA.append(pa.field(LAST_OFFSET, pa.int64()))
 
 
-def partition_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.Table:
+def partition_histories(
+    records: pa.Table, scored: Sequence[Scored] = (), starts: Sequence[int] = ()
+) -> pa.Table:
     """The histories of one topic-partition's records (``RECORD_SCHEMA``, in offset order),
-    with each key's rank and its placement under each of ``scored``.
+    with each key's rank and its placement under each of ``scored``, and the sample's
+    windows (first offsets ``starts``) it was read in.
 
     The same figures as Spark's grouping: a record's bytes are its key's size plus its
     value's (0 for a tombstone), null for the null key; "last" is the record of
     highest offset, which Arrow's ordered grouping (no threads) finds as the last seen.
     """
-    return _histories(records, scored, partial=False)
+    return _histories(records, scored, partial=False, starts=starts)
 
 
 def partial_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.Table:
@@ -130,7 +141,9 @@ def partial_histories(records: pa.Table, scored: Sequence[Scored] = ()) -> pa.Ta
     return _histories(records, scored, partial=True)
 
 
-def _histories(records: pa.Table, scored: Sequence[Scored], partial: bool) -> pa.Table:
+def _histories(
+    records: pa.Table, scored: Sequence[Scored], partial: bool, starts: Sequence[int] = ()
+) -> pa.Table:
     import pyarrow.compute as pc
 
     size = pc.add(records.column("key_size"), pc.fill_null(records.column("value_size"), 0))
@@ -142,6 +155,7 @@ def _histories(records: pa.Table, scored: Sequence[Scored], partial: bool) -> pa
             "size": size,
             "size_sq": pc.power(pc.cast(size, pa.float64()), 2),
             "tombstone": pc.is_null(records.column("value_size")),
+            "window": _window_bits(records.column("offset"), starts),
         }
     )
     last = pc.ScalarAggregateOptions(skip_nulls=False)
@@ -153,6 +167,7 @@ def _histories(records: pa.Table, scored: Sequence[Scored], partial: bool) -> pa
             ("tombstone", "last", last),
             ("size", "last", last),
             *([("offset", "last", last)] if partial else []),
+            *([("window", "distinct")] if len(starts) > 1 else []),
         ]
     )
     n = grouped.num_rows
@@ -167,6 +182,7 @@ def _histories(records: pa.Table, scored: Sequence[Scored], partial: bool) -> pa
         grouped.column("tombstone_last"),
         grouped.column("size_last"),
         sample_ranks(keys),
+        _windows_read(grouped, n),
         *([grouped.column("offset_last")] if partial else []),
     ]
     table = pa.table(columns, schema=PARTIAL_SCHEMA if partial else HISTORY_SCHEMA)
@@ -176,14 +192,37 @@ def _histories(records: pa.Table, scored: Sequence[Scored], partial: bool) -> pa
     return table
 
 
+def _window_bits(offsets: pa.ChunkedArray, starts: Sequence[int]) -> pa.Array:
+    """Each record's window as a bit (``1 << i`` for window ``i``), 0 for all when the
+    partition was not read in a sample's windows."""
+    if len(starts) <= 1:
+        return pa.nulls(len(offsets), pa.int64()).fill_null(0)
+    at = np.searchsorted(np.asarray(starts), offsets.to_numpy(), side="right") - 1
+    return pa.array(np.left_shift(1, np.maximum(at, 0)).astype(np.int64))
+
+
+def _windows_read(grouped: pa.Table, rows: int) -> pa.Array:
+    """Each key's windows (:data:`Windows`): the sum of its distinct window bits."""
+    if "window_distinct" not in grouped.column_names:
+        return pa.nulls(rows, pa.int64()).fill_null(0)
+    import pyarrow.compute as pc
+
+    lists = grouped.column("window_distinct").combine_chunks()
+    parents = pc.list_parent_indices(lists).to_numpy()
+    bits = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
+    return pa.array(np.bincount(parents, weights=bits, minlength=rows).astype(np.int64))
+
+
 def histories_by_partition(
-    batches: Iterable[pa.RecordBatch], scored: Sequence[Scored]
+    batches: Iterable[pa.RecordBatch], scored: Sequence[Scored], windows: Windows | None = None
 ) -> Iterator[pa.RecordBatch]:
     """Histories of record batches that come partition by partition (each partition's
     batches together, in offset order), one partition at a time: a sample's task, which
-    holds whole windows of whole partitions."""
+    holds whole windows of whole partitions (``windows``: where they start)."""
     for run in _runs(batches, None):
-        yield from partition_histories(pa.Table.from_batches(run), scored).to_batches()
+        starts = (windows or {}).get(_partition_of(run[0]), ())
+        table = pa.Table.from_batches(run)
+        yield from partition_histories(table, scored, starts).to_batches()
 
 
 def histories_by_chunk(

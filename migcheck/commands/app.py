@@ -350,8 +350,10 @@ def _impact(
         "new_partitions": target,
         "moved_keys": cand["moved_keys"] if cand else 0,
         "moved_keys_interval": cand["moved_keys_interval"] if cand else None,
+        "moved_keys_bounds": cand.get("moved_keys_bounds") if cand else None,
         "moved_bytes": cand["moved_bytes"] if cand else 0,
         "moved_bytes_interval": cand["moved_bytes_interval"] if cand else None,
+        "moved_bytes_bounds": cand.get("moved_bytes_bounds") if cand else None,
         "restore_records": restore["state_records"] if restore else 0,
         "restore_bytes": restore["state_bytes"] if restore else 0,
     }

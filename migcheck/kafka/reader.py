@@ -48,12 +48,36 @@ RECORD_SCHEMA = pa.schema(
 
 @dataclass(frozen=True, order=True)
 class WorkUnit:
-    """One Spark task's share: ``topic``/``partition`` offsets ``[start, end)``."""
+    """One Spark task's share: ``topic``/``partition`` offsets ``[start, end)``; a sample's
+    window ``window`` of its partition (-1: not a sample's window)."""
 
     topic: str
     partition: int
     start: int
     end: int
+    window: int = -1
+
+
+#: A sampled partition is read in this many windows (fewer if the sample is smaller).
+SAMPLE_WINDOWS = 8
+
+
+def sample_windows(sample_per_partition: int, windows: int = SAMPLE_WINDOWS) -> tuple[int, int]:
+    """How a partition larger than ``sample_per_partition`` is sampled: the number of
+    windows, and each window's width in offsets."""
+    count = max(1, min(windows, sample_per_partition))
+    return count, max(1, sample_per_partition // count)
+
+
+def window_starts(units: Iterable[WorkUnit]) -> dict[tuple[str, int], list[int]]:
+    """Per (topic, partition) read in a sample's windows: each window's first offset, in
+    window order (what :func:`~migcheck.analysis.histories.histories_by_partition` marks
+    a key's windows by)."""
+    starts: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for u in units:
+        if u.window >= 0:
+            starts.setdefault((u.topic, u.partition), []).append((u.window, u.start))
+    return {tp: [start for _, start in sorted(w)] for tp, w in starts.items()}
 
 
 def records_in(units: Iterable[WorkUnit]) -> int:
@@ -66,7 +90,7 @@ def plan_units(
     metas: Iterable[TopicMeta],
     sample_per_partition: int | None,
     chunk_records: int = 200_000,
-    windows: int = 8,
+    windows: int = SAMPLE_WINDOWS,
 ) -> list[WorkUnit]:
     """Split each partition's offset range into units.
 
@@ -86,12 +110,12 @@ def plan_units(
                 for s in range(start, end, chunk_records):
                     units.append(WorkUnit(meta.name, p.partition, s, min(s + chunk_records, end)))
                 continue
-            count = max(1, min(windows, sample_per_partition))
-            width = max(1, sample_per_partition // count)
+            count, width = sample_windows(sample_per_partition, windows)
             gap = (size - width) / max(1, count - 1)
             for i in range(count):
                 s = start + round(i * gap) if count > 1 else start
-                units.append(WorkUnit(meta.name, p.partition, s, min(s + width, end)))
+                unit = WorkUnit(meta.name, p.partition, s, min(s + width, end), i)
+                units.append(unit)
     return units
 
 

@@ -56,8 +56,29 @@ class SourceKind(StrEnum):
     FILE = "file"
 
 
-#: ``[lo, hi]``; bounds may be floats where the figure is an int.
+#: ``[lo, hi]``, a 95% interval under :data:`ASSUMPTION`; its ends may be floats where
+#: the figure is an int.
 Interval = list[float]
+
+#: ``[lo, hi]``, certain bounds: whatever the unread records hold, the figure is in
+#: them; ``hi`` is null where nothing read bounds it (the size of unread records).
+Bounds = list[float | None]
+
+#: What a sampled figure's 95% interval assumes, in the words every report uses.
+ASSUMPTION = (
+    "the sampled windows represent the unread records (keys are exchangeable over "
+    "offsets: no key is likelier at one offset than at another)"
+)
+
+
+class SampleAssumption(TypedDict):
+    """Whether a sampled topic's windows bear out :data:`ASSUMPTION`: ``findings`` say
+    in words what they show against it; when there are any, the keys' intervals are
+    their certain bounds."""
+
+    assumption: str
+    holds: bool
+    findings: list[str]
 
 
 class Source(TypedDict):
@@ -100,13 +121,17 @@ class CandidateEntry(TypedDict):
     partitions: int
     moved_keys: int
     moved_keys_interval: Interval | None
+    moved_keys_bounds: NotRequired[Bounds | None]
     moved_fraction: float
     moved_fraction_interval: Interval | None
+    moved_fraction_bounds: NotRequired[Bounds | None]
     expected_moved_fraction: float
     moved_records: int
     moved_records_interval: Interval | None
+    moved_records_bounds: NotRequired[Bounds | None]
     moved_bytes: int
     moved_bytes_interval: Interval | None
+    moved_bytes_bounds: NotRequired[Bounds | None]
     matrix: list[list[int]] | None
     flows: list[list[int]]
     load: list[LoadEntry]
@@ -133,6 +158,8 @@ class TopicEntry(TypedDict):
     sampled: bool
     distinct_keys: int
     distinct_keys_interval: list[int] | None
+    distinct_keys_bounds: NotRequired[list[int] | None]
+    sample_assumption: NotRequired[SampleAssumption | None]
     state: State
     state_records: int
     state_bytes: int

@@ -10,7 +10,7 @@ renders it, and those two layers do not import each other.
 
 from typing import NotRequired, TypedDict
 
-from migcheck.model.analyze import Interval, Mode, Source, TopicEntry
+from migcheck.model.analyze import Bounds, Interval, Mode, Source, TopicEntry
 from migcheck.model.header import Kind
 
 
@@ -64,8 +64,10 @@ class StoreImpact(TypedDict):
     new_partitions: int
     moved_keys: int
     moved_keys_interval: Interval | None
+    moved_keys_bounds: NotRequired[Bounds | None]
     moved_bytes: int
     moved_bytes_interval: Interval | None
+    moved_bytes_bounds: NotRequired[Bounds | None]
     restore_records: int
     restore_bytes: int
 

@@ -18,11 +18,13 @@ from migcheck.report.badge import Badge, worst
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import (
     ARROW,
+    bounds_rows,
     candidate_rows,
     format_bytes,
     format_estimate,
     format_fraction,
     gate_summary,
+    keys_label,
     mode_line,
     source_line,
     topic_facts,
@@ -75,7 +77,9 @@ def _summary_rows(t: TopicEntry) -> list[list[str]]:
             name,
             now,
             str(c["partitions"]),
-            format_estimate(c["moved_keys"], c["moved_keys_interval"]),
+            format_estimate(
+                c["moved_keys"], c["moved_keys_interval"], label=keys_label(c, "moved_keys")
+            ),
             format_estimate(c["moved_fraction"], c["moved_fraction_interval"], format_fraction),
             format_estimate(c["moved_bytes"], c["moved_bytes_interval"], format_bytes),
             level,
@@ -98,6 +102,15 @@ def _topic(t: TopicEntry) -> Iterator[Block]:
         rows=[(name, *values) for name, values in candidate_rows(t)],
         align="l" + "r" * len(cands),
     )
+    bounds = bounds_rows(t)
+    if bounds:
+        yield Block(
+            "details",
+            "Certain bounds: whatever the unread records hold",
+            header=("figure", *(f"{c['partitions']} partitions" for c in cands)),
+            rows=[(name, *values) for name, values in bounds],
+            align="l" + "r" * len(cands),
+        )
     for c in cands:
         yield from _candidate(t, c)
 

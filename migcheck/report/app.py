@@ -14,7 +14,14 @@ from collections.abc import Iterator
 from migcheck.model.app import AppCandidate, AppReason, AppReport, AppState, StoreImpact
 from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
-from migcheck.report.formatting import ARROW, format_bytes, format_count, format_estimate
+from migcheck.report.formatting import (
+    ARROW,
+    format_bytes,
+    format_count,
+    format_estimate,
+    keys_label,
+    sample_facts,
+)
 from migcheck.report.htmlpage import blocks_html
 
 _MEANING = {
@@ -64,6 +71,10 @@ def _blocks(r: AppReport) -> Iterator[Block]:
     yield from _health(r["health"])
     for cand in r["candidates"]:
         yield from _candidate(cand, _name(r), r["state"])
+    if r["state"]:
+        sampled = [(t["topic"], f) for t in r["state"]["topics"] for _, f in sample_facts(t)]
+        if sampled:
+            yield Block("list", items=[f"{topic}: intervals {f}" for topic, f in sampled])
     yield Block("h", "Sub-topologies today")
     yield Block(
         "table",
@@ -103,7 +114,8 @@ def _moved_lines(state: AppState, n: int) -> Iterator[str]:
     for t in state["topics"]:
         cand = next((x for x in t["candidates"] if x["partitions"] == n), None)
         if cand is not None:
-            keys = format_estimate(cand["moved_keys"], cand["moved_keys_interval"])
+            label = keys_label(cand, "moved_keys")
+            keys = format_estimate(cand["moved_keys"], cand["moved_keys_interval"], label=label)
             yield f"{t['topic']}: {keys} keys change partition (no store is visible to measure)"
 
 
@@ -155,7 +167,9 @@ def _store_row(s: StoreImpact) -> list[str]:
         s["store"],
         s["analyzed_topic"],
         f"{s['partitions']} {ARROW} {s['new_partitions']}",
-        format_estimate(s["moved_keys"], s["moved_keys_interval"]),
+        format_estimate(
+            s["moved_keys"], s["moved_keys_interval"], label=keys_label(s, "moved_keys")
+        ),
         format_estimate(s["moved_bytes"], s["moved_bytes_interval"], format_bytes),
         restore,
     ]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from migcheck.report.formatting import format_count, short_count
 from migcheck.report.mermaid import grouping_note, sankey_block
-from migcheck.untrusted import Name, markdown, md_code, md_fence, visible
+from migcheck.untrusted import Name, html_text, markdown, md_code, md_fence, visible
 
 #: Widest partition matrix drawn cell by cell as text; wider ones are in the JSON
 #: and Markdown reports (and narrower ones too, if they do not fit the width).
@@ -35,7 +35,8 @@ class Block:
     ``kind`` is ``"h"`` (heading), ``"sub"`` (sub-heading), ``"p"`` (paragraph),
     ``"code"`` (verbatim), ``"list"`` (``items``), ``"table"`` (``header`` and
     ``rows``, titled ``text`` if set; ``align`` holds an ``l`` or ``r`` per
-    column, ``l`` where it is short) or ``"figure"`` (a partition ``matrix``,
+    column, ``l`` where it is short), ``"details"`` (a table a reader opens on purpose:
+    collapsed in Markdown and HTML, left out of text) or ``"figure"`` (a partition ``matrix``,
     keys from current partition (row) to new partition (column), titled ``text``:
     a sankey and a shaded table in Markdown, a heatmap in HTML, aligned numbers in text).
     """
@@ -199,6 +200,7 @@ _TEXT: dict[str, Callable[[Block, int | None], list[str]]] = {
     "list": _text_list,
     "table": _text_table,
     "figure": _text_figure,
+    "details": lambda b, width: [],  # what a user opens on purpose: JSON, Markdown, HTML
 }
 
 
@@ -304,4 +306,11 @@ _MARKDOWN: dict[str, Callable[[Block], list[str]]] = {
     "list": lambda b: [*(f"- {markdown(item)}" for item in b.items), ""],
     "table": _md_table,
     "figure": _md_figure,
+    "details": lambda b: [
+        f"<details><summary>{html_text(b.text)}</summary>",
+        "",
+        *_md_table(replace(b, text="")),
+        "</details>",
+        "",
+    ],
 }

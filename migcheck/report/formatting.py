@@ -7,9 +7,18 @@ extrapolation for a count.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from migcheck.model.analyze import KeyLayout, Mode, Report, SourceKind, State, TopicEntry
+from migcheck.model.analyze import (
+    CandidateEntry,
+    KeyLayout,
+    Mode,
+    Report,
+    SourceKind,
+    State,
+    TopicEntry,
+)
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 DASH = "\u2013"  # en dash between interval bounds
@@ -183,13 +192,88 @@ def topic_facts(topic: TopicEntry) -> list[tuple[str, str]]:
         ),
         (
             "distinct keys",
-            # certain bounds (seen .. seen + unread records), not a 95% interval
             format_estimate(
-                topic["distinct_keys"], topic["distinct_keys_interval"], label="bounds"
+                topic["distinct_keys"],
+                topic["distinct_keys_interval"],
+                label=keys_label(topic, "distinct_keys"),
             ),
         ),
         ("state counted", f"{state}: {records} records, {size}"),
+        *sample_facts(topic),
     ]
+
+
+#: What a report written before 95% intervals says of its keys' intervals.
+PREDATES = (
+    "this report predates 95% intervals: its distinct and moved keys' intervals are "
+    "certain bounds (keys seen to keys seen plus records not read)"
+)
+
+
+def keys_label(entry: Mapping[str, Any], figure: str) -> str:
+    """How a keys figure's interval is labelled: ``95%``, or ``bounds`` where it is the
+    certain bounds (the windows showed the assumption fails, or a report written before
+    the ``*_bounds`` fields, whose keys' intervals were bounds)."""
+    bounds = f"{figure}_bounds"
+    if bounds not in entry or entry[f"{figure}_interval"] == entry[bounds]:
+        return "bounds"
+    return "95%"
+
+
+def sample_facts(topic: TopicEntry) -> list[tuple[str, str]]:
+    """A sampled topic's line on its intervals: the assumption they make, what the
+    windows show against it, or that the report predates them."""
+    if not topic["sampled"] or topic["distinct_keys_interval"] is None:
+        return []
+    check = topic.get("sample_assumption")
+    if "distinct_keys_bounds" not in topic or not check:
+        return [("intervals", PREDATES)]
+    if check["holds"]:
+        return [("intervals", f"95%, assuming {check['assumption']}")]
+    found = "; ".join(check["findings"])
+    return [
+        (
+            "intervals",
+            f"the sample does not represent the unread records: {found}. Keys show their "
+            "certain bounds; records and bytes their 95% intervals",
+        )
+    ]
+
+
+def bounds_rows(topic: TopicEntry) -> list[tuple[str, list[str]]]:
+    """The certain bounds of a sampled topic's figures, one row per figure and a column
+    per candidate (the distinct keys in each): where a user looks for the worst case."""
+    cands = topic["candidates"]
+    if not topic.get("distinct_keys_bounds") or not cands:
+        return []
+    distinct = _bounds(topic.get("distinct_keys_bounds"), format_count)
+    rows = [("distinct keys", [distinct] * len(cands))]
+    for name, fmt in _BOUNDED:
+        field = f"moved_{name.split()[-1]}_bounds"
+        rows.append((name, [_bounds(_get(c, field), fmt) for c in cands]))
+    return rows
+
+
+_BOUNDED: tuple[tuple[str, Callable[[float], str]], ...] = (
+    ("moved keys", format_count),
+    ("moved fraction", format_fraction),
+    ("moved records", format_count),
+    ("moved bytes", format_bytes),
+)
+
+
+def _get(c: CandidateEntry, field: str) -> Sequence[float | None] | None:
+    return c.get(field)  # type: ignore[misc]
+
+
+def _bounds(bounds: Sequence[float | None] | None, fmt: Callable[[float], str]) -> str:
+    """``lo-hi``; ``at least lo`` where nothing bounds it above."""
+    if not bounds:
+        return "-"
+    lo, hi = bounds
+    if lo is None:
+        return "-"
+    return f"at least {fmt(lo)}" if hi is None else f"{fmt(lo)}{DASH}{fmt(hi)}"
 
 
 def _layout_fact(topic: TopicEntry) -> list[tuple[str, str]]:
@@ -207,7 +291,12 @@ def candidate_rows(topic: TopicEntry) -> list[tuple[str, list[str]]]:
     return [
         (
             "moved keys",
-            [format_estimate(c["moved_keys"], c["moved_keys_interval"]) for c in cands],
+            [
+                format_estimate(
+                    c["moved_keys"], c["moved_keys_interval"], label=keys_label(c, "moved_keys")
+                )
+                for c in cands
+            ],
         ),
         (
             "moved fraction",

@@ -12,6 +12,7 @@ link to it and a test can find a cell in a screenshot.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from migcheck.report.badge import Badge, badge_html
 from migcheck.report.blocks import Block
@@ -165,4 +166,7 @@ _HTML: dict[str, Callable[[Block], str]] = {
     "code": lambda b: f"<pre><code>{_e(b.text)}</code></pre>",
     "list": _list,
     "table": _table,
+    "details": lambda b: (
+        f"<details><summary>{_e(b.text)}</summary>\n" + _table(replace(b, text="")) + "\n</details>"
+    ),
 }

@@ -28,6 +28,7 @@ DOC_SECTIONS: dict[str, type] = {
     "Top level": model.Report,
     "Source": model.Source,
     "Topic": model.TopicEntry,
+    "Sample assumption": model.SampleAssumption,
     "Partition": model.PartitionEntry,
     "Verdict": model.Verdict,
     "Share": model.ShareEntry,

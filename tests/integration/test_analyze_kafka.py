@@ -159,8 +159,13 @@ def test_sample_estimates_cover_the_full_scan_truth(
     for name in ("moved_fraction", "moved_records", "moved_bytes", "moved_keys"):
         lo, hi = cs[f"{name}_interval"]
         assert lo <= cf[name] <= hi, (name, cf[name], lo, hi)
+        b_lo, b_hi = cs[f"{name}_bounds"]  # certain: whatever the unread records hold
+        assert b_lo <= cf[name] and (b_hi is None or cf[name] <= b_hi), (name, b_lo, b_hi)
     lo, hi = ts["distinct_keys_interval"]
     assert lo <= tf["distinct_keys"] <= hi
+    assert ts["sample_assumption"]["holds"] is True  # keys drawn alike at every offset
+    b_lo, b_hi = ts["distinct_keys_bounds"]
+    assert b_lo <= lo and hi <= b_hi and hi - lo < (b_hi - b_lo) / 10
 
 
 def test_null_keys_empty_partitions_deleted_records_big_and_binary_keys(

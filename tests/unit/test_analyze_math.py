@@ -9,7 +9,7 @@ import pytest
 
 from migcheck.analysis.statistics import (
     Stratum,
-    distinct_estimate,
+    distinct_interval,
     distinct_range,
     expected_moved_fraction,
     skew,
@@ -44,22 +44,27 @@ def test_wilson_covers_truth_about_95_percent() -> None:
     assert 0.90 <= hits / 400 <= 0.99
 
 
-def test_distinct_estimate_chao_lin_formula() -> None:
-    # Chao & Lin (2012): f0 = f1^2 / (n/(n-1) * 2 f2 + q/(1-q) * f1)
-    # 50 seen, f1 = 10, f2 = 5, n = 101 records, q = 0.5: 100 / (1.01 * 10 + 10) = 4.975...
-    assert distinct_estimate(50, 10, 5, 101, 0.5) == pytest.approx(50 + 100 / 20.1)
-    assert distinct_estimate(50, 0, 20, 100, 0.5) == 50.0  # nothing seen once: nothing unseen
-    assert distinct_estimate(50, 10, 5, 100, 1.0) == 50.0  # everything read: exact
+def test_distinct_interval_recovers_the_unread_keys_of_exact_binomial_counts() -> None:
+    # 1,600 keys of 4 records each, half the log read: a key is read j times with chance
+    # C(4, j) / 16, so 400 once, 600 twice, 400 three times, 100 four times, 100 never.
+    est, lo, hi = distinct_interval(1500, [({1: 400, 2: 600, 3: 400, 4: 100}, 0.5)])
+    assert est == pytest.approx(1600, abs=3)
+    assert 1500 <= lo < 1600 < hi < 1700
 
 
-def test_distinct_estimate_on_a_compacted_style_log() -> None:
-    # every key once (a compacted changelog), a quarter read: about 4x the keys seen
+def test_distinct_interval_of_keys_read_once_each() -> None:
+    # every key once (a cleaned changelog), a quarter read: four times the keys seen
     rng = random.Random(4)
-    log = list(range(40_000))
-    sample = rng.sample(log, 10_000)
-    est = distinct_estimate(len(set(sample)), 10_000, 0, 10_000, 0.25)
+    sample = rng.sample(range(40_000), 10_000)
+    est, lo, hi = distinct_interval(len(set(sample)), [({1: 10_000}, 0.25)])
     assert est == pytest.approx(40_000, rel=0.01)
+    assert lo < 40_000 < hi and hi - lo < 0.05 * 40_000
     assert distinct_range(10_000, 30_000) == (10_000, 40_000)
+
+
+def test_distinct_interval_is_exact_when_everything_was_read() -> None:
+    assert distinct_interval(50, [({1: 10, 2: 40}, 1.0)]) == (50, 50, 50)
+    assert distinct_interval(50, []) == (50, 50, 50)
 
 
 def test_stratified_total_exact_when_fully_read() -> None:

@@ -80,7 +80,7 @@ def _tied(splits: dict[int, int]) -> KeyStats:
     with the keys the two would place apart at the destination's count."""
     fits, misses = PartitionerScore(40, 40, 0), PartitionerScore(40, 31, 0)
     scores = {"consistent_random": misses, "sarama-reference": fits, "franz-sarama-fnv1a": fits}
-    return KeyStats(40, 40, 0, {KeyLayout.PLAIN: scores}, splits=splits)
+    return KeyStats(40, {KeyLayout.PLAIN: scores}, splits=splits)
 
 
 def test_a_tie_that_places_every_key_alike_at_the_destination_is_copied() -> None:

@@ -10,7 +10,13 @@ from dataclasses import replace
 
 import pytest
 
-from migcheck.analysis.aggregate import Cell, KeyStats, SampledKey, TopicAggregates
+from migcheck.analysis.aggregate import (
+    Cell,
+    KeyStats,
+    SampledKey,
+    SampleFigures,
+    TopicAggregates,
+)
 from migcheck.analysis.entries import key_for_people, topic_entry
 from migcheck.analysis.errors import spark_error_message
 from migcheck.analysis.verdicts import (
@@ -41,7 +47,7 @@ def _orders() -> tuple[TopicMeta, TopicAggregates]:
     agg = TopicAggregates(
         scanned={0: 5, 1: 3},
         null_keys=1,
-        key_stats=KeyStats(distinct_keys=3, singletons=0, doubletons=2, scores={PLAIN: SCORES}),
+        key_stats=KeyStats(distinct_keys=3, scores={PLAIN: SCORES}),
         partitioner="murmur2",
         cells=(
             Cell(m=4, partition=0, new=0, keys=1, records=2, bytes=20, bytes_sq=200.0),  # a
@@ -85,14 +91,16 @@ def test_full_scan_entry_has_exact_figures() -> None:
 
 
 def test_sampled_compacted_entry_scales_keys_and_carries_intervals() -> None:
-    # 200 offsets, 20 read: 10 keys each seen once.  Chao & Lin: 10 + 10^2 / (0.1/0.9 * 10)
-    # = 100 keys; certain bounds 10 .. 10 + 180 unread.  Keys scale x10 (upper bound x19).
+    # 100 offsets, 10 read (5 windows of 1 offset per partition): 10 keys each seen once.
+    # Every key read once in a tenth of the log: about 10 / 0.1 = 100 keys; certain
+    # bounds 10 .. 10 + 90 unread.  Keys scale x10.
     meta = TopicMeta(
-        "counts-changelog", "compact", 2, (PartitionMeta(0, 0, 100), PartitionMeta(1, 0, 100))
+        "counts-changelog", "compact", 2, (PartitionMeta(0, 0, 50), PartitionMeta(1, 0, 50))
     )
+    sample = SampleFigures(freq={(0, 1): 5, (1, 1): 5})
     agg = TopicAggregates(
-        scanned={0: 10, 1: 10},
-        key_stats=KeyStats(10, 10, 0, {PLAIN: {"murmur2": PartitionerScore(10, 10, 0)}}),
+        scanned={0: 5, 1: 5},
+        key_stats=KeyStats(10, {PLAIN: {"murmur2": PartitionerScore(10, 10, 0)}}, sample=sample),
         partitioner="murmur2",
         cells=(
             Cell(4, 0, 0, 2, 2, 200, 0.0),
@@ -101,16 +109,21 @@ def test_sampled_compacted_entry_scales_keys_and_carries_intervals() -> None:
             Cell(4, 1, 3, 3, 3, 600, 0.0),
         ),
     )
-    t = topic_entry(meta, [4], agg, forced=False, sample_per_partition=10)
+    t = topic_entry(meta, [4], agg, forced=False, sample_per_partition=5)
     assert t["sampled"] is True and t["state"] == State.LIVE
-    assert t["distinct_keys"] == 100 and t["distinct_keys_interval"] == [10, 190]
+    assert t["distinct_keys"] == 100 and t["distinct_keys_bounds"] == [10, 100]
+    lo, hi = t["distinct_keys_interval"]
+    assert 10 < lo < 100 == hi  # no interval reaches past the certain bound
+    assert t["sample_assumption"] and t["sample_assumption"]["holds"] is True
     assert (t["state_records"], t["state_bytes"]) == (100, 13_000)  # 10 and 1,300 x10
     (c,) = t["candidates"]
     assert c["moved_fraction"] == pytest.approx(0.6)  # 6 of 10 seen keys move
     lo, hi = c["moved_fraction_interval"]
     assert (lo, hi) == pytest.approx((0.3127, 0.8318), abs=1e-4)  # Wilson 95% for 6/10
     assert c["moved_keys"] == 60
-    assert c["moved_keys_interval"] == pytest.approx([6, 0.8318 * 10 * 19], abs=0.05)
+    assert c["moved_keys_bounds"] == [6, 96]  # every unread record a new key, moved or not
+    k_lo, k_hi = c["moved_keys_interval"]
+    assert 6 < k_lo < 60 < k_hi <= 96
     assert c["moved_records"] == 60  # live: one record per key
     assert c["moved_bytes"] == 9000  # 60 keys x the mean moved size 900 / 6
     assert c["matrix"] == [[20, 0, 30, 0], [0, 20, 0, 30]]
@@ -122,7 +135,7 @@ def test_sampled_compacted_entry_scales_keys_and_carries_intervals() -> None:
 def test_unpredictable_topic_has_no_candidates_and_names_the_best_guess() -> None:
     meta, agg = _orders()
     scores = {"murmur2": PartitionerScore(10, 4, 0), "fnv1a": PartitionerScore(10, 2, 0)}
-    stats = KeyStats(10, 0, 0, {PLAIN: scores})
+    stats = KeyStats(10, {PLAIN: scores})
     agg = TopicAggregates(scanned={0: 5, 1: 3}, key_stats=stats, partitioner=None)
     t = topic_entry(meta, [4, 8], agg, forced=False, sample_per_partition=None)
     assert t["predictable"] is False and t["candidates"] == []
@@ -147,7 +160,7 @@ def test_nothing_moves_is_safe() -> None:
     meta = TopicMeta("t", "delete", 2, (PartitionMeta(0, 0, 1), PartitionMeta(1, 0, 1)))
     agg = TopicAggregates(
         scanned={0: 1, 1: 1},
-        key_stats=KeyStats(2, 2, 0, {PLAIN: {"murmur2": PartitionerScore(2, 2, 0)}}),
+        key_stats=KeyStats(2, {PLAIN: {"murmur2": PartitionerScore(2, 2, 0)}}),
         partitioner="murmur2",
         cells=(Cell(4, 0, 0, 1, 1, 5, 25.0), Cell(4, 1, 1, 1, 1, 5, 25.0)),
     )
@@ -225,8 +238,6 @@ def test_window_layout_entry_names_its_layout_and_shows_inner_keys() -> None:
         scanned={0: 2},
         key_stats=KeyStats(
             2,
-            2,
-            0,
             {
                 PLAIN: {"murmur2": PartitionerScore(2, 1, 0)},
                 WINDOW: {"murmur2": PartitionerScore(2, 2, 0)},
@@ -255,7 +266,7 @@ def test_key_layout_is_written_only_when_layouts_were_detected() -> None:
 
 def test_unpredictable_verdict_names_a_layout_other_than_plain() -> None:
     meta, agg = _orders()
-    stats = KeyStats(10, 0, 0, {PLAIN: {}, SESSION: {"murmur2": PartitionerScore(10, 9, 0)}})
+    stats = KeyStats(10, {PLAIN: {}, SESSION: {"murmur2": PartitionerScore(10, 9, 0)}})
     agg = TopicAggregates(
         scanned={0: 5}, key_stats=stats, key_layout=SESSION, layouts=(PLAIN, SESSION)
     )

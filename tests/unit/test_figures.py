@@ -24,12 +24,12 @@ from migcheck.model.analyze import KeyLayout
 
 A = (KeyLayout.PLAIN, "murmur2")
 B = (KeyLayout.PLAIN, "fnv1a")
-#: (partition, key, n, bytes, bytes_sq, tombstoned, last_bytes, rank, placement A, B)
+#: (partition, key, n, bytes, bytes_sq, tombstoned, last_bytes, rank, windows, placement A, B)
 ROWS = [
-    (0, b"k1", 1, 10, 100.0, False, 10, 5, 4, 4),  # A and B: p0, fits (4 % 2 = 0)
-    (1, b"k2", 2, 30, 500.0, False, 20, 3, 7, 2),  # A fits (7 % 2 = 1), B does not
-    (0, b"k3", 3, 9, 27.0, True, 3, 9, 5, 6),  # B fits, A does not; its last is a tombstone
-    (1, None, 4, None, None, False, None, None, None, None),  # four null-key records
+    (0, b"k1", 1, 10, 100.0, False, 10, 5, 0, 4, 4),  # A and B: p0, fits (4 % 2 = 0)
+    (1, b"k2", 2, 30, 500.0, False, 20, 3, 0, 7, 2),  # A fits (7 % 2 = 1), B does not
+    (0, b"k3", 3, 9, 27.0, True, 3, 9, 0, 5, 6),  # B fits, A does not; its last is a tombstone
+    (1, None, 4, None, None, False, None, None, 0, None, None),  # four null-key records
 ]
 
 
@@ -52,7 +52,8 @@ def test_every_sum_of_a_delete_policy_topic() -> None:
     f = history_figures(_table(), _spec())["t"]
     assert f.scanned == {0: 4, 1: 6}
     assert {type(p) for p in f.scanned} == {int}  # numpy's integers are no JSON
-    assert (f.null_keys, f.rows, f.f1, f.f2) == (4, 3, 1, 1)
+    assert (f.null_keys, f.rows) == (4, 3)
+    assert (f.freq, f.masks, f.spread) == ({}, {}, {})  # no sample's windows: no such figure
     assert f.scores == {A: [3, 2, 0], B: [3, 2, 0]}
     assert f.nonconforming == {A: [1, 3], B: [1, 2]}
     # state keys move from their partition to placement % 4
@@ -81,7 +82,7 @@ def test_two_halves_add_up_to_the_whole() -> None:
 
 
 def test_the_lowest_moved_keys_are_the_lowest_ranks_then_keys() -> None:
-    rows = [(1, f"k{i}".encode(), 1, 5, 25.0, False, 5, 7 - i % 3, 3, 3) for i in range(9)]
+    rows = [(1, f"k{i}".encode(), 1, 5, 25.0, False, 5, 7 - i % 3, 0, 3, 3) for i in range(9)]
     f = history_figures(_table(rows), _spec(sample=4))["t"]
     assert [r[:2] for r in f.lowest[A, 4]] == [(5, b"k2"), (5, b"k5"), (5, b"k8"), (6, b"k1")]
 
@@ -96,7 +97,7 @@ def test_a_tasks_rows_are_its_keys_then_its_figures() -> None:
 
 
 def test_a_key_on_two_partitions_is_one_distinct_key() -> None:
-    stray = (1, b"k1", 1, 10, 100.0, False, 10, 5, 4, 4)  # k1 again, where 4 % 2 is not
+    stray = (1, b"k1", 1, 10, 100.0, False, 10, 5, 0, 4, 4)  # k1 again, where 4 % 2 is not
     table = _table([*ROWS, stray])
     assert history_figures(table, _spec())["t"].rows == 4
     assert distinct_keys(table, ["t"]) == {"t": 3}
@@ -117,3 +118,20 @@ def test_aggregate_reads_the_figures_of_the_driver(
     assert sum(c.records for c in t.cells) == records
     assert sum(c.keys for c in t.cells if c.moved) == moved
     assert [(s.key, s.partition, s.new, s.rank) for s in t.samples] == [(b"k2", 1, 3, 1)]
+
+
+def test_a_samples_windowed_rows_give_read_counts_window_sets_and_spread() -> None:
+    # windows: bit i for window i.  k1 read once (window 0); k2 twice, both in window 1;
+    # k3 three times over windows 0 and 2; k4 twice over windows 1 and 2; p1's k5 twice,
+    # read whole (windows 0: not a sample's windows, so in none of the three figures).
+    rows = [
+        (0, b"k1", 1, 10, 100.0, False, 10, 5, 0b001, 4, 4),
+        (0, b"k2", 2, 10, 50.0, False, 5, 6, 0b010, 4, 4),
+        (0, b"k3", 3, 9, 27.0, False, 3, 7, 0b101, 4, 4),
+        (0, b"k4", 2, 10, 50.0, False, 5, 8, 0b110, 4, 4),
+        (1, b"k5", 2, 10, 50.0, False, 5, 9, 0, 5, 5),
+    ]
+    f = history_figures(_table(rows), _spec())["t"]
+    assert f.freq == {(0, 1): 1, (0, 2): 2, (0, 3): 1}
+    assert f.masks == {0b001: 1, 0b010: 1, 0b101: 1, 0b110: 1}
+    assert f.spread == {2: [2, 1], 3: [1, 0]}  # read twice: 2 keys, 1 in one window

@@ -158,3 +158,38 @@ def test_pack_spans_cuts_every_offset_once_into_equal_ordered_tasks(tasks: int) 
         assert b == sorted(b)  # partition by partition, each in offset order
         parts = [(u.topic, u.partition) for u in b]
         assert len(parts) == len(set(parts))  # a partition's contiguous range joined
+
+
+def test_a_samples_histories_mark_the_windows_each_key_was_read_in() -> None:
+    # windows start at offsets 0, 100 and 200: "a" at 1 and 105 (windows 0, 1), "b" at 2
+    # and 3 (window 0), "c" at 201 (window 2), the null key at 106 (window 1)
+    rows = [(1, b"a"), (2, b"b"), (3, b"b"), (105, b"a"), (106, None), (201, b"c")]
+    table = pa.table(
+        {
+            "topic": ["t"] * 6,
+            "partition": pa.array([0] * 6, pa.int32()),
+            "offset": pa.array([o for o, _ in rows], pa.int64()),
+            "key": pa.array([k for _, k in rows], pa.binary()),
+            "key_size": pa.array([None if k is None else 1 for _, k in rows], pa.int32()),
+            "value_size": pa.array([1] * 6, pa.int32()),
+            "timestamp": pa.array([0] * 6, pa.int64()),
+        },
+        schema=RECORD_SCHEMA,
+    )
+    windowed = partition_histories(table, (), [0, 100, 200])
+    keys, marks = windowed.column("key").to_pylist(), windowed.column("windows").to_pylist()
+    marks = dict(zip(keys, marks, strict=True))
+    assert marks == {b"a": 0b011, b"b": 0b001, b"c": 0b100, None: 0b010}
+    whole = partition_histories(table, ())  # no sample's windows: a full scan's partition
+    assert set(whole.column("windows").to_pylist()) == {0}
+
+
+def test_a_samples_units_name_their_windows_in_offset_order() -> None:
+    from migcheck.kafka.metadata import PartitionMeta, TopicMeta
+    from migcheck.kafka.reader import plan_units, window_starts
+
+    meta = TopicMeta("t", "delete", 2, (PartitionMeta(0, 0, 80_000), PartitionMeta(1, 0, 900)))
+    units = plan_units([meta], 8_000)
+    # partition 0: 8 windows of 1,000 from 0 to 80,000 (gap 79,000 / 7); 1 is read whole
+    assert window_starts(units) == {("t", 0): [round(i * 79_000 / 7) for i in range(8)]}
+    assert {u.window for u in units if u.partition == 1} == {-1}

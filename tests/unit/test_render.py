@@ -105,7 +105,9 @@ def test_text_shows_facts_candidates_side_by_side_verdicts_and_gate() -> None:
     # the sampled topic's estimates carry their intervals (6150.4 rounds to 6,150)
     assert "~5,900 (95%: 5,700\u20136,150)" in text
     assert "~5.8 MiB (95%: 5.6 MiB\u20136.0 MiB)" in text
-    assert "~9,000 (bounds: 8,800\u20139,300)" in text  # distinct keys: certain bounds
+    assert "~9,000 (95%: 8,800\u20139,300)" in text  # distinct keys
+    assert "95%, assuming the sampled windows represent the unread records" in text
+    assert "78,600" not in text  # the certain bounds are for JSON, Markdown and HTML
     assert "20,000 of 90,000 (sampled)" in text
     assert "live state" in text
     # facts
@@ -315,8 +317,10 @@ def test_text_and_markdown_show_the_same_figures() -> None:
         assert in_text in text, in_text
         assert in_md in md, in_md
     # and every other number: the flows and the shaded table show the text's matrix (the
-    # shades' legend and the sankey's node names add no figure of their own)
+    # shades' legend and the sankey's node names add no figure of their own); the certain
+    # bounds are a details section a reader opens, which text leaves to the JSON
     legend = r"^Rows: current partition;.*$"
+    md = re.sub(r"<details><summary>Certain bounds.*?</details>", "", md, flags=re.S)
     drawn = re.sub(legend, "", re.sub(r'"p\d+ \((now|new)\)"', "", md), flags=re.M)
     assert _figures(text) == _figures(html.unescape(drawn))
     assert {"262", "5700", "6150", "64.1", "67.0", "1144", "8800", "9300"} <= _figures(text)
@@ -460,3 +464,53 @@ def test_render_command_refuses_a_truncated_report_in_one_line(tmp_path) -> None
     assert "Traceback" not in r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith(f"migcheck: error: {saved}: incomplete migcheck JSON report")
+
+
+# --- sampled intervals: the assumption, the bounds, drift, older reports ---------------
+
+
+def _clicks(report: dict[str, Any]) -> dict[str, Any]:
+    return next(t for t in report["topics"] if t["topic"] == "clicks")
+
+
+def test_the_certain_bounds_are_a_details_section_in_markdown_and_html() -> None:
+    report = _report()
+    md = render_markdown(report)
+    assert "<details><summary>Certain bounds: whatever the unread records hold</summary>" in md
+    assert "| moved keys | 5,600\u201375,600 | 4,300\u201374,300 |" in md
+    assert "| moved bytes | at least 5.4 MiB | at least 4.2 MiB |" in md  # nothing bounds them
+    assert "| distinct keys | 8,600\u201378,600 | 8,600\u201378,600 |" in md
+    page = render(report, "html")
+    assert "<details><summary>Certain bounds: whatever the unread records hold</summary>" in page
+
+
+def test_drift_is_said_in_words_and_the_keys_show_their_bounds() -> None:
+    report = _report()
+    clicks = _clicks(report)
+    clicks["distinct_keys_interval"] = clicks["distinct_keys_bounds"]
+    clicks["sample_assumption"] = {
+        "assumption": clicks["sample_assumption"]["assumption"],
+        "holds": False,
+        "findings": ["windows 4 or more apart share 3% of the keys adjacent windows share"],
+    }
+    for c in clicks["candidates"]:
+        c["moved_keys_interval"] = c["moved_keys_bounds"]
+    text = render_text(report)
+    assert "the sample does not represent the unread records: windows 4 or more apart" in text
+    assert "~9,000 (bounds: 8,600\u201378,600)" in text
+    assert "~5,900 (bounds: 5,600\u201375,600)" in text
+    assert "~65.6% (95%: 64.1%\u201367.0%)" in text  # the fraction keeps its interval
+
+
+def test_a_report_from_before_the_bounds_says_it_predates_them() -> None:
+    report = _report()
+    clicks = _clicks(report)
+    del clicks["distinct_keys_bounds"], clicks["sample_assumption"]
+    for c in clicks["candidates"]:
+        for name in ("keys", "fraction", "records", "bytes"):
+            del c[f"moved_{name}_bounds"]
+    text = render_text(report)
+    assert "this report predates 95% intervals: its distinct and moved keys' intervals" in text
+    assert "~9,000 (bounds: 8,800\u20139,300)" in text
+    assert "~5,900 (bounds: 5,700\u20136,150)" in text
+    assert "Certain bounds" not in render_markdown(report)

@@ -132,5 +132,6 @@ def merged_histories(partials: DataFrame, scored: Sequence[Scored]) -> DataFrame
         F.sum("bytes_sq").alias("bytes_sq"),
         F.max_by("tombstoned", last).alias("tombstoned"),
         F.max_by("last_bytes", last).alias("last_bytes"),
+        F.max("windows").alias("windows"),  # 0: a full scan reads no sample's windows
         *(F.min(name).alias(name) for name in same),
     )

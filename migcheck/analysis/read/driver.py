@@ -20,7 +20,7 @@ from migcheck.analysis.histories import histories_by_partition, history_schema
 from migcheck.analysis.read.frame import HistoryFigures
 from migcheck.analysis.read.strategy import Loaded
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.reader import WorkUnit, read_units
+from migcheck.kafka.reader import WorkUnit, read_units, window_starts
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,7 +47,7 @@ class DriverRead:
     def _run(self, client: ClientConfig, units: list[WorkUnit], every: bool) -> None:
         try:
             read = read_units(client, units, every_record=every)
-            batches = list(histories_by_partition(read, self.spec.scored))
+            batches = list(histories_by_partition(read, self.spec.scored, window_starts(units)))
             self._result = pa.Table.from_batches(batches, history_schema(self.spec.scored))
         except BaseException as e:  # re-raised in the caller's thread by load()
             self._result = e

@@ -118,6 +118,7 @@ def _grouped(records: DataFrame) -> DataFrame:
         F.sum(size.cast("double") ** 2).alias("bytes_sq"),
         F.max_by(F.col("value_size").isNull(), F.col("offset")).alias("tombstoned"),
         F.max_by(size.cast("long"), F.col("offset")).alias("last_bytes"),
+        F.lit(0).cast("long").alias("windows"),  # a key export has no sample's windows
     )
 
 

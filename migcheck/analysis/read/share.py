@@ -27,7 +27,7 @@ from migcheck.analysis.figures import Spec, figures_of_batches
 from migcheck.analysis.histories import histories_by_partition
 from migcheck.analysis.read.strategy import Counter
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.reader import WorkUnit, read_units, records_in
+from migcheck.kafka.reader import WorkUnit, read_units, records_in, window_starts
 
 #: What a read task's Python worker takes before it reads a record, on the embedded
 #: session: the fork, pyspark's worker, pyarrow, kafka-python and numba's cached loops.
@@ -90,7 +90,7 @@ class DriverShare:
         try:
             units = self.claims.claimed(self.units, "driver", lost=self._note_lost)
             read = self._counted(read_units(client, units, every_record=every))
-            histories = histories_by_partition(read, self.spec.scored)
+            histories = histories_by_partition(read, self.spec.scored, window_starts(self.units))
             with pq.ParquetWriter(self.keys_path, KEYS_SCHEMA) as keys:
                 for batch in figures_of_batches(histories, self.spec, keys=True):
                     if batch.column("figures").null_count < batch.num_rows:

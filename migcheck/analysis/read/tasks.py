@@ -33,7 +33,7 @@ from migcheck.analysis.read.share import TASK_START_S, DriverShare, ReadSoFar
 from migcheck.analysis.read.strategy import Counter, Loaded
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.reader import WorkUnit, pack_units, read_units, records_in
+from migcheck.kafka.reader import WorkUnit, pack_units, read_units, records_in, window_starts
 
 if TYPE_CHECKING:
     from pyspark import Accumulator
@@ -92,7 +92,8 @@ class WholePartitions:
 
     def histories(self, spark: SparkSession) -> tuple[HistoryFigures, Counter]:
         """The histories, a row per key in Spark, and the records counter."""
-        group = functools.partial(histories_by_partition, scored=self.spec.scored)
+        windows = window_starts(self.units)
+        group = functools.partial(histories_by_partition, scored=self.spec.scored, windows=windows)
         packed = pack_units(self.units, self.tasks)
         ddl = history_ddl(self.spec.scored)
         frame, counter = read_tasks(spark, self.client, packed, group, ddl, self.every_record)
@@ -102,9 +103,10 @@ class WholePartitions:
         spec, share = self.spec, self.share
         readers = max(1, spark.sparkContext.defaultParallelism - 1)
         packed = [share.units] * readers if share else pack_units(self.units, self.tasks)
+        windows = window_starts(self.units)
 
         def group(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            histories = histories_by_partition(batches, spec.scored)
+            histories = histories_by_partition(batches, spec.scored, windows)
             return figures_of_batches(histories, spec, keys=True)
 
         claims = share.claims if share else None
