@@ -502,7 +502,7 @@ def test_drift_is_said_in_words_and_the_keys_show_their_bounds() -> None:
     assert "~65.6% (95%: 64.1%\u201367.0%)" in text  # the fraction keeps its interval
 
 
-def test_a_report_from_before_the_bounds_says_it_predates_them() -> None:
+def test_a_report_from_before_the_bounds_says_it_predates_them(tmp_path: Path) -> None:
     report = _report()
     clicks = _clicks(report)
     del clicks["distinct_keys_bounds"], clicks["sample_assumption"]
@@ -514,3 +514,8 @@ def test_a_report_from_before_the_bounds_says_it_predates_them() -> None:
     assert "~9,000 (bounds: 8,800\u20139,300)" in text
     assert "~5,900 (bounds: 5,700\u20136,150)" in text
     assert "Certain bounds" not in render_markdown(report)
+    saved = tmp_path / "older.json"  # and as `migcheck render` shows a saved one
+    saved.write_text(json.dumps(report), encoding="utf-8")
+    r = run_cli("render", str(saved))
+    assert r.returncode == 0, r.stderr
+    assert "this report predates 95% intervals" in r.stdout
