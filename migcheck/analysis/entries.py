@@ -175,7 +175,8 @@ def distinct_keys(
     findings = drift_findings(WindowShape(windows, stats.sample.masks, stats.sample.spread))
     if findings:  # the interval's assumption fails: only the bounds are sure
         lo, hi = lo_b, hi_b
-    lo, hi = max(lo, lo_b), min(hi, hi_b)  # no interval reaches past what is certain
+    # no estimate or interval reaches past what is certain
+    est, lo, hi = (min(max(x, lo_b), hi_b) for x in (est, lo, hi))
     per_seen = 1 / max(seen, 1)
     scale = replace(scale, keys=est * per_seen, keys_interval=(lo * per_seen, hi * per_seen),
                     unread_keys=hi_b - seen, holds=not findings)  # fmt: skip
