@@ -121,8 +121,10 @@ def trial(shape: str, records: int, space: int, share: float, seed: int) -> Tria
     spec = figure_spec([meta], [], [PARTITIONS], 0)
     figures = []
     scanned = {}
+    read_keys = []
     for p, (offsets, keys) in enumerate(log):
         inside = _inside(offsets, p, units)
+        read_keys.append(keys[inside])
         table = _records(p, offsets[inside], keys[inside])
         scanned[p] = int(inside.sum())
         histories = partition_histories(table, (), starts.get(("t", p), ()))
@@ -130,7 +132,7 @@ def trial(shape: str, records: int, space: int, share: float, seed: int) -> Tria
     first = figures[0]
     for f in figures[1:]:
         first.merge(f, 0)
-    seen = len(np.unique(np.concatenate([k[_inside(o, p, units)] for p, (o, k) in enumerate(log)])))
+    seen = len(np.unique(np.concatenate(read_keys)))
     stats = KeyStats(seen, {}, sample=SampleFigures(first.freq, first.masks, first.spread))
     scale = Scale(meta.sampled(per_partition), meta.compacted, meta.offsets, scanned)
     total = sum(end - start for start, end in meta.offsets.values())
