@@ -121,15 +121,17 @@ def _records(
 
 @functools.cache
 def _compiled() -> Callable[..., tuple[int, int, int]]:
-    """The record loop compiled by numba (cached on disk beside this module)."""
+    """The record loop compiled by numba (cached per host, :mod:`migcheck.jit`)."""
     import numba
 
-    options = {"cache": True, "nogil": True, "boundscheck": False}
+    from migcheck import jit
+
+    options = {"nogil": True, "boundscheck": False}
     varint = numba.njit(inline="always", **options)(_varint)
     namespace = {**globals(), "_varint": varint}
     loop = types.FunctionType(_records.__code__, namespace, "_records", _records.__defaults__)
     loop.__module__ = __name__
-    return numba.njit(**options)(loop)
+    return jit.njit(loop, **options)
 
 
 def warm() -> None:
