@@ -83,8 +83,12 @@ def _crc32_table() -> np.ndarray:
 
 _CRC_TABLE = _crc32_table()
 
-#: Up to this many keys, a call runs interpreted unless numba is already loaded.
-INTERPRETED_MAX_KEYS = 64
+#: Up to this many keys in all, a process hashes interpreted until numba is loaded: a
+#: key costs tens of microseconds so, and importing numba and loading its compiled loops
+#: (or compiling them, on a first run) costs more than a small topic's keys ever would
+#: (docs/benchmarks.md).  Past it, the compiled loops.
+INTERPRETED_MAX_KEYS = 4_000
+_interpreted_keys = 0
 
 
 def _murmur2(data: np.ndarray, start: int, end: int) -> np.uint64:
@@ -385,7 +389,12 @@ def _compiled(hash_id: int) -> dict[str, Callable[..., None]]:
 
 
 def _run(name: str, hash_id: int, out: np.ndarray) -> Callable[..., None]:
-    if out.shape[0] <= INTERPRETED_MAX_KEYS and _compiled.cache_info().currsize == 0:
+    """The loop ``name`` for ``hash_id``: interpreted while this process's keys so far fit
+    :data:`INTERPRETED_MAX_KEYS` and nothing is compiled yet, else compiled."""
+    global _interpreted_keys
+    keys = _interpreted_keys + out.shape[0]
+    if keys <= INTERPRETED_MAX_KEYS and _compiled.cache_info().currsize == 0:
+        _interpreted_keys = keys
         return globals()[name]
     return _compiled(hash_id)[name]
 
