@@ -242,9 +242,10 @@ def start_early(master: str | None, conf: Mapping[str, str] | None, short_run: b
     """Launch the embedded session's JVM now, in the background; :func:`get_session`
     joins it.
 
-    Spark's start is a small topic's critical path: the driver's reads end before it,
-    and the command's reads of Kafka's metadata (an app's discovery, the topics'
-    offsets), which came first, now overlap it (docs/benchmarks.md).  Only where
+    Spark's start is on a sample's critical path: the driver's reads (its share) overlap
+    it.  ``commands.analyze`` calls it once the reads are planned, and only when one
+    needs Spark: a small topic's read is the driver's alone and starts no JVM
+    (docs/benchmarks.md, issue 45).  Only where
     :func:`get_session` would launch the same JVM: the embedded local master, outside
     spark-submit, no context yet, and no ``MIGCHECK_VERBOSE`` (whose JVM prints to the
     terminal).  A command that fails before it needs Spark leaves nothing: the JVM ends

@@ -168,13 +168,20 @@ def run_analyses(
     other, the second read waited for the first's jobs, and each analysis left the
     cores idle between its jobs.  Here every read is planned first (a small one starts
     in the driver at once, while Spark starts), then every analysis's jobs are
-    submitted together, so Spark fills one's gaps with the other's tasks."""
+    submitted together, so Spark fills one's gaps with the other's tasks.
+
+    Spark's JVM is launched once the reads are planned, and only if one of them needs
+    it: a small topic's read is the driver's, figures included (``read.driver``), and a
+    command that starts no JVM and imports no pyspark answers in about a second
+    (docs/benchmarks.md).  Launched before the plan, it overlapped the topics' metadata
+    but competed for the cores with the driver's read and imports."""
     for options in asked:
         validate(options)
-    if not any(options.exact for options in asked):  # samples: a short run, whatever the topics
-        start_early(asked[0].spark, short_run=True)
     plans = [_plan(options) for options in asked]
-    analyses = _analyze_all(asked, plans, progress or _no_progress)
+    spark_free = not any(_needs_spark(plan) for plan in plans)
+    if not spark_free and not any(options.exact for options in asked):  # samples: short runs
+        start_early(asked[0].spark, short_run=True)
+    analyses = _analyze_all(asked, plans, progress or _no_progress, spark_free)
     return [_outcome(options, *analysis) for options, analysis in zip(asked, analyses, strict=True)]
 
 
@@ -213,14 +220,31 @@ def exit_code(report: Report) -> int:
     return EXIT_GATE if report["gate"]["failed"] else EXIT_OK
 
 
+def _needs_spark(plan: ReadPlan) -> bool:
+    """Whether ``plan``'s figures need Spark: all but a read the driver does and computes
+    the figures of itself (a small topic's, :class:`~migcheck.analysis.read.driver.DriverRead`
+    without a row per moved key)."""
+    from migcheck.analysis.read.driver import DriverRead
+
+    return not (isinstance(plan.strategy, DriverRead) and plan.strategy.figures)
+
+
 def _analyze_all(
-    asked: Sequence[AnalyzeOptions], plans: list[ReadPlan], progress: Progress
+    asked: Sequence[AnalyzeOptions],
+    plans: list[ReadPlan],
+    progress: Progress,
+    spark_free: bool = False,
 ) -> list[tuple[list[TopicEntry], tuple[MovedKeyRow, ...]]]:
     """Each analysis's topic entries and moved keys, their Spark jobs run together on one
-    session."""
+    session; with ``spark_free`` (every read the driver's), no session at all."""
     from migcheck.analysis.read.plan import combined
     from migcheck.analysis.read.session import concurrently, read_session
 
+    if spark_free:
+        return [
+            _analyze(options, plan, None, progress)
+            for options, plan in zip(asked, plans, strict=True)
+        ]
     first = asked[0]
     profile = combined([plan.jvm for plan in plans])
     settings, bootstrap = first.spark, first.connection.bootstrap
@@ -233,11 +257,11 @@ def _analyze_all(
 
 
 def _analyze(
-    options: AnalyzeOptions, plan: ReadPlan, spark: SparkSession, progress: Progress
+    options: AnalyzeOptions, plan: ReadPlan, spark: SparkSession | None, progress: Progress
 ) -> tuple[list[TopicEntry], tuple[MovedKeyRow, ...]]:
     """One analysis's topic entries, and its moved keys when asked; ``--moved-keys-out``
-    written."""
-    source, counter = plan.strategy.load(spark)
+    written.  ``spark`` is None only for a plan that does not need it (:func:`_needs_spark`)."""
+    source, counter = plan.strategy.load(spark)  # type: ignore[arg-type]  # None: see above
     with progress(counter, plan.total):
         aggregates, moved = aggregate(source, options.partitioner)
     kept: tuple[MovedKeyRow, ...] = ()

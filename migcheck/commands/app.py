@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from migcheck.commands.analyze import AnalyzeOptions, run_analyses, start_early
+from migcheck.commands.analyze import AnalyzeOptions, run_analyses
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
@@ -70,8 +70,8 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     if options.moved_keys_out and not (options.state and options.full):
         raise UsageError("--moved-keys-out needs --state --full: a sample lists only some keys")
     topology = read_topology(options.topology_file)
-    if options.state and not options.full:  # Spark's start overlaps the app's discovery
-        start_early(options.spark, short_run=True)
+    # Spark's JVM is launched by run_analyses once the state's reads are planned, and
+    # only if one needs it: a small app's reads are the driver's (docs/benchmarks.md).
     said = framework_said(options.framework)
     disc = discover_app(options.connection.client(), options.app_id, topology, options.topics, said)
     _check_topics(options, disc)

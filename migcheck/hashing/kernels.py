@@ -83,8 +83,12 @@ def _crc32_table() -> np.ndarray:
 
 _CRC_TABLE = _crc32_table()
 
-#: Up to this many keys, a call runs interpreted unless numba is already loaded.
-INTERPRETED_MAX_KEYS = 64
+#: Up to this many keys in all, a process hashes interpreted until numba is loaded: a
+#: key costs tens of microseconds so, and importing numba and loading its compiled loops
+#: (or compiling them, on a first run) costs more than a small topic's keys ever would
+#: (docs/benchmarks.md).  Past it, the compiled loops.
+INTERPRETED_MAX_KEYS = 4_000
+_interpreted_keys = 0
 
 
 def _murmur2(data: np.ndarray, start: int, end: int) -> np.uint64:
@@ -326,49 +330,78 @@ _PER_KEY = (
     "_le32",
     "_xxh32_round",
     "_xxhash32",
-    "_raw_hash",
     "_placement",
 )
 _LOOPS = ("_raw_hashes", "_placements", "_partitions")
+#: The hash function of each id, and the name its compiled loops' cache files carry.
+_HASHES = {
+    MURMUR2: ("_murmur2", "murmur2"),
+    CRC32: ("_crc32", "crc32"),
+    FNV1A: ("_fnv1a", "fnv1a"),
+    MURMUR2_KAFKAJS: ("_murmur2_kafkajs", "murmur2_kafkajs"),
+    XXHASH32: ("_xxhash32", "xxhash32"),
+}
+
+
+def _one_hash(hash_id: int, data: np.ndarray, start: int, end: int) -> np.uint64:
+    """``_raw_hash`` in a loop compiled for one hash: ``_HASH`` is that hash, bound in
+    the loop's namespace by :func:`_compiled` (never called interpreted)."""
+    return _HASH(data, start, end)  # type: ignore[name-defined]  # noqa: F821
 
 
 @functools.cache
-def _compiled() -> dict[str, Callable[..., None]]:
-    """The loops compiled by numba (cached on disk beside this module).
+def _compiled(hash_id: int) -> dict[str, Callable[..., None]]:
+    """The loops compiled by numba for one hash (cached per host, :mod:`migcheck.jit`).
 
-    Each function is compiled from a copy that shares one namespace with the
-    compiled per-key hashes, so numba resolves the calls between them, while the
-    module's own functions stay plain Python for the interpreted path.
+    Each loop is compiled for the one hash it runs, not for all five behind a branch:
+    numba then compiles a fifth of the code, and a run (or a fresh executor) that
+    hashes with murmur2 alone pays a fifth of the compile (docs/benchmarks.md).  Each
+    function is compiled from a copy that shares one namespace with the compiled
+    per-key hashes, so numba resolves the calls between them, while the module's own
+    functions stay plain Python for the interpreted path.
     """
+    if hash_id not in _HASHES:
+        # A partitioner whose hash has no loop must not hash as another one.
+        raise ValueError("unknown hash id")
     import numba
+
+    from migcheck import jit
 
     # error_model="numpy" drops Python's zero-divisor checks from the modulo; every
     # divisor here is a validated partition count.
-    options = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+    options = {"nogil": True, "boundscheck": False, "error_model": "numpy"}
     namespace = dict(globals())
+    hash_name, suffix = _HASHES[hash_id]
 
-    def copy(name: str) -> types.FunctionType:
+    def copy(name: str, qualname: str | None = None) -> types.FunctionType:
         fn = globals()[name]
         clone = types.FunctionType(fn.__code__, namespace, name, fn.__defaults__)
         clone.__module__ = __name__
+        clone.__qualname__ = qualname or name
         return clone
 
     for name in _PER_KEY:  # inlined into the loops: faster than calls (docs/benchmarks.md)
         namespace[name] = numba.njit(inline="always", **options)(copy(name))
-    for name in _LOOPS:
-        namespace[name] = numba.njit(**options)(copy(name))
-    return {name: namespace[name] for name in _LOOPS}
+    namespace["_HASH"] = namespace[hash_name]
+    namespace["_raw_hash"] = numba.njit(inline="always", **options)(copy("_one_hash"))
+    # numba names a function's cache files by its qualified name: one per hash.
+    return {name: jit.njit(copy(name, f"{name}__{suffix}"), **options) for name in _LOOPS}
 
 
-def _run(name: str, out: np.ndarray) -> Callable[..., None]:
-    if out.shape[0] <= INTERPRETED_MAX_KEYS and _compiled.cache_info().currsize == 0:
+def _run(name: str, hash_id: int, out: np.ndarray) -> Callable[..., None]:
+    """The loop ``name`` for ``hash_id``: interpreted while this process's keys so far fit
+    :data:`INTERPRETED_MAX_KEYS` and nothing is compiled yet, else compiled."""
+    global _interpreted_keys
+    keys = _interpreted_keys + out.shape[0]
+    if keys <= INTERPRETED_MAX_KEYS and _compiled.cache_info().currsize == 0:
+        _interpreted_keys = keys
         return globals()[name]
-    return _compiled()[name]
+    return _compiled(hash_id)[name]
 
 
 def raw_hashes(hash_id: int, offsets: np.ndarray, data: np.ndarray, out: np.ndarray) -> None:
     """Fill ``out[i]`` with the raw unsigned hash of key ``i`` (keys delimited by ``offsets``)."""
-    _run("_raw_hashes", out)(hash_id, offsets, data, out)
+    _run("_raw_hashes", hash_id, out)(hash_id, offsets, data, out)
 
 
 def placements(
@@ -376,7 +409,7 @@ def placements(
 ) -> None:
     """Fill ``out[i]`` with the placement value of key ``i`` under ``rule`` (see
     :func:`_placement`)."""
-    _run("_placements", out)(hash_id, rule, offsets, data, out)
+    _run("_placements", hash_id, out)(hash_id, rule, offsets, data, out)
 
 
 def partitions(
@@ -388,9 +421,10 @@ def partitions(
     out: np.ndarray,
 ) -> None:
     """Fill ``out[i]`` with key ``i``'s partition among ``num_partitions``, in one pass."""
-    _run("_partitions", out)(hash_id, rule, offsets, data, num_partitions, out)
+    _run("_partitions", hash_id, out)(hash_id, rule, offsets, data, num_partitions, out)
 
 
-def compiled() -> None:
-    """Load the compiled kernels now (a benchmark warms up; a worker pays it once)."""
-    _compiled()
+def compiled(hash_id: int = MURMUR2) -> None:
+    """Load ``hash_id``'s compiled kernels now (a benchmark warms up; a worker pays it
+    once)."""
+    _compiled(hash_id)

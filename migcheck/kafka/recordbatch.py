@@ -121,15 +121,35 @@ def _records(
 
 @functools.cache
 def _compiled() -> Callable[..., tuple[int, int, int]]:
-    """The record loop compiled by numba (cached on disk beside this module)."""
+    """The record loop compiled by numba (cached per host, :mod:`migcheck.jit`)."""
     import numba
 
-    options = {"cache": True, "nogil": True, "boundscheck": False}
+    from migcheck import jit
+
+    options = {"nogil": True, "boundscheck": False}
     varint = numba.njit(inline="always", **options)(_varint)
     namespace = {**globals(), "_varint": varint}
     loop = types.FunctionType(_records.__code__, namespace, "_records", _records.__defaults__)
     loop.__module__ = __name__
-    return numba.njit(**options)(loop)
+    return jit.njit(loop, **options)
+
+
+#: Up to this many records in all, a process decodes them with the loop interpreted (tens
+#: of microseconds a record) until numba is loaded: a small topic's read then never
+#: imports numba nor compiles (docs/benchmarks.md).  Past it, the compiled loop.
+INTERPRETED_MAX_RECORDS = 5_000
+_interpreted_records = 0
+
+
+def _loop(count: int) -> Callable[..., tuple[int, int, int]]:
+    """The record loop for a batch of ``count`` records: interpreted while this process's
+    records so far fit :data:`INTERPRETED_MAX_RECORDS` and it is not compiled yet."""
+    global _interpreted_records
+    records = _interpreted_records + count
+    if records <= INTERPRETED_MAX_RECORDS and _compiled.cache_info().currsize == 0:
+        _interpreted_records = records
+        return _records
+    return _compiled()
 
 
 def warm() -> None:
@@ -262,7 +282,7 @@ def _decompress(codec: int, data: memoryview, where: str) -> bytes:
 def _is_abort_marker(records: memoryview, base_offset: int) -> bool:
     """Whether a control batch's record is an abort marker (key: version, type 0)."""
     one = _Builder(1, len(records))
-    one.i, one.d, status = _compiled()(
+    one.i, one.d, status = _loop(1)(
         np.frombuffer(records, np.uint8), 1, base_offset, 0, -1, base_offset, 2**62, one.cols, 0, 0
     )
     key = one.columns().key_data
@@ -297,7 +317,6 @@ def decode(
     view = memoryview(buf)
     txns = _Transactions(aborted)
     out = _Builder(len(view) // 16, len(view) // 4)
-    loop = _compiled()
     pos, next_offset, epoch = 0, first, -1
     while pos + _HEADER.size <= len(view):
         (base, length, epoch_, magic, crc, attrs, last_delta, base_ts, max_ts, producer, _,
@@ -328,6 +347,7 @@ def decode(
         out.reserve(count, len(records))
         append_ts = max_ts if attrs & _LOG_APPEND_TIME else -1
         src = np.frombuffer(records, np.uint8)
+        loop = _loop(count)
         out.i, out.d, status = loop(src, count, base, base_ts, append_ts, first, end, out.cols,
                                     out.i, out.d)  # fmt: skip
         if status < 0:

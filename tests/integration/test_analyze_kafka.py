@@ -317,7 +317,9 @@ def test_sasl_command_config_never_prints_the_secret(
     kafka: Kafka, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Over SASL the full scan's read tasks get the JAAS config in their pickled client:
-    the password must reach neither the terminal nor Spark's own log."""
+    the password must reach neither the terminal nor Spark's own log.  (A small topic's
+    read is the driver's and starts no JVM; the moved keys' rows go through Spark, so
+    this run starts it and Spark's log is written.)"""
     spark_log = tmp_path / "spark.log"
     monkeypatch.setenv("MIGCHECK_SPARK_LOG", str(spark_log))
     if kafka.sasl_bootstrap is None:
@@ -345,6 +347,8 @@ def test_sasl_command_config_never_prints_the_secret(
         "--to",
         "3",
         "--full",
+        "--moved-keys-out",
+        str(tmp_path / "moved.csv"),
         "--format",
         "json",
     )

@@ -206,6 +206,47 @@ def test_full_scan_lists_exactly_the_keys_murmur2_moves(
     assert t["candidates"][0]["moved_keys"] == len(expected)
 
 
+def _executor_outputs(cluster: SparkCluster, apps: set[str]) -> str:
+    """The output of every executor of ``apps``: numba's cache log (``NUMBA_DEBUG_CACHE``)
+    printed by the executors' Python workers, which Spark copies to their stderr."""
+    return "".join(
+        f.read_text(errors="replace")
+        for i in cluster.nodes
+        for app in apps
+        for f in sorted((cluster.root / f"work-{i}" / app).glob("*/std*"))
+    )
+
+
+def test_a_second_run_compiles_nothing_on_the_executors(
+    spark_cluster: SparkCluster, kafka: Kafka, big: Topic
+) -> None:
+    """The executors' kernels are compiled at most once per host, not once per run: a
+    second application (a fresh copy of the archive) loads them from each worker's
+    cache, which lives under the workers' own home (hidden from the driver), and
+    compiles nothing.  numba's own cache log on the executors says which happened."""
+    args = ["--bootstrap-server", kafka.bootstrap, "--topic", big.name, "--to", "8", "--full",
+            "--format", "json", "--conf", "spark.executorEnv.NUMBA_DEBUG_CACHE=1"]  # fmt: skip
+    runs: list[tuple[Run, str]] = []
+    for _ in range(2):
+        before = spark_cluster.app_dirs(0) | spark_cluster.app_dirs(1)
+        r = spark_cluster.migcheck("analyze", *args)
+        assert r.code in (0, 1), r.why()
+        apps = (spark_cluster.app_dirs(0) | spark_cluster.app_dirs(1)) - before
+        assert len(apps) == 1, apps
+        runs.append((r, _executor_outputs(spark_cluster, apps)))
+    (first, first_log), (second, second_log) = runs
+    assert json.loads(first.stdout)["topics"] == json.loads(second.stdout)["topics"]
+    # The second run's executors loaded the record decoder and the murmur2 loop ...
+    loaded = re.findall(r"\[cache\] data loaded from '([^']+)'", second_log)
+    assert any("recordbatch._records" in path for path in loaded), second_log[-3000:]
+    assert any("kernels._placements__murmur2" in path for path in loaded), second_log[-3000:]
+    # ... from a directory outside the application's work directory (its unpacked
+    # archive), and compiled nothing: numba saves an index or data only when it compiles.
+    assert all("/kernels/" in path and "/app-" not in path for path in loaded), loaded
+    assert "saved to" not in second_log, second_log[-3000:]
+    assert "[cache]" in first_log  # the same log was on in the first run too
+
+
 def test_default_sample_interval_holds_the_truth(
     spark_cluster: SparkCluster, kafka: Kafka, big: Topic
 ) -> None:

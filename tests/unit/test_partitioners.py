@@ -290,11 +290,10 @@ def test_compiled_kernels_equal_interpreted() -> None:
     offsets = np.zeros(len(keys) + 1, dtype=np.int64)
     np.cumsum([len(k) for k in keys], out=offsets[1:])
     data = np.frombuffer(b"".join(keys), dtype=np.uint8)
-    compiled = kernels._compiled()["_partitions"]
     for p in migcheck.PARTITIONERS.values():
         a, b = np.empty(len(keys), np.int32), np.empty(len(keys), np.int32)
         kernels._partitions(p.hash_id, p.rule, offsets, data, 1009, a)  # the plain Python source
-        compiled(p.hash_id, p.rule, offsets, data, 1009, b)
+        kernels._compiled(p.hash_id)["_partitions"](p.hash_id, p.rule, offsets, data, 1009, b)
         assert a.tolist() == b.tolist(), p.name
 
 

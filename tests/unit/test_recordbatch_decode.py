@@ -158,3 +158,44 @@ def test_a_corrupt_batch_fails_here_as_in_kafka_python() -> None:
         Fetcher.PartitionRecords(0, TP, MemoryRecords(bytes(data))).take()
     with pytest.raises(ReadError, match="fails its CRC check"):
         decode(bytes(data), 0, 10, [], "t-0")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    records=st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.binary(max_size=40)),
+            st.one_of(st.none(), st.binary(max_size=300)),
+            st.integers(0, 2**40),
+        ),
+        min_size=1,
+        max_size=50,
+    ),
+    window=st.tuples(st.integers(0, 60), st.integers(0, 60)),
+)
+def test_the_record_loop_interpreted_equals_it_compiled(
+    records: list[tuple[bytes | None, bytes | None, int]], window: tuple[int, int]
+) -> None:
+    """A small read decodes with the loop interpreted (no numba to import), a large one
+    compiled: the same source, and the same columns, row counts and status either way."""
+    import numpy as np
+    from kafka.record.memory_records import MemoryRecordsBuilder
+
+    from migcheck.kafka import recordbatch
+
+    builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 22)
+    for key, value, ts in records:
+        builder.append(timestamp=ts, key=key, value=value, headers=[])
+    builder.close()
+    raw = bytes(builder.buffer())
+    src = np.frombuffer(raw[recordbatch._HEADER.size :], np.uint8)
+    base_ts = records[0][2]
+    first, end = 100 + min(window), 100 + max(window)
+    results = []
+    for loop in (recordbatch._records, recordbatch._compiled()):
+        out = recordbatch._Builder(len(records), len(raw))
+        i, d, status = loop(src, len(records), 100, base_ts, -1, first, end, out.cols, 0, 0)
+        out.i, out.d = i, d
+        c = out.columns()
+        results.append((i, d, status, rows_of_columns(c)))
+    assert results[0] == results[1]
