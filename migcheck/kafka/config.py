@@ -317,6 +317,13 @@ def _reaching(client: ClientConfig) -> Iterator[None]:
 #: second at most, never in a busy loop.
 FETCH_MAX_WAIT_MS = 10
 
+#: A consumer's wait before it retries a failed request or refreshes its metadata again
+#: (Kafka's default is 100 ms).  The refresh that follows the bootstrap's, the first to
+#: name a topic, waits for it (hook 8 of :mod:`~migcheck.kafka.private_hooks`): 100 ms of
+#: every command's metadata.  A read-only client retrying a little sooner costs the
+#: broker nothing worth the wait.
+RETRY_BACKOFF_MS = 20
+
 
 def consumer_options(
     client: ClientConfig, fail_on_deleted: bool = False, **extra: object
@@ -334,6 +341,7 @@ def consumer_options(
         "bootstrap_timeout_ms": BOOTSTRAP_TIMEOUT_MS,
         "max_partition_fetch_bytes": 8 * 1024 * 1024,
         "fetch_max_wait_ms": FETCH_MAX_WAIT_MS,
+        "retry_backoff_ms": RETRY_BACKOFF_MS,
         "client_id": "migcheck",
     }
     return {
@@ -356,8 +364,12 @@ def open_consumer(
     (:func:`consumer_options`)."""
     from kafka import KafkaConsumer
 
+    from migcheck.kafka.private_hooks import honour_retry_backoff
+
     with _reaching(client):
-        return KafkaConsumer(**consumer_options(client, fail_on_deleted, **extra))
+        consumer = KafkaConsumer(**consumer_options(client, fail_on_deleted, **extra))
+    honour_retry_backoff(consumer)
+    return consumer
 
 
 def open_admin(client: ClientConfig) -> KafkaAdminClient:

@@ -21,6 +21,7 @@ from migcheck.analysis.read.frame import HistoryFigures
 from migcheck.analysis.read.strategy import Loaded
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.reader import WorkUnit, read_units, window_starts
+from migcheck.pyarrow_alone import hide_pandas
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -39,6 +40,7 @@ class DriverRead:
     ) -> None:
         self.spec, self.figures = spec, figures
         self._result: pa.Table | BaseException | None = None
+        hide_pandas()  # the read and its figures are Arrow's alone
         args = (client, units, every)
         self._thread = threading.Thread(target=self._run, args=args, name="migcheck-read")
         self._thread.daemon = True
@@ -46,7 +48,7 @@ class DriverRead:
 
     def _run(self, client: ClientConfig, units: list[WorkUnit], every: bool) -> None:
         try:
-            read = read_units(client, units, every_record=every)
+            read = read_units(client, units, every_record=every, together=True)
             batches = list(histories_by_partition(read, self.spec.scored, window_starts(units)))
             self._result = pa.Table.from_batches(batches, history_schema(self.spec.scored))
         except BaseException as e:  # re-raised in the caller's thread by load()
