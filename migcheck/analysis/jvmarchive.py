@@ -9,9 +9,19 @@ an archive (``-XX:ArchiveClassesAtExit``) and map it in later runs
 The first embedded run dumps the archive when its JVM exits; later runs map
 it.  The archive is keyed on the Java binary and the pyspark build, since a JVM
 maps only an archive that its own build dumped from the same class path.  It is
-dumped under a private name and moved into place only after the JVM exited
-cleanly, so concurrent runs never map a half-written file.  Whatever goes wrong
-here only costs speed: a JVM that cannot map an archive starts without it.
+dumped under a private name and moved into place only once whole, so concurrent
+runs never map a half-written file.  Whatever goes wrong here only costs speed: a
+JVM that cannot map an archive starts without it.
+
+The dump is not waited for.  A JVM writes it as it exits, after the report is out:
+5 to 17 s on two cores for a 105 to 155 MB archive, which the first run used to add
+to its own time (docs/benchmarks.md).  The run hands it over instead to a detached
+process (:func:`finish_detached`, this module run as a script), which waits for the
+JVM to exit and moves the dump into place if it is whole.  Whole means that its
+header is written: the JVM writes the regions first and the header, at offset 0,
+last (watched on Java 17: the file's first bytes stay zero while 147 MB of
+regions are written, then the magic number appears), so a JVM killed mid-dump
+leaves zeros there.
 
 Each archive is 105 to 155 MB (measured with pyspark 4.2.0 and Java 17: 105.6 MB after a
 first ``analyze``, 153.8 MB when the first run loaded more of Spark's classes), and
@@ -46,10 +56,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: How long the first run's exit waits for the JVM to write the archive.
-_DUMP_WAIT_S = 60.0
+#: How long the detached process waits for the JVM to write the archive and exit.
+_DUMP_WAIT_S = 300.0
 
-_SAVING = "migcheck: saving Spark's classes to {} for faster starts (first run only)"
+_SAVING = (
+    "migcheck: saving Spark's classes to {} in the background, for faster starts (first run only)"
+)
 
 
 def _java() -> str | None:
@@ -111,11 +123,13 @@ def jvm_options(archive: Path | None) -> tuple[list[str], Path | None]:
 
 def _remove_orphans(folder: Path) -> None:
     """Delete the dumps of runs that died before their exit (killed): each is
-    tens of megabytes, named after its process, and never becomes an archive."""
+    tens of megabytes, named after its process, and never becomes an archive.  A dump
+    younger than :data:`_DUMP_WAIT_S` is left: its run may have handed it over."""
     for tmp in folder.glob("*.jsa.*.tmp"):
         pid = tmp.name.rsplit(".", 2)[-2]
-        if pid.isdigit() and not _alive(int(pid)):
-            with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):
+            recent = time.time() - tmp.stat().st_mtime < _DUMP_WAIT_S
+            if pid.isdigit() and not _alive(int(pid)) and not recent:
                 tmp.unlink()
 
 
@@ -132,14 +146,16 @@ def _alive(pid: int) -> bool:
 
 
 def install_at_exit(proc: Any, dump: Path, archive: Path, stop: Callable[[], None]) -> None:
-    """When Python exits, let the JVM exit and write ``dump``, then move it to ``archive``.
+    """When Python exits, let the JVM exit and write ``dump``, and have it moved to
+    ``archive`` by a detached process, so that no command waits for the dump.
 
     ``stop`` ends Spark first (its Python-side servers would report the JVM's exit as
     errors).  pyspark's JVM exits when its standard input closes; the archive is
-    written at that exit, so the first run waits for it (a few seconds, once).
+    written at that exit.
     """
 
     def finish() -> None:
+        handed = False
         try:
             if proc.poll() is None:
                 with contextlib.suppress(Exception):
@@ -147,21 +163,83 @@ def install_at_exit(proc: Any, dump: Path, archive: Path, stop: Callable[[], Non
                 if archive.is_file():  # another run saved it meanwhile: skip the dump
                     proc.kill()
                     return
-                print(_SAVING.format(archive.parent), file=sys.stderr, flush=True)
+                handed = _hand_over(proc.pid, dump, archive)
+                if handed:
+                    print(_SAVING.format(archive.parent), file=sys.stderr, flush=True)
                 with contextlib.suppress(OSError):
                     proc.stdin.close()
+                if handed:
+                    return
                 proc.wait(_DUMP_WAIT_S)
-            if proc.returncode == 0 and dump.is_file() and dump.stat().st_size > 0:
-                _record_sources(archive)
-                dump.replace(archive)
-                prune(archive.parent.parent)
+            if proc.returncode == 0 and _whole(dump):
+                _install(dump, archive)
         except Exception:  # only speed is at stake: never fail an exit over it
             pass
         finally:
-            with contextlib.suppress(OSError):
-                dump.unlink()
+            if not handed:
+                with contextlib.suppress(OSError):
+                    dump.unlink()
 
     atexit.register(finish)
+
+
+def _hand_over(pid: int, dump: Path, archive: Path) -> bool:
+    """Start :func:`finish_detached` for the JVM ``pid`` in a session of its own, its
+    output nowhere (a caller that reads this run's output must not wait for it);
+    False if it could not start."""
+    import subprocess
+
+    started = _start_time(pid)
+    if started is None:
+        return False
+    argv = [sys.executable, "-m", __name__, str(pid), started, str(dump), str(archive)]
+    try:
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    except OSError:
+        return False
+    return True
+
+
+def finish_detached(pid: int, started: str, dump: Path, archive: Path) -> None:
+    """Wait (at most :data:`_DUMP_WAIT_S`) for the JVM ``pid`` that began at ``started``
+    to exit, then move ``dump`` to ``archive`` if it is whole; the dump never stays."""
+    deadline = time.monotonic() + _DUMP_WAIT_S
+    while _start_time(pid) == started and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        if _start_time(pid) != started and _whole(dump):
+            _install(dump, archive)
+    finally:
+        with contextlib.suppress(OSError):
+            dump.unlink()
+
+
+def _start_time(pid: int) -> str | None:
+    """When the running process ``pid`` began (``/proc/<pid>/stat``'s starttime, which
+    tells it from a later process given the same pid); None once it has exited (gone,
+    or a zombie nobody reaps: an orphan's parent may be an init that does not)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def _whole(dump: Path) -> bool:
+    """Whether the JVM finished writing ``dump``: its header, written last, is there."""
+    try:
+        with dump.open("rb") as f:
+            return f.read(4) not in (b"", b"\0\0\0\0") and dump.stat().st_size > 4096
+    except OSError:
+        return False
+
+
+def _install(dump: Path, archive: Path) -> None:
+    """Put a whole dump in place as ``archive``, say what it was dumped from, prune."""
+    _record_sources(archive)
+    dump.replace(archive)
+    prune(archive.parent.parent)
 
 
 # --- keeping the cache within its bound ---------------------------------------------
@@ -242,3 +320,8 @@ def prune(root: Path) -> list[Path]:
             removed.append(archive)
             _sources(archive).unlink(missing_ok=True)
     return removed
+
+
+if __name__ == "__main__":  # the detached process of :func:`_hand_over`
+    with contextlib.suppress(Exception):
+        finish_detached(int(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -143,6 +144,11 @@ def spark_class_archive() -> None:
         rc, _, err = run([sys.executable, "-c", warm])
         if rc != 0:
             pytest.fail(f"could not start Spark to save its class archive: {err[-2000:]}")
+        deadline = time.monotonic() + 300  # a detached process saves it after the JVM's exit
+        while not archive.is_file() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if not archive.is_file():
+            pytest.fail(f"Spark's class archive was not saved to {archive} within 300 s")
 
 
 @pytest.fixture(scope="session")

@@ -40,16 +40,31 @@ def _archives(cache: Path) -> list[Path]:
     return sorted(cache.glob("spark-*/*.jsa"))
 
 
+def _settled(cache: Path, name: str = "", timeout_s: float = 180.0) -> list[Path]:
+    """The archives once the detached process that saves a run's dump is done (the
+    archive ``name``, or any, is there and no dump file is left), or at ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        there = [a for a in _archives(cache) if a.name == name or not name]
+        if there and not list(cache.glob("spark-*/*.tmp")):
+            break
+        time.sleep(0.5)
+    return _archives(cache)
+
+
 @pytest.fixture(scope="module")
 def dumped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
     cache = tmp_path_factory.mktemp("cache")
-    return cache, _run(cache)
+    first = _run(cache)
+    _settled(cache)
+    return cache, first
 
 
 def test_the_first_run_saves_the_archive_and_says_so(dumped) -> None:
     cache, first = dumped
     assert first.returncode == 0, first.stderr
-    assert "saving Spark's classes" in first.stderr
+    assert "saving Spark's classes to" in first.stderr
+    assert "in the background" in first.stderr
     archives = _archives(cache)
     assert len(archives) == 1 and archives[0].stat().st_size > 1_000_000
     assert not list(cache.glob("spark-*/*.tmp")), "the private dump file was left behind"
@@ -88,6 +103,9 @@ def test_a_killed_runs_dump_is_removed_by_the_next_dumping_run(tmp_path: Path, d
     folder.mkdir()
     orphan = folder / f"{archive.name}.999999999.tmp"  # no such process: killed long ago
     orphan.write_bytes(b"half a dump")
+    os.utime(orphan, (time.time() - 600, time.time() - 600))
+    handed = folder / f"{archive.name}.999999998.tmp"  # its run gone, a JVM still writing
+    handed.write_bytes(b"a dump being written")
     # A deleted virtualenv's archive, last used two hours ago: nothing can map it.
     gone = folder / "classes-0000000000000000.jsa"
     gone.write_bytes(b"an archive of a deleted virtualenv")
@@ -97,6 +115,9 @@ def test_a_killed_runs_dump_is_removed_by_the_next_dumping_run(tmp_path: Path, d
     run = _run(tmp_path)
     assert run.returncode == 0, run.stderr
     assert not orphan.exists()
+    assert handed.exists()  # younger than a dump may take: left to its detached process
+    handed.unlink()
+    _settled(tmp_path, archive.name)
     assert (folder / archive.name).is_file()  # and this run saved a whole one
     assert (folder / (archive.name + ".src")).is_file()  # naming what it was dumped from
     assert not gone.exists()  # and pruned what nothing installed can map
