@@ -116,6 +116,8 @@ def jvm_options(archive: Path | None) -> tuple[list[str], Path | None]:
         archive.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
         return [], None  # a read-only cache: run without
+    if _being_saved(archive):
+        return [], None  # an earlier run's dump is on its way: run without, dump nothing
     _remove_orphans(archive.parent)
     dump = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")
     return [f"-XX:ArchiveClassesAtExit={dump}"], dump
@@ -194,11 +196,28 @@ def _hand_over(pid: int, dump: Path, archive: Path) -> bool:
         return False
     argv = [sys.executable, "-m", __name__, str(pid), started, str(dump), str(archive)]
     try:
-        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        helper = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     except OSError:
         return False
+    with contextlib.suppress(OSError):
+        _saving(archive).write_text(str(helper.pid))
     return True
+
+
+def _saving(archive: Path) -> Path:
+    """The file that names the detached process saving ``archive`` (its pid)."""
+    return archive.with_name(archive.name + ".saving")
+
+
+def _being_saved(archive: Path) -> bool:
+    """Whether a detached process is saving ``archive`` now: a run that starts meanwhile
+    runs without it rather than dump the same classes again."""
+    try:
+        pid = int(_saving(archive).read_text())
+    except (OSError, ValueError):
+        return False
+    return _start_time(pid) is not None
 
 
 def finish_detached(pid: int, started: str, dump: Path, archive: Path) -> None:
@@ -213,6 +232,9 @@ def finish_detached(pid: int, started: str, dump: Path, archive: Path) -> None:
     finally:
         with contextlib.suppress(OSError):
             dump.unlink()
+        with contextlib.suppress(OSError, ValueError):
+            if int(_saving(archive).read_text()) == os.getpid():
+                _saving(archive).unlink()
 
 
 def _start_time(pid: int) -> str | None:

@@ -79,3 +79,30 @@ def test_a_dump_from_a_run_that_is_gone_is_left_while_it_may_still_be_written(
     jvmarchive._remove_orphans(folder)
     assert fresh.exists()
     assert not stale.exists()
+
+
+def test_a_run_that_starts_while_an_archive_is_being_saved_dumps_nothing(tmp_path: Path) -> None:
+    """The detached process is named beside the archive: while it lives, a new run maps
+    nothing and dumps nothing; once it is gone (or says nothing), a run dumps again."""
+    archive = tmp_path / "spark-4.2.0" / "classes-0123456789abcdef.jsa"
+    archive.parent.mkdir(parents=True)
+    saving = archive.with_name(archive.name + ".saving")
+    helper = subprocess.Popen(["sleep", "30"])
+    try:
+        saving.write_text(str(helper.pid))
+        assert jvmarchive.jvm_options(archive) == ([], None)
+    finally:
+        helper.kill()
+        helper.wait()
+    options, dump = jvmarchive.jvm_options(archive)
+    assert dump is not None and options == [f"-XX:ArchiveClassesAtExit={dump}"]
+
+
+def test_the_detached_process_clears_its_own_name_when_done(tmp_path: Path) -> None:
+    dump, archive = _dump(tmp_path, MAGIC)
+    saving = archive.with_name(archive.name + ".saving")
+    saving.write_text(str(os.getpid()))  # this process stands for the detached one
+    proc, started = _jvm(0.1)
+    proc.wait()
+    jvmarchive.finish_detached(proc.pid, started, dump, archive)
+    assert archive.is_file() and not saving.exists()
