@@ -176,7 +176,7 @@ def read_units(
     read = _fetched_columns if hooked else _records_as_columns
     try:
         units = list(units) if together else units
-        if together and hooked and records_in(units) <= TOGETHER_MAX_RECORDS:
+        if together and hooked and _together_fits(units):
             held = _read_together(consumer, units, ends, idle_timeout_s)
             for unit in units:
                 for chunk in held[unit]:
@@ -327,6 +327,17 @@ def _out_of_range(topic: str, partition: int, position: int) -> ReadError:
 #: The most records a ``together`` read may hold (:func:`read_units`): the driver's whole
 #: reads, :data:`~migcheck.analysis.read.plan.DRIVER_READ_RECORDS`, fit.
 TOGETHER_MAX_RECORDS = 200_000
+
+#: The most partitions a ``together`` read polls at once: each poll looks at every
+#: partition's position, so a topic of 10,000 small partitions (tests/integration/
+#: test_scale.py) took minutes that way; it is read one partition after another.
+TOGETHER_MAX_PARTITIONS = 256
+
+
+def _together_fits(units: list[WorkUnit]) -> bool:
+    """Whether ``units`` are few enough, in records and partitions, to read together."""
+    partitions = {(u.topic, u.partition) for u in units}
+    return records_in(units) <= TOGETHER_MAX_RECORDS and len(partitions) <= TOGETHER_MAX_PARTITIONS
 
 
 def _read_together(
