@@ -140,7 +140,10 @@ def _execute(script: Path, app: QuixApp, produce: tuple[str, list[tuple[str, str
         ):
             app.kafka.produce(produce[0], [(k.encode(), v.encode(), None) for k, v in produce[1]])
         if "Start the application" in line:
-            started.append(app.start(idle=10, topic=topic, offset_reset="latest"))
+            # No idle stop: the app runs until stop() SIGTERMs it, as a deployment's does.
+            # An idle stop raced that SIGTERM: one landing after Python's finalization had
+            # put SIGTERM's default action back killed the app (exit -15, issue 52).
+            started.append(app.start(topic=topic, offset_reset="latest"))
         return True
 
     env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(work)}
