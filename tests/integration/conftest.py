@@ -25,6 +25,17 @@ from kafkatest import KAFKA_LOCAL, REPO, Kafka, compile_fixture, locked, run, st
 from sparkcluster import ClusterError, SparkCluster
 
 
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/integration is marked ``integration``, so that CI's
+    integration phase can select it beside the unit lane's trials (tox.ini)."""
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.integration)
+
+
 def _docker_answers() -> bool:
     try:
         return (

@@ -22,6 +22,9 @@ from migcheck.hashing.keys import KEY_ENCODINGS, KEY_TYPES, decode_text, encode_
 from migcheck.kafka.config import ClientConfig, parse_properties
 from migcheck.streams.topology import parse_topology
 
+#: fuzzing: slow by design, run whole in CI's integration phase, not the unit lane's minute
+pytestmark = pytest.mark.trials
+
 DESCRIBES = sorted((REPO / "fixtures" / "java" / "streams" / "describe").glob("*.txt"))
 SECRET = "Hyp0-s3cret-pw"
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,6 +12,9 @@ from __future__ import annotations
 import pytest
 from shapes import STATIONARY, trial
 
+#: coverage trials: slow by design, run whole in CI's integration phase, not the unit lane's minute
+pytestmark = pytest.mark.trials
+
 RECORDS = 200_000
 #: a quarter of each partition read: where the issue asks for 93% and +-10%
 SHARE = 0.25

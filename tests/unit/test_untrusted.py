@@ -157,6 +157,7 @@ def test_every_command_writes_through_the_registry() -> None:
 
 
 @pytest.mark.parametrize("command", sorted(WRITERS))
+@pytest.mark.trials  # a property over every command's writers: CI's integration phase
 @settings(
     max_examples=15,
     deadline=None,
