@@ -24,7 +24,6 @@ import sparkcluster
 from kafkatest import KAFKA_LOCAL, REPO, Kafka, compile_fixture, locked, run, state_dir
 from sparkcluster import ClusterError, SparkCluster
 
-
 HERE = Path(__file__).resolve().parent
 
 
