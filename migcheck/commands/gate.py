@@ -33,6 +33,7 @@ from migcheck.gate.next_steps import next_steps
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import topics_with_prefix
 from migcheck.kafka.metadata import describe_topics
+from migcheck.model.app import AppLevel
 from migcheck.model.gate import (
     Acceptance,
     GateAcceptance,
@@ -244,7 +245,7 @@ def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader
         return unknown_reader(kind, id, f"migcheck app could not judge it: {e}")
     (cand,) = outcome.report["candidates"]
     unseen = [r for r in cand["reasons"] if r.get("check") == UNSEEN_STATE]
-    if cand["verdict"] == "CORRUPT" and len(unseen) == len(cand["reasons"]):
+    if cand["verdict"] == AppLevel.CORRUPT and len(unseen) == len(cand["reasons"]):
         return unknown_reader(kind, id, f"{unseen[0]['text']}; {TOPOLOGY_SETTLES}")
     reasons = [cand["error"]] if cand["error"] else [r["text"] for r in cand["reasons"]]
     if cand.get("after_cleanup"):

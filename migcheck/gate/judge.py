@@ -26,6 +26,7 @@ from migcheck.gate.inputs import (
     STRIMZI_DECREASE,
     STRIMZI_DECREASE_REASON,
 )
+from migcheck.model.app import AppLevel
 from migcheck.model.gate import (
     RULES,
     RULES_DOC,
@@ -40,15 +41,26 @@ from migcheck.model.gate import (
 )
 from migcheck.model.readers import ReaderJudgement, ReaderRisk
 
-#: The plain readers' risks as gate rules.
-RISK_RULES = {
+#: The plain readers' risks as gate rules.  Every risk has its entry (a unit test
+#: enumerates them): APP belongs to a stateful app, judged by ``migcheck app``, so a plain
+#: reader that carries it is one the gate cannot judge.
+RISK_RULES: Mapping[ReaderRisk, str] = {
     ReaderRisk.LOSS_RISK: "MC301",
     ReaderRisk.UNKNOWN: "MC302",
     ReaderRisk.ORDER: "MC303",
+    ReaderRisk.APP: "MC302",
 }
 
-#: A stateful app's verdict (``migcheck app``'s level) as a gate rule.
-APP_RULES = {"CRASH": "MC201", "CORRUPT": "MC202", "STALL": "MC203"}
+#: A stateful app's verdict (``migcheck app``'s level) as a gate rule; SAFE cites none.
+#: Every level has its entry (a unit test enumerates them).
+APP_RULES: Mapping[AppLevel, str | None] = {
+    AppLevel.CRASH: "MC201",
+    AppLevel.CORRUPT: "MC202",
+    AppLevel.SAFE: None,
+}
+
+#: The rule of whatever the gate cannot map: it blocks (the gate fails closed).
+UNMAPPED = "MC302"
 
 
 @dataclass(frozen=True)
@@ -82,16 +94,22 @@ def rule(code: str, text: str) -> RuleRef:
 
 
 def plain_reader(kind: str, id: str, judgements: Sequence[ReaderJudgement]) -> GateReader:
-    """A reader that keeps no state, by its judgements (none: SAFE)."""
-    codes = [RISK_RULES[j["risk"]] for j in judgements if j["risk"] in RISK_RULES]
-    texts = [j["text"] for j in judgements if j["risk"] in RISK_RULES]
+    """A reader that keeps no state, by its judgements (none: SAFE).  A risk the gate
+    has no rule for is cited as one it cannot judge, which blocks: never dropped."""
+    codes = [RISK_RULES.get(j["risk"], UNMAPPED) for j in judgements]
+    texts = [j["text"] for j in judgements]
     verdict = worst([RULES[c].verdict for c in codes])
     return GateReader(kind=kind, id=id, verdict=verdict, reasons=texts, rules=codes)
 
 
 def app_reader(kind: str, id: str, level: str, reasons: Sequence[str]) -> GateReader:
-    """A stateful app, by ``migcheck app``'s verdict for the change and its reasons."""
-    code = APP_RULES.get(level)
+    """A stateful app, by ``migcheck app``'s verdict for the change and its reasons.  A
+    level the gate does not know (a newer report's, a typo) is UNKNOWN, which blocks."""
+    try:
+        code = APP_RULES[AppLevel(level)]
+    except (ValueError, KeyError):
+        why = f"migcheck app's verdict {level!r} is not one the gate knows, so it blocks"
+        return unknown_reader(kind, id, why)
     verdict = RULES[code].verdict if code else GateVerdict.SAFE
     return GateReader(
         kind=kind, id=id, verdict=verdict, reasons=list(reasons), rules=[code] if code else []

@@ -8,10 +8,21 @@ it.  It sits in ``analysis/`` because ``streams/`` builds it and ``report/``
 renders it, and those two layers do not import each other.
 """
 
+from enum import StrEnum
 from typing import NotRequired, TypedDict
 
 from migcheck.model.analyze import Bounds, Interval, Mode, Source, TopicEntry
 from migcheck.model.header import Kind
+
+
+class AppLevel(StrEnum):
+    """An app's verdict, from best to worst; the worst over sub-topologies is the
+    application's.  Here, below both ``streams/`` (which finds it) and ``gate/`` (which
+    maps every member to a rule, failing closed on any it does not know)."""
+
+    SAFE = "SAFE"
+    CORRUPT = "CORRUPT"
+    CRASH = "CRASH"
 
 
 class AppGroup(TypedDict):

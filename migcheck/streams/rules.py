@@ -34,17 +34,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from migcheck.model.app import AppLevel
 from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
 from migcheck.streams.topology import SubTopology, Topology
-
-
-class AppLevel(StrEnum):
-    """A verdict, from best to worst; the worst over sub-topologies is the application's."""
-
-    SAFE = "SAFE"
-    CORRUPT = "CORRUPT"
-    CRASH = "CRASH"
-
 
 _ORDER = {AppLevel.SAFE: 0, AppLevel.CORRUPT: 1, AppLevel.CRASH: 2}
 

@@ -11,6 +11,7 @@ import pytest
 
 from migcheck.gate.judge import app_reader, judge, plain_reader, unknown_reader
 from migcheck.gate.next_steps import next_steps
+from migcheck.model.app import AppLevel
 from migcheck.model.gate import (
     RULES,
     SEVERITY,
@@ -104,6 +105,52 @@ def test_unknown_and_app_readers_carry_their_codes() -> None:
     assert app_reader("quix-streams", "q", "CORRUPT", ["r"])["verdict"] == "CORRUPT"
     assert app_reader("kafka-streams", "s", "SAFE", [])["rules"] == []
     assert set(RULES) >= {"MC201", "MC202", "MC301", "MC302", "MC303"}
+
+
+#: Each app verdict's gate verdict and rule, by hand from docs/rules.md: a new level fails
+#: here until the gate maps it.
+APP_EXPECTED = {
+    AppLevel.CRASH: (GateVerdict.CRASH, ["MC201"]),
+    AppLevel.CORRUPT: (GateVerdict.CORRUPT, ["MC202"]),
+    AppLevel.SAFE: (GateVerdict.SAFE, []),
+}
+#: Each plain reader's risk as a gate verdict; APP belongs to a stateful app, so a plain
+#: reader carrying it is one the gate cannot judge.
+RISK_EXPECTED = {
+    ReaderRisk.LOSS_RISK: (GateVerdict.LOSS_RISK, "MC301"),
+    ReaderRisk.UNKNOWN: (GateVerdict.UNKNOWN, "MC302"),
+    ReaderRisk.ORDER: (GateVerdict.ORDER, "MC303"),
+    ReaderRisk.APP: (GateVerdict.UNKNOWN, "MC302"),
+}
+
+
+def test_every_app_verdict_is_mapped() -> None:
+    assert set(APP_EXPECTED) == set(AppLevel)
+    for level, (verdict, rules) in APP_EXPECTED.items():
+        r = app_reader("kafka-streams", "s", level.value, ["why"])
+        assert (r["verdict"], r["rules"]) == (verdict, rules), level
+
+
+def test_every_plain_risk_is_mapped_and_none_is_dropped() -> None:
+    assert set(RISK_EXPECTED) == set(ReaderRisk)
+    for risk, (verdict, code) in RISK_EXPECTED.items():
+        r = plain_reader("consumer-group", "g", [{"risk": risk, "text": "t"}])
+        assert (r["verdict"], r["rules"], r["reasons"]) == (verdict, [code], ["t"]), risk
+
+
+@pytest.mark.parametrize("level", ["STALL", "crash", "", "SOMETHING_NEW"])
+def test_an_app_verdict_the_gate_cannot_map_blocks_as_unknown(level: str) -> None:
+    r = app_reader("kafka-streams", "s", level, ["why"])
+    assert (r["verdict"], r["rules"]) == (GateVerdict.UNKNOWN, ["MC302"])
+    assert repr(level) in r["reasons"][0]
+    j = judge(Proposal("orders", None, 6, CHANGE), 3, [r], MOVED, None)
+    assert j.verdict is GateVerdict.UNKNOWN and j.blocks
+
+
+def test_a_risk_the_gate_has_no_rule_for_blocks() -> None:
+    r = plain_reader("consumer-group", "g", [{"risk": "NEW_RISK", "text": "t"}])  # type: ignore[typeddict-item]
+    assert (r["verdict"], r["rules"]) == (GateVerdict.UNKNOWN, ["MC302"])
+    assert judge(Proposal("orders", None, 6, CHANGE), 3, [r], MOVED, None).blocks
 
 
 def _words(line: str) -> list[str]:
