@@ -214,6 +214,13 @@ def check_name(role: str, name: str, path: bool = False, hint: str = "") -> None
         )
 
 
+class StepRole(StrEnum):
+    """What a step does that the runbook's header refers to: the header names the step by
+    its role, never by a number that another procedure's order would make wrong."""
+
+    STOP = "stop"  # every instance of the app stopped, its group found empty
+
+
 @dataclass(frozen=True)
 class Step:
     title: str
@@ -224,6 +231,7 @@ class Step:
     #: later failure resumes at the failed step instead of repeating earlier ones against
     #: a changed state (stopping the restarted app, resetting it, wiping its new state).
     destructive: bool = False
+    role: StepRole | None = None
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from migcheck.model.runbook import (
     ShellHelper,
     SplitRefusal,
     Step,
+    StepRole,
 )
 from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
 from migcheck.words import plural
@@ -59,7 +60,7 @@ def _sh_arg(arg: str) -> str:
     return sh_word(arg)
 
 
-def _header(f: RunbookFacts, version: str, generated: str) -> list[str]:
+def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str) -> list[str]:
     target = f"{f.new_topic} ({f.to} partitions)" if f.target != f.topic else f"{f.to} partitions"
     lines = [
         f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) under the "
@@ -83,8 +84,16 @@ def _header(f: RunbookFacts, version: str, generated: str) -> list[str]:
             + " no longer hold their full history (log start offset above 0).",
         )
     if f.members:
-        lines.append(f"The group has {plural(f.members, 'member')} now: step 2 stops them.")
+        lines.append(f"The group has {plural(f.members, 'member')} now: {_stopping(steps)}.")
     return lines
+
+
+def _stopping(steps: Sequence[Step]) -> str:
+    """The step that stops the app's members, by its role (ksqlDB's is not the second)."""
+    for number, step in enumerate(steps, 1):
+        if step.role is StepRole.STOP:
+            return f"step {number} stops them"
+    return "no step of this runbook stops them"
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,7 @@ class Frame:
     change_id: str  # what the work directory's progress belongs to
 
 
-def _frame(f: Facts, version: str, generated: str) -> Frame:
+def _frame(f: Facts, steps: Sequence[Step], version: str, generated: str) -> Frame:
     if isinstance(f, GroupsFacts):
         return Frame(
             f"Runbook: {f.topic} to {f.to} partitions, in order for its consumer groups",
@@ -109,7 +118,7 @@ def _frame(f: Facts, version: str, generated: str) -> Frame:
         )
     return Frame(
         f"Runbook: {f.topic} to {f.to} partitions under {f.app_id}",
-        _header(f, version, generated),
+        _header(f, steps, version, generated),
         f.protocol,
         f"migcheck-runbook-{path_component(f.app_id)}",
         _change_id(f),
@@ -161,7 +170,7 @@ def render_runbook_sh(result: Runbook | SplitRefusal) -> str:
 def render_markdown(f: Facts, steps: Sequence[Step], version: str, generated: str) -> str:
     """The procedure for a change ticket; every command as an operator would type it.
     Every line of text is :func:`~migcheck.untrusted.markdown`: it names groups and apps."""
-    frame = _frame(f, version, generated)
+    frame = _frame(f, steps, version, generated)
     out = [f"# {markdown(frame.title)}", ""]
     out += [*(f"> {markdown(line)}" for line in frame.header), ""]
     for number, step in enumerate(steps, start=1):
@@ -185,7 +194,7 @@ def _md_action(action: Run | Manual | Check) -> list[str]:
 def render_sh(f: Facts, steps: Sequence[Step], version: str, generated: str) -> str:
     """The procedure as a bash script (see the module docstring).  Names reach it only
     as :func:`~migcheck.untrusted.sh_word` or in a :func:`~migcheck.untrusted.sh_comment`."""
-    frame = _frame(f, version, generated)
+    frame = _frame(f, steps, version, generated)
     out = ["#!/usr/bin/env bash", *(f"# {sh_comment(line)}" for line in frame.header)]
     out += [
         "# Usage: bash runbook.sh [--execute] [--yes]",

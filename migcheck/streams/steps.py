@@ -29,6 +29,7 @@ from migcheck.model.runbook import (
     ShellCheck,
     ShellHelper,
     Step,
+    StepRole,
     alter_check,
     kafka_run,
 )
@@ -108,6 +109,7 @@ def stop(f: RunbookFacts, why: str = _STOP_WHY, what: str = "") -> Step:
                 f, f"the group {f.app_id} has no members (waits up to {f.group_timeout} s)"
             ),
         ),
+        role=StepRole.STOP,
     )
 
 

@@ -202,3 +202,15 @@ def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
     lines = run.stdout.splitlines()
     assert lines[0].startswith("DRY RUN: nothing was changed") and lines[-1] == lines[0]
     assert "Runbook complete" not in run.stdout
+
+
+@pytest.mark.parametrize(
+    ("facts", "number"),
+    [(_quix(members=2), 2), (_ksql(members=2), 3), (_ksql(members=2, strategy=IN_PLACE), 3)],
+)
+def test_the_header_names_the_step_that_stops_the_members(facts: RunbookFacts, number: int) -> None:
+    """ksqlDB keeps the query's statement first, so its stop is step 3, not 2 (issue 54);
+    the numbers are counted by hand from the titles the tests above pin."""
+    markdown = render_markdown(facts, steps(facts), "0.1.0", "2026-11-28T00:00:00+00:00")
+    assert f"The group has 2 members now: step {number} stops them." in markdown
+    assert steps(facts)[number - 1].title == "Stop the application"
