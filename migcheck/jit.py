@@ -49,8 +49,9 @@ def _target() -> str:
     import numba
     from llvmlite import binding as ll
 
-    name = numba.config.CPU_NAME or ll.get_host_cpu_name()
-    features = numba.config.CPU_FEATURES
+    # numba.config sets these from the environment at run time: mypy cannot see them.
+    name = numba.config.CPU_NAME or ll.get_host_cpu_name()  # type: ignore[attr-defined]
+    features = numba.config.CPU_FEATURES  # type: ignore[attr-defined]
     if features is None:
         features = ll.get_host_cpu_features().flatten()
     return (
@@ -119,7 +120,7 @@ def _cache_class() -> type:
         _CacheLocator,
     )
 
-    class KernelLocator(_CacheLocator):  # type: ignore[misc]
+    class KernelLocator(_CacheLocator):
         """Locates a kernel's cache in :func:`kernel_dir`, whatever path its source has."""
 
         def __init__(self, py_func: Callable[..., Any], py_file: str, folder: Path) -> None:
@@ -146,10 +147,15 @@ def _cache_class() -> type:
                 return None
             return None if folder is None else cls(py_func, py_file, folder)
 
-    class KernelCacheImpl(CompileResultCacheImpl):  # type: ignore[misc]
-        _locator_classes: ClassVar[list[type]] = [KernelLocator, InTreeCacheLocator]
+    class KernelCacheImpl(CompileResultCacheImpl):
+        # numba leaves it unannotated: mypy infers an instance variable of constructors of
+        # two arguments, where numba calls only each locator's from_function.
+        _locator_classes: ClassVar[list[type]] = [  # type: ignore[misc, assignment]
+            KernelLocator,
+            InTreeCacheLocator,
+        ]
 
-    class KernelCache(FunctionCache):  # type: ignore[misc]
+    class KernelCache(FunctionCache):
         _impl_class = KernelCacheImpl
 
     return KernelCache

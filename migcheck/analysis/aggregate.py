@@ -287,7 +287,8 @@ def _splits(
     for other in others:
         a, b = (layout, name), (layout, other)
         for m in counts:
-            apart = f.splits.get((a, b, m), f.splits.get((b, a, m), 0))
+            # name is not None here: placed_alike gives ties only beside a placed name.
+            apart = f.splits.get((a, b, m), f.splits.get((b, a, m), 0))  # type: ignore[arg-type]
             out[m] = max(out.get(m, 0), apart)
     return out
 

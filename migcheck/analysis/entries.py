@@ -306,9 +306,9 @@ def candidate_entry(
         flows = {cell: round(k * scale.keys) for cell, k in flows.items()}
     cand["flows"] = [[p, q, k] for (p, q), k in sorted(flows.items()) if k]
     if n * m <= MATRIX_MAX_CELLS:
-        cand["matrix"] = [[0] * m for _ in range(n)]
+        matrix = cand["matrix"] = [[0] * m for _ in range(n)]
         for (p, q), k in flows.items():
-            cand["matrix"][p][q] = k
+            matrix[p][q] = k
     cand["load"] = [
         LoadEntry(partition=p, keys=load_keys[p], bytes=load_bytes[p]) for p in range(m)
     ]

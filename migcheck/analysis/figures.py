@@ -154,12 +154,12 @@ def figure_spec(
     return Spec(tuple(scored), tuple(int(m) for m in candidates), sample, metas)
 
 
-def _add(into: dict, other: dict) -> None:  # type: ignore[type-arg]
+def _add(into: dict, other: dict) -> None:
     for key, value in other.items():
         into[key] = into.get(key, 0) + value
 
 
-def _add_lists(into: dict, other: dict) -> None:  # type: ignore[type-arg]
+def _add_lists(into: dict, other: dict) -> None:
     for key, values in other.items():
         held = into.get(key)
         added = values if held is None else [a + b for a, b in zip(held, values, strict=True)]

@@ -131,7 +131,8 @@ def distribution_files(name: str) -> Iterator[tuple[Path, str]]:
         )
     for entry in listed:
         relative = PurePosixPath(entry.as_posix())
-        path = Path(dist.locate_file(entry))
+        # typeshed's SimplePath lacks __fspath__; an installed distribution's is a Path.
+        path = Path(dist.locate_file(entry))  # type: ignore[arg-type]
         if ".." not in relative.parts and not _skipped(relative) and path.is_file():
             yield path, str(relative)
 

@@ -163,7 +163,7 @@ def _driver_jvm_options(short_run: bool) -> str:
 
 def get_session(
     master: str | None = None,
-    conf: dict[str, str] | None = None,
+    conf: Mapping[str, str] | None = None,
     short_run: bool = False,
     bootstrap: str | None = None,
     warm: bool = True,
@@ -207,7 +207,8 @@ def get_session(
         builder = builder.master(master)
     elif not under_submit and "spark.master" not in conf:
         builder = builder.master("local[*]")
-    session = builder.config(map=settings).getOrCreate()
+    # pyspark hints map as a dict (invariant) of any primitive: a dict[str, str] is one.
+    session = builder.config(map=settings).getOrCreate()  # type: ignore[arg-type]
     session.sparkContext.setLogLevel("ERROR")
     if starting and threading.current_thread() is threading.main_thread():
         # pyspark's own Ctrl-C handler calls into the JVM from inside the interrupted
@@ -215,7 +216,7 @@ def get_session(
         # Spark itself (stop_now) with one line.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if archive and dump:
-        proc = SparkContext._gateway.proc
+        proc = SparkContext._gateway.proc  # type: ignore[union-attr]  # getOrCreate set it
         jvmarchive.install_at_exit(proc, dump, archive, session.sparkContext.stop)
     if fresh and cluster:
         check_executors(session, bootstrap)
@@ -456,7 +457,9 @@ def _kill(proc: Any, grace_s: float = 5.0) -> None:
 def _placement_udf(partitioner: str, suffix: int):  # returns a pyspark UserDefinedFunction
     get_partitioner(partitioner)  # fail on the driver, not inside a task
 
-    @arrow_udf("long")
+    # Spark infers the UDF's kind from the function's hints; pyspark's overloads all want
+    # functionType.
+    @arrow_udf("long")  # type: ignore[call-overload]
     def placement(keys: pa.Array) -> pa.Array:
         return placement_values(keys, partitioner, suffix)
 
@@ -487,7 +490,7 @@ def partition_column(
 
 @functools.cache
 def _sample_rank_udf():  # returns a pyspark UserDefinedFunction
-    @arrow_udf("long")
+    @arrow_udf("long")  # type: ignore[call-overload]  # as in _placement_udf
     def rank(keys: pa.Array) -> pa.Array:
         return sample_ranks(keys)
 

@@ -23,6 +23,7 @@ from migcheck.cli.common import (
     write_outcome,
 )
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
+from migcheck.commands.outcome import Outcome
 from migcheck.commands.runbook import RunbookOptions, run_runbook
 from migcheck.errors import UsageError
 from migcheck.model.runbook import (
@@ -33,6 +34,8 @@ from migcheck.model.runbook import (
     IN_PLACE,
     LAG_TIMEOUT,
     NEW_TOPIC,
+    Runbook,
+    SplitRefusal,
 )
 
 #: The options that only one kind of runbook takes, by parameter name: given for the
@@ -186,6 +189,7 @@ def runbook_cmd(
     streams = app_id is not None
     _refuse_options(GROUPS_ONLY if streams else STREAMS_ONLY, streams)
     connection = connection_of(bootstrap, command_config)
+    outcome: Outcome[Runbook | SplitRefusal]
     if app_id is None:
         outcome = run_groups_runbook(
             GroupsRunbookOptions(

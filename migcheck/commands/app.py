@@ -193,7 +193,10 @@ def _report(
     largest = max(candidates, key=lambda c: c["partitions"])
     return {
         **report_header(),
-        "source": {"kind": SourceKind.KAFKA, "bootstrap_servers": options.connection.bootstrap},
+        "source": {
+            "kind": SourceKind.KAFKA,
+            "bootstrap_servers": options.connection.bootstrap or "",
+        },
         "application_id": options.app_id,
         "framework": app.framework.kind,
         "group": group_entry,
@@ -272,7 +275,9 @@ def _state(options: AppOptions, app: App, candidates: list[AppCandidate]) -> tup
     stores = _stores(app)
     entries: dict[str, TopicEntry] = {}
     unpredictable = False
-    jobs = [(list(options.topics), list(options.candidates), options.moved_keys_out, ("plain",))]
+    jobs: list[tuple[list[str], list[int], str | None, tuple[str, ...]]] = [
+        (list(options.topics), list(options.candidates), options.moved_keys_out, ("plain",))
+    ]
     for current, logs in _changelog_groups(app, stores).items():
         wanted = sorted({tasks[n][s.subtopology] for n in tasks for s in logs} - {current})
         if wanted:

@@ -75,7 +75,7 @@ def _copy(
         options.spark.master, options.spark.conf, bootstrap=client.bootstrap_servers
     )
 
-    def read_stats(units, names):  # type: ignore[no-untyped-def]
+    def read_stats(units, names):
         return spark_key_stats(spark, client, source, units, names, dest.partition_count)
 
     partitioner = choose_partitioner(

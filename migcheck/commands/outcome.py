@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-#: The command's model object: a report, a runbook, a copy's result, a key lookup.
-Result = TypeVar("Result")
+#: The command's model object: a report, a runbook, a copy's result, a key lookup
+#: (covariant: an outcome is frozen, so a runbook's is also a runbook-or-refusal's).
+Result = TypeVar("Result", covariant=True)
 
 
 @dataclass(frozen=True)

@@ -157,7 +157,7 @@ def _proposal(options: PlanOptions, setting: _Setting, today: Figures) -> PlanPr
         "changes": dict(options.changes),
         "verdict": str(v.level),
         "verdict_reasons": [r.text for r in v.reasons],
-    }  # type: ignore[typeddict-item]
+    }
 
 
 def _unchanged(app: App, changes: Mapping[str, int]) -> str:
@@ -251,4 +251,4 @@ def _report(
         "members": members,
         "notes": [*setting.model.notes, *setting.notes],
         "proposed": proposal,
-    }  # type: ignore[typeddict-item]
+    }

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -369,7 +370,7 @@ def _compiled(hash_id: int) -> dict[str, Callable[..., None]]:
 
     # error_model="numpy" drops Python's zero-divisor checks from the modulo; every
     # divisor here is a validated partition count.
-    options = {"nogil": True, "boundscheck": False, "error_model": "numpy"}
+    options: dict[str, Any] = {"nogil": True, "boundscheck": False, "error_model": "numpy"}
     namespace = dict(globals())
     hash_name, suffix = _HASHES[hash_id]
 

@@ -176,7 +176,9 @@ def parsing_views(parse: ParseBytes) -> ParseBytes:
     """Hook 2: ``parse`` (``KafkaProtocol.receive_bytes``) given a ``memoryview`` of the
     received bytes, so that its slices are views, not copies."""
 
-    def receive_bytes(self: KafkaProtocol, data: bytes) -> list[tuple[int, ApiMessage]]:
+    def receive_bytes(
+        self: KafkaProtocol, data: bytes | memoryview
+    ) -> list[tuple[int, ApiMessage]]:
         return parse(self, memoryview(data))
 
     return receive_bytes
@@ -253,7 +255,7 @@ def chunk_records(
     partition's records as one ``Columns`` chunk, up to the partition's end in ``ends``."""
     from migcheck.kafka.recordbatch import decode
 
-    class ChunkRecords(base):  # type: ignore[misc, valid-type]
+    class ChunkRecords(base):
         def _maybe_skip_record(self, record: Columns) -> bool:
             return False  # the decoder already starts at the fetch offset
 

@@ -175,13 +175,14 @@ def read_units(
     hooked = fetch_columns(consumer, ends)
     read = _fetched_columns if hooked else _records_as_columns
     try:
-        units = list(units) if together else units
-        if together and hooked and _together_fits(units):
-            held = _read_together(consumer, units, ends, idle_timeout_s)
-            for unit in units:
-                for chunk in held[unit]:
-                    yield _batch(unit, chunk)
-            return
+        if together:
+            units = list(units)
+            if hooked and _together_fits(units):
+                held = _read_together(consumer, units, ends, idle_timeout_s)
+                for unit in units:
+                    for chunk in held[unit]:
+                        yield _batch(unit, chunk)
+                return
         for unit in units:
             ends[TopicPartition(unit.topic, unit.partition)] = unit.end
             for chunk in read(consumer, unit, idle_timeout_s):
@@ -237,7 +238,8 @@ def read_range(
     for polled in _polls(consumer, topic, partition, start, end, idle_timeout_s,
                          lambda position: min(10_000, end - position)):  # fmt: skip
         for r in polled:
-            if r.offset >= end:
+            # Its consumer is never hooked (fetch_columns): its polls hold records.
+            if r.offset >= end:  # type: ignore[union-attr]
                 return
             yield r
 

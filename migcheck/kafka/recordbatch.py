@@ -23,7 +23,7 @@ import types
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,9 +48,9 @@ _CONTROL = 0x20
 # --- the compiled record loop ------------------------------------------------------
 
 
-def _varint(src: np.ndarray, pos: int) -> tuple[int, int]:
+def _varint(src: np.ndarray, pos: int | np.int64) -> tuple[int | np.int64, int | np.int64]:
     """A zigzag varint (Kafka's record fields) at ``pos``: its value and the next position."""
-    raw = 0
+    raw: int | np.int64 = 0  # an np.int64 once a byte is read (numba's int64 compiled)
     shift = 0
     while True:
         b = np.int64(src[pos])
@@ -72,8 +72,8 @@ def _records(
     end: int,
     out: tuple[np.ndarray, ...],
     i: int,
-    d: int,
-) -> tuple[int, int, int]:
+    d: int | np.int64,
+) -> tuple[int, int | np.int64, int]:
     """Decode up to ``count`` records of one batch into ``out`` from row ``i`` and key byte
     ``d``, keeping offsets in ``[first, end)``; returns the new ``(i, d)`` and a status:
     0 the batch is done, 1 ``end`` was reached, -1 the bytes do not hold ``count`` records.
@@ -81,7 +81,7 @@ def _records(
     ``append_ts`` >= 0 is the batch's LogAppendTime, which every record then carries.
     """
     offsets, stamps, key_ends, key_null, value_sizes, key_data = out
-    pos = 0
+    pos: int | np.int64 = 0
     size = src.shape[0]
     for _ in range(count):
         if pos >= size:
@@ -120,13 +120,13 @@ def _records(
 
 
 @functools.cache
-def _compiled() -> Callable[..., tuple[int, int, int]]:
+def _compiled() -> Callable[..., tuple[int, int | np.int64, int]]:
     """The record loop compiled by numba (cached per host, :mod:`migcheck.jit`)."""
     import numba
 
     from migcheck import jit
 
-    options = {"nogil": True, "boundscheck": False}
+    options: dict[str, Any] = {"nogil": True, "boundscheck": False}
     varint = numba.njit(inline="always", **options)(_varint)
     namespace = {**globals(), "_varint": varint}
     loop = types.FunctionType(_records.__code__, namespace, "_records", _records.__defaults__)
@@ -141,7 +141,7 @@ INTERPRETED_MAX_RECORDS = 5_000
 _interpreted_records = 0
 
 
-def _loop(count: int) -> Callable[..., tuple[int, int, int]]:
+def _loop(count: int) -> Callable[..., tuple[int, int | np.int64, int]]:
     """The record loop for a batch of ``count`` records: interpreted while this process's
     records so far fit :data:`INTERPRETED_MAX_RECORDS` and it is not compiled yet."""
     global _interpreted_records
@@ -188,7 +188,7 @@ class _Builder:
 
     def __init__(self, rows: int, key_bytes: int) -> None:
         self.i = 0
-        self.d = 0
+        self.d: int | np.int64 = 0  # an np.int64 from the interpreted record loop
         self.cols = self._alloc(max(rows, 16), max(key_bytes, 256))
 
     @staticmethod
@@ -286,7 +286,17 @@ def _is_abort_marker(records: memoryview, base_offset: int) -> bool:
         np.frombuffer(records, np.uint8), 1, base_offset, 0, -1, base_offset, 2**62, one.cols, 0, 0
     )
     key = one.columns().key_data
-    return status == 0 and one.i == 1 and len(key) >= 4 and struct.unpack(">hh", key[:4])[1] == 0
+    # numpy's stubs give an array the buffer protocol (__buffer__) on Python 3.12+ only.
+    return (
+        status == 0
+        and one.i == 1
+        and len(key) >= 4
+        and struct.unpack(
+            ">hh",
+            key[:4],  # type: ignore[arg-type]
+        )[1]
+        == 0
+    )
 
 
 @dataclass

@@ -80,7 +80,7 @@ def _report(
 ) -> tuple[ReportKind, Output]:
     """A JSON report's entry: its four formats in :data:`FORMATS`' order, its JSON
     written with its kind."""
-    as_json = partial(render_json, kind=kind, model=model)
+    as_json: Renderer = partial(render_json, kind=kind, model=model)
     formats = {"text": text, "json": as_json, "markdown": markdown, "html": html}
     return kind, Output(model, formats, (section,), why)
 
@@ -157,7 +157,8 @@ OUTPUTS: dict[str, Output] = {
         {"text": render_partition_text, "json": render_partition_json},
         ("Key placement",),
     ),
-    **REPORTS,
+    # A ReportKind is a str (StrEnum); mypy holds a dict's key type invariant.
+    **REPORTS,  # type: ignore[dict-item]
     "render": Output(  # a saved JSON report of any kind, again
         Report | AppReport | PlanReport | ReadersReport | GateReport,
         {fmt: partial(render, fmt=fmt) for fmt in FORMATS},
