@@ -18,6 +18,19 @@ kernel, another numba or another CPU gets a directory of its own and compiles, a
 never served stale code.  numba checks the source's content again (its index is
 stamped with the file's hash) and the CPU per entry, so two hosts that share a home
 directory still load only code built for their own CPU.
+
+numba has no public way to put a cache there (``NUMBA_CACHE_DIR`` mirrors the source's
+path, so a fresh copy still starts empty): this module subclasses numba's private caching
+classes (``numba.core.caching``) and sets the dispatcher's ``_cache``, the one use of
+numba's private API in migcheck.  Any release may change it, so it is fenced, as
+kafka-python's hooks are (``kafka/private_hooks.py``): :data:`TESTED_NUMBA` is the range it
+is written for, the pin in ``pyproject.toml`` (a unit test holds the two together).  From
+0.62 (0.60 and 0.61 name ``InTreeCacheLocator`` with an underscore) to 0.68 these classes
+are unchanged (read in numba's source at each release); the unit tests run on the
+installed numba.  The first kernel compiled checks numba's version; outside that range,
+or where those names do not import, every kernel takes numba's public path,
+``numba.njit(cache=True)``: numba's own cache, beside the source (correct, but compiled
+again in every fresh copy), and one line on stderr says so, once per process.
 """
 
 from __future__ import annotations
@@ -29,16 +42,90 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from migcheck.files import cache_root
 
 #: A kernel directory unused this long (no run loaded from it) is removed when another
 #: key's directory of the same module is made: its source or numba has changed since.
 STALE_AFTER_S = 30 * 24 * 3600
+
+# --- the fence ---------------------------------------------------------------------
+
+#: The numba releases whose private caching API :func:`_cache_class` is written for: the
+#: same range as the pin ``numba>=0.62,<0.69`` in pyproject.toml (a unit test holds the
+#: two together).
+TESTED_NUMBA = SpecifierSet(">=0.62,<0.69")
+
+
+def in_tested_range(version: str) -> bool:
+    """Whether numba ``version`` is in :data:`TESTED_NUMBA` (a pre-release of a release in
+    it is; a version that does not parse is not)."""
+    try:
+        return TESTED_NUMBA.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return False
+
+
+class Fence:
+    """Whether :func:`njit` may give numba's dispatcher migcheck's cache: decided once per
+    process, at the first kernel compiled, from numba's version (and, in the range, from
+    whether numba's private names import: :meth:`close`)."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.tested = in_tested_range(version)
+        self.missing = ""  # in the range, why numba's private names did not load
+        self._told = False
+        self._lock = threading.Lock()
+
+    @property
+    def line(self) -> str:
+        """The one stderr line that says kernels take numba's public path."""
+        why = (
+            f"lacks the caching API migcheck uses ({self.missing})"
+            if self.missing
+            else f"is outside migcheck's tested range {TESTED_NUMBA}"
+        )
+        return (
+            f"migcheck: numba {self.version} {why}: kernels are cached by numba's own "
+            "default, beside their source (compiled again in every fresh copy)"
+        )
+
+    def close(self, why: str) -> None:
+        """numba's private names failed to load (``why``): the public path from now on."""
+        self.tested, self.missing = False, why
+
+    def open(self) -> bool:
+        """Whether migcheck's cache may be used; when not, the first call of the process
+        prints :attr:`line` on stderr."""
+        if not self.tested:
+            with self._lock:
+                if not self._told:
+                    print(self.line, file=sys.stderr, flush=True)
+                    self._told = True
+        return self.tested
+
+
+#: The fence of this process's numba, made at the first kernel compiled (importing this
+#: module never imports numba).
+FENCE: Fence | None = None
+
+
+def _fence() -> Fence:
+    global FENCE
+    if FENCE is None:
+        import numba
+
+        FENCE = Fence(numba.__version__)
+    return FENCE
 
 
 @functools.cache
@@ -110,9 +197,23 @@ def _remove_stale(root: Path, stem: str, keep: Path) -> None:
 
 
 @functools.cache
-def _cache_class() -> type:
-    """numba's function cache with migcheck's locator first (built on first use, so that
-    importing this module never imports numba)."""
+def _cache_class() -> type | None:
+    """numba's function cache with migcheck's locator first, or None where :data:`FENCE`
+    is closed: numba's own cache then (built on first use, so that importing this module
+    never imports numba)."""
+    fence = _fence()
+    if fence.tested:
+        try:
+            return _private_cache_class()
+        except (ImportError, AttributeError) as e:
+            fence.close(f"{type(e).__name__}: {e}")
+    fence.open()
+    return None
+
+
+def _private_cache_class() -> type:
+    """numba's function cache with migcheck's locator first, from numba's private caching
+    classes (:data:`TESTED_NUMBA`)."""
     from numba.core.caching import (
         CompileResultCacheImpl,
         FunctionCache,
@@ -162,15 +263,19 @@ def _cache_class() -> type:
 
 
 def njit(fn: Callable[..., Any], **options: Any) -> Any:
-    """``numba.njit(**options)(fn)``, its compiled code cached in :func:`kernel_dir`.
+    """``numba.njit(**options)(fn)``, its compiled code cached in :func:`kernel_dir`; where
+    the fence is closed, ``numba.njit(cache=True, **options)(fn)`` (numba's own cache).
 
     Functions compiled from one source file must differ in ``__qualname__`` or in
     their first line: numba names a function's cache files by those two.
     """
     import numba
 
+    cache = _cache_class()
+    if cache is None:
+        return numba.njit(**{**options, "cache": True})(fn)
     dispatcher = numba.njit(**{**options, "cache": False})(fn)
-    dispatcher._cache = _cache_class()(dispatcher.py_func)
+    dispatcher._cache = cache(dispatcher.py_func)
     return dispatcher
 
 
