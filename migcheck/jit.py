@@ -42,7 +42,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +51,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from migcheck.files import cache_root
+from migcheck.notice import OnceNotice
 
 #: A kernel directory unused this long (no run loaded from it) is removed when another
 #: key's directory of the same module is made: its source or numba has changed since.
@@ -83,8 +83,7 @@ class Fence:
         self.version = version
         self.tested = in_tested_range(version)
         self.missing = ""  # in the range, why numba's private names did not load
-        self._told = False
-        self._lock = threading.Lock()
+        self._notice = OnceNotice()
 
     @property
     def line(self) -> str:
@@ -107,10 +106,7 @@ class Fence:
         """Whether migcheck's cache may be used; when not, the first call of the process
         prints :attr:`line` on stderr."""
         if not self.tested:
-            with self._lock:
-                if not self._told:
-                    print(self.line, file=sys.stderr, flush=True)
-                    self._told = True
+            self._notice.say(self.line)
         return self.tested
 
 

@@ -53,13 +53,13 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
-import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kafka import __version__ as KAFKA_PYTHON_VERSION
 from packaging.version import InvalidVersion, Version
+
+from migcheck.notice import OnceNotice
 
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
@@ -103,8 +103,7 @@ class Fence:
     def __init__(self, version: str) -> None:
         self.version = version
         self.tested = in_tested_series(version)
-        self._told = False
-        self._lock = threading.Lock()
+        self._notice = OnceNotice()
 
     @property
     def line(self) -> str:
@@ -122,10 +121,7 @@ class Fence:
         if os.environ.get(OFF_SWITCH) == "off":
             return False
         if not self.tested:
-            with self._lock:
-                if not self._told:
-                    print(self.line, file=sys.stderr, flush=True)
-                    self._told = True
+            self._notice.say(self.line)
         return self.tested
 
 
