@@ -118,7 +118,9 @@ def app_reader(kind: str, id: str, level: str, reasons: Sequence[str]) -> GateRe
 
 def unknown_reader(kind: str, id: str, why: str) -> GateReader:
     """A reader the gate could not judge: ``why`` says what settles it."""
-    return GateReader(kind=kind, id=id, verdict=GateVerdict.UNKNOWN, reasons=[why], rules=["MC302"])
+    return GateReader(
+        kind=kind, id=id, verdict=RULES[UNMAPPED].verdict, reasons=[why], rules=[UNMAPPED]
+    )
 
 
 @dataclass(frozen=True)
