@@ -30,12 +30,14 @@ already widened to the new count.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Literal
 
 from migcheck.model.app import AppLevel
 from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
+from migcheck.streams.javasets import hashset_order
 from migcheck.streams.topology import SubTopology, Topology
 
 _ORDER = {AppLevel.SAFE: 0, AppLevel.CORRUPT: 1, AppLevel.CRASH: 2}
@@ -100,6 +102,19 @@ class App:
         return self.framework.is_repartition(topic) and (
             topic in self._sinks or self.internal(topic) in self.counts
         )
+
+    def required_topics(self) -> list[str]:
+        """The topics the streams protocol's broker requires, in the order it adds them to
+        ``StreamsTopology.requiredTopics()``: sub-topology by sub-topology (a HashMap by
+        id), each one's sources, repartition sources, then logged stores' changelogs."""
+        subs = {str(s.id): s for s in self.topology.subtopologies if not s.is_global}
+        topics: list[str] = []
+        for sub_id in hashset_order(subs):
+            sub = subs[sub_id]
+            topics += [t for t in sub.source_topics if not self.is_repartition(t)]
+            topics += [self.internal(t) for t in sub.source_topics if self.is_repartition(t)]
+            topics += [c for c in map(self.changelog, sub.stores) if c in self.counts]
+        return topics
 
     @functools.cached_property
     def has_repartition_topics(self) -> bool:
@@ -184,7 +199,7 @@ def _copartitioned(sub: SubTopology) -> bool:
 class Check(StrEnum):
     """Which of Kafka Streams' checks a reason trips, or that none does.
 
-    Each protocol runs its checks in its own order (:data:`CHECK_ORDER`), so the
+    Each protocol runs its checks in its own order (:data:`CHECK_ORDERS`), so the
     first CRASH reason in that order is the error the app prints.
     """
 
@@ -198,28 +213,78 @@ class Check(StrEnum):
     UNSEEN_STATE = "unseen-state"  # keys move and no store is visible to rule state out
 
 
-#: The order in which each protocol runs its checks.  Classic: RepartitionTopics.setup
-#: (repartition topics, then co-partitioning) before ChangelogTopics.setup.  Streams: the
-#: broker checks co-partitioning of the user's topics before the internal topics.  The
-#: silent ones come last: they trip nothing.
-CHECK_ORDER: dict[Protocol, tuple[Check, ...]] = {
-    Protocol.CLASSIC: (
-        Check.REPARTITION,
-        Check.COPARTITION,
-        Check.CHANGELOG,
-        Check.UNCHECKED_JOIN,
-        Check.UNCHECKED_STATE,
-        Check.UNSEEN_STATE,
+#: How reasons of one step are ordered: ``none``, the rules' order (sub-topology by
+#: sub-topology); ``hashset``, the broker's pass over the required topics' HashSet.
+Tie = Literal["none", "hashset"]
+
+
+@dataclass(frozen=True)
+class CheckOrder:
+    """One protocol's checks in the order Kafka's code runs them, in the releases read.
+
+    ``steps`` run one after another and the first that fails throws, so a reason of an
+    earlier step is the error the app prints; the checks of one step run in one pass over
+    the topics, and their reasons are ordered by ``tie``.  A release whose code runs them
+    otherwise gets a :class:`CheckOrder` of its own, as an error's words do
+    (:attr:`~migcheck.streams.frameworks.Framework.releases`).
+    """
+
+    protocol: Protocol
+    #: the release lines whose code was read and runs the checks in this order
+    releases: tuple[str, ...]
+    steps: tuple[tuple[Check, ...], ...]
+    #: the classes and methods that run them, in that order
+    source: str
+    #: how the reasons of one step are ordered: the topic's place in Java's HashSet
+    tie: Tie = "none"
+
+    @property
+    def checks(self) -> tuple[Check, ...]:
+        return tuple(c for step in self.steps for c in step)
+
+    def step(self, check: Check) -> int:
+        return next(i for i, step in enumerate(self.steps) if check in step)
+
+
+_SILENT = (Check.UNCHECKED_JOIN,), (Check.UNCHECKED_STATE,), (Check.UNSEEN_STATE,)
+
+#: The order of each protocol's checks, read in each release line migcheck supports (the
+#: class files of 3.6.2, 3.7.2, 3.8.1, 3.9.2, 4.0.2, 4.1.1, 4.2.1 and 4.3.1 from Maven
+#: Central; the source of 3.6 to 3.9).  The silent checks come last: they trip nothing.
+CHECK_ORDERS: Mapping[Protocol, CheckOrder] = {
+    # StreamsPartitionAssignor.assign calls prepareRepartitionTopics -> RepartitionTopics
+    # .setup(), which computes the repartition topics' counts, then (only when the app has
+    # repartition topics) ensureCopartitioning -> CopartitionedTopicsEnforcer.enforce
+    # ("Topics not co-partitioned"), then InternalTopicManager.makeReady (the repartition
+    # topics: "Existing internal topic ... has invalid partitions"); only then
+    # assignTasksToClients -> ChangelogTopics.setup() -> makeReady (the changelogs).
+    Protocol.CLASSIC: CheckOrder(
+        Protocol.CLASSIC,
+        ("3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3"),
+        ((Check.COPARTITION,), (Check.REPARTITION,), (Check.CHANGELOG,), *_SILENT),
+        "StreamsPartitionAssignor.assign: RepartitionTopics.setup (ensureCopartitioning, "
+        "then InternalTopicManager.makeReady), then assignTasksToClients: "
+        "ChangelogTopics.setup",
     ),
-    Protocol.STREAMS: (
-        Check.COPARTITION,
-        Check.REPARTITION,
-        Check.CHANGELOG,
-        Check.UNCHECKED_JOIN,
-        Check.UNCHECKED_STATE,
-        Check.UNSEEN_STATE,
+    # group-coordinator's streams.topics.InternalTopicManager.configureTopics:
+    # decidePartitionCounts (RepartitionTopics.setup(), enforceCopartitioning ->
+    # CopartitionedTopicsEnforcer.enforce: "Following topics do not have the same number
+    # of partitions", ChangelogTopics.setup()), then missingInternalTopics, one pass over
+    # StreamsTopology.requiredTopics() that throws at the first existing internal topic
+    # of another count: repartition topics and changelogs alike, in the set's order.
+    Protocol.STREAMS: CheckOrder(
+        Protocol.STREAMS,
+        ("4.1", "4.2", "4.3"),
+        ((Check.COPARTITION,), (Check.REPARTITION, Check.CHANGELOG), *_SILENT),
+        "InternalTopicManager.configureTopics: decidePartitionCounts "
+        "(enforceCopartitioning), then missingInternalTopics over "
+        "StreamsTopology.requiredTopics()",
+        tie="hashset",
     ),
 }
+
+#: Each protocol's checks in order, one after another (:data:`CHECK_ORDERS` has the steps).
+CHECK_ORDER: dict[Protocol, tuple[Check, ...]] = {p: o.checks for p, o in CHECK_ORDERS.items()}
 
 
 @dataclass(frozen=True)
@@ -315,9 +380,23 @@ def verdict(app: App, proposed: Mapping[str, int]) -> AppVerdict:
         levels[sub.id] = worst([r.level for r in found])
     old, new = change.old, change.new
     tasks = {sub: (old.tasks[sub], new.tasks.get(sub, 0)) for sub in old.tasks}
-    order = CHECK_ORDER[app.protocol]
-    ordered = tuple(sorted(reasons, key=lambda r: order.index(r.check)))
-    return AppVerdict(worst(list(levels.values())), ordered, levels, tasks)
+    return AppVerdict(worst(list(levels.values())), in_check_order(app, reasons), levels, tasks)
+
+
+def in_check_order(app: App, reasons: Sequence[Reason]) -> tuple[Reason, ...]:
+    """``reasons`` in the order the app's protocol checks them (:data:`CHECK_ORDERS`), so
+    that the first CRASH is the error it prints."""
+    order = CHECK_ORDERS[app.protocol]
+    place: dict[str, int] = {}
+    if order.tie == "hashset":
+        place = {t: i for i, t in enumerate(hashset_order(app.required_topics()))}
+
+    def key(r: Reason) -> tuple[int, int]:
+        step = order.step(r.check)
+        tied = len(order.steps[step]) > 1 and r.topics
+        return step, (place.get(r.topics[0], len(place)) if tied else 0)
+
+    return tuple(sorted(reasons, key=key))
 
 
 # --- the rules: one function per check, in one registry ----------------------------------
@@ -465,8 +544,8 @@ def _unseen_state(c: Change, sub: SubTopology) -> list[Reason]:
     return [Reason(AppLevel.CORRUPT, sub.id, text, Check.UNSEEN_STATE, topics)]
 
 
-#: Every rule, once.  A new check is a :class:`Check` member, its place in each
-#: protocol's :data:`CHECK_ORDER`, and a function here (tests/unit/test_streams_rules.py
+#: Every rule, once.  A new check is a :class:`Check` member, its step in each
+#: protocol's :data:`CHECK_ORDERS`, and a function here (tests/unit/test_streams_rules.py
 #: holds all three together).
 RULES: tuple[Rule, ...] = (
     Rule(Check.REPARTITION, AppLevel.CRASH, _repartition_crashes),

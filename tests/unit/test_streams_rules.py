@@ -12,8 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from migcheck.streams.frameworks import KAFKA_STREAMS, KSQLDB, QUIX_STREAMS, streams_invalid
+from migcheck.streams.javasets import hashset_order, string_hash
 from migcheck.streams.rules import (
     CHECK_ORDER,
+    CHECK_ORDERS,
     RULES,
     App,
     AppLevel,
@@ -221,17 +223,139 @@ def test_every_check_has_exactly_one_rule() -> None:
     assert sorted(rule.check for rule in RULES) == sorted(Check)
 
 
-def test_the_protocols_differ_only_in_which_crash_they_report_first() -> None:
-    """Classic validates repartition topics before co-partitioning (RepartitionTopics.setup);
-    the streams protocol's broker checks co-partitioning first (FINDINGS.md)."""
-    classic, streams = CHECK_ORDER[Protocol.CLASSIC], CHECK_ORDER[Protocol.STREAMS]
-    assert classic.index(Check.REPARTITION) < classic.index(Check.COPARTITION)
-    assert streams.index(Check.COPARTITION) < streams.index(Check.REPARTITION)
+#: Each release line migcheck supports, and the order its code runs the checks in, as
+#: read in the class files from Maven Central (``javap -c``) and, for 3.6 to 3.9, the
+#: source.  Classic, kafka-streams' processor.internals:
+#:   StreamsPartitionAssignor.assign: prepareRepartitionTopics (-> RepartitionTopics.setup)
+#:     at bytecode offset 461 (3.6.2, 3.7.2), then assignTasksToClients (-> ChangelogTopics
+#:     .setup) at 659;
+#:   RepartitionTopics.setup(): computeRepartitionTopicConfig, then, when the app has
+#:     repartition topics, ensureCopartitioning (offset 71: CopartitionedTopicsEnforcer
+#:     .enforce, "Topics not co-partitioned: [%s]"), then InternalTopicManager.makeReady
+#:     (offset 79: "Existing internal topic %s has invalid partitions ..."), in every jar
+#:     from 3.6.2 to 4.3.1.  In 3.9's source, RepartitionTopics.java lines 84 and 88.
+#: Streams protocol (KIP-1071), group-coordinator's streams.topics.InternalTopicManager:
+#:   configureTopics: throwOnMissingSourceTopics, decidePartitionCounts, then
+#:     missingInternalTopics;
+#:   decidePartitionCounts: RepartitionTopics.setup, enforceCopartitioning ("Following
+#:     topics do not have the same number of partitions: [%s]"), ChangelogTopics.setup;
+#:   missingInternalTopics: one pass over StreamsTopology.requiredTopics() (a HashSet),
+#:     throwing "Existing topic ... has different number of partitions" at the first
+#:     internal topic of another count, repartition and changelog alike;
+#: in the jars of 4.1.1, 4.2.1 and 4.3.1 (the protocol exists from 4.1).
+CO, RE, CH = Check.COPARTITION, Check.REPARTITION, Check.CHANGELOG
+READ_IN_KAFKA = {
+    (Protocol.CLASSIC, line): ((CO,), (RE,), (CH,))
+    for line in ("3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3")
+} | {(Protocol.STREAMS, line): ((CO,), (RE, CH)) for line in ("4.1", "4.2", "4.3")}
+
+
+def test_each_release_runs_the_checks_in_the_order_its_code_does() -> None:
+    """Every release line read has its order, and it is the one the rules sort by."""
+    for (protocol, line), steps in READ_IN_KAFKA.items():
+        order = CHECK_ORDERS[protocol]
+        assert line in order.releases, (protocol, line)
+        assert order.steps[: len(steps)] == steps, (protocol, line)
+    for order in CHECK_ORDERS.values():
+        assert {(order.protocol, line) for line in order.releases} <= set(READ_IN_KAFKA)
+    assert CHECK_ORDERS[Protocol.STREAMS].tie == "hashset"  # one pass over a HashSet
     crashes = {r.check for r in RULES if r.level == AppLevel.CRASH}
-    for order in (classic, streams):  # a silent check never sorts before a crash
+    for order in CHECK_ORDER.values():  # a silent check never sorts before a crash
         assert max(order.index(c) for c in crashes) < min(
             order.index(c) for c in set(Check) - crashes
         )
+
+
+def test_classic_checks_co_partitioning_before_the_repartition_topic() -> None:
+    """A stream left-joined with a table, re-keyed and counted (fixtures/java/streams,
+    join-rekey), its stream widened: RepartitionTopics.setup runs ensureCopartitioning
+    before makeReady, so the real 4.3.1 app died with "Topics not co-partitioned", not on
+    its repartition topic (FINDINGS.md, "A join before a repartition topic")."""
+    counts = {
+        "orders": 3,
+        "customers": 3,
+        "shop-customers-STATE-STORE-0000000000-changelog": 3,
+        "shop-rekey-group-repartition": 3,
+        "shop-counts-changelog": 3,
+    }
+    v = verdict(_app("join-rekey", counts), {"orders": 6})
+    assert v.level == AppLevel.CRASH
+    assert [r.check for r in v.reasons] == [CO, RE, CH, CH]
+    assert v.reasons[0].text == "Topics not co-partitioned: [{customers=3, orders=6}]"
+    # both sides widened: co-partitioned again, and the repartition topic comes first
+    both = verdict(_app("join-rekey", counts), {"orders": 6, "customers": 6})
+    assert [r.topics[0] for r in both.reasons] == [
+        "shop-rekey-group-repartition",
+        "shop-customers-STATE-STORE-0000000000-changelog",
+        "shop-counts-changelog",
+    ]
+
+
+def test_streams_protocol_names_the_internal_topic_first_in_the_brokers_hashset() -> None:
+    """The broker checks repartition topics and changelogs in one pass over
+    StreamsTopology.requiredTopics(), a HashSet: the first of its order is the error.  The
+    orders below are what Java 17 printed for that set, filled as requiredTopics() fills
+    it (sub-topology "0": orders, customers, the table's changelog; "1": the repartition
+    topic, the counts' changelog) and collected with Collectors.toSet()."""
+    java = {
+        "shop": [
+            "shop-customers-STATE-STORE-0000000000-changelog",
+            "orders",
+            "customers",
+            "shop-rekey-group-repartition",
+            "shop-counts-changelog",
+        ],
+        "store": [
+            "store-rekey-group-repartition",
+            "store-counts-changelog",
+            "orders",
+            "customers",
+            "store-customers-STATE-STORE-0000000000-changelog",
+        ],
+    }
+    for app_id, printed in java.items():
+        counts = {"orders": 3, "customers": 3, **{t: 3 for t in printed if "-" in t}}
+        topology = parse_topology((DESCRIBE / "join-rekey.txt").read_text(encoding="utf-8"))
+        app = App(app_id, topology, counts, {}, Protocol.STREAMS)
+        assert hashset_order(app.required_topics()) == printed
+        v = verdict(app, {"orders": 6, "customers": 6})
+        internal = [t for t in printed if "-" in t]
+        assert [r.topics[0] for r in v.reasons] == internal
+        assert v.reasons[0].text.startswith(f"Invalid topology: Existing topic {internal[0]} ")
+    # one side widened: the co-partitioning, checked before any internal topic
+    v = verdict(App("shop", topology, counts, {}, Protocol.STREAMS), {"orders": 6})
+    assert v.reasons[0].check == CO
+
+
+JOINED = [
+    "app-1-orders",
+    "app-1-customers",
+    "app-1-app-1-customers-STATE-STORE-0000000000-changelog",
+    "app-1-rekey-group-repartition",
+    "app-1-counts-changelog",
+]
+
+
+def test_java_hashset_order_is_javas() -> None:
+    """Java 17's iteration order of ``Stream.of(...).collect(Collectors.toSet())`` and
+    ``String.hashCode()``, printed by a class run for this test: colliding hashes
+    ("Aa", "BB") keep the order they came in, 14 names make the table 32 wide, and a
+    name outside the BMP hashes by its UTF-16 units."""
+    cases = [
+        (["BB", "Aa", "x", "AaAa", "BBBB", "AaBB"], ["BB", "Aa", "x", "AaAa", "BBBB", "AaBB"]),
+        (
+            [f"app-store-{i}-changelog" for i in range(14)],
+            [f"app-store-{i}-changelog" for i in (3, 10, 4, 12, 0, 13, 5, 7, 6, 9, 1, 2, 11, 8)],
+        ),
+        (
+            [*JOINED, "\u00e9t\u00e9-\U0001f600"],
+            ["\u00e9t\u00e9-\U0001f600", *JOINED],  # JOINED's own order, by chance
+        ),
+    ]
+    for added, printed in cases:
+        assert hashset_order(added) == printed
+    hashes = {"Aa": 2112, "app-1-orders": -252165587, "\u00e9t\u00e9-\U0001f600": -1803456526}
+    assert {s: string_hash(s) for s in hashes} == {s: h % 2**32 for s, h in hashes.items()}
 
 
 #: The classic texts' format strings, as the class files of Kafka Streams 3.9.2 and 4.3.1
