@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line, open_admin
+from migcheck.kafka.streams_assignment import subtopologies_by_partition
 
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient
@@ -57,7 +58,9 @@ class Member:
     and they are the source partitions its tasks read.  A share group's members may
     own the same partitions.  On the streams protocol ``process_id`` names the
     instance and ``active_tasks`` are its tasks ({sub-topology id: partitions});
-    ``partitions`` stays empty.
+    ``partitions`` stays empty.  A Kafka Streams member on the classic protocol names, in
+    its assignment's user data, the sub-topology whose task reads each of its partitions:
+    ``subtopology_of`` (:mod:`migcheck.kafka.streams_assignment`; empty for any other).
     """
 
     member_id: str
@@ -66,6 +69,7 @@ class Member:
     partitions: tuple[tuple[str, int], ...] = ()
     process_id: str = ""
     active_tasks: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    subtopology_of: Mapping[tuple[str, int], int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -314,11 +318,21 @@ def _classic(described: Mapping[str, Any]) -> _Described:
             str(m.get("member_id", "")),
             str(m.get("client_id", "")),
             str(m.get("client_host", "")),
-            _assigned(m.get("member_assignment")),
+            partitions,
+            subtopology_of=subtopologies_by_partition(partitions, _user_data(assignment)),
         )
         for m in described.get("members") or []
+        for assignment in [m.get("member_assignment")]
+        for partitions in [_assigned(assignment)]
     )
     return _Described(members, str(described.get("protocol_data") or ""))
+
+
+def _user_data(assignment: Any) -> bytes | None:
+    """A decoded consumer-protocol assignment's user data (a Kafka Streams member's
+    AssignmentInfo), if it has any."""
+    data = assignment.get("user_data") if isinstance(assignment, Mapping) else None
+    return bytes(data) if isinstance(data, (bytes, bytearray, memoryview)) else None
 
 
 def _assigned(assignment: Any) -> tuple[tuple[str, int], ...]:
