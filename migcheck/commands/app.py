@@ -25,6 +25,7 @@ from migcheck.model.app import (
     AppState,
     AppSubtopology,
     AppTopic,
+    ErrorCandidate,
     StoreImpact,
     SubtopologyVerdict,
 )
@@ -32,6 +33,7 @@ from migcheck.model.header import report_header
 from migcheck.streams.build import WOULD_ADD, Model
 from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
 from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
+from migcheck.streams.judgement import Case, judge
 from migcheck.streams.rules import (
     App,
     AppLevel,
@@ -40,7 +42,6 @@ from migcheck.streams.rules import (
     external_counts,
     health,
     sizes,
-    verdict,
 )
 from migcheck.streams.strategy import direct_stores
 from migcheck.streams.topology import read_topology
@@ -78,7 +79,7 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     model = app_model(disc, topology, options.fixed_repartition)
     _check_in_app(options.topics, model.app, disc, topology is not None)
     direct = {t: direct_stores(model, t).stores for t in options.topics}
-    candidates = [_candidate(model.app, direct, n) for n in options.candidates]
+    candidates = [candidate(model, direct, n) for n in options.candidates]
     unpredictable = False
     state: AppState | None = None
     if options.state:
@@ -115,11 +116,13 @@ def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_giv
             raise not_read(disc, topic, topology_given)
 
 
-def _candidate(app: App, direct: Mapping[str, tuple[str, ...]], n: int) -> AppCandidate:
-    """``n``'s verdict; ``direct``: each changed topic's stores that read it directly."""
-    proposed = {t: n for t in direct}
-    v = verdict(app, proposed)
-    first = next((r.text for r in v.reasons if r.level == AppLevel.CRASH), None)
+def candidate(model: Model, direct: Mapping[str, tuple[str, ...]], n: int) -> AppCandidate:
+    """``n``'s verdict on every shape of ``model``; ``direct``: each changed topic's stores
+    that read it directly.  The runbook's header and the gate quote its first error."""
+    app = model.app
+    j = judge(model, {t: n for t in direct})
+    v = j.verdict
+    crashes = any(o.first for o in j.cases)
     subs: list[SubtopologyVerdict] = [
         {
             "id": sub.id,
@@ -132,13 +135,23 @@ def _candidate(app: App, direct: Mapping[str, tuple[str, ...]], n: int) -> AppCa
     return {
         "partitions": n,
         "verdict": v.level,
-        "error": first,
-        "error_releases": app.framework.releases(app.protocol) if first else None,
-        "error_when": app.framework.failing_when(app.protocol) if first else None,
-        "after_cleanup": _after_cleanup(app, v.reasons, direct),
-        "reasons": [_reason(r) for r in v.reasons],
+        "error": j.error,
+        "error_releases": app.framework.releases(app.protocol) if crashes else None,
+        "error_when": app.framework.failing_when(app.protocol) if crashes else None,
+        "after_cleanup": _after_cleanup(app, [r for r, _ in j.reasons], direct),
+        "reasons": [_reason(r, condition) for r, condition in j.reasons],
         "subtopologies": subs,
         "stores": None,
+        "error_candidates": None if j.certain else [_error_candidate(o) for o in j.cases],
+    }
+
+
+def _error_candidate(o: Case) -> ErrorCandidate:
+    return {
+        "error": o.first.text if o.first else None,
+        "verdict": o.level,
+        "check": o.first.check if o.first else None,
+        "condition": o.condition or "",
     }
 
 
@@ -164,14 +177,17 @@ def _after_cleanup(
     )
 
 
-def _reason(r: Reason) -> AppReason:
+def _reason(r: Reason, condition: str | None = None) -> AppReason:
+    """A reason as the report says it; one that holds only in another shape of the app
+    names no sub-topology (that shape numbers its own)."""
     return {
         "level": r.level,
-        "subtopology": None if r.subtopology < 0 else r.subtopology,
+        "subtopology": None if r.subtopology < 0 or condition else r.subtopology,
         "text": r.text,
         "topics": list(r.topics),
         "stores": list(r.stores),
         "check": r.check,
+        "condition": condition,
     }
 
 

@@ -33,7 +33,7 @@ from migcheck.gate.next_steps import next_steps
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import topics_with_prefix
 from migcheck.kafka.metadata import describe_topics
-from migcheck.model.app import AppLevel
+from migcheck.model.app import AppLevel, first_error
 from migcheck.model.gate import (
     Acceptance,
     GateAcceptance,
@@ -247,7 +247,8 @@ def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader
     unseen = [r for r in cand["reasons"] if r.get("check") == UNSEEN_STATE]
     if cand["verdict"] == AppLevel.CORRUPT and len(unseen) == len(cand["reasons"]):
         return unknown_reader(kind, id, f"{unseen[0]['text']}; {TOPOLOGY_SETTLES}")
-    reasons = [cand["error"]] if cand["error"] else [r["text"] for r in cand["reasons"]]
+    first = first_error(cand)  # as migcheck app and the runbook's header quote it
+    reasons = [first] if first else [r["text"] for r in cand["reasons"]]
     if cand.get("after_cleanup"):
         reasons.append(cand["after_cleanup"] or "")
     return app_reader(kind, id, cand["verdict"], reasons)

@@ -12,9 +12,10 @@ through the analysis pipeline), unless ``--accept-split-history`` is given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
+from migcheck.commands.app import candidate
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
@@ -22,6 +23,7 @@ from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import topic_configs
+from migcheck.model.app import first_error
 from migcheck.model.header import report_header
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
@@ -44,7 +46,7 @@ from migcheck.streams.discovery import (
 )
 from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
 from migcheck.streams.quix_runbook import quix_internal
-from migcheck.streams.rules import AppLevel, external_counts, sizes, verdict
+from migcheck.streams.rules import AppLevel, external_counts, sizes
 from migcheck.streams.runbooks import RUNBOOKS, steps
 from migcheck.streams.strategy import Choice, choose, direct_stores
 from migcheck.streams.topology import read_topology
@@ -82,7 +84,10 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     _check(options, disc, new_topic, topology is not None)
     choice = choose(options.strategy, model, options.topic, disc.facts.framework)
     _check_new_topic(options, disc, choice.strategy, new_topic)
-    level = verdict(model.app, {options.topic: options.to}).level
+    judged = candidate(
+        model, {options.topic: direct_stores(model, options.topic).stores}, options.to
+    )
+    level = AppLevel(judged["verdict"])
     split = None
     stores = _splitting_stores(model, options.topic, level) if choice.strategy == IN_PLACE else ()
     if stores is None or stores:  # None: unseen state may split
@@ -91,6 +96,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
             return _refusal(options, level, stores, keys)
         split = len(keys) or None
     facts = _facts(options, disc, model, client, new_topic, level, split, choice)
+    facts = replace(facts, first_error=first_error(judged))
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 
 

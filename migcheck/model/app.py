@@ -57,6 +57,10 @@ class AppReason(TypedDict):
     # repartition, copartition, unchecked-join, unchecked-state, unseen-state); absent
     # before the gate (issue 42), which tells unseen state (UNKNOWN) from split state
     check: NotRequired[str]
+    # when it holds, where the evidence cannot tell whether topics are joined (e.g. "orders
+    # and customers are joined (co-partitioned)"); None: whatever the app's shape; absent
+    # before issue 53
+    condition: NotRequired[str | None]
 
 
 class SubtopologyVerdict(TypedDict):
@@ -83,6 +87,15 @@ class StoreImpact(TypedDict):
     restore_bytes: int
 
 
+class ErrorCandidate(TypedDict):
+    """What the app prints first in one of the shapes the evidence allows."""
+
+    error: str | None  # None: nothing crashes in that shape
+    verdict: str
+    check: str | None  # the check that fails first, or None
+    condition: str  # when the app is of that shape
+
+
 class AppCandidate(TypedDict):
     partitions: int
     verdict: str
@@ -98,6 +111,33 @@ class AppCandidate(TypedDict):
     reasons: list[AppReason]
     subtopologies: list[SubtopologyVerdict]
     stores: list[StoreImpact] | None
+    # where the evidence cannot tell whether topics are joined and that decides what the
+    # app prints first (``error`` is then None): each first error with its condition, in
+    # the order Kafka Streams checks them; None when ``error`` says it; absent before 53
+    error_candidates: NotRequired[list[ErrorCandidate] | None]
+
+
+#: What settles which of several candidate errors comes first.
+TOPOLOGY_SETTLES = "--topology (the app's Topology#describe()) settles which"
+
+
+def first_error(c: AppCandidate) -> str | None:
+    """The first error of a candidate in one line, as ``app``, the gate's reasons and the
+    runbook's header all quote it: the error, or the candidates with their conditions in
+    the order Kafka Streams checks them, and what settles it; None when nothing crashes."""
+    if c["error"]:
+        return c["error"]
+    cands = c.get("error_candidates")
+    if not cands:
+        return None
+    each = "; ".join(
+        f"({i}) if {x['condition']}: {x['error'] or 'no error, ' + x['verdict']}"
+        for i, x in enumerate(cands, 1)
+    )
+    return (
+        "whether topics are joined decides the first error, and the cluster does not show it; "
+        f"in the order Kafka Streams checks them: {each}. {TOPOLOGY_SETTLES}"
+    )
 
 
 class AppState(TypedDict):

@@ -60,6 +60,10 @@ class RunbookFacts:
     #: Quix Streams ``internal`` are the internal topics the change leaves behind (to
     #: delete) and ``expected_internal`` those the restarted app creates.
     kind: ReaderKind = ReaderKind.KAFKA_STREAMS
+    #: The error the in-place change makes the app print first, as ``migcheck app`` quotes
+    #: it (``model.app.first_error``: the candidates where the evidence cannot tell); None
+    #: when nothing crashes.
+    first_error: str | None = None
 
     @property
     def target(self) -> str:

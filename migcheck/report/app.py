@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migcheck.model.app import AppCandidate, AppReason, AppReport, AppState, StoreImpact
+from migcheck.model.app import (
+    TOPOLOGY_SETTLES,
+    AppCandidate,
+    AppReason,
+    AppReport,
+    AppState,
+    StoreImpact,
+)
 from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import (
@@ -121,15 +128,28 @@ def _moved_lines(state: AppState, n: int) -> Iterator[str]:
 
 def _candidate(c: AppCandidate, name: str, state: AppState | None) -> Iterator[Block]:
     yield Block("h", f"{c['partitions']} partitions: {c['verdict']}")
+    words = c.get("error_releases")
+    said = f" (as {words} word it)" if words else ""
+    when = c.get("error_when")
     if c["error"]:
-        words = c.get("error_releases")
-        said = f" (as {words} word it)" if words else ""
-        when = c.get("error_when")
         yield Block("p", f"{name} will fail with{said}" + (f", {when}:" if when else ":"))
         yield Block("code", c["error"])
+    cands = c.get("error_candidates") or []
+    if cands:
+        yield Block(
+            "p",
+            "Whether topics are joined decides the first error, and the cluster does not "
+            f"show it. In the order Kafka Streams checks them, {name} fails with{said}"
+            + (f", {when}:" if when else ":"),
+        )
+        for x in cands:
+            yield Block("p", f"If {x['condition']}:")
+            yield Block("code", x["error"] or f"no error: {x['verdict']}")
+        yield Block("p", f"{TOPOLOGY_SETTLES[0].upper()}{TOPOLOGY_SETTLES[1:]}.")
     if c.get("after_cleanup"):
         yield Block("p", f"Then: {c.get('after_cleanup')}")
-    others = [x for x in c["reasons"] if x["text"] != c["error"]]  # the error is shown above
+    shown = {c["error"], *(x["error"] for x in cands)}
+    others = [x for x in c["reasons"] if x["text"] not in shown]  # the errors are shown above
     if others:
         yield Block("list", items=[_reason_line(x) for x in others])
     yield Block(
@@ -177,6 +197,8 @@ def _store_row(s: StoreImpact) -> list[str]:
 
 def _reason_line(x: AppReason) -> str:
     where = "today" if x["subtopology"] is None else f"sub-topology {x['subtopology']}"
+    if x.get("condition"):  # a shape of the app the evidence cannot rule out
+        where = f"only if {x.get('condition')}"
     stores = f" (stores: {', '.join(x['stores'])})" if x["stores"] else ""
     return f"{x['level']} [{where}] {x['text']}{stores}"
 

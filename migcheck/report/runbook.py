@@ -67,6 +67,7 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
         f"{LABELS[f.kind].removeprefix('a ')} {f.app_id}, strategy {f.strategy}: it ends up "
         f"reading {target}.",
         f"migcheck app verdict for the in-place change: {f.verdict}.",
+        *([f"The first error the app would print: {f.first_error}"] if f.first_error else []),
         *([f.strategy_reason] if f.strategy_reason else []),
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]

@@ -42,6 +42,7 @@ DOC_SECTIONS: dict[str, type] = {
     "Sub-topology": appmodel.AppSubtopology,
     "Reason": appmodel.AppReason,
     "App candidate": appmodel.AppCandidate,
+    "Error candidate": appmodel.ErrorCandidate,
     "Sub-topology verdict": appmodel.SubtopologyVerdict,
     "Store impact": appmodel.StoreImpact,
     "State": appmodel.AppState,

@@ -99,8 +99,20 @@ def discover(
         {t: metas[t].partition_count for t in internal},
         protocol,
         framework,
+        _read_together(group, {*sources, *internal}),
     )
     return Discovery(facts, group, metas, described, assumed)
+
+
+def _read_together(group: GroupInfo | None, topics: set[str]) -> dict[str, int]:
+    """Each of ``topics`` a running Kafka Streams member's tasks read, to its sub-topology
+    (the members' AssignmentInfo); a topic two sub-topologies would read is left out."""
+    found: dict[str, set[int]] = {}
+    for member in group.members if group else ():
+        for (topic, _), sub in member.subtopology_of.items():
+            if topic in topics:
+                found.setdefault(topic, set()).add(sub)
+    return {t: min(subs) for t, subs in found.items() if len(subs) == 1}
 
 
 @dataclass(frozen=True)

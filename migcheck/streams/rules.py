@@ -67,6 +67,9 @@ class App:
     stores_known: bool = True
     #: The stream processor: its naming, its checks and the words of its errors.
     framework: Framework = KAFKA_STREAMS
+    #: Source topics the evidence shows joined (co-partitioned) where the topology's shape
+    #: alone would not: a model built without ``describe()`` (:mod:`migcheck.streams.build`).
+    joins: tuple[frozenset[str], ...] = ()
 
     def internal(self, name: str) -> str:
         return self.framework.internal(self.app_id, name)
@@ -183,17 +186,20 @@ def _source_counts(
                 return None
         elif t in external:
             counts[t] = external[t]
-    if _copartitioned(sub):  # a repartition topic joined with others takes their count
+    if _copartitioned(app, sub):  # a repartition topic joined with others takes their count
         plain = [n for t, n in counts.items() if not app.is_repartition(t)]
         if plain:
             counts = {t: (max(plain) if app.is_repartition(t) else n) for t, n in counts.items()}
     return counts
 
 
-def _copartitioned(sub: SubTopology) -> bool:
-    """Sources joined in one stateful sub-topology must be co-partitioned (a join)."""
+def _copartitioned(app: App, sub: SubTopology) -> bool:
+    """Sources joined in one stateful sub-topology must be co-partitioned (a join), and so
+    must sources the app's evidence joins (:attr:`App.joins`)."""
     sources = [n for n in sub.nodes if n.kind == "source" and n.topics]
-    return len(sources) > 1 and bool(sub.stores)
+    if len(sources) > 1 and sub.stores:
+        return True
+    return any(group <= set(sub.source_topics) for group in app.joins)
 
 
 class Check(StrEnum):
@@ -480,7 +486,7 @@ def _full(app: App, topic: str) -> str:
 
 def _unequal_joined(c: Change, sub: SubTopology) -> dict[str, int]:
     """The joined source topics' counts after the change, when they differ."""
-    if not _copartitioned(sub):
+    if not _copartitioned(c.app, sub):
         return {}
     app = c.app
     plain = {t: c.after[t] for t in sub.source_topics if not app.is_repartition(t) and t in c.after}

@@ -1,0 +1,240 @@
+"""Joined topics without --topology: the evidence the cluster offers, and honest doubt.
+
+Each case is what a real app of fixtures/java/streams leaves on the cluster: ``join-rekey``
+left-joins ``orders`` with ``builder.table(customers)`` (unnamed, so its store is
+``customers-STATE-STORE-0000000000``), re-keys and counts (FINDINGS.md, "A join before a
+repartition topic").  Widening ``orders`` alone, the real 4.3.1 app died with "Topics not
+co-partitioned: [{customers=3, orders=6}]" (classic) and "Following topics do not have the
+same number of partitions" (streams).  Expected texts are Kafka's, written out by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from migcheck.kafka.groups import StreamsSubtopology, TopicInfo
+from migcheck.model.app import TOPOLOGY_SETTLES, AppCandidate, first_error
+from migcheck.model.runbook import NEW_TOPIC, RunbookFacts
+from migcheck.report.app import render_app_markdown, render_app_text
+from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.streams.build import Facts, from_broker, from_topology, inferred
+from migcheck.streams.frameworks import Protocol
+from migcheck.streams.judgement import judge
+from migcheck.streams.rules import AppLevel, Check
+from migcheck.streams.steps import steps
+from migcheck.streams.topology import parse_topology
+
+DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
+HINT = (
+    "Use 'org.apache.kafka.tools.StreamsResetter' tool to clean up invalid topics before "
+    "processing."
+)
+SOURCES = {"orders": 3, "customers": 3}
+TABLE = "shop-customers-STATE-STORE-0000000000-changelog"
+INTERNAL = {TABLE: 3, "shop-rekey-group-repartition": 3, "shop-counts-changelog": 3}
+NOT_COPARTITIONED = "Topics not co-partitioned: [{customers=3, orders=6}]"
+REPARTITION = (
+    "Existing internal topic shop-rekey-group-repartition has invalid partitions: "
+    f"expected: 6; actual: 3. {HINT}"
+)
+#: what a running join-rekey app's tasks read: 0_x read orders and customers, 1_x the
+#: repartition topic (its TASKS lines: active=[0_0, 0_1, 0_2, 1_0, 1_1, 1_2])
+RUNNING = {"orders": 0, "customers": 0, "shop-rekey-group-repartition": 1}
+
+
+def _facts(protocol: Protocol = Protocol.CLASSIC, **changes: object) -> Facts:
+    internal = changes.pop("internal", INTERNAL)
+    return Facts("shop", SOURCES, internal, protocol, **changes)  # type: ignore[arg-type]
+
+
+def _described(name: str):
+    return parse_topology((DESCRIBE / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+def test_a_stopped_apps_join_is_neither_dropped_nor_taken_for_granted() -> None:
+    """A table named after its topic sits with it; whether orders is joined to it the
+    names do not say, and that decides the first error: both candidates, in Kafka's
+    order (co-partitioning first), and CRASH, since both crash."""
+    model = inferred(_facts())
+    (table,) = [s for s in model.app.topology.subtopologies if "customers" in s.source_topics]
+    assert table.stores == ("customers-STATE-STORE-0000000000",)
+    j = judge(model, {"orders": 6})
+    assert not j.certain and j.error is None and j.verdict.level == AppLevel.CRASH
+    assert [(c.first.text if c.first else None, c.condition) for c in j.cases] == [
+        (NOT_COPARTITIONED, "customers and orders are joined (co-partitioned)"),
+        (REPARTITION, "customers and orders are not joined"),
+    ]
+    assert [c.level for c in j.cases] == [AppLevel.CRASH, AppLevel.CRASH]
+    # the co-partitioning reason is there, but only on its condition
+    assert next((r.check, cond) for r, cond in j.reasons) == (
+        Check.COPARTITION,
+        "customers and orders are joined (co-partitioned)",
+    )
+
+
+def test_the_running_groups_tasks_settle_it_as_the_topology_does() -> None:
+    """A running classic group's assignment shows orders and customers read by the tasks of
+    one sub-topology, where the table's store is: joined, one error, the same as
+    --topology (the app's describe()) gives."""
+    seen = judge(inferred(_facts(read_together=RUNNING)), {"orders": 6})
+    given = judge(from_topology(_facts(), _described("join-rekey")), {"orders": 6})
+    assert seen.certain and given.certain
+    assert seen.error == given.error == NOT_COPARTITIONED
+    assert [r.check for r, _ in seen.reasons][:3] == [
+        Check.COPARTITION,
+        Check.REPARTITION,
+        Check.CHANGELOG,
+    ]
+    streams = judge(inferred(_facts(Protocol.STREAMS, read_together=RUNNING)), {"orders": 6})
+    assert streams.error == (
+        "Invalid topology: Following topics do not have the same number of partitions: "
+        "[{customers=3, orders=6}]"
+    )
+
+
+def test_a_named_table_read_together_with_no_state_seen_stays_in_doubt() -> None:
+    """join-rekey-named: the table's store is ``table-store``, a name that ties it to no
+    topic.  Read together, the two topics may be joined or merged; with no state seen
+    where they are read, the candidates stay."""
+    internal = {k: v for k, v in INTERNAL.items() if k != TABLE}
+    internal["shop-table-store-changelog"] = 3
+    model = inferred(_facts(internal=internal, read_together=RUNNING))
+    j = judge(model, {"orders": 6})
+    assert not j.certain
+    assert [c.first.check for c in j.cases if c.first] == [Check.COPARTITION, Check.REPARTITION]
+    # stopped, the same: nothing ties the store to a topic
+    assert not judge(inferred(_facts(internal=internal)), {"orders": 6}).certain
+
+
+def test_only_topics_of_one_count_may_be_joined() -> None:
+    """Joined topics are co-partitioned: a running app's sources of different counts are
+    not joined, so they raise no doubt."""
+    model = inferred(Facts("shop", {"orders": 3, "customers": 6}, INTERNAL))
+    assert model.alternatives == ()
+    assert judge(model, {"orders": 6}).certain
+
+
+def test_without_any_internal_topic_a_join_may_stall_or_state_may_hide() -> None:
+    """join-nochangelog leaves no internal topic.  Joined, classic never checks it and the
+    app stalls until task.timeout.ms (FINDINGS.md); not joined, the state that may hide is
+    unseen: CORRUPT.  The worst, CRASH, is the level; both are named."""
+    j = judge(inferred(_facts(internal={})), {"orders": 6})
+    assert not j.certain and j.verdict.level == AppLevel.CRASH
+    assert [(c.level, c.first.check if c.first else None) for c in j.cases] == [
+        (AppLevel.CRASH, Check.UNCHECKED_JOIN),
+        (AppLevel.CORRUPT, None),
+    ]
+    streams = judge(inferred(_facts(Protocol.STREAMS, internal={})), {"orders": 6})
+    assert streams.cases[0].first and streams.cases[0].first.check == Check.COPARTITION
+
+
+def _broker_sub(*changelogs: str) -> StreamsSubtopology:
+    return StreamsSubtopology(
+        "0",
+        ("orders", "customers"),
+        (),
+        (),
+        tuple(TopicInfo(c, 3) for c in changelogs),
+        (),
+    )
+
+
+def test_the_brokers_topology_settles_a_join_where_it_shows_the_state() -> None:
+    """StreamsGroupDescribe lists the sub-topology's sources and logged stores: with the
+    table's changelog there, joined; with none (logging disabled, or the table's topic
+    reused as its changelog) the two sources may be merged or joined."""
+    facts = _facts(Protocol.STREAMS, internal={TABLE: 3})
+    shown = from_broker(facts, [_broker_sub(TABLE)])
+    assert shown.alternatives == () and judge(shown, {"orders": 6}).certain
+    hidden = from_broker(_facts(Protocol.STREAMS, internal={}), [_broker_sub()])
+    (joined,) = hidden.alternatives
+    assert joined.condition == "customers and orders are joined (co-partitioned)"
+    j = judge(hidden, {"orders": 6})
+    assert [c.first.check if c.first else None for c in j.cases] == [Check.COPARTITION, None]
+
+
+def _candidate(**changes: object) -> AppCandidate:
+    base: dict[str, object] = {
+        "partitions": 6,
+        "verdict": "CRASH",
+        "error": None,
+        "reasons": [],
+        "subtopologies": [],
+        "stores": None,
+        "error_candidates": [
+            {
+                "error": NOT_COPARTITIONED.replace("customers", "cust<o>mers`|"),
+                "verdict": "CRASH",
+                "check": "copartition",
+                "condition": "cust<o>mers`| and orders are joined (co-partitioned)",
+            },
+            {
+                "error": REPARTITION,
+                "verdict": "CRASH",
+                "check": "repartition",
+                "condition": "cust<o>mers`| and orders are not joined",
+            },
+        ],
+    }
+    return {**base, **changes}  # type: ignore[return-value]
+
+
+def test_the_first_error_line_names_the_candidates_in_order_and_what_settles_it() -> None:
+    line = first_error(_candidate())
+    assert line is not None and line.endswith(TOPOLOGY_SETTLES)
+    first, second = line.index("(1) if cust<o>mers`| and orders are joined"), line.index("(2) ")
+    assert first < line.index("Topics not co-partitioned") < second < line.index(REPARTITION)
+    assert first_error(_candidate(error=REPARTITION, error_candidates=None)) == REPARTITION
+    assert first_error(_candidate(verdict="SAFE", error_candidates=None)) is None
+
+
+def test_the_app_report_shows_each_candidate_and_escapes_the_names() -> None:
+    report = {
+        "report": "app",
+        "application_id": "shop",
+        "framework": "kafka-streams",
+        "group": {"type": "classic", "state": "Empty", "members": 0},
+        "protocol": "classic",
+        "basis": "inferred",
+        "basis_note": None,
+        "notes": [],
+        "topics": [],
+        "subtopologies": [],
+        "health": [],
+        "changes": ["orders"],
+        "candidates": [_candidate()],
+        "verdict": "CRASH",
+        "state": None,
+    }
+    text = render_app_text(report)  # type: ignore[arg-type]
+    assert "If cust<o>mers`| and orders are joined (co-partitioned):" in text
+    assert text.index("Topics not co-partitioned") < text.index(REPARTITION)
+    assert "settles which" in text
+    md = render_app_markdown(report)  # type: ignore[arg-type]
+    # the names as Markdown shows them: escaped in a paragraph, as they are in a code block
+    assert "If cust&lt;o&gt;mers\\`\\| and orders are joined (co-partitioned):" in md
+    assert "If cust<o>mers" not in md
+
+
+def test_the_runbook_header_quotes_the_first_error_as_app_does() -> None:
+    line = first_error(_candidate(error=NOT_COPARTITIONED, error_candidates=None))
+    facts = RunbookFacts(
+        app_id="shop",
+        bootstrap="b:9092",
+        command_config=None,
+        topic="orders",
+        partitions=3,
+        to=6,
+        new_topic="orders-p6",
+        strategy=NEW_TOPIC,
+        protocol="classic",
+        internal=(),
+        expected_internal={},
+        verdict="CRASH",
+        first_error=line,
+    )
+    md = render_markdown(facts, steps(facts), "0.1.0", "2026-01-01T00:00:00Z")
+    header = md.split("\n## ", 1)[0]
+    assert "The first error the app would print: Topics not co-partitioned" in header
+    sh = render_sh(facts, steps(facts), "0.1.0", "2026-01-01T00:00:00Z")
+    assert f"# The first error the app would print: {line}" in sh.splitlines()[:12]
