@@ -33,6 +33,7 @@ by hand).  An Empty group's counts are as of the last time it had members.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -330,9 +331,24 @@ def _classic(described: Mapping[str, Any]) -> _Described:
 
 def _user_data(assignment: Any) -> bytes | None:
     """A decoded consumer-protocol assignment's user data (a Kafka Streams member's
-    AssignmentInfo), if it has any."""
+    AssignmentInfo), if it has any: kafka-python 3's DescribeGroups answer holds it as
+    text (its ``to_dict()`` makes bytes JSON-able), which :func:`_unjsoned` undoes."""
     data = assignment.get("user_data") if isinstance(assignment, Mapping) else None
+    if isinstance(data, str):
+        return _unjsoned(data)
     return bytes(data) if isinstance(data, (bytes, bytearray, memoryview)) else None
+
+
+_ESCAPED = re.compile(rb"\\x([0-9a-f]{2})")
+
+
+def _unjsoned(text: str) -> bytes:
+    """The bytes kafka-python's ``to_dict()`` wrote as text: decoded as UTF-8, each byte
+    that is not UTF-8 as the four characters ``\\xNN`` (``errors='backslashreplace'``).
+    A byte 0x5C followed by ``x`` and two hex digits would read as one byte too; in the
+    small ints an AssignmentInfo's task list is made of, that cannot occur."""
+    raw = text.encode("utf-8", "surrogatepass")
+    return _ESCAPED.sub(lambda m: bytes.fromhex(m[1].decode()), raw)
 
 
 def _assigned(assignment: Any) -> tuple[tuple[str, int], ...]:

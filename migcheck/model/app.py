@@ -135,8 +135,8 @@ def first_error(c: AppCandidate) -> str | None:
         for i, x in enumerate(cands, 1)
     )
     return (
-        "whether topics are joined decides the first error, and the cluster does not show it; "
-        f"in the order Kafka Streams checks them: {each}. {TOPOLOGY_SETTLES}"
+        "whether topics are joined decides the first error, and the cluster does not show it "
+        f"({TOPOLOGY_SETTLES}); in the order Kafka Streams checks them: {each}"
     )
 
 

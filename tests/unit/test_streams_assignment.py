@@ -10,6 +10,8 @@ partitions sorted by topic, then number (StreamsPartitionAssignor.PARTITION_COMP
 
 from __future__ import annotations
 
+from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
+
 from migcheck.kafka.groups import _classic
 from migcheck.kafka.streams_assignment import subtopologies_by_partition
 
@@ -87,3 +89,36 @@ def test_a_classic_member_carries_its_partitions_sub_topologies() -> None:
     assert member.subtopology_of[("a", 0)] == 1 and member.subtopology_of[("b", 0)] == 0
     plain = {"members": [{"member_id": "m", "member_assignment": {**assignment, "user_data": b""}}]}
     assert _classic(plain).members[0].subtopology_of == {}
+
+
+def test_kafka_pythons_describe_answer_is_read_as_it_hands_it_on() -> None:
+    """kafka-python 3's DescribeGroups answer decodes a member's assignment and makes it
+    JSON-able (``to_dict()``): the user data arrives as text, every byte that is not UTF-8
+    written ``\\xNN``.  Its own encoder and decoder make that text here."""
+    wire = ConsumerProtocolAssignment(
+        assigned_partitions=[
+            ConsumerProtocolAssignment.TopicPartition(topic=t, partitions=ps)
+            for t, ps in (("a", [1, 0]), ("b", [0]), ("c", [3, 1]))
+        ],
+        user_data=bytes.fromhex(ENCODED[11]),
+        version=0,
+    ).encode()
+    answer = ConsumerProtocolAssignment.decode(wire).to_dict()
+    assert isinstance(answer["user_data"], str)  # what _classic is handed
+    described = {"members": [{"member_id": "m", "member_assignment": answer}]}
+    (member,) = _classic(described).members
+    expected = {("a", 0): 1, ("a", 1): 0, ("b", 0): 0, ("c", 1): 0, ("c", 3): 0}
+    assert member.subtopology_of == expected
+    # a byte 0x5C (partition 92) and bytes above 0x7F (sub-topology 200) come back whole
+    data = bytes.fromhex("0000000200000002000000c800000005000000000000005c")
+    back = ConsumerProtocolAssignment.decode(
+        ConsumerProtocolAssignment(
+            assigned_partitions=[
+                ConsumerProtocolAssignment.TopicPartition(topic="t", partitions=[92, 5])
+            ],
+            user_data=data,
+            version=0,
+        ).encode()
+    ).to_dict()
+    (member,) = _classic({"members": [{"member_assignment": back}]}).members
+    assert member.subtopology_of == {("t", 5): 200, ("t", 92): 0}
