@@ -137,15 +137,18 @@ class Sizes:
     internal: dict[str, int]  # full internal topic name -> the count Streams expects
 
 
-def sizes(app: App, external: Mapping[str, int]) -> Sizes:
-    """The task and internal-topic counts Streams computes when sources have ``external`` counts."""
+def sizes(app: App, external: Mapping[str, int], checked: bool = False) -> Sizes:
+    """The task and internal-topic counts Streams computes when sources have ``external``
+    counts: as it creates them (a reset deletes the internal topics), or, ``checked``, as
+    its checks expect them of the topics that exist (:func:`_reads_existing`)."""
+    existing = checked and _reads_existing(app)
     tasks: dict[int, int] = {}
     repartition: dict[str, int] = dict(app.fixed)
     pending = [s for s in app.topology.subtopologies if not s.is_global]
     while pending:
         progressed = False
         for sub in list(pending):
-            counts = _source_counts(app, sub, external, repartition)
+            counts = _source_counts(app, sub, external, repartition, existing=existing)
             if counts is None:
                 continue  # an upstream repartition topic is not sized yet
             tasks[sub.id] = max(counts.values(), default=0)
@@ -156,7 +159,7 @@ def sizes(app: App, external: Mapping[str, int]) -> Sizes:
             progressed = True
         if not progressed:  # a cycle or an unknown topic: size what is known from existing counts
             for sub in pending:
-                counts = _source_counts(app, sub, external, repartition, allow_unknown=True) or {}
+                counts = _source_counts(app, sub, external, repartition, True, existing) or {}
                 tasks[sub.id] = max(counts.values(), default=0)
             break
     internal = {app.internal(t): n for t, n in repartition.items()}
@@ -174,11 +177,14 @@ def _source_counts(
     external: Mapping[str, int],
     repartition: Mapping[str, int],
     allow_unknown: bool = False,
+    existing: bool = False,
 ) -> dict[str, int] | None:
     counts: dict[str, int] = {}
     for t in sub.source_topics:
         if app.is_repartition(t):
-            if t in repartition:
+            if existing and app.internal(t) in app.counts:
+                counts[t] = app.counts[app.internal(t)]
+            elif t in repartition:
                 counts[t] = repartition[t]
             elif allow_unknown and app.internal(t) in app.counts:
                 counts[t] = app.counts[app.internal(t)]
@@ -191,6 +197,17 @@ def _source_counts(
         if plain:
             counts = {t: (max(plain) if app.is_repartition(t) else n) for t, n in counts.items()}
     return counts
+
+
+def _reads_existing(app: App) -> bool:
+    """Whether the app's checks count a sub-topology's tasks from the repartition topics it
+    reads as they exist, not as their upstream sizes them.  The streams protocol's broker
+    does (group-coordinator's streams.topics.InternalTopicManager.getPartitionCount asks
+    the metadata image first and its own decided count only for a topic that does not
+    exist, in 4.1.1 to 4.3.1): a repartition topic of the wrong count is an error of its
+    own, and the changelogs behind it are checked against its count as it is.  Classic
+    never gets that far: the repartition topic's check throws before any changelog's."""
+    return app.protocol == Protocol.STREAMS
 
 
 def _copartitioned(app: App, sub: SubTopology) -> bool:
@@ -329,7 +346,7 @@ def health(app: App) -> tuple[Reason, ...]:
     Each one is the error the app will hit at its next rebalance, if it is not
     already down with it.
     """
-    today = sizes(app, external_counts(app))
+    today = sizes(app, external_counts(app), checked=True)
     return tuple(
         Reason(
             AppLevel.CRASH,
@@ -377,7 +394,8 @@ def verdict(app: App, proposed: Mapping[str, int]) -> AppVerdict:
     before = external_counts(app)
     after = {**before, **{t: n for t, n in proposed.items() if t in before}}
     changed = replace(app, counts={**app.counts, **proposed})
-    change = Change(changed, app.counts, after, sizes(app, before), sizes(changed, after))
+    old, new = sizes(app, before, checked=True), sizes(changed, after, checked=True)
+    change = Change(changed, app.counts, after, old, new)
     reasons: list[Reason] = []
     levels: dict[int, AppLevel] = {}
     for sub in app.topology.subtopologies:

@@ -319,7 +319,9 @@ def test_streams_protocol_names_the_internal_topic_first_in_the_brokers_hashset(
         app = App(app_id, topology, counts, {}, Protocol.STREAMS)
         assert hashset_order(app.required_topics()) == printed
         v = verdict(app, {"orders": 6, "customers": 6})
-        internal = [t for t in printed if "-" in t]
+        # the counts' changelog is checked against the repartition topic as it exists (3):
+        # InternalTopicManager.getPartitionCount asks the metadata image first
+        internal = [t for t in printed if "-" in t and "counts" not in t]
         assert [r.topics[0] for r in v.reasons] == internal
         assert v.reasons[0].text.startswith(f"Invalid topology: Existing topic {internal[0]} ")
     # one side widened: the co-partitioning, checked before any internal topic
