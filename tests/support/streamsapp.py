@@ -18,7 +18,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafkatest import REPO, STREAMS_SRC, Kafka, compile_fixture, run, state_dir
+from kafkatest import (
+    REPO,
+    STREAMS_SRC,
+    Kafka,
+    cds_options,
+    compile_fixture,
+    run,
+    settle_archive,
+    state_dir,
+)
 from oracles import java_partition, run_cli
 
 KEYS = [f"k{i}" for i in range(400)]
@@ -112,6 +121,7 @@ class Live:
             with contextlib.suppress(BrokenPipeError):
                 self.proc.stdin.close()
         code = self.proc.wait(timeout=self.max_seconds + 60)
+        settle_archive(self.proc.args)  # type: ignore[arg-type]
         for pump in self._pumps:
             pump.join(timeout=10)
         return _parse(code, self.text("out"), self.text("err"))
@@ -179,7 +189,11 @@ class StreamsApp:
         default leaves, so the next run does not wait for it."""
         state = self.state_dir if instance == 0 else self.state_dir / f"instance-{instance}"
         return [
-            *self._fixture("run", f"-Dlog4j2.configurationFile={LOG_CONFIG}"),
+            *self._fixture(
+                "run",
+                *cds_options(self.cp, "StreamsFixture"),
+                f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+            ),
             "--bootstrap-server",
             self.kafka.bootstrap,
             "--application-id",
