@@ -1,0 +1,212 @@
+"""Joined topics: `migcheck app`, the gate and the runbook quote the error a real app prints
+first, on both protocols, and say so honestly where the cluster cannot tell.
+
+The app is fixtures/java/streams' ``join-rekey``: ``orders`` left-joined with
+``builder.table(customers)`` (unnamed, so its store is named after the topic), re-keyed and
+counted through a repartition topic.  Widening ``orders`` alone, Kafka Streams checks
+co-partitioning before the repartition topic on both protocols (CHECK_ORDERS); widening
+``customers`` too, the first internal topic of the wrong count (classic: the repartition
+topic; the streams protocol: the first in the broker's HashSet, which depends on the
+random application id).  The expected lines are the app's own ``CRASH:`` lines, never
+migcheck's: each test asks migcheck first, then alters and runs the app.
+
+A join with no repartition topic (``join-nochangelog``) is the classic protocol's
+UNCHECKED_JOIN: nothing checks it, and the app stalls in REBALANCING until task.timeout.ms
+ends it with a TimeoutException that does not name the cause (FINDINGS.md; the test
+watches the stall for 20 s).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from kafkatest import Kafka
+from oracles import run_cli
+from streamsapp import KEYS, Live, StreamsApp, phase1, phase2
+
+pytestmark = pytest.mark.kafka
+
+TOPOLOGY_EXCEPTION = "org.apache.kafka.streams.errors.TopologyException: "
+STREAMS_EXCEPTION = "org.apache.kafka.streams.errors.StreamsException: "
+#: Classic's co-partitioning TopologyException: "Invalid topology: " and the thread's name
+#: come before the text CopartitionedTopicsEnforcer formats.
+CLASSIC_TOPOLOGY = TOPOLOGY_EXCEPTION + "Invalid topology: "
+RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
+#: The log prefix a classic TopologyException carries: the thread's name holds the
+#: process's random UUID, so migcheck quotes what follows it.
+THREAD = re.compile(r"stream-thread \[[^\]]*\] ")
+
+
+def _started(kafka: Kafka, topology: str, protocol: str) -> StreamsApp:
+    """A real app with its table and the first records produced; classic members of a
+    crashed run leave within 10 s (session.timeout.ms), so the next run does not wait."""
+    session = 10_000 if protocol == "classic" else None
+    app = StreamsApp(kafka, topology, protocol=protocol, session_timeout_ms=session)
+    app.produce(app.table, [(k, f"c{i}") for i, k in enumerate(KEYS)])
+    app.produce(app.input, phase1())
+    return app
+
+
+def _app(app: StreamsApp, *args: str, topics: tuple[str, ...] = ()) -> dict:
+    """``migcheck app``'s candidate for 6 partitions of ``topics`` (default the input)."""
+    changed = [a for t in topics or (app.input,) for a in ("--topic", t)]
+    p = app.migcheck("app", *args, *changed, "--to", "6", "--format", "json")
+    assert p.returncode == 1, p.stderr
+    report = json.loads(p.stdout)
+    assert report["verdict"] == "CRASH"
+    (cand,) = report["candidates"]
+    return {**cand, "basis": report["basis"]}
+
+
+def _gate_reasons(app: StreamsApp, *args: str) -> list[str]:
+    """The gate's reasons for this app, for the input widened to 6."""
+    bootstrap = ("--bootstrap-server", app.kafka.bootstrap)
+    p = run_cli("gate", *bootstrap, *args, "--change", f"{app.input}=6", "--format", "json")
+    assert p.returncode == 1, p.stderr
+    (change,) = json.loads(p.stdout)["changes"]
+    (reader,) = [r for r in change["readers"] if r["id"] == app.app_id]
+    assert reader["verdict"] == "CRASH" and reader["rules"] == ["MC201"]
+    return reader["reasons"]
+
+
+def _runbook_first_error(app: StreamsApp, *args: str) -> str:
+    """The runbook's header line that quotes the first error (the script's comment)."""
+    p = app.migcheck("runbook", *args, "--topic", app.input, "--to", "6", "--format", "sh")
+    assert p.returncode == 0, p.stderr
+    said = "# The first error the app would print: "
+    (line,) = [ln for ln in p.stdout.splitlines() if ln.startswith(said)]
+    return line.removeprefix(said)
+
+
+#: How long the app must stay in REBALANCING, with no task and no error, after the alter.
+STALL = 20
+
+
+def _first_of(live: Live, texts: tuple[str, ...], since: float, seconds: float) -> str | None:
+    """The first line holding one of ``texts`` within ``seconds`` after ``since``, if any."""
+    end = since + seconds
+    while time.monotonic() < end and live.proc.poll() is None:
+        for text in texts:
+            if live.first(text, since) is not None:
+                return text
+        time.sleep(0.2)
+    return next((t for t in texts if live.first(t, since) is not None), None)
+
+
+def _quoted(crash: str | None, exception: str) -> str:
+    """The app's CRASH line as migcheck quotes it: without the exception's class and the
+    thread's name (FINDINGS.md, "A join before a repartition topic")."""
+    assert crash is not None and crash.startswith(exception), crash
+    return THREAD.sub("", crash.removeprefix(exception), count=1)
+
+
+def test_classic_dies_on_co_partitioning_before_the_repartition_topic(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Running, the group's tasks show orders and customers read by one sub-topology: the
+    first error, certain.  Stopped, the cluster shows no such thing: the candidates, in
+    Kafka's order, naming --topology; the first is the real one.  With --topology: the
+    real line, as the gate's reason and the runbook's header quote it too."""
+    app = _started(kafka, "join-rekey", "classic")
+    topology = ("--topology", str(app.describe(tmp_path / "join-rekey.txt")))
+    with app.live() as live:
+        live.wait_for(RUNNING, 60)
+        running = _app(app)
+        running_gate = _gate_reasons(app)
+        first = live.finish()
+    assert first.crash is None and first.code == 0, first.stderr[-2000:]
+    stopped = _app(app)
+    given = _app(app, *topology)
+    both = _app(app, *topology, topics=(app.input, app.table))
+    stopped_gate = _gate_reasons(app)
+    gate = _gate_reasons(app, "--topology", f"{app.app_id}={topology[1]}")
+    header = _runbook_first_error(app, *topology)
+
+    app.alter(app.input, 6)
+    app.produce(app.input, phase2())
+    second = app.run()
+    real = _quoted(second.crash, CLASSIC_TOPOLOGY)
+    assert real.startswith("Topics not co-partitioned: [{")
+    assert running["basis"] == "inferred" and running["error"] == real  # the tasks settle it
+    assert running_gate == [real]
+    assert given["error"] == real and gate == [real] and header == real
+    # stopped, without --topology: no single error; the real one first, on its condition
+    assert stopped["error"] is None
+    (joined, not_joined) = stopped["error_candidates"]
+    assert (joined["error"], joined["check"]) == (real, "copartition")
+    assert "are joined (co-partitioned)" in joined["condition"]
+    assert not_joined["check"] == "repartition" and "not joined" in not_joined["condition"]
+    assert f"{app.app_id}-rekey-group-repartition" in not_joined["error"]
+    (said,) = stopped_gate  # the gate says the same: both, in that order, and what settles it
+    assert said.index(real) < said.index(not_joined["error"]) and "--topology" in said
+
+    app.alter(app.table, 6)  # co-partitioned again: the repartition topic comes first
+    third = app.run()
+    assert _quoted(third.crash, STREAMS_EXCEPTION) == both["error"], third.crash
+    assert f"{app.app_id}-rekey-group-repartition" in both["error"]
+
+
+def test_streams_protocol_dies_on_co_partitioning_then_in_the_brokers_order(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Stopped, the streams group's broker still describes the topology: the first error
+    is certain without --topology too.  With both sides widened, the broker names the
+    first internal topic of its HashSet, which migcheck computes from the names."""
+    app = _started(kafka, "join-rekey", "streams")
+    first = app.run()
+    assert first.crash is None and first.code == 0, first.stderr[-2000:]
+    topology = ("--topology", str(app.describe(tmp_path / "join-rekey.txt")))
+    broker = _app(app)
+    given = _app(app, *topology)
+    both = _app(app, *topology, topics=(app.input, app.table))
+    gate = _gate_reasons(app)
+    header = _runbook_first_error(app)
+
+    app.alter(app.input, 6)
+    app.produce(app.input, phase2())
+    second = app.run()
+    real = _quoted(second.crash, TOPOLOGY_EXCEPTION)
+    assert real.startswith("Invalid topology: Following topics do not have the same number")
+    assert broker["basis"] == "broker" and broker["error"] == given["error"] == real
+    assert gate == [real] and header == real
+    # at its next heartbeat: the default handler ends the client, REPLACE_THREAD stalls it
+    assert "REPLACE_THREAD stalls it" in broker["error_when"]
+
+    app.alter(app.table, 6)
+    third = app.run()
+    assert _quoted(third.crash, TOPOLOGY_EXCEPTION) == both["error"]
+    assert both["error"].startswith(f"Invalid topology: Existing topic {app.app_id}-")
+
+
+def test_a_join_without_a_repartition_topic_is_never_checked_and_stalls(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """``join-nochangelog`` has no internal topic at all.  Classic checks co-partitioning
+    only in its repartition topics' setup, so nothing fails at the rebalance: the app stays
+    in REBALANCING with no task, and would die only after task.timeout.ms (FINDINGS.md).
+    Stopped, its group shows two topics of one count and nothing else: joined they stall
+    it, not joined their state may hide unseen; both are named."""
+    app = _started(kafka, "join-nochangelog", "classic")
+    first = app.run()
+    assert first.crash is None and first.code == 0, first.stderr[-2000:]
+    given = _app(app, "--topology", str(app.describe(tmp_path / "join-nochangelog.txt")))
+    stopped = _app(app)
+
+    app.alter(app.input, 6)
+    app.produce(app.input, phase2())
+    with app.live(max_seconds=60) as live:  # killed at the end: a stalled close takes 30 s
+        started = live.wait_for("STATE-CHANGE CREATED -> REBALANCING", 60)
+        # the stall, not the 5-minute timeout: anything else ends the wait at once
+        ended = _first_of(live, ("-> RUNNING", "CRASH: ", "ERROR"), since=started, seconds=STALL)
+        assert ended is None, live.text("err")[-2000:]
+        assert live.proc.poll() is None and "TASKS REBALANCING active=[]" in live.text("err")
+    (reason,) = [r for r in given["reasons"] if r["level"] == "CRASH"]
+    assert reason["check"] == "unchecked-join" and "stays in REBALANCING" in given["error"]
+    assert stopped["error"] is None
+    joined, not_joined = stopped["error_candidates"]
+    assert (joined["check"], joined["error"]) == ("unchecked-join", given["error"])
+    assert (not_joined["verdict"], not_joined["error"]) == ("CORRUPT", None)
