@@ -13,11 +13,16 @@ import hashlib
 import itertools
 import os
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+from kafka.errors import KafkaError, KafkaTimeoutError, UnrecognizedBrokerVersion
 
 REPO = Path(__file__).resolve().parents[2]
 KAFKA_LOCAL = REPO / "scripts" / "kafka-local"
@@ -29,6 +34,9 @@ STREAMS_SRC = REPO / "fixtures" / "java" / "streams" / "StreamsFixture.java"
 #: Java producer's default partitioner decide.  The strings "!begin", "!commit" and
 #: "!abort" are transaction markers.
 Record = tuple[bytes | None, bytes | int | None, int | None] | str
+
+#: A broker just started, not yet registered: worth another try.
+_NOT_READY = (KafkaTimeoutError, UnrecognizedBrokerVersion)
 
 
 @dataclass(frozen=True)
@@ -180,6 +188,8 @@ class Kafka:
         self.sasl_bootstrap = sasl_bootstrap  # PLAIN and SCRAM-SHA-512
         self.ssl_bootstrap = ssl_bootstrap  # TLS, server certificate signed by ``ca``
         self.ca = ca
+        self._admin_client: KafkaAdminClient | None = None
+        self._admin_lock = threading.Lock()
 
     def unique(self, prefix: str) -> str:
         return f"{prefix}-{next(self._names)}-{uuid.uuid4().hex[:6]}"
@@ -189,26 +199,32 @@ class Kafka:
         return run([str(KAFKA_LOCAL), "tool", name, *args], stdin=stdin)
 
     def create_topic(self, prefix: str, partitions: int, **configs: str) -> str:
+        """A new topic, created through kafka-python's admin client (the CreateTopics call
+        kafka-topics makes): tests create some 400 topics, and a tool's JVM for each cost
+        more CPU than any other fixture (docs/development.md, "The suite's time").  Tests
+        whose subject is kafka-topics itself run the tool."""
         name = self.unique(prefix)
-        args = [
-            "--bootstrap-server",
-            self.bootstrap,
-            "--create",
-            "--topic",
-            name,
-            "--partitions",
-            str(partitions),
-            "--replication-factor",
-            "1",
-        ]
-        for key, value in configs.items():
-            args += ["--config", f"{key.replace('_', '.')}={value}"]
-        for _ in range(3):  # a broker just started on a loaded machine may not be registered
-            rc, out, err = self.tool("kafka-topics", *args)
-            if "Timed out waiting for a node assignment" not in err + out:
-                break
-        assert rc == 0 and "Created topic" in out, f"kafka-topics --create failed: {out} {err}"
-        return name
+        topic = NewTopic(
+            name, partitions, 1, topic_configs={k.replace("_", "."): v for k, v in configs.items()}
+        )
+        deadline = time.monotonic() + 60
+        while True:  # a broker just started on a loaded machine may not be registered yet
+            try:
+                with self._admin_lock:
+                    self._admin().create_topics([topic], timeout_ms=30_000)
+                return name
+            except KafkaError as e:
+                retry = getattr(e, "retriable", False) or isinstance(e, _NOT_READY)
+                if time.monotonic() > deadline or not retry:
+                    raise AssertionError(f"creating topic {name} failed: {e!r}") from e
+                time.sleep(0.5)
+
+    def _admin(self) -> KafkaAdminClient:
+        """One admin client per broker and process (kafka-python's is not thread-safe:
+        callers hold ``_admin_lock``)."""
+        if self._admin_client is None:
+            self._admin_client = KafkaAdminClient(bootstrap_servers=self.bootstrap)
+        return self._admin_client
 
     def produce(
         self,
