@@ -33,7 +33,6 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Literal
 
 from migcheck.model.app import AppLevel
 from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
@@ -236,9 +235,11 @@ class Check(StrEnum):
     UNSEEN_STATE = "unseen-state"  # keys move and no store is visible to rule state out
 
 
-#: How reasons of one step are ordered: ``none``, the rules' order (sub-topology by
-#: sub-topology); ``hashset``, the broker's pass over the required topics' HashSet.
-Tie = Literal["none", "hashset"]
+class Tie(StrEnum):
+    """How the reasons of one step are ordered."""
+
+    RULES = "rules"  # the rules' order, sub-topology by sub-topology
+    HASHSET = "hashset"  # the broker's one pass over the required topics' Java HashSet
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ class CheckOrder:
     #: the classes and methods that run them, in that order
     source: str
     #: how the reasons of one step are ordered: the topic's place in Java's HashSet
-    tie: Tie = "none"
+    tie: Tie = Tie.RULES
 
     @property
     def checks(self) -> tuple[Check, ...]:
@@ -302,7 +303,7 @@ CHECK_ORDERS: Mapping[Protocol, CheckOrder] = {
         "InternalTopicManager.configureTopics: decidePartitionCounts "
         "(enforceCopartitioning), then missingInternalTopics over "
         "StreamsTopology.requiredTopics()",
-        tie="hashset",
+        tie=Tie.HASHSET,
     ),
 }
 
@@ -412,7 +413,7 @@ def in_check_order(app: App, reasons: Sequence[Reason]) -> tuple[Reason, ...]:
     that the first CRASH is the error it prints."""
     order = CHECK_ORDERS[app.protocol]
     place: dict[str, int] = {}
-    if order.tie == "hashset":
+    if order.tie is Tie.HASHSET:
         place = {t: i for i, t in enumerate(hashset_order(app.required_topics()))}
 
     def key(r: Reason) -> tuple[int, int]:
