@@ -33,7 +33,7 @@ from migcheck.gate.next_steps import next_steps
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import topics_with_prefix
 from migcheck.kafka.metadata import describe_topics
-from migcheck.model.app import AppLevel, first_error
+from migcheck.model.app import AppCandidate, AppLevel, first_error
 from migcheck.model.gate import (
     Acceptance,
     GateAcceptance,
@@ -48,10 +48,9 @@ from migcheck.model.gate import (
 from migcheck.model.header import report_header
 from migcheck.model.readers import STATEFUL_KINDS, ReaderEntry
 from migcheck.readers.discovery import Found, find_readers
+from migcheck.streams.rules import Check
 from migcheck.untrusted import quoted
 
-#: The app report's check of a CORRUPT that only says no store is visible: unknown, not split.
-UNSEEN_STATE = "unseen-state"
 TOPOLOGY_SETTLES = "migcheck gate --topology APP_ID=FILE (the app's Topology#describe()) settles it"
 
 
@@ -244,14 +243,25 @@ def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader
     except MigcheckError as e:
         return unknown_reader(kind, id, f"migcheck app could not judge it: {e}")
     (cand,) = outcome.report["candidates"]
-    unseen = [r for r in cand["reasons"] if r.get("check") == UNSEEN_STATE]
+    # a CORRUPT that only says no store is visible is unknown, not split
+    unseen = [r for r in cand["reasons"] if r.get("check") == Check.UNSEEN_STATE]
     if cand["verdict"] == AppLevel.CORRUPT and len(unseen) == len(cand["reasons"]):
         return unknown_reader(kind, id, f"{unseen[0]['text']}; {TOPOLOGY_SETTLES}")
     first = first_error(cand)  # as migcheck app and the runbook's header quote it
     reasons = [first] if first else [r["text"] for r in cand["reasons"]]
     if cand.get("after_cleanup"):
         reasons.append(cand["after_cleanup"] or "")
-    return app_reader(kind, id, cand["verdict"], reasons)
+    return app_reader(kind, id, cand["verdict"], reasons, stalls=_stalls(cand))
+
+
+def _stalls(cand: AppCandidate) -> bool:
+    """Whether the app's first error, for certain, is the unchecked join's stall: the
+    first CRASH reason (reasons come in the order Kafka Streams checks them) trips no
+    check, and no candidate of another shape could come first."""
+    if cand.get("error_candidates"):
+        return False
+    crashes = [r for r in cand["reasons"] if r["level"] == AppLevel.CRASH]
+    return bool(crashes) and crashes[0].get("check") == Check.UNCHECKED_JOIN
 
 
 def _acceptance(

@@ -59,6 +59,11 @@ APP_RULES: Mapping[AppLevel, str | None] = {
     AppLevel.SAFE: None,
 }
 
+#: A CRASH that no check of Kafka Streams raises: joined topics of unequal counts in a
+#: classic app without repartition topics, whose group stalls in REBALANCING until
+#: task.timeout.ms (FINDINGS.md, join-nochangelog).  Cited instead of MC201.
+STALLS = "MC203"
+
 #: The rule of whatever the gate cannot map: it blocks (the gate fails closed).
 UNMAPPED = "MC302"
 
@@ -102,14 +107,19 @@ def plain_reader(kind: str, id: str, judgements: Sequence[ReaderJudgement]) -> G
     return GateReader(kind=kind, id=id, verdict=verdict, reasons=texts, rules=codes)
 
 
-def app_reader(kind: str, id: str, level: str, reasons: Sequence[str]) -> GateReader:
+def app_reader(
+    kind: str, id: str, level: str, reasons: Sequence[str], stalls: bool = False
+) -> GateReader:
     """A stateful app, by ``migcheck app``'s verdict for the change and its reasons.  A
-    level the gate does not know (a newer report's, a typo) is UNKNOWN, which blocks."""
+    level the gate does not know (a newer report's, a typo) is UNKNOWN, which blocks.
+    ``stalls``: its first error, for certain, is the unchecked join's stall (:data:`STALLS`)."""
     try:
         code = APP_RULES[AppLevel(level)]
     except (ValueError, KeyError):
         why = f"migcheck app's verdict {level!r} is not one the gate knows, so it blocks"
         return unknown_reader(kind, id, why)
+    if stalls and code == APP_RULES[AppLevel.CRASH]:
+        code = STALLS
     verdict = RULES[code].verdict if code else GateVerdict.SAFE
     return GateReader(
         kind=kind, id=id, verdict=verdict, reasons=list(reasons), rules=[code] if code else []

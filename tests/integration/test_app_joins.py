@@ -62,13 +62,19 @@ def _app(app: StreamsApp, *args: str, topics: tuple[str, ...] = ()) -> dict:
     return {**cand, "basis": report["basis"]}
 
 
-def _gate_reasons(app: StreamsApp, *args: str) -> list[str]:
-    """The gate's reasons for this app, for the input widened to 6."""
+def _gate_reader(app: StreamsApp, *args: str) -> dict:
+    """The gate's judgement of this app, for the input widened to 6 (it blocks)."""
     bootstrap = ("--bootstrap-server", app.kafka.bootstrap)
     p = run_cli("gate", *bootstrap, *args, "--change", f"{app.input}=6", "--format", "json")
     assert p.returncode == 1, p.stderr
     (change,) = json.loads(p.stdout)["changes"]
     (reader,) = [r for r in change["readers"] if r["id"] == app.app_id]
+    return reader
+
+
+def _gate_reasons(app: StreamsApp, *args: str) -> list[str]:
+    """The gate's reasons for this app, which crashes (MC201)."""
+    reader = _gate_reader(app, *args)
     assert reader["verdict"] == "CRASH" and reader["rules"] == ["MC201"]
     return reader["reasons"]
 
@@ -193,8 +199,13 @@ def test_a_join_without_a_repartition_topic_is_never_checked_and_stalls(
     app = _started(kafka, "join-nochangelog", "classic")
     first = app.run()
     assert first.crash is None and first.code == 0, first.stderr[-2000:]
-    given = _app(app, "--topology", str(app.describe(tmp_path / "join-nochangelog.txt")))
+    topology = app.describe(tmp_path / "join-nochangelog.txt")
+    given = _app(app, "--topology", str(topology))
     stopped = _app(app)
+    # the gate cites the stall's own rule (docs/rules.md, MC203), which the app bears out below
+    stall = _gate_reader(app, "--topology", f"{app.app_id}={topology}")
+    assert (stall["verdict"], stall["rules"]) == ("STALL", ["MC203"]), stall
+    assert stall["reasons"] == [given["error"]]
 
     app.alter(app.input, 6)
     app.produce(app.input, phase2())

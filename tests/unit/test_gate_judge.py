@@ -131,6 +131,44 @@ def test_every_app_verdict_is_mapped() -> None:
         assert (r["verdict"], r["rules"]) == (verdict, rules), level
 
 
+def test_a_crash_that_is_the_unchecked_joins_stall_cites_mc203_and_blocks() -> None:
+    """docs/rules.md: MC203, verdict STALL, blocks; the stall is a CRASH in the end
+    (task.timeout.ms), so only a CRASH becomes it."""
+    r = app_reader("kafka-streams", "s", "CRASH", ["joined topics ..."], stalls=True)
+    assert (r["verdict"], r["rules"]) == (GateVerdict.STALL, ["MC203"])
+    j = judge(Proposal("orders", None, 6, CHANGE), 3, [r], MOVED, None)
+    assert j.verdict is GateVerdict.STALL and j.blocks
+    corrupt = app_reader("kafka-streams", "s", "CORRUPT", ["split"], stalls=True)
+    assert corrupt["rules"] == ["MC202"]
+
+
+def _reason(check: str, level: str = "CRASH") -> dict[str, object]:
+    return {"level": level, "subtopology": 0, "text": check, "topics": [], "stores": [],
+            "check": check}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("checks", "candidates", "stalls"),
+    [
+        (["unchecked-join"], None, True),
+        (["unchecked-join", "unchecked-state"], None, True),
+        (["copartition", "unchecked-join"], None, False),  # a real check throws first
+        (["changelog"], None, False),
+        (["unchecked-join"], [{"error": "x"}], False),  # another shape could come first
+        ([], None, False),
+    ],
+)
+def test_the_gate_cites_the_stall_only_when_it_is_the_certain_first_error(
+    checks: list[str], candidates: object, stalls: bool
+) -> None:
+    from migcheck.commands.gate import _stalls
+
+    reasons = [_reason(c, "CORRUPT" if c == "unchecked-state" else "CRASH") for c in checks]
+    cand = {"verdict": "CRASH", "error": None, "reasons": reasons,
+            "error_candidates": candidates}  # fmt: skip
+    assert _stalls(cand) is stalls  # type: ignore[arg-type]
+
+
 def test_every_plain_risk_is_mapped_and_none_is_dropped() -> None:
     assert set(RISK_EXPECTED) == set(ReaderRisk)
     for risk, (verdict, code) in RISK_EXPECTED.items():
