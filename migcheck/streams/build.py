@@ -41,6 +41,7 @@ from migcheck.readers.naming import quix_nested, quix_topic
 from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
 from migcheck.streams.rules import App, sizes
 from migcheck.streams.topology import Node, SubTopology, Topology
+from migcheck.words import listing
 
 
 class Basis(StrEnum):
@@ -169,22 +170,18 @@ def _with_joins(
     alternatives = tuple(
         Scenario(
             replace(app, joins=(*app.joins, frozenset(group))),
-            f"{_listed(group)} are joined (co-partitioned)",
+            f"{listing(group)} are joined (co-partitioned)",
         )
         for group in maybe
         for app in [shape(group)]
     )
-    groups = "; ".join(_listed(g) for g in maybe)
+    groups = "; ".join(listing(g) for g in maybe)
     condition = f"none of these is joined: {groups}" if len(maybe) > 1 else None
     return replace(
         model,
         alternatives=alternatives,
-        condition=condition or f"{_listed(maybe[0])} are not joined",
+        condition=condition or f"{listing(maybe[0])} are not joined",
     )
-
-
-def _listed(topics: Sequence[str]) -> str:
-    return ", ".join(topics[:-1]) + f" and {topics[-1]}" if len(topics) > 1 else topics[0]
 
 
 def _app(

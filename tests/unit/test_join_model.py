@@ -10,11 +10,14 @@ same number of partitions" (streams).  Expected texts are Kafka's, written out b
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+from writers import streams_facts
 
 from migcheck.kafka.groups import StreamsSubtopology, TopicInfo
 from migcheck.model.app import TOPOLOGY_SETTLES, AppCandidate, first_error
-from migcheck.model.runbook import NEW_TOPIC, RunbookFacts
+from migcheck.model.runbook import NEW_TOPIC
 from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.streams.build import Facts, from_broker, from_topology, inferred
@@ -218,21 +221,7 @@ def test_the_app_report_shows_each_candidate_and_escapes_the_names() -> None:
 
 def test_the_runbook_header_quotes_the_first_error_as_app_does() -> None:
     line = first_error(_candidate(error=NOT_COPARTITIONED, error_candidates=None))
-    facts = RunbookFacts(
-        app_id="shop",
-        bootstrap="b:9092",
-        command_config=None,
-        topic="orders",
-        partitions=3,
-        to=6,
-        new_topic="orders-p6",
-        strategy=NEW_TOPIC,
-        protocol="classic",
-        internal=(),
-        expected_internal={},
-        verdict="CRASH",
-        first_error=line,
-    )
+    facts = replace(streams_facts("shop", NEW_TOPIC), first_error=line)
     md = render_markdown(facts, steps(facts), "0.1.0", "2026-01-01T00:00:00Z")
     header = md.split("\n## ", 1)[0]
     assert "The first error the app would print: Topics not co-partitioned" in header
