@@ -75,14 +75,19 @@ def kafka() -> Iterator[Kafka]:
 
     existing = os.environ.get("MIGCHECK_TEST_BOOTSTRAP")
     if existing:
-        yield Kafka(existing, fixture_cp, os.environ.get("MIGCHECK_TEST_SASL_BOOTSTRAP"))
+        sasl = os.environ.get("MIGCHECK_TEST_SASL_BOOTSTRAP")
+        with _closing(Kafka(existing, fixture_cp, sasl)) as k:
+            yield k
         return
 
     if _docker_answers():
         from testcontainers.kafka import KafkaContainer
 
-        with KafkaContainer() as container:
-            yield Kafka(container.get_bootstrap_server(), fixture_cp, None)
+        with (
+            KafkaContainer() as container,
+            _closing(Kafka(container.get_bootstrap_server(), fixture_cp, None)) as k,
+        ):
+            yield k
         return
 
     with _shared_broker(state) as bootstrap:
@@ -90,7 +95,9 @@ def kafka() -> Iterator[Kafka]:
         for command in ("sasl-address", "ssl-address", "ca"):
             rc, out, _ = run([str(KAFKA_LOCAL), command])
             secured.append(out.strip() if rc == 0 else None)
-        yield Kafka(bootstrap, fixture_cp, *secured)
+        sasl, ssl, ca = secured
+        with _closing(Kafka(bootstrap, fixture_cp, sasl, ssl, ca, state=state)) as k:
+            yield k
 
 
 @contextmanager
@@ -129,6 +136,15 @@ def _shared_broker(state: Path) -> Iterator[str]:
                 owner.unlink()
 
 
+@contextmanager
+def _closing(kafka: Kafka) -> Iterator[Kafka]:
+    """``kafka``, its admin client closed at the end (see :meth:`Kafka.close`)."""
+    try:
+        yield kafka
+    finally:
+        kafka.close()
+
+
 def _count(path: Path) -> int:
     try:
         return int(path.read_text())
@@ -148,7 +164,9 @@ def private_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kafka]:
         pytest.fail(f"scripts/kafka-local start (a private broker) failed: {p.stderr[-3000:]}",
                     pytrace=False)  # fmt: skip
     try:
-        yield Kafka(p.stdout.strip().splitlines()[-1], compile_fixture(state_dir()), None)
+        with _closing(Kafka(p.stdout.strip().splitlines()[-1], compile_fixture(state_dir()), None,
+                            state=Path(env["MIGCHECK_KAFKA_HOME"]))) as k:  # fmt: skip
+            yield k
     finally:
         subprocess.run([str(KAFKA_LOCAL), "stop"], env=env, capture_output=True, check=False)
 

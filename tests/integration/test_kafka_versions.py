@@ -196,7 +196,7 @@ class Kafka3(Kafka):
 
     def __init__(self, broker: Broker, classpath: str) -> None:
         super().__init__(broker.bootstrap, compile_fixture(broker.state, FIXTURE_SRC, classpath),
-                         None)  # fmt: skip
+                         None, state=broker.state)  # fmt: skip
         self.broker = broker
         self.classpath = classpath
 
@@ -205,13 +205,17 @@ class Kafka3(Kafka):
 
 
 @pytest.fixture(scope="module")
-def kafka3_clients(kafka3: Broker) -> Kafka3:
+def kafka3_clients(kafka3: Broker) -> Iterator[Kafka3]:
     rc, out, err = kafka3.local("classpath")
     assert rc == 0, err
     classpath = out.strip().splitlines()[-1]
     jars = {Path(j).name for j in classpath.split(os.pathsep)}
     assert f"kafka-streams-{KAFKA_3}.jar" in jars and f"kafka-clients-{KAFKA_3}.jar" in jars
-    return Kafka3(kafka3, classpath)
+    clients = Kafka3(kafka3, classpath)
+    try:
+        yield clients
+    finally:  # before the broker stops: its admin client must not outlive it
+        clients.close()
 
 
 def _app3(kafka: Kafka3, topology: str) -> StreamsApp:

@@ -61,6 +61,7 @@ class PyReader:
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._stop = threading.Event()
+        self.kafka = kafka
         self._consumer = KafkaConsumer(
             topic, bootstrap_servers=kafka.bootstrap, group_id=group, **options
         )
@@ -99,7 +100,9 @@ class PyReader:
         deadline = time.monotonic() + timeout
         while not self.ready.wait(0.2):
             self._alive()
-            assert time.monotonic() < deadline, f"{self.group} was assigned nothing"
+            assert time.monotonic() < deadline, (
+                f"{self.group} was assigned nothing\n{self.kafka.diagnose()}"
+            )
 
     def wait_for(self, records: int, timeout: float = 180) -> None:
         """Until it has read ``records``: a hang guard for a loaded machine."""

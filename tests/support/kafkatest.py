@@ -12,11 +12,12 @@ import fcntl
 import hashlib
 import itertools
 import os
+import re
 import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,6 +171,21 @@ def _encode(record: Record) -> str:
     return f"{k}\t{v}" + ("" if partition is None else f"\t{partition}")
 
 
+def _tail(path: Path, keep: Callable[[str], bool], lines: int = 15) -> list[str]:
+    """The last ``lines`` lines of ``path`` that ``keep`` keeps, headed by the file's name."""
+    try:
+        kept = [line for line in path.read_text(errors="replace").splitlines() if keep(line)]
+    except OSError:
+        return [f"{path.name}: absent"]
+    return [f"{path.name} ({len(kept)} lines kept, the last {lines}):", *kept[-lines:]]
+
+
+def _long_pause(line: str) -> bool:
+    """A G1 pause of half a second or more, in Java's unified GC log (``... 612.345ms``)."""
+    match = re.search(r"Pause.* (\d+(?:\.\d+)?)ms$", line)
+    return match is not None and float(match.group(1)) >= 500
+
+
 class Kafka:
     """The broker under test: its address, plus Java-side produce, dump and tools."""
 
@@ -182,14 +198,38 @@ class Kafka:
         sasl_bootstrap: str | None,
         ssl_bootstrap: str | None = None,
         ca: str | None = None,
+        state: Path | None = None,
     ) -> None:
         self.bootstrap = bootstrap
+        self.state = state  # kafka-local's state directory, when this suite started the broker
         self.fixture_cp = fixture_cp
         self.sasl_bootstrap = sasl_bootstrap  # PLAIN and SCRAM-SHA-512
         self.ssl_bootstrap = ssl_bootstrap  # TLS, server certificate signed by ``ca``
         self.ca = ca
         self._admin_client: KafkaAdminClient | None = None
         self._admin_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Closes the admin client: left open, its thread would keep asking a stopped
+        broker for metadata, and log about it in whatever test runs next."""
+        with self._admin_lock:
+            if self._admin_client is not None:
+                self._admin_client.close()
+                self._admin_client = None
+
+    def diagnose(self) -> str:
+        """What the broker was doing, for a failure's message: whether it runs, its last
+        warnings and errors, and its garbage collector's long pauses.  A CI run once lost
+        two tests to a broker that answered nothing for two minutes, and said no more."""
+        if self.state is None:
+            return "(a broker this suite did not start: no logs to show)"
+        pid = self.state / "broker.pid"
+        alive = pid.exists() and Path(f"/proc/{pid.read_text().strip()}").exists()
+        lines = [f"broker {'running' if alive else 'NOT running'} ({self.state})"]
+        warned = re.compile(" (WARN|ERROR) ").search
+        lines += _tail(self.state / "server.log", lambda line: warned(line) is not None)
+        lines += _tail(self.state / "gc.log", _long_pause)
+        return "\n".join(lines)
 
     def unique(self, prefix: str) -> str:
         return f"{prefix}-{next(self._names)}-{uuid.uuid4().hex[:6]}"
@@ -243,7 +283,7 @@ class Kafka:
         for prop in properties:
             cmd += ["--property", prop]
         rc, _, err = run(cmd, stdin="\n".join(_encode(r) for r in records) + "\n")
-        assert rc == 0, f"Java producer failed: {err}"
+        assert rc == 0, f"Java producer failed: {err}\n{self.diagnose()}"
 
     def dump(self, topic: str) -> list[Dumped]:
         """Every committed record, read back by Kafka's Java consumer."""
@@ -252,7 +292,7 @@ class Kafka:
             "--topic", topic,
         )  # fmt: skip
         rc, out, err = run(cmd)
-        assert rc == 0, f"dump failed: {err}"
+        assert rc == 0, f"dump failed: {err}\n{self.diagnose()}"
         rows = []
         for line in out.splitlines():
             p, o, k, v = line.split("\t")
