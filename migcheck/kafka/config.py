@@ -272,19 +272,17 @@ def _cause(refusal: str) -> str:
 def _reaching(client: ClientConfig) -> Iterator[None]:
     """Turn a client's failure to bootstrap into one line that names the cause.  Every
     client receives with fewer copies and stops at a refused login (hooks 1 to 3 and 7
-    of :mod:`~migcheck.kafka.private_hooks`): hook 1 also keeps a broker's last answer
-    before its close, the SASL refusal that names a wrong password.  Before all that,
+    of :mod:`~migcheck.kafka.private_hooks`, on the clients built with
+    :func:`~migcheck.kafka.private_hooks.lean_client`): hook 1 also keeps a broker's last
+    answer before its close, the SASL refusal that names a wrong password.  Before all that,
     :func:`~migcheck.kafka.listener.check_listeners` asks the addresses themselves, so a
     refused connection, a name that does not resolve and a SASL or TLS listener met
     without ``--command-config`` fail at once, each saying what to fix."""
     from kafka.errors import KafkaError
 
     from migcheck.kafka.listener import check_listeners
-    from migcheck.kafka.private_hooks import fail_logins_fast, receive_leanly
 
     check_listeners(client.bootstrap_servers, client.options.get("security_protocol", ""))
-    receive_leanly()
-    fail_logins_fast()
     failures = _AuthFailures()
     logger = logging.getLogger("kafka")
     logger.addHandler(failures)
@@ -364,10 +362,12 @@ def open_consumer(
     (:func:`consumer_options`)."""
     from kafka import KafkaConsumer
 
-    from migcheck.kafka.private_hooks import honour_retry_backoff
+    from migcheck.kafka.private_hooks import honour_retry_backoff, lean_client
 
     with _reaching(client):
-        consumer = KafkaConsumer(**consumer_options(client, fail_on_deleted, **extra))
+        consumer = KafkaConsumer(
+            **consumer_options(client, fail_on_deleted, **extra), kafka_client=lean_client
+        )
     honour_retry_backoff(consumer)
     return consumer
 
@@ -376,8 +376,11 @@ def open_admin(client: ClientConfig) -> KafkaAdminClient:
     """An admin client for describe and list requests only; migcheck never alters a cluster."""
     from kafka import KafkaAdminClient
 
+    from migcheck.kafka.private_hooks import lean_client
+
     with _reaching(client):
         return KafkaAdminClient(
+            kafka_client=lean_client,
             client_id="migcheck",
             request_timeout_ms=30_000,
             bootstrap_timeout_ms=BOOTSTRAP_TIMEOUT_MS,

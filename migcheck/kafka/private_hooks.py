@@ -14,12 +14,12 @@ too, silently: the tests compare the two paths.
 
 The eight hooks, each with why (and its public path):
 
-1. ``KafkaTCPTransport._sock_recv``, replaced class-wide: receives up to 1 MiB a call
-   rather than 4 KiB, so a fetch arrives in a few calls (public: kafka-python's own).
-2. ``KafkaProtocol.receive_bytes``, wrapped class-wide: parses a ``memoryview`` of what was
+1. A connection's transport's ``_sock_recv``: receives up to 1 MiB a call rather than
+   4 KiB, so a fetch arrives in a few calls (public: kafka-python's own).
+2. A connection's parser's ``receive_bytes``: parses a ``memoryview`` of what was
    received, so the parser's slices are views, not copies (public: kafka-python's own).
-3. ``KafkaBytes.read``, replaced class-wide: a frame's long reads are copied once, not
-   twice (public: kafka-python's own).
+3. A connection's parser's ``_process_response``: a frame's long reads are copied once,
+   not twice (public: kafka-python's own).
 4. The fetcher's ``PartitionRecords`` (``consumer._fetcher``), subclassed per consumer: a
    fetched partition's bytes become one :class:`~migcheck.kafka.recordbatch.Columns` chunk
    (:func:`~migcheck.kafka.recordbatch.decode`), not a Python object per record (public:
@@ -34,15 +34,16 @@ The eight hooks, each with why (and its public path):
    the group is described as by a broker without those requests: its type, state and
    committed offsets only, a streams group's model inferred from its topics, no member
    of a consumer-protocol or share group, no topic of an empty share group).
-7. ``KafkaConnectionManager._connect``, wrapped class-wide: a broker's refusal of a
-   SASL login is kept as the node's authentication failure, so the bootstrap stops and
-   raises it at once (public: kafka-python retries until its bootstrap timeout).
+7. A client's ``KafkaConnectionManager._connect``: a broker's refusal of a SASL login
+   is kept as the node's authentication failure, so the bootstrap stops and raises it
+   at once (public: kafka-python retries until its bootstrap timeout).
 8. The consumer's metadata cache (``consumer._manager.cluster``): spaces its refreshes by
    the consumer's own ``retry_backoff_ms``, which kafka-python 3.0 does not hand it
    (public: its 100 ms default, whatever the consumer was given).
 
-Hooks 1 to 3 and 7 are installed once per process by every client
-(:func:`receive_leanly`, :func:`fail_logins_fast`); 8 on every consumer
+Every hook is installed on one object of a client migcheck builds for reading, never on a
+kafka-python class: hooks 1 to 3 and 7 on the connections of each client built with
+:func:`lean_client` (kafka-python's public ``kafka_client`` option), 8 on every consumer
 (:func:`honour_retry_backoff`); 4 by every read of samples and full scans
 (:func:`fetch_columns`); 5 on every empty poll (:func:`partition_gone`); 6 by
 ``kafka/groups.py`` wherever it describes a streams, consumer-protocol or share group
@@ -51,9 +52,11 @@ Hooks 1 to 3 and 7 are installed once per process by every client
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from types import MethodType
 from typing import TYPE_CHECKING
 
 from kafka import __version__ as KAFKA_PYTHON_VERSION
@@ -64,16 +67,14 @@ from migcheck.notice import OnceNotice
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
     from kafka.consumer.fetcher import Fetcher
+    from kafka.net.compat import KafkaNetClient
     from kafka.net.transport import KafkaTCPTransport
     from kafka.protocol.api_message import ApiMessage
     from kafka.protocol.frame import KafkaBytes
-    from kafka.protocol.parser import KafkaProtocol
     from kafka.record.memory_records import MemoryRecords
 
     from migcheck.kafka.recordbatch import Columns
 
-    #: ``KafkaProtocol.receive_bytes``: received bytes to (correlation id, response) pairs.
-    ParseBytes = Callable[[KafkaProtocol, bytes | memoryview], list[tuple[int, ApiMessage]]]
 
 # --- the fence ---------------------------------------------------------------------
 
@@ -140,12 +141,60 @@ RECV_BYTES = 1 << 20
 VIEW_READ_BYTES = 256
 
 _transport_log = logging.getLogger("kafka.net.transport")
-_receiving_leanly = False
 
 
-def receive_leanly() -> None:
-    """Install hooks 1 to 3 in this process, once, class-wide (every client of the
-    process; ``config`` calls it for every client).
+def lean_client(*args: object, **configs: object) -> KafkaNetClient:
+    """kafka-python's ``kafka_client`` option (its public way to build a client's network
+    client): a ``KafkaNetClient`` whose connections carry hooks 1 to 3 and 7, installed on
+    this client's objects alone; kafka-python's own client when the fence is closed.
+    :mod:`~migcheck.kafka.config` passes it to the consumers and the admin client it
+    builds for reading, and to nothing else.
+
+    Why per client: hooks installed class-wide reached every client of the process, the
+    copy's transactional producer too, whenever a read had run in the same Spark worker
+    first.  The copy's exactly-once write path runs on kafka-python as released."""
+    from kafka.net.compat import KafkaNetClient
+
+    client = KafkaNetClient(*args, **configs)
+    if FENCE.open():
+        manager = client._manager
+        manager._connect = remembering_refusals(manager._connect, manager)
+    return client
+
+
+def remembering_refusals(
+    connect: Callable[..., Awaitable[None]], manager: object
+) -> Callable[..., Awaitable[None]]:
+    """Hook 7, with hooks 1 to 3 on each connection: ``manager``'s bound ``_connect``,
+    which first has the connection receive leanly once made, and once done keeps a refused
+    SASL exchange as the node's authentication failure.
+
+    Why hook 7: kafka-python 3.0 keeps a node's last authentication failure so that it can
+    raise it rather than retry (``KafkaConnectionManager._auth_failures``, checked by
+    ``get_connection``), but fills it only from errors its ``_connect`` step raises; a
+    refused SASL exchange fails the connection's ``init_future`` instead, and ``_connect``
+    then clears the node's entry as after a success.  So a wrong password was retried
+    until the bootstrap timed out (8 s) before migcheck could name it.  Public path: that
+    retrying, then the same line after the timeout."""
+    from kafka.errors import SaslAuthenticationFailedError
+
+    async def connecting(node: object, conn: object, *args: object, **kwargs: object) -> None:
+        made = conn.connection_made  # type: ignore[attr-defined]
+        conn.connection_made = lambda transport: receive_leanly(conn, made, transport)  # type: ignore[attr-defined]
+        await connect(node, conn, *args, **kwargs)
+        init = conn.init_future  # type: ignore[attr-defined]
+        if init.is_done and isinstance(init.exception, SaslAuthenticationFailedError):
+            manager._auth_failures[node.node_id] = init.exception  # type: ignore[attr-defined]
+
+    return connecting
+
+
+def receive_leanly(
+    conn: object, made: Callable[[KafkaTCPTransport], None], transport: KafkaTCPTransport
+) -> None:
+    """Hooks 1 to 3 on one connection: ``made(transport)`` (the connection's own
+    ``connection_made``, which builds its parser), then its transport and parser receive
+    with fewer copies.
 
     Why: a reader spends about as much CPU receiving its fetch responses as decoding
     them.  kafka-python 3.0 receives the socket 4 KiB at a time and joins the pieces,
@@ -155,34 +204,51 @@ def receive_leanly() -> None:
     order are unchanged: the rest of kafka-python sees what it saw before.  TLS keeps
     its own transport's receive (``KafkaSSLTransport`` overrides hook 1's method).
     """
-    global _receiving_leanly
-    if _receiving_leanly or not FENCE.open():
-        return
     from kafka.net.transport import KafkaTCPTransport
-    from kafka.protocol.frame import KafkaBytes
-    from kafka.protocol.parser import KafkaProtocol
 
-    KafkaProtocol.receive_bytes = parsing_views(KafkaProtocol.receive_bytes)
-    KafkaBytes.read = frame_read
-    KafkaTCPTransport._sock_recv = sock_recv
-    _receiving_leanly = True
+    made(transport)
+    if type(transport) is KafkaTCPTransport:
+        transport._sock_recv = MethodType(sock_recv, transport)
+    parser = conn.parser  # type: ignore[attr-defined]
+    parser.receive_bytes = parsing_views(parser.receive_bytes)
+    parser._process_response = reading_once(parser._process_response)
 
 
-def parsing_views(parse: ParseBytes) -> ParseBytes:
-    """Hook 2: ``parse`` (``KafkaProtocol.receive_bytes``) given a ``memoryview`` of the
+def parsing_views(
+    parse: Callable[[bytes | memoryview], list[tuple[int, ApiMessage]]],
+) -> Callable[[bytes | memoryview], list[tuple[int, ApiMessage]]]:
+    """Hook 2: ``parse`` (a parser's bound ``receive_bytes``) given a ``memoryview`` of the
     received bytes, so that its slices are views, not copies."""
 
-    def receive_bytes(
-        self: KafkaProtocol, data: bytes | memoryview
-    ) -> list[tuple[int, ApiMessage]]:
-        return parse(self, memoryview(data))
+    def receive_bytes(data: bytes | memoryview) -> list[tuple[int, ApiMessage]]:
+        return parse(memoryview(data))
 
     return receive_bytes
 
 
+def reading_once(process: Callable[[KafkaBytes], object]) -> Callable[[KafkaBytes], object]:
+    """Hook 3: ``process`` (a parser's bound ``_process_response``) given its frame as a
+    :func:`frame_bytes`, whose long reads copy once."""
+    lean = frame_bytes()
+
+    def process_response(frame: KafkaBytes) -> object:
+        frame.__class__ = lean  # the same bytes and position; only ``read`` differs
+        return process(frame)
+
+    return process_response
+
+
+@functools.cache
+def frame_bytes() -> type[KafkaBytes]:
+    """kafka-python's ``KafkaBytes`` with :func:`frame_read` as its ``read``."""
+    from kafka.protocol.frame import KafkaBytes
+
+    return type("FrameBytes", (KafkaBytes,), {"read": frame_read})
+
+
 def frame_read(self: KafkaBytes, nbytes: int | None = None) -> bytes:
-    """Hook 3, ``KafkaBytes.read``: the next ``nbytes`` of the frame (all that is left when
-    None), as ``bytes``, copied once."""
+    """Hook 3's ``read``: the next ``nbytes`` of the frame (all that is left when None), as
+    ``bytes``, copied once."""
     start = self._idx
     end = len(self) if nbytes is None else min(start + nbytes, len(self))
     self._idx = end
@@ -366,45 +432,3 @@ async def _ask_coordinators(
     for node_id, ids in buckets.items():
         answers.append(await admin._manager.send(request_for(ids), node_id=node_id))
     return answers
-
-
-# --- hook 7: a refused login ends the bootstrap ------------------------------------------
-
-_failing_logins_fast = False
-
-
-def fail_logins_fast() -> None:
-    """Install hook 7 in this process, once, class-wide (``config`` calls it for every
-    client): a connection whose SASL exchange the broker refused leaves its node marked
-    as refused, so the client's bootstrap raises that refusal at its next attempt.
-
-    Why: kafka-python 3.0 keeps a node's last authentication failure so that it can raise
-    it rather than retry (``KafkaConnectionManager._auth_failures``, checked by
-    ``get_connection``), but fills it only from errors its ``_connect`` step raises; a
-    refused SASL exchange fails the connection's ``init_future`` instead, and ``_connect``
-    then clears the node's entry as after a success.  So a wrong password was retried
-    until the bootstrap timed out (8 s) before migcheck could name it.  Public path: that
-    retrying, then the same line after the timeout.
-    """
-    global _failing_logins_fast
-    if _failing_logins_fast or not FENCE.open():
-        return
-    from kafka.net.manager import KafkaConnectionManager
-
-    KafkaConnectionManager._connect = remembering_refusals(KafkaConnectionManager._connect)
-    _failing_logins_fast = True
-
-
-def remembering_refusals(connect: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
-    """Hook 7: ``KafkaConnectionManager._connect`` that, once done, keeps a refused SASL
-    exchange as the node's authentication failure."""
-    from kafka.errors import SaslAuthenticationFailedError
-
-    async def connecting(self: object, node: object, conn: object, *args: object,
-                         **kwargs: object) -> None:  # fmt: skip
-        await connect(self, node, conn, *args, **kwargs)
-        init = conn.init_future  # type: ignore[attr-defined]
-        if init.is_done and isinstance(init.exception, SaslAuthenticationFailedError):
-            self._auth_failures[node.node_id] = init.exception  # type: ignore[attr-defined]
-
-    return connecting

@@ -123,23 +123,19 @@ def test_inside_the_range_the_off_switch_alone_refuses_silently(
 
 
 def test_a_process_outside_the_range_hooks_nothing_and_says_so_once() -> None:
-    """A fresh process (no hook installed yet) whose fence is 3.1.0: every hook takes the
-    public path, kafka-python's classes stay as written, one line on stderr."""
+    """A fresh process whose fence is 3.1.0: every hook takes the public path (a lean
+    client is kafka-python's own, its manager's ``_connect`` the class's), one line on
+    stderr."""
     script = """
-import kafka.net.transport, kafka.protocol.frame, kafka.protocol.parser
 from kafka import TopicPartition
 from migcheck.kafka import private_hooks as h
-written = (kafka.protocol.frame.KafkaBytes.read, kafka.protocol.parser.KafkaProtocol.receive_bytes,
-           kafka.net.transport.KafkaTCPTransport._sock_recv)
 h.FENCE = h.Fence("3.1.0")
-h.receive_leanly()
+client = h.lean_client(bootstrap_servers="127.0.0.1:1")
+assert "_connect" not in vars(client._manager)
+client.close()
 assert not h.fetch_columns(object(), {})
 assert not h.partition_gone(object(), TopicPartition("t", 0))
 assert h.ask_group_coordinators(object(), ["app"], list) is None
-h.receive_leanly()
-assert written == (kafka.protocol.frame.KafkaBytes.read,
-                   kafka.protocol.parser.KafkaProtocol.receive_bytes,
-                   kafka.net.transport.KafkaTCPTransport._sock_recv)
 print("ok")
 """
     env = {k: v for k, v in os.environ.items() if k != OFF_SWITCH}
@@ -763,14 +759,15 @@ def _connected(outcome: Exception) -> dict[str, Exception]:
     3.0's own step does when nothing was raised, clears the node's entry."""
     from kafka.future import Future
 
-    async def connect(manager: types.SimpleNamespace, node: object, conn: object) -> None:
+    manager = types.SimpleNamespace(_auth_failures={"bootstrap-0": KeyError("stale")})
+
+    async def connect(node: object, conn: object) -> None:
         conn.init_future.failure(outcome)  # type: ignore[attr-defined]
         manager._auth_failures.pop("bootstrap-0", None)
 
-    manager = types.SimpleNamespace(_auth_failures={"bootstrap-0": KeyError("stale")})
     node = types.SimpleNamespace(node_id="bootstrap-0")
-    conn = types.SimpleNamespace(init_future=Future())
-    asyncio.run(private_hooks.remembering_refusals(connect)(manager, node, conn))
+    conn = types.SimpleNamespace(init_future=Future(), connection_made=print)
+    asyncio.run(private_hooks.remembering_refusals(connect, manager)(node, conn))
     return manager._auth_failures
 
 

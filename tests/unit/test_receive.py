@@ -1,8 +1,9 @@
 """Hooks 1 to 3 of migcheck.kafka.private_hooks (kafka-python's receive path with fewer
 copies): the same bytes and responses as kafka-python's own methods give, which stand
-as the oracle here.  The hooks are class-wide, and a test process that has read Kafka has
-them installed, so the oracle is a fresh copy of kafka-python's modules, loaded from its
-files as written.  Real sockets, no broker."""
+as the oracle here.  The hooks go on one connection's objects, never on kafka-python's
+classes; the oracle is still a fresh copy of kafka-python's modules, loaded from its files
+as written, so that no test could compare the hooks with themselves.  Real sockets, no
+broker."""
 
 from __future__ import annotations
 
@@ -121,10 +122,16 @@ def _fetch_response(version: int, seed: int) -> FetchResponse:
                                   responses=[topic])  # fmt: skip
 
 
-def _parsed(parser_class: type[KafkaProtocol], response: FetchResponse, cuts: list[int]) -> list:
+def _parsed(
+    parser_class: type[KafkaProtocol], response: FetchResponse, cuts: list[int], lean: bool
+) -> list:
     """What a parser of ``parser_class`` makes of ``response``'s frame, received in pieces
-    cut at ``cuts``."""
+    cut at ``cuts``; ``lean``: with hooks 2 and 3 on the parser, as a lean client's
+    connection has them."""
     parser = parser_class(client_id="migcheck-test")
+    if lean:
+        parser.receive_bytes = private_hooks.parsing_views(parser.receive_bytes)  # type: ignore[method-assign]
+        parser._process_response = private_hooks.reading_once(parser._process_response)  # type: ignore[method-assign]
     request = FetchRequest[response.API_VERSION]()
     response.with_header(correlation_id=parser.send_request(request))
     frame = bytes(response.encode(framed=True, header=True))
@@ -139,11 +146,11 @@ def _parsed(parser_class: type[KafkaProtocol], response: FetchResponse, cuts: li
 def test_a_fetch_response_parses_as_kafka_pythons_own_parser_parses_it(
     version: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Hooks 2 and 3 installed (as every consumer installs them) against kafka-python's
-    parser and frame as written: the same responses from the same bytes, cut anywhere."""
+    """Hooks 2 and 3 on a parser (as a lean client's connection has them) against
+    kafka-python's parser and frame as written: the same responses from the same bytes,
+    cut anywhere; kafka-python's classes stay as written."""
     monkeypatch.delenv(private_hooks.OFF_SWITCH, raising=False)
-    private_hooks.receive_leanly()
-    assert KafkaBytes.read is frame_read  # the hooks are in: the test compares something
+    assert private_hooks.frame_bytes().read is frame_read  # the hook compares something
     frame = _as_written(kafka.protocol.frame)
     theirs = _as_written(kafka.protocol.parser, KafkaBytes=frame.KafkaBytes).KafkaProtocol
     assert theirs.receive_bytes is not KafkaProtocol.receive_bytes
@@ -151,9 +158,10 @@ def test_a_fetch_response_parses_as_kafka_pythons_own_parser_parses_it(
     for seed in range(4):
         response = _fetch_response(version, seed)
         cuts = [rng.randrange(1 << 20) for _ in range(rng.randrange(0, 6))]
-        expected = _parsed(theirs, response, cuts)
+        expected = _parsed(theirs, response, cuts, lean=False)
         assert len(expected) == 1 and len(expected[0][1].responses[0].partitions) == 3
-        assert _parsed(KafkaProtocol, response, cuts) == expected
+        assert _parsed(KafkaProtocol, response, cuts, lean=True) == expected
+    assert KafkaBytes.read is not frame_read  # per parser, never class-wide
 
 
 def test_kafka_pythons_parser_takes_views_of_a_response_cut_anywhere() -> None:

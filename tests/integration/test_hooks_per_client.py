@@ -1,0 +1,96 @@
+"""kafka-python's private hooks reach only the clients migcheck builds for reading.
+
+A read's consumer and admin client carry hooks 1 to 3 and 7 on their own connections; the
+copy's transactional producer, opened in the same process after a read (as a Spark worker
+may run a copy task after a read task), runs on kafka-python as released: its classes
+unchanged and nothing set on its connections.  The oracle for "as released" is
+kafka-python's own source: each method's module and qualified name.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kafka.net.manager import KafkaConnectionManager
+from kafka.net.transport import KafkaTCPTransport
+from kafka.protocol.frame import KafkaBytes
+from kafka.protocol.parser import KafkaProtocol
+from kafkatest import Kafka
+
+from migcheck.copy.producer import open_transactional_producer
+from migcheck.kafka.config import ClientConfig, open_admin, open_consumer
+from migcheck.kafka.private_hooks import OFF_SWITCH
+from migcheck.kafka.reader import WorkUnit, read_units
+
+pytestmark = pytest.mark.kafka
+
+#: Each hooked method, and the kafka-python module and name that define it as released.
+RELEASED = {
+    KafkaTCPTransport._sock_recv: ("kafka.net.transport", "KafkaTCPTransport._sock_recv"),
+    KafkaProtocol.receive_bytes: ("kafka.protocol.parser", "KafkaProtocol.receive_bytes"),
+    KafkaProtocol._process_response: (
+        "kafka.protocol.parser",
+        "KafkaProtocol._process_response",
+    ),
+    KafkaBytes.read: ("kafka.protocol.frame", "KafkaBytes.read"),
+    KafkaConnectionManager._connect: ("kafka.net.manager", "KafkaConnectionManager._connect"),
+}
+
+
+def _released() -> None:
+    for method, (module, name) in RELEASED.items():
+        assert (method.__module__, method.__qualname__) == (module, name)
+
+
+def _set_on(manager: KafkaConnectionManager) -> set[str]:
+    """What is set on ``manager`` and its open connections' objects, beyond what
+    kafka-python's own constructors set."""
+    found = {f"manager.{n}" for n in ("_connect",) if n in vars(manager)}
+    for conn in manager._conns.values():
+        if conn.transport is not None:
+            found |= {f"transport.{n}" for n in ("_sock_recv",) if n in vars(conn.transport)}
+        if conn.parser is not None:
+            names = ("receive_bytes", "_process_response")
+            found |= {f"parser.{n}" for n in names if n in vars(conn.parser)}
+    return found
+
+
+def test_a_producer_opened_after_a_read_runs_on_kafka_python_as_released(
+    kafka: Kafka, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(OFF_SWITCH, raising=False)
+    topic = kafka.create_topic("hooks", 1)
+    kafka.produce(topic, [(b"k", 1, None), (b"k2", 2, None)])
+    client = ClientConfig.load(kafka.bootstrap, None)
+    rows = [
+        r for batch in read_units(client, [WorkUnit(topic, 0, 0, 2)]) for r in batch.to_pylist()
+    ]
+    assert [r["key"] for r in rows] == [b"k", b"k2"]
+
+    consumer = open_consumer(client)
+    admin = open_admin(client)
+    try:
+        consumer.topics()  # connects
+        admin.describe_topics([topic])
+        hooked = {
+            "manager._connect",
+            "transport._sock_recv",
+            "parser.receive_bytes",
+            "parser._process_response",
+        }
+        assert _set_on(consumer._manager) == hooked
+        assert _set_on(admin._manager) == hooked
+    finally:
+        consumer.close()
+        admin.close()
+
+    producer = open_transactional_producer(client, f"hooks-{topic}")
+    try:
+        producer.begin_transaction()
+        producer.send(topic, key=b"k3", value=b"3")
+        producer.commit_transaction()
+        assert producer._sender._client._manager._conns, "the producer has connections to look at"
+        assert _set_on(producer._sender._client._manager) == set()
+    finally:
+        producer.close()
+    _released()
+    assert [d.key for d in kafka.dump(topic)] == [b"k", b"k2", b"k3"]
