@@ -6,22 +6,22 @@ an archive (``-XX:ArchiveClassesAtExit``) and map it in later runs
 (``-XX:SharedArchiveFile``), which takes most of that load off every later start
 (docs/benchmarks.md).
 
-The first embedded run dumps the archive when its JVM exits; later runs map
-it.  The archive is keyed on the Java binary and the pyspark build, since a JVM
-maps only an archive that its own build dumped from the same class path.  It is
-dumped under a private name and moved into place only once whole, so concurrent
-runs never map a half-written file.  Whatever goes wrong here only costs speed: a
-JVM that cannot map an archive starts without it.
+``migcheck warm`` dumps the archive, in the foreground, when its JVM exits; every later
+run maps it (:func:`jvm_options`), and a run without one starts without it, dumps
+nothing and leaves nothing behind.  The archive is keyed on the Java binary and the
+pyspark build, since a JVM maps only an archive that its own build dumped from the same
+class path.  It is dumped under a private name and moved into place only once whole, so
+concurrent runs never map a half-written file.  Whatever goes wrong here only costs
+speed: a JVM that cannot map an archive starts without it.
 
-The dump is not waited for.  A JVM writes it as it exits, after the report is out:
-5 to 17 s on two cores for a 105 to 155 MB archive, which the first run used to add
-to its own time (docs/benchmarks.md).  The run hands it over instead to a detached
-process (:func:`finish_detached`, this module run as a script), which waits for the
-JVM to exit and moves the dump into place if it is whole.  Whole means that its
-header is written: the JVM writes the regions first and the header, at offset 0,
-last (watched on Java 17: the file's first bytes stay zero while 147 MB of
-regions are written, then the magic number appears), so a JVM killed mid-dump
-leaves zeros there.
+Why a step of its own: a JVM writes the archive as it exits, 5 to 17 s on two cores for a
+105 to 155 MB archive (docs/benchmarks.md).  A command that waited for it would take that
+much longer; one that left a detached process to wait (as migcheck once did) outlived its
+command and slowed the next one, which competed with the save.  (:func:`finish_dump`)
+moves the dump into place if it is whole.  Whole means that its header is written: the
+JVM writes the regions first and the header, at offset 0, last (watched on Java 17: the
+file's first bytes stay zero while 147 MB of regions are written, then the magic number
+appears), so a JVM killed mid-dump leaves zeros there.
 
 Each archive is 105 to 155 MB (measured with pyspark 4.2.0 and Java 17: 105.6 MB after a
 first ``analyze``, 153.8 MB when the first run loaded more of Spark's classes), and
@@ -44,24 +44,18 @@ therefore keeps only what the installed versions use, within a bound
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import os
 import shutil
-import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: How long the detached process waits for the JVM to write the archive and exit.
-_DUMP_WAIT_S = 300.0
-
-_SAVING = (
-    "migcheck: saving Spark's classes to {} in the background, for faster starts (first run only)"
-)
+#: How long :func:`finish_dump` waits for the JVM to write the archive and exit.
+DUMP_WAIT_S = 300.0
 
 
 def _java() -> str | None:
@@ -100,24 +94,24 @@ def _digest(java: str, version: str, jars: str) -> str:
     return hashlib.sha256("\0".join(facts).encode()).hexdigest()[:16]
 
 
-def jvm_options(archive: Path | None) -> tuple[list[str], Path | None]:
-    """The JVM options that map ``archive``, or dump it when it is missing.
+def jvm_options(archive: Path | None) -> list[str]:
+    """The JVM options that map ``archive`` if it is there (touched as used, so that the
+    pruning keeps it); none when it is missing: only ``migcheck warm`` dumps one."""
+    if archive is None or not archive.is_file():
+        return []
+    with contextlib.suppress(OSError):
+        os.utime(archive)  # in use: the pruning keeps it (see to_remove)
+    return [f"-XX:SharedArchiveFile={archive}"]
 
-    Returns the options and, when this run dumps, the private file the JVM writes
-    (hand it to :func:`install_at_exit` once the JVM is started).
-    """
-    if archive is None:
-        return [], None
-    if archive.is_file():
-        with contextlib.suppress(OSError):
-            os.utime(archive)  # in use: the pruning keeps it (see to_remove)
-        return [f"-XX:SharedArchiveFile={archive}"], None
+
+def dump_options(archive: Path) -> tuple[list[str], Path] | None:
+    """The JVM options that dump this JVM's classes for ``archive`` at its exit, and the
+    private file it writes (:func:`finish_dump` moves it into place); None where the
+    cache cannot be written."""
     try:
         archive.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
-        return [], None  # a read-only cache: run without
-    if _being_saved(archive):
-        return [], None  # an earlier run's dump is on its way: run without, dump nothing
+        return None
     _remove_orphans(archive.parent)
     dump = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")
     return [f"-XX:ArchiveClassesAtExit={dump}"], dump
@@ -126,11 +120,11 @@ def jvm_options(archive: Path | None) -> tuple[list[str], Path | None]:
 def _remove_orphans(folder: Path) -> None:
     """Delete the dumps of runs that died before their exit (killed): each is
     tens of megabytes, named after its process, and never becomes an archive.  A dump
-    younger than :data:`_DUMP_WAIT_S` is left: its run may have handed it over."""
+    younger than :data:`DUMP_WAIT_S` is left: its run may still be waiting for it."""
     for tmp in folder.glob("*.jsa.*.tmp"):
         pid = tmp.name.rsplit(".", 2)[-2]
         with contextlib.suppress(OSError):
-            recent = time.time() - tmp.stat().st_mtime < _DUMP_WAIT_S
+            recent = time.time() - tmp.stat().st_mtime < DUMP_WAIT_S
             if pid.isdigit() and not _alive(int(pid)) and not recent:
                 tmp.unlink()
 
@@ -147,105 +141,21 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def install_at_exit(proc: Any, dump: Path, archive: Path, stop: Callable[[], None]) -> None:
-    """When Python exits, let the JVM exit and write ``dump``, and have it moved to
-    ``archive`` by a detached process, so that no command waits for the dump.
-
-    ``stop`` ends Spark first (its Python-side servers would report the JVM's exit as
-    errors).  pyspark's JVM exits when its standard input closes; the archive is
-    written at that exit.
-    """
-
-    def finish() -> None:
-        handed = False
-        try:
-            if proc.poll() is None:
-                with contextlib.suppress(Exception):
-                    stop()
-                if archive.is_file():  # another run saved it meanwhile: skip the dump
-                    proc.kill()
-                    return
-                handed = _hand_over(proc.pid, dump, archive)
-                if handed:
-                    print(_SAVING.format(archive.parent), file=sys.stderr, flush=True)
-                with contextlib.suppress(OSError):
-                    proc.stdin.close()
-                if handed:
-                    return
-                proc.wait(_DUMP_WAIT_S)
-            if proc.returncode == 0 and _whole(dump):
-                _install(dump, archive)
-        except Exception:  # only speed is at stake: never fail an exit over it
-            pass
-        finally:
-            if not handed:
-                with contextlib.suppress(OSError):
-                    dump.unlink()
-
-    atexit.register(finish)
-
-
-def _hand_over(pid: int, dump: Path, archive: Path) -> bool:
-    """Start :func:`finish_detached` for the JVM ``pid`` in a session of its own, its
-    output nowhere (a caller that reads this run's output must not wait for it);
-    False if it could not start."""
-    import subprocess
-
-    started = _start_time(pid)
-    if started is None:
-        return False
-    argv = [sys.executable, "-m", __name__, str(pid), started, str(dump), str(archive)]
+def finish_dump(proc: Any, dump: Path, archive: Path, wait_s: float = DUMP_WAIT_S) -> bool:
+    """End the JVM ``proc`` (Spark already stopped): pyspark's JVM exits when its
+    standard input closes, and writes ``dump`` as it exits.  Then move the dump into
+    place as ``archive`` if it is whole; whether it was.  The dump never stays."""
     try:
-        helper = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    except OSError:
-        return False
-    with contextlib.suppress(OSError):
-        _saving(archive).write_text(str(helper.pid))
-    return True
-
-
-def _saving(archive: Path) -> Path:
-    """The file that names the detached process saving ``archive`` (its pid)."""
-    return archive.with_name(archive.name + ".saving")
-
-
-def _being_saved(archive: Path) -> bool:
-    """Whether a detached process is saving ``archive`` now: a run that starts meanwhile
-    runs without it rather than dump the same classes again."""
-    try:
-        pid = int(_saving(archive).read_text())
-    except (OSError, ValueError):
-        return False
-    return _start_time(pid) is not None
-
-
-def finish_detached(pid: int, started: str, dump: Path, archive: Path) -> None:
-    """Wait (at most :data:`_DUMP_WAIT_S`) for the JVM ``pid`` that began at ``started``
-    to exit, then move ``dump`` to ``archive`` if it is whole; the dump never stays."""
-    deadline = time.monotonic() + _DUMP_WAIT_S
-    while _start_time(pid) == started and time.monotonic() < deadline:
-        time.sleep(0.1)
-    try:
-        if _start_time(pid) != started and _whole(dump):
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        proc.wait(wait_s)
+        if proc.returncode == 0 and _whole(dump):
             _install(dump, archive)
+            return True
+        return False
     finally:
         with contextlib.suppress(OSError):
             dump.unlink()
-        with contextlib.suppress(OSError, ValueError):
-            if int(_saving(archive).read_text()) == os.getpid():
-                _saving(archive).unlink()
-
-
-def _start_time(pid: int) -> str | None:
-    """When the running process ``pid`` began (``/proc/<pid>/stat``'s starttime, which
-    tells it from a later process given the same pid); None once it has exited (gone,
-    or a zombie nobody reaps: an orphan's parent may be an init that does not)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def _whole(dump: Path) -> bool:
@@ -342,8 +252,3 @@ def prune(root: Path) -> list[Path]:
             removed.append(archive)
             _sources(archive).unlink(missing_ok=True)
     return removed
-
-
-if __name__ == "__main__":  # the detached process of :func:`_hand_over`
-    with contextlib.suppress(Exception):
-        finish_detached(int(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))

@@ -19,7 +19,8 @@ import signal
 import sys
 import sysconfig
 import threading
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -31,12 +32,13 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
-from migcheck.analysis import jvmarchive, probe, shipping
+from migcheck.analysis import jvmarchive, probe, pyspark_private, shipping
 from migcheck.analysis.errors import spark_error_message, spark_log_path
 from migcheck.errors import MigcheckError
 from migcheck.files import cache_root
 from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
 from migcheck.hashing.sampling import sample_ranks
+from migcheck.model.warm import ArchiveState, ClassArchive
 
 #: Settings for the embedded session.  Any of them can be overridden with ``--conf``.
 EMBEDDED_DEFAULTS: dict[str, str] = {
@@ -73,14 +75,11 @@ def _start_quietly(master: str, settings: dict[str, str]) -> None:
     built afterwards joins this context.
     """
     from pyspark import SparkConf
-    from pyspark.java_gateway import launch_gateway
 
     conf = SparkConf().setAppName("migcheck").setMaster(master).setAll(list(settings.items()))
     before = _children()
-    try:
-        with open(spark_log_path(), "wb") as log:  # the last run's log, not every run's
-            gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
-        SparkContext(conf=conf, gateway=gateway)
+    try:  # the last run's log, not every run's
+        pyspark_private.launch_quietly(conf, spark_log_path())
     except BaseException:  # Ctrl-C or a failure while Spark starts: leave no JVM behind
         for pid in _children() - before:
             with contextlib.suppress(OSError):
@@ -167,6 +166,7 @@ def get_session(
     short_run: bool = False,
     bootstrap: str | None = None,
     warm: bool = True,
+    class_options: Sequence[str] | None = None,
 ) -> SparkSession:
     """Start (or join) the Spark session the pipeline runs on.
 
@@ -180,12 +180,13 @@ def get_session(
     checks an executor first (:func:`check_executors`; ``bootstrap``: the Kafka
     servers the executors must reach, comma-separated).  A local session warms its
     Python workers (:func:`warm_workers`) unless ``warm`` is false: the caller's jobs
-    start none.
+    start none.  ``class_options``: the class archive's JVM options for a JVM this call
+    launches (:func:`save_class_archive`), instead of those that map it.
     """
     conf = dict(conf or {})
     early = _join_early()
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
-    fresh = early is not None or SparkContext._active_spark_context is None
+    fresh = early is not None or not pyspark_private.has_context()
     submitted = _submitted_conf() if under_submit and fresh else {}
     chosen = master or conf.get("spark.master") or submitted.get("spark.master") or "local[*]"
     cluster = not shipping.is_local(chosen)
@@ -196,10 +197,9 @@ def get_session(
         deps = shipping.ensure_archive()
         settings.update(shipping.executor_settings({**submitted, **settings}, deps))
     starting = not under_submit and fresh
-    archive, dump = (early.archive, early.dump) if early else (None, None)
     launch = starting and early is None
     if launch and "spark.driver.extraJavaOptions" not in conf:  # the user's options win
-        archive, dump = _with_class_archive(settings)
+        _with_class_archive(settings, class_options)
     if launch and not os.environ.get("MIGCHECK_VERBOSE"):
         _start_quietly(chosen, settings)
     builder = SparkSession.builder.appName("migcheck")
@@ -215,9 +215,6 @@ def get_session(
         # call and logs py4j tracebacks; a plain KeyboardInterrupt lets the CLI end
         # Spark itself (stop_now) with one line.
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    if archive and dump:
-        proc = SparkContext._gateway.proc  # type: ignore[union-attr]  # getOrCreate set it
-        jvmarchive.install_at_exit(proc, dump, archive, session.sparkContext.stop)
     if fresh and cluster:
         check_executors(session, bootstrap)
     if fresh and not cluster and warm:
@@ -228,11 +225,9 @@ def get_session(
 @dataclass
 class _EarlyStart:
     """The embedded JVM :func:`start_early` launches, and what :func:`get_session` needs
-    of it: the class-data archive to install, or the error to raise."""
+    of it: the error to raise, if its launch failed."""
 
     thread: threading.Thread | None = None
-    archive: Path | None = None
-    dump: Path | None = None
     error: BaseException | None = None
 
 
@@ -253,7 +248,7 @@ def start_early(master: str | None, conf: Mapping[str, str] | None, short_run: b
     when this process does (its gateway reads our pipe)."""
     global _early
     settings = dict(conf or {})
-    if _early is not None or SparkContext._active_spark_context is not None:
+    if _early is not None or pyspark_private.has_context():
         return
     if not shipping.embedded_local(master, settings) or os.environ.get("MIGCHECK_VERBOSE"):
         return
@@ -272,7 +267,7 @@ def _launch_early(early: _EarlyStart, master: str, conf: dict[str, str], short: 
         _choose_worker_python(conf, local_workers=True)
         settings = {**_embedded_settings(short), **conf}
         if "spark.driver.extraJavaOptions" not in conf:
-            early.archive, early.dump = _with_class_archive(settings)
+            _with_class_archive(settings)
         _start_quietly(master, settings)
     except BaseException as e:  # raised in get_session's thread
         early.error = e
@@ -341,10 +336,7 @@ def _embedded_settings(short_run: bool) -> dict[str, str]:
 def _submitted_conf() -> dict[str, str]:
     """spark-submit's settings (its master, a user's ``--archives``), read from the JVM
     it started before our context exists."""
-    from pyspark import SparkConf
-
-    SparkContext._ensure_initialized()
-    return dict(SparkConf().getAll())
+    return pyspark_private.submitted_settings()
 
 
 def _choose_worker_python(conf: dict[str, str], local_workers: bool) -> None:
@@ -423,14 +415,57 @@ def _timeout_message() -> str:
     )
 
 
-def _with_class_archive(settings: dict[str, str]) -> tuple[Path | None, Path | None]:
-    """Add the class-data archive's option to the driver JVM's (see :mod:`jvmarchive`);
-    returns the archive and the file this run dumps it to (None when it maps one)."""
-    archive = jvmarchive.archive_path(cache_root())
-    options, dump = jvmarchive.jvm_options(archive)
+def _with_class_archive(settings: dict[str, str], options: Sequence[str] | None = None) -> None:
+    """Add the class-data archive's options to the driver JVM's: ``options``, else those
+    that map the archive if it is there (see :mod:`jvmarchive`)."""
+    if options is None:
+        options = jvmarchive.jvm_options(jvmarchive.archive_path(cache_root()))
     key = "spark.driver.extraJavaOptions"
     settings[key] = " ".join([settings.get(key, ""), *options]).strip()
-    return archive, dump
+
+
+def save_class_archive(say: Callable[[str], None]) -> ClassArchive:
+    """Spark's class archive for this Java and pyspark, saved in the foreground
+    (``migcheck warm``): an embedded JVM runs what a check's jobs run, then exits and
+    dumps the classes it loaded (:mod:`jvmarchive`).  An archive already there is only
+    touched.  ``say`` hears each step: the dump takes 5 to 20 s after the jobs."""
+    started = time.monotonic()
+    archive = jvmarchive.archive_path(cache_root())
+    if archive is None:
+        return ClassArchive(None, ArchiveState.NO_JAVA, 0, 0.0)
+    if archive.is_file():
+        jvmarchive.jvm_options(archive)  # touched as used
+        return ClassArchive(str(archive), ArchiveState.PRESENT, archive.stat().st_size, 0.0)
+    if not pyspark_private.jvm_reachable():
+        return ClassArchive(str(archive), ArchiveState.NO_JVM, 0, 0.0)
+    dumping = jvmarchive.dump_options(archive)
+    if dumping is None:
+        return ClassArchive(str(archive), ArchiveState.UNWRITABLE, 0, 0.0)
+    options, dump = dumping
+    say("starting Spark and running a check's jobs, to load their classes")
+    session = get_session("local[*]", class_options=options, warm=False)
+    try:
+        _exercise(session)
+    finally:
+        session.stop()
+    say(f"saving Spark's classes to {archive} (the JVM writes them as it exits)")
+    whole = jvmarchive.finish_dump(pyspark_private.jvm_process(), dump, archive)
+    state = ArchiveState.SAVED if whole else ArchiveState.NOT_WHOLE
+    size = archive.stat().st_size if whole else 0
+    return ClassArchive(str(archive), state, size, time.monotonic() - started)
+
+
+def _exercise(spark: SparkSession) -> None:
+    """The kinds of job a check runs, on a few thousand made-up keys: Arrow UDFs (the
+    placement and the sampling rank), a shuffle and an aggregation, and a ``mapInArrow``
+    job like the reads'.  Each class they load goes into the archive; one this misses
+    is loaded from its jar as before."""
+    keys = spark.range(0, 5000, 1, 2).select(F.col("id").cast("string").cast("binary").alias("key"))
+    placed = keys.select(
+        (placement_column("key") % 7).alias("p"), sample_rank_column("key").alias("r")
+    )
+    placed.groupBy("p").agg(F.count(F.lit(1)), F.min("r")).collect()
+    spark.range(0, 2, 1, 2).mapInArrow(_warm, "warm int").collect()
 
 
 def stop_now(grace_s: float = 5.0) -> None:
@@ -440,7 +475,7 @@ def stop_now(grace_s: float = 5.0) -> None:
     the driver leaves, runs a shutdown hook that waits for them: a Ctrl-C would leave
     a Spark JVM behind, still reading.  Under spark-submit the JVM is not ours to end.
     """
-    _kill(getattr(SparkContext._gateway, "proc", None), grace_s)
+    _kill(pyspark_private.jvm_process(), grace_s)
 
 
 def _kill(proc: Any, grace_s: float = 5.0) -> None:

@@ -33,6 +33,7 @@ COMMANDS = {
     "copy": "migcheck.cli.copy:copy_cmd",
     "readers": "migcheck.cli.readers:readers_cmd",
     "gate": "migcheck.cli.gate:gate_cmd",
+    "warm": "migcheck.cli.warm:warm_cmd",
 }
 
 

@@ -383,3 +383,20 @@ def partition(key: bytes, num_partitions: int, partitioner: str = "murmur2") -> 
     if result == UNHASHED:
         raise UnhashedKeyError(f"{partitioner} places an empty key without hashing it")
     return int(result)
+
+
+def compile_kernels() -> int:
+    """Every partitioner's loops compiled now, or loaded from the kernel cache
+    (:mod:`migcheck.jit`), for each argument type the checks pass (Arrow keys and listed
+    keys, placements and partitions); the number of hashes.  ``migcheck warm`` calls it,
+    so that no check compiles in front of its user."""
+    import pyarrow as pa
+
+    listed = [b"migcheck-warm-%d" % i for i in range(16)]
+    for p in PARTITIONERS.values():
+        kernels.compiled(p.hash_id)  # the compiled loops, not the interpreted ones
+        for keys in (pa.array(listed, pa.binary()), listed):
+            placement_array(keys, p.name)
+            partition_array(keys, 7, p.name)
+    murmur2(b"migcheck-warm")
+    return len({p.hash_id for p in PARTITIONERS.values()})

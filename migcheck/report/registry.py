@@ -25,6 +25,7 @@ from migcheck.model.partition import Placements
 from migcheck.model.plan import PlanReport
 from migcheck.model.readers import ReadersReport
 from migcheck.model.runbook import Runbook, SplitRefusal
+from migcheck.model.warm import Warmth
 from migcheck.report.analyze import (
     render_analyze_html,
     render_analyze_markdown,
@@ -43,6 +44,7 @@ from migcheck.report.readers import (
 )
 from migcheck.report.runbook import render_runbook_markdown, render_runbook_sh
 from migcheck.report.schema import kind_of
+from migcheck.report.warm import render_warm_text
 from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines, runbook_lines
 
 #: A result (a command's model object) as the text of one format.
@@ -170,4 +172,5 @@ OUTPUTS: dict[str, Output] = {
         why=runbook_lines,
     ),
     "copy": Output(CopyResult, {"text": render_copy_summary}),
+    "warm": Output(Warmth, {"text": render_warm_text}),
 }

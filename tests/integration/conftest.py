@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -173,9 +172,9 @@ def private_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kafka]:
 
 @pytest.fixture(scope="session", autouse=True)
 def spark_class_archive() -> None:
-    """Spark's class archive saved before any test starts Spark, as a user's first run
-    saves it: every later JVM starts about 3 s sooner, and no test's stderr gets the
-    first run's "saving" line."""
+    """``migcheck warm`` before any test starts Spark, as the README's install runs it:
+    Spark's class archive saved (every later JVM starts about 3 s sooner) and the hash
+    kernels compiled into the cache (no test compiles them in front of its clock)."""
     from migcheck.analysis import jvmarchive
     from migcheck.files import cache_root
 
@@ -185,15 +184,9 @@ def spark_class_archive() -> None:
     with locked(archive.with_name(archive.name + ".test-lock")):  # one worker saves it
         if archive.is_file():
             return
-        warm = "from migcheck.analysis.spark import get_session; get_session().range(1).count()"
-        rc, _, err = run([sys.executable, "-c", warm])
-        if rc != 0:
-            pytest.fail(f"could not start Spark to save its class archive: {err[-2000:]}")
-        deadline = time.monotonic() + 300  # a detached process saves it after the JVM's exit
-        while not archive.is_file() and time.monotonic() < deadline:
-            time.sleep(0.5)
-        if not archive.is_file():
-            pytest.fail(f"Spark's class archive was not saved to {archive} within 300 s")
+        rc, out, err = run([sys.executable, "-m", "migcheck", "warm"], timeout=600)
+        if rc != 0 or not archive.is_file():
+            pytest.fail(f"migcheck warm did not save {archive} (exit {rc}): {out}{err[-2000:]}")
 
 
 @pytest.fixture(scope="session")

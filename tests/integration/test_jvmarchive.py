@@ -1,7 +1,9 @@
-"""Spark's class archive (AppCDS): dumped by the first embedded run, mapped by the next.
+"""Spark's class archive (AppCDS): saved by ``migcheck warm`` in the foreground, mapped by
+every later embedded run; a check without one dumps nothing and leaves nothing running.
 
-The proof that a JVM uses the archive comes from the kernel, not from migcheck:
-the archive file appears in the JVM's ``/proc/<pid>/maps``.
+The proof that a JVM uses the archive comes from the kernel, not from migcheck: the
+archive file appears in the JVM's ``/proc/<pid>/maps``; that no process outlives its
+command, from ``/proc`` too.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from pathlib import Path
 
 import pytest
 
-#: Starts an embedded session, runs one job, and prints the archive files the JVM has
-#: mapped.
+#: Starts an embedded session, runs one job, and prints the JVM's pid and the archive
+#: files it has mapped.
 _RUN = """
 from pyspark import SparkContext
 from migcheck.analysis.spark import get_session
 spark = get_session("local[1]", {"spark.jars": ""})
 assert spark.range(5).count() == 5
-maps = open(f"/proc/{SparkContext._gateway.proc.pid}/maps").read()
+pid = SparkContext._gateway.proc.pid
+maps = open(f"/proc/{pid}/maps").read()
+print(pid)
 print(sorted({line.split()[-1] for line in maps.splitlines() if line.endswith(".jsa")}))
 """
 
@@ -29,55 +33,94 @@ print(sorted({line.split()[-1] for line in maps.splitlines() if line.endswith(".
 Run = subprocess.CompletedProcess[str]
 
 
+def _env(cache: Path) -> dict[str, str]:
+    return {**os.environ, "MIGCHECK_CACHE_DIR": str(cache)}
+
+
 def _run(cache: Path) -> Run:
-    env = {**os.environ, "MIGCHECK_CACHE_DIR": str(cache)}
-    return subprocess.run(
-        [sys.executable, "-c", _RUN], env=env, capture_output=True, text=True, timeout=180
-    )
+    return subprocess.run([sys.executable, "-c", _RUN], env=_env(cache), capture_output=True,
+                          text=True, timeout=180, check=False)  # fmt: skip
+
+
+def _warm(cache: Path) -> Run:
+    return subprocess.run([sys.executable, "-m", "migcheck", "warm"], env=_env(cache),
+                          capture_output=True, text=True, timeout=400, check=False)  # fmt: skip
 
 
 def _archives(cache: Path) -> list[Path]:
     return sorted(cache.glob("spark-*/*.jsa"))
 
 
-def _settled(cache: Path, name: str = "", timeout_s: float = 180.0) -> list[Path]:
-    """The archives once the detached process that saves a run's dump is done (the
-    archive ``name``, or any, is there and no dump file is left), or at ``timeout_s``."""
+def _ended(pid: int, timeout_s: float = 30.0) -> bool:
+    """Whether process ``pid`` has exited (or is a zombie) within ``timeout_s``: the JVM
+    exits as its command's pipe closes, a moment after the command itself."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        there = [a for a in _archives(cache) if a.name == name or not name]
-        if there and not list(cache.glob("spark-*/*.tmp")):
-            break
-        time.sleep(0.5)
-    return _archives(cache)
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _naming(text: str) -> list[str]:
+    """The running processes whose command line names ``text``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text in cmdline.read_bytes().decode(errors="replace"):
+                found.append(cmdline.parent.name)
+        except OSError:
+            pass
+    return found
 
 
 @pytest.fixture(scope="module")
-def dumped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
+def warmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
     cache = tmp_path_factory.mktemp("cache")
-    first = _run(cache)
-    _settled(cache)
-    return cache, first
+    return cache, _warm(cache)
 
 
-def test_the_first_run_saves_the_archive_and_says_so(dumped) -> None:
-    cache, first = dumped
-    assert first.returncode == 0, first.stderr
-    assert "saving Spark's classes to" in first.stderr
-    assert "in the background" in first.stderr
-    archives = _archives(cache)
+def test_a_check_without_an_archive_dumps_nothing_and_leaves_nothing_running(
+    tmp_path: Path,
+) -> None:
+    run = _run(tmp_path)
+    assert run.returncode == 0, run.stderr
+    pid, mapped = run.stdout.splitlines()
+    assert str(tmp_path) not in mapped  # the JDK's own base archive may be mapped, no other
+    assert _ended(int(pid)), "the check's JVM outlived it"
+    assert not _naming(str(tmp_path)), "a process of the check outlived it"
+    assert not list(tmp_path.glob("spark-*/*")), "a check dumped or saved an archive"
+    assert "saving" not in run.stderr
+
+
+def test_warm_saves_the_archive_in_the_foreground_and_says_so(warmed) -> None:
+    cache, warm = warmed
+    assert warm.returncode == 0, warm.stderr
+    archives = _archives(cache)  # there when the command returns: nothing left to wait for
     assert len(archives) == 1 and archives[0].stat().st_size > 1_000_000
     assert not list(cache.glob("spark-*/*.tmp")), "the private dump file was left behind"
+    assert f"migcheck warm: saving Spark's classes to {archives[0]}" in warm.stderr
+    assert "class archive:  saved" in warm.stdout
+    assert "hash kernels:" in warm.stdout
+    assert any((cache / "kernels").iterdir()), "no kernel compiled into the cache"
+    assert not _naming(str(cache)), "a process of the warm-up outlived it"
 
 
-def test_a_later_run_maps_it_and_saves_nothing(dumped) -> None:
-    cache, _ = dumped
+def test_a_later_run_maps_it_and_a_second_warm_up_changes_nothing(warmed) -> None:
+    cache, _ = warmed
     (archive,) = _archives(cache)
     before = archive.stat()
     later = _run(cache)
     assert later.returncode == 0, later.stderr
     assert str(archive) in later.stdout  # the kernel's word: the JVM mapped the file
-    assert "saving" not in later.stderr
+    again = _warm(cache)
+    assert again.returncode == 0, again.stderr
+    assert "class archive:  already saved" in again.stdout
+    assert "saving" not in again.stderr
     after = archive.stat()
     # The same file (a new save would be a new inode), touched as used so the cache's
     # pruning keeps it.
@@ -85,8 +128,8 @@ def test_a_later_run_maps_it_and_saves_nothing(dumped) -> None:
     assert after.st_mtime_ns >= before.st_mtime_ns
 
 
-def test_a_damaged_archive_only_costs_speed(tmp_path: Path, dumped) -> None:
-    cache, _ = dumped
+def test_a_damaged_archive_only_costs_speed(tmp_path: Path, warmed) -> None:
+    cache, _ = warmed
     (archive,) = _archives(cache)
     damaged = tmp_path / archive.relative_to(cache)
     damaged.parent.mkdir(parents=True)
@@ -96,28 +139,26 @@ def test_a_damaged_archive_only_costs_speed(tmp_path: Path, dumped) -> None:
     assert str(damaged) not in run.stdout  # not mapped, and the job still ran
 
 
-def test_a_killed_runs_dump_is_removed_by_the_next_dumping_run(tmp_path: Path, dumped) -> None:
-    cache, _ = dumped
+def test_a_killed_warm_ups_dump_is_removed_by_the_next_one(tmp_path: Path, warmed) -> None:
+    cache, _ = warmed
     (archive,) = _archives(cache)
     folder = tmp_path / archive.parent.name
     folder.mkdir()
     orphan = folder / f"{archive.name}.999999999.tmp"  # no such process: killed long ago
     orphan.write_bytes(b"half a dump")
     os.utime(orphan, (time.time() - 600, time.time() - 600))
-    handed = folder / f"{archive.name}.999999998.tmp"  # its run gone, a JVM still writing
-    handed.write_bytes(b"a dump being written")
+    recent = folder / f"{archive.name}.999999998.tmp"  # its run gone a moment ago
+    recent.write_bytes(b"a dump being written")
     # A deleted virtualenv's archive, last used two hours ago: nothing can map it.
     gone = folder / "classes-0000000000000000.jsa"
     gone.write_bytes(b"an archive of a deleted virtualenv")
     gone.with_name(gone.name + ".src").write_text("/no/java\n4.2.0\n/no/venv/pyspark/jars\n")
     two_hours_ago = time.time() - 2 * 3600
     os.utime(gone, (two_hours_ago, two_hours_ago))
-    run = _run(tmp_path)
-    assert run.returncode == 0, run.stderr
+    warm = _warm(tmp_path)
+    assert warm.returncode == 0, warm.stderr
     assert not orphan.exists()
-    assert handed.exists()  # younger than a dump may take: left to its detached process
-    handed.unlink()
-    _settled(tmp_path, archive.name)
+    assert recent.exists()  # younger than a dump may take: left alone
     assert (folder / archive.name).is_file()  # and this run saved a whole one
     assert (folder / (archive.name + ".src")).is_file()  # naming what it was dumped from
     assert not gone.exists()  # and pruned what nothing installed can map

@@ -33,10 +33,12 @@ from migcheck.model.copy import CopyResult, PartitionCopied, Verification
 from migcheck.model.gate import GateChange, Proposal, Source, SourceKind
 from migcheck.model.readers import ReaderKind, ReaderRisk
 from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, GroupLag, GroupsFacts, RunbookFacts
+from migcheck.model.warm import ArchiveState, ClassArchive, Warmth
 from migcheck.readers.naming import faust_changelog
 from migcheck.report import render
 from migcheck.report.copy import render_copy_summary
 from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.report.warm import render_warm_text
 from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines
 from migcheck.streams.frameworks import FAUST, Protocol
 from migcheck.streams.runbooks import steps as app_steps
@@ -284,6 +286,13 @@ def gate_writer(name: str) -> Written:
     return _report_outputs(report, gate_lines)
 
 
+def warm_writer(name: str) -> Written:
+    """``migcheck warm``'s summary: the cache path it names (the user's, not the cluster's,
+    but a terminal must not run what a path holds either)."""
+    archive = ClassArchive(f"/cache/{name}/classes.jsa", ArchiveState.SAVED, 2_000_000, 9.0)
+    return Written(text=[render_warm_text(Warmth(archive, 5, 1.0))])
+
+
 #: Every command, and how it writes a name.  ``test_every_command_writes_through_the_registry``
 #: compares the keys with the CLI's commands.
 WRITERS: dict[str, Callable[[str], Written]] = {
@@ -296,4 +305,5 @@ WRITERS: dict[str, Callable[[str], Written]] = {
     "copy": copy_writer,
     "readers": readers_writer,
     "gate": gate_writer,
+    "warm": warm_writer,
 }

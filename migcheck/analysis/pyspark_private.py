@@ -1,0 +1,135 @@
+"""Every use of pyspark's private API, fenced by pyspark's version.
+
+migcheck needs four things of pyspark that its public API does not give:
+
+1. whether this process has a SparkContext already (``SparkContext._active_spark_context``),
+   to know whether a session it asks for is one it starts, with its settings;
+2. spark-submit's settings before a context exists (``SparkContext._ensure_initialized``),
+   to add the executors' archive to a submitted application's own;
+3. the JVM process pyspark launched (``SparkContext._gateway.proc``), to end it at
+   Ctrl-C and, in ``migcheck warm``, to end it and wait for its class archive;
+4. a JVM whose output goes to a file, not the terminal (``pyspark.java_gateway.
+   launch_gateway(..., popen_kwargs=...)``, an undocumented function).
+
+Each lives here and nowhere else, written for :data:`TESTED_PYSPARK` (the pin in
+``pyproject.toml``; a unit test holds the two together).  Outside that range, each takes a
+public path, and the first use says so on stderr, once per process:
+
+1. ``SparkSession.getActiveSession()``: a context made in another thread goes unseen, and
+   is joined with its own settings;
+2. none: the submitted settings are those pyspark's ``SparkConf`` reads from the
+   environment alone;
+3. none: Ctrl-C leaves the JVM to end with this process (it reads our pipe), and
+   ``migcheck warm`` saves no class archive;
+4. ``SparkSession.builder``: the JVM's output reaches the terminal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from migcheck.notice import OnceNotice
+
+#: The pyspark releases every private use here is written and tested for: the same range
+#: as the pin ``pyspark[sql]==4.2.0`` in pyproject.toml (a unit test holds the two together).
+TESTED_PYSPARK = SpecifierSet(">=4.2,<4.3")
+
+
+def in_tested_range(version: str) -> bool:
+    """Whether pyspark ``version`` is in :data:`TESTED_PYSPARK` (a version that does not
+    parse is not)."""
+    try:
+        return TESTED_PYSPARK.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return False
+
+
+class Fence:
+    """Whether pyspark's private API may be used: decided once, from its version."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.tested = in_tested_range(version)
+        self._notice = OnceNotice()
+
+    @property
+    def line(self) -> str:
+        return (
+            f"migcheck: pyspark {self.version} is outside migcheck's tested range "
+            f"{TESTED_PYSPARK}: Spark's output may reach the terminal, and Ctrl-C and "
+            "`migcheck warm` find Spark's JVM by this process's children"
+        )
+
+    def open(self) -> bool:
+        """Whether a private use may go ahead; outside the range, the first call of the
+        process prints :attr:`line` on stderr."""
+        if not self.tested:
+            self._notice.say(self.line)
+        return self.tested
+
+
+def _fence() -> Fence:
+    import pyspark
+
+    global FENCE
+    if FENCE is None:
+        FENCE = Fence(pyspark.__version__)
+    return FENCE
+
+
+#: The fence of this process's pyspark, made at its first use.
+FENCE: Fence | None = None
+
+
+def has_context() -> bool:
+    """Use 1: whether this process has a SparkContext now."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if _fence().open():
+        return SparkContext._active_spark_context is not None
+    return SparkSession.getActiveSession() is not None
+
+
+def submitted_settings() -> dict[str, str]:
+    """Use 2: spark-submit's settings (its master, a user's ``--archives``), read from the
+    JVM it started, before our context exists."""
+    from pyspark import SparkConf, SparkContext
+
+    if _fence().open():
+        SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
+
+
+def launch_quietly(conf: Any, log: str | Path) -> None:
+    """Use 4: a SparkContext for ``conf`` whose JVM writes its output to ``log``; outside
+    the range, one started as ``SparkSession.builder`` starts it."""
+    from pyspark import SparkContext
+
+    if not _fence().open():
+        SparkContext.getOrCreate(conf)
+        return
+    from pyspark.java_gateway import launch_gateway
+
+    with open(log, "wb") as out:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": out, "stderr": out})
+    SparkContext(conf=conf, gateway=gateway)
+
+
+def jvm_process() -> Any:
+    """Use 3: the JVM process pyspark launched (a ``Popen``); None when spark-submit's JVM
+    is not ours, or outside the range."""
+    from pyspark import SparkContext
+
+    if not jvm_reachable():
+        return None
+    return getattr(SparkContext._gateway, "proc", None)
+
+
+def jvm_reachable() -> bool:
+    """Whether :func:`jvm_process` can find the JVM (inside the range)."""
+    return _fence().open()
