@@ -13,7 +13,7 @@ The file is YAML::
 An acceptance is a promise about one exact change, so it is read strictly: an unknown
 key (a ``reasn`` typo), a duplicate key, a missing or empty reason, a verdict that is
 neither a :class:`~migcheck.model.gate.GateVerdict` nor a code of
-:data:`~migcheck.model.gate.RULES`, a ``to`` that is not a positive integer or a date
+:data:`~migcheck.model.gate.GATE_RULES`, a ``to`` that is not a positive integer or a date
 that does not parse all stop the gate with one line naming the file, the line and the
 place (``accept[2].reason: required``; entries count from 0, as in JSON paths).  A
 lenient reader would let a typo accept nothing, or everything, in silence.
@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from migcheck.errors import UsageError
-from migcheck.model.gate import RULES, Acceptance, AcceptanceMatch, GateVerdict
+from migcheck.model.gate import GATE_RULES, Acceptance, AcceptanceMatch, GateVerdict
 from migcheck.untrusted import visible
 
 #: The keys an entry may have; any other is refused.
@@ -196,11 +196,11 @@ def _to(value: Any) -> int:
 
 
 def _verdict(value: Any) -> str:
-    if isinstance(value, str) and (value in GateVerdict.__members__ or value in RULES):
+    if isinstance(value, str) and (value in GateVerdict.__members__ or value in GATE_RULES):
         return value
     raise ValueError(
         f"{visible(repr(value))} is neither a verdict ({', '.join(GateVerdict)}) "
-        f"nor a rule code ({min(RULES)}..{max(RULES)}, docs/rules.md)"
+        f"nor a rule code ({min(GATE_RULES)}..{max(GATE_RULES)}, docs/rules.md)"
     )
 
 

@@ -11,7 +11,7 @@ Pure.  The order of the questions is the order of what really happens:
    that move are ``MOVES`` (blocking only past ``--max-moved-fraction``), and a change
    that moves nothing is ``SAFE``.
 
-Every reason cites a rule of :data:`~migcheck.model.gate.RULES`.  A Terraform plan whose
+Every reason cites a rule of :data:`~migcheck.model.gate.GATE_RULES`.  A Terraform plan whose
 ``before`` differs from the live count also says so (drift), without blocking.
 """
 
@@ -28,7 +28,7 @@ from migcheck.gate.inputs import (
 )
 from migcheck.model.app import AppLevel
 from migcheck.model.gate import (
-    RULES,
+    GATE_RULES,
     RULES_DOC,
     SEVERITY,
     GateMoved,
@@ -94,7 +94,7 @@ KAFKA_REFUSAL = Refusal("MC402", f"Kafka refuses it: {KAFKA_DECREASE}")
 
 def rule(code: str, text: str) -> RuleRef:
     """A reason citing ``code``, linked to its page."""
-    r = RULES[code]
+    r = GATE_RULES[code]
     return RuleRef(code=code, verdict=r.verdict, text=text, doc=f"{RULES_DOC}#{r.anchor}")
 
 
@@ -103,7 +103,7 @@ def plain_reader(kind: str, id: str, judgements: Sequence[ReaderJudgement]) -> G
     has no rule for is cited as one it cannot judge, which blocks: never dropped."""
     codes = [RISK_RULES.get(j["risk"], UNMAPPED) for j in judgements]
     texts = [j["text"] for j in judgements]
-    verdict = worst([RULES[c].verdict for c in codes])
+    verdict = worst([GATE_RULES[c].verdict for c in codes])
     return GateReader(kind=kind, id=id, verdict=verdict, reasons=texts, rules=codes)
 
 
@@ -120,7 +120,7 @@ def app_reader(
         return unknown_reader(kind, id, why)
     if stalls and code == APP_RULES[AppLevel.CRASH]:
         code = STALLS
-    verdict = RULES[code].verdict if code else GateVerdict.SAFE
+    verdict = GATE_RULES[code].verdict if code else GateVerdict.SAFE
     return GateReader(
         kind=kind, id=id, verdict=verdict, reasons=list(reasons), rules=[code] if code else []
     )
@@ -129,7 +129,7 @@ def app_reader(
 def unknown_reader(kind: str, id: str, why: str) -> GateReader:
     """A reader the gate could not judge: ``why`` says what settles it."""
     return GateReader(
-        kind=kind, id=id, verdict=RULES[UNMAPPED].verdict, reasons=[why], rules=[UNMAPPED]
+        kind=kind, id=id, verdict=GATE_RULES[UNMAPPED].verdict, reasons=[why], rules=[UNMAPPED]
     )
 
 
@@ -143,7 +143,7 @@ class Judged:
     @property
     def blocks(self) -> bool:
         """Whether it fails the gate unless accepted: any blocking rule cited."""
-        return any(RULES[r["code"]].blocks for r in self.rules)
+        return any(GATE_RULES[r["code"]].blocks for r in self.rules)
 
 
 def judge(

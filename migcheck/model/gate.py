@@ -3,7 +3,7 @@
 Data only.  A proposal is one topic's change as a tool proposes it (a Terraform plan, a
 Strimzi or Conduktor manifest, a kafka-gitops plan, ``--change``); the gate judges each
 against the live cluster and its readers, and every reason it gives carries a rule code
-from :data:`RULES`, documented in docs/rules.md under the code's own anchor.
+from :data:`GATE_RULES`, documented in docs/rules.md under the code's own anchor.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _rules(*rules: Rule) -> Mapping[str, Rule]:
 
 
 #: Every rule the gate can cite, by code.  A code is never reused for another meaning.
-RULES: Mapping[str, Rule] = _rules(
+GATE_RULES: Mapping[str, Rule] = _rules(
     Rule("MC101", GateVerdict.DATA_LOSS, "the topic is replaced (deleted and created)"),
     Rule("MC102", GateVerdict.DATA_LOSS, "the topic is deleted"),
     Rule("MC201", GateVerdict.CRASH, "a stateful app crashes on its internal topics"),
@@ -146,7 +146,7 @@ RULES_DOC = "docs/rules.md"
 
 
 class RuleRef(TypedDict):
-    code: str  # a key of RULES
+    code: str  # a key of GATE_RULES
     verdict: GateVerdict
     text: str  # this change's reason, in the words of what happens
     doc: str  # RULES_DOC#<anchor>

@@ -109,7 +109,7 @@ def _consumer(seen: Seen) -> Sequence[str]:
 
 
 #: The rules, in priority order: each kind once.
-RULES: tuple[tuple[ReaderKind, Rule], ...] = (
+KIND_RULES: tuple[tuple[ReaderKind, Rule], ...] = (
     (ReaderKind.SHARE_GROUP, _share),
     (ReaderKind.KSQLDB, _ksqldb),
     (ReaderKind.FAUST, _faust),
@@ -122,7 +122,7 @@ RULES: tuple[tuple[ReaderKind, Rule], ...] = (
 
 def identify(seen: Seen) -> Evidence:
     """The group's kind and the facts that show it; ``unknown`` with the reason."""
-    for kind, rule in RULES:
+    for kind, rule in KIND_RULES:
         facts = tuple(rule(seen))
         if facts:
             return Evidence(kind, facts)

@@ -460,10 +460,15 @@ class Rule:
 
 
 def _subtopology_reasons(change: Change, sub: SubTopology) -> list[Reason]:
-    crashes = [r for rule in RULES if rule.level == AppLevel.CRASH for r in rule.find(change, sub)]
+    crashes = _found(AppLevel.CRASH, change, sub)
     if crashes or not change.moves_keys(sub):
         return crashes
-    return [r for rule in RULES if rule.level == AppLevel.CORRUPT for r in rule.find(change, sub)]
+    return _found(AppLevel.CORRUPT, change, sub)
+
+
+def _found(level: AppLevel, change: Change, sub: SubTopology) -> list[Reason]:
+    """The reasons of every rule of ``level``, in :data:`STREAMS_RULES`' order."""
+    return [r for rule in STREAMS_RULES if rule.level == level for r in rule.find(change, sub)]
 
 
 def _repartition_crashes(c: Change, sub: SubTopology) -> list[Reason]:
@@ -572,7 +577,7 @@ def _unseen_state(c: Change, sub: SubTopology) -> list[Reason]:
 #: Every rule, once.  A new check is a :class:`Check` member, its step in each
 #: protocol's :data:`CHECK_ORDERS`, and a function here (tests/unit/test_streams_rules.py
 #: holds all three together).
-RULES: tuple[Rule, ...] = (
+STREAMS_RULES: tuple[Rule, ...] = (
     Rule(Check.REPARTITION, AppLevel.CRASH, _repartition_crashes),
     Rule(Check.CHANGELOG, AppLevel.CRASH, _changelog_crashes),
     Rule(Check.COPARTITION, AppLevel.CRASH, _copartition_crash),

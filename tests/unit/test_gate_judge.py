@@ -13,7 +13,7 @@ from migcheck.gate.judge import app_reader, judge, plain_reader, unknown_reader
 from migcheck.gate.next_steps import next_steps
 from migcheck.model.app import AppLevel
 from migcheck.model.gate import (
-    RULES,
+    GATE_RULES,
     SEVERITY,
     GateMoved,
     GateVerdict,
@@ -104,7 +104,7 @@ def test_unknown_and_app_readers_carry_their_codes() -> None:
     assert unknown_reader("kafka-streams", "a", "why")["rules"] == ["MC302"]
     assert app_reader("quix-streams", "q", "CORRUPT", ["r"])["verdict"] == "CORRUPT"
     assert app_reader("kafka-streams", "s", "SAFE", [])["rules"] == []
-    assert set(RULES) >= {"MC201", "MC202", "MC301", "MC302", "MC303"}
+    assert set(GATE_RULES) >= {"MC201", "MC202", "MC301", "MC302", "MC303"}
 
 
 #: Each app verdict's gate verdict and rule, by hand from docs/rules.md: a new level fails

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from migcheck.model.gate import RULES
+from migcheck.model.gate import GATE_RULES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 CODE = re.compile(r"\bMC\d{3}\b")
@@ -62,26 +62,26 @@ def test_the_anchor_helper_agrees_with_githubs_rule() -> None:
     assert github_anchor("`migcheck gate` rule codes") == "migcheck-gate-rule-codes"
 
 
-@pytest.mark.parametrize("code", sorted(RULES))
+@pytest.mark.parametrize("code", sorted(GATE_RULES))
 def test_every_code_has_exactly_one_section_under_its_anchor(code: str) -> None:
     anchors = [github_anchor(h) for h in _headings()]
-    assert anchors.count(RULES[code].anchor) == 1
+    assert anchors.count(GATE_RULES[code].anchor) == 1
 
 
-@pytest.mark.parametrize("code", sorted(RULES))
+@pytest.mark.parametrize("code", sorted(GATE_RULES))
 def test_every_section_says_what_happens_why_and_the_fix(code: str) -> None:
-    body = "\n".join(_sections()[RULES[code].anchor])
+    body = "\n".join(_sections()[GATE_RULES[code].anchor])
     for part in ("**What happens.**", "**Why.**", "**Fix.**"):
         assert part in body, f"{code}: {part} missing"
-    assert f"Verdict `{RULES[code].verdict.value}`" in body
+    assert f"Verdict `{GATE_RULES[code].verdict.value}`" in body
 
 
 def test_no_section_names_a_code_missing_from_rules() -> None:
     named = {c for h in _headings() for c in CODE.findall(h)}
-    assert named - set(RULES) == set()
+    assert named - set(GATE_RULES) == set()
     # Nor does any text or link: a code cited in the doc is a code the gate can cite.
     cited = set(CODE.findall(DOC.read_text(encoding="utf-8")))
-    assert cited - set(RULES) == set()
+    assert cited - set(GATE_RULES) == set()
 
 
 def test_every_in_page_link_has_its_anchor() -> None:
@@ -103,14 +103,14 @@ def test_the_index_table_says_what_rules_say() -> None:
             "yes" if r.blocks else "no",
             r.title,
         ]
-        for r in RULES.values()
+        for r in GATE_RULES.values()
     ]
     assert rows == expected
 
 
 def test_a_blocking_code_says_how_to_accept_it_and_a_silent_one_says_it_never_blocks() -> None:
     sections = _sections()
-    for rule in RULES.values():
+    for rule in GATE_RULES.values():
         body = "\n".join(sections[rule.anchor])
         if rule.blocks:
             assert f"`verdict: {rule.code}`" in body, rule.code

@@ -13,7 +13,7 @@ import pytest
 from migcheck.kafka.groups import GroupInfo, Member
 from migcheck.model.readers import ReaderKind, ReaderPartition, ReaderRisk
 from migcheck.model.runbook import GroupLag
-from migcheck.readers.kinds import RULES, Seen, identify
+from migcheck.readers.kinds import KIND_RULES, Seen, identify
 from migcheck.readers.standing import group_lag, partition_lags
 from migcheck.readers.verdicts import JUDGES, Standing, judge
 
@@ -158,7 +158,7 @@ def test_an_idle_group_is_unknown_with_the_reason_unless_vouched_for() -> None:
 
 
 def test_every_kind_has_one_rule_or_is_the_fallback() -> None:
-    ruled = [kind for kind, _ in RULES]
+    ruled = [kind for kind, _ in KIND_RULES]
     assert len(ruled) == len(set(ruled))
     assert set(ruled) | {ReaderKind.UNKNOWN} == set(ReaderKind)
 

@@ -16,7 +16,7 @@ from migcheck.streams.javasets import hashset_order, string_hash
 from migcheck.streams.rules import (
     CHECK_ORDER,
     CHECK_ORDERS,
-    RULES,
+    STREAMS_RULES,
     App,
     AppLevel,
     Check,
@@ -220,7 +220,7 @@ def test_every_check_has_its_place_in_each_protocols_order() -> None:
 
 
 def test_every_check_has_exactly_one_rule() -> None:
-    assert sorted(rule.check for rule in RULES) == sorted(Check)
+    assert sorted(rule.check for rule in STREAMS_RULES) == sorted(Check)
 
 
 #: Each release line migcheck supports, and the order its code runs the checks in, as
@@ -259,7 +259,7 @@ def test_each_release_runs_the_checks_in_the_order_its_code_does() -> None:
     for order in CHECK_ORDERS.values():
         assert {(order.protocol, line) for line in order.releases} <= set(READ_IN_KAFKA)
     assert CHECK_ORDERS[Protocol.STREAMS].tie == "hashset"  # one pass over a HashSet
-    crashes = {r.check for r in RULES if r.level == AppLevel.CRASH}
+    crashes = {r.check for r in STREAMS_RULES if r.level == AppLevel.CRASH}
     for order in CHECK_ORDER.values():  # a silent check never sorts before a crash
         assert max(order.index(c) for c in crashes) < min(
             order.index(c) for c in set(Check) - crashes
