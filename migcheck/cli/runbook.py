@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
+
 import click
 from click.core import ParameterSource
 
@@ -38,21 +41,18 @@ from migcheck.model.runbook import (
     SplitRefusal,
 )
 
-#: The options that only one kind of runbook takes, by parameter name: given for the
-#: other kind, they are refused in one line rather than silently ignored.
-STREAMS_ONLY = (
-    "topology_file",
-    "new_topic",
-    "strategy",
-    "group_timeout",
-    "accept_split_history",
-    "state_dir",
-    "fixed_repartition",
-    "framework",
-    "master",
-    "conf",
-)
-GROUPS_ONLY = ("groups", "assign_timeout", "commit_timeout", "accept_loss_risk")
+#: The CLI parameters whose options-dataclass field has another name.
+_FIELD_OF = {"master": "spark", "conf": "spark"}
+
+
+def only_in(mine: type, other: type, names: Iterable[str]) -> tuple[str, ...]:
+    """The parameters of ``names`` that the options dataclass ``mine`` takes and ``other``
+    does not.  The two dataclasses are the one declaration of which runbook takes which
+    option: an option given for the other kind is refused in one line rather than
+    silently ignored, and a new field needs no list kept by hand."""
+    theirs = {f.name for f in dataclasses.fields(other)}
+    ours = {f.name for f in dataclasses.fields(mine)} - theirs
+    return tuple(n for n in names if _FIELD_OF.get(n, n) in ours)
 
 
 def _seconds(name: str, default: int, help: str, least: int = 1):
@@ -187,7 +187,7 @@ def runbook_cmd(
     history would split are listed in the output); 2 on bad input.
     """
     streams = app_id is not None
-    _refuse_options(GROUPS_ONLY if streams else STREAMS_ONLY, streams)
+    _refuse_options(streams)
     connection = connection_of(bootstrap, command_config)
     outcome: Outcome[Runbook | SplitRefusal]
     if app_id is None:
@@ -225,9 +225,13 @@ def runbook_cmd(
     return write_outcome(outcome, fmt, output)
 
 
-def _refuse_options(names: tuple[str, ...], streams: bool) -> None:
+def _refuse_options(streams: bool) -> None:
     """One line for the first option given that the other kind of runbook takes."""
     ctx = click.get_current_context()
+    given = [p.name or "" for p in ctx.command.params]
+    kinds: tuple[type, type] = (RunbookOptions, GroupsRunbookOptions)
+    mine, other = kinds if streams else kinds[::-1]
+    names = only_in(other, mine, given)
     for param in ctx.command.params:
         source = ctx.get_parameter_source(param.name or "")
         if param.name in names and source not in (None, ParameterSource.DEFAULT):

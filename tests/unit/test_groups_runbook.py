@@ -465,3 +465,20 @@ def test_options_of_the_other_runbook_are_refused_in_one_line(args: list[str], l
     assert p.returncode == 2
     assert p.stderr.startswith(f"migcheck: error: {line}") and p.stderr.count("\n") == 1, p.stderr
     assert re.search("Traceback", p.stderr) is None
+
+
+def test_which_runbook_takes_which_option_comes_from_the_options_dataclasses() -> None:
+    """The sets the CLI refuses, derived from RunbookOptions and GroupsRunbookOptions, are
+    the ones docs/runbooks.md and ``runbook --help`` describe per mode."""
+    from migcheck.cli.runbook import only_in, runbook_cmd
+    from migcheck.commands.groups_runbook import GroupsRunbookOptions
+    from migcheck.commands.runbook import RunbookOptions
+
+    names = [p.name or "" for p in runbook_cmd.params]
+    assert set(only_in(RunbookOptions, GroupsRunbookOptions, names)) == {
+        "app_id", "topology_file", "new_topic", "strategy", "group_timeout",
+        "accept_split_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
+    }  # fmt: skip
+    assert set(only_in(GroupsRunbookOptions, RunbookOptions, names)) == {
+        "groups", "assign_timeout", "commit_timeout", "accept_loss_risk",
+    }  # fmt: skip
