@@ -252,12 +252,40 @@ class Kafka:
             try:
                 with self._admin_lock:
                     self._admin().create_topics([topic], timeout_ms=30_000)
-                return name
+                break
             except KafkaError as e:
                 retry = getattr(e, "retriable", False) or isinstance(e, _NOT_READY)
                 if time.monotonic() > deadline or not retry:
                     raise AssertionError(f"creating topic {name} failed: {e!r}") from e
                 time.sleep(0.5)
+        self._until_led(name, partitions, deadline)
+        return name
+
+    def _until_led(self, name: str, partitions: int, deadline: float) -> None:
+        """Until the broker's metadata lists every partition of ``name`` with a leader.
+
+        CreateTopics answers once the controller has the topic, before the broker's
+        metadata lists it.  A kafka-python group that joined in between was once assigned
+        nothing for 120 s under load: its leader assigned with no partitions for the topic
+        ("No partition metadata for topic ..."), and nothing rebalanced it when they
+        appeared.  kafka-topics' own JVM start used to hide the gap."""
+        while True:
+            led: list[dict[str, int]] = []
+            try:
+                with self._admin_lock:
+                    (described,) = self._admin().describe_topics([name])
+                led = [p for p in described["partitions"] if p["leader_id"] >= 0]
+                if described["error_code"] == 0 and len(led) == partitions:
+                    return
+            except KafkaError as e:  # not in the broker's metadata yet: retriable
+                if not getattr(e, "retriable", False):
+                    raise
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"topic {name}: {len(led)} of {partitions} partitions led after 60 s\n"
+                    f"{self.diagnose()}"
+                )
+            time.sleep(0.1)
 
     def _admin(self) -> KafkaAdminClient:
         """One admin client per broker and process (kafka-python's is not thread-safe:
