@@ -62,11 +62,23 @@ class PyReader:
         self.error: BaseException | None = None
         self._stop = threading.Event()
         self.kafka = kafka
-        self._consumer = KafkaConsumer(
-            topic, bootstrap_servers=kafka.bootstrap, group_id=group, **options
-        )
+        self._consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=group, **options)
+        self._subscribe_once_known(topic)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
+
+    def _subscribe_once_known(self, topic: str, timeout: float = 60) -> None:
+        """Subscribe once the client's own metadata lists the topic's partitions.
+
+        kafka-python joins its group without waiting for the metadata of the topics it
+        subscribed to, and a metadata update that arrives while the join is in flight is
+        lost (as in Kafka's KAFKA-3949): its leader then assigned nothing ("No partition
+        metadata for topic"), and nothing rebalanced the group for minutes under load."""
+        deadline = time.monotonic() + timeout
+        while not self._consumer.partitions_for_topic(topic):
+            assert time.monotonic() < deadline, f"{topic} not in {self.group}'s metadata"
+            time.sleep(0.1)
+        self._consumer.subscribe([topic])
 
     def _run(self) -> None:
         consumer = self._consumer
