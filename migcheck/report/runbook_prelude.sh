@@ -185,6 +185,15 @@ ensure_topic() {
   for c in "$@"; do configs+=(--config "$c"); done
   topics_tool --create --topic "$topic" --partitions "$count" \
     --replication-factor "${rf:-1}" "${configs[@]}"
+  # CreateTopics answers once the controller has the topic; the brokers' metadata lists it
+  # a moment later (seconds on a loaded or larger cluster), and the next step (the copy)
+  # looks for it there.
+  local tries
+  for tries in $(seq 1 60); do
+    [ "$(partition_count "$topic")" = "$count" ] && return
+    [ "$tries" -lt 60 ] && sleep 1
+  done
+  fail "$topic was created, but the cluster's metadata did not list its $count partitions within 60 s"
 }
 
 ensure_partitions() {

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from kafka import KafkaConsumer
-from kafkatest import REPO, Kafka
+from kafkatest import REPO, Kafka, subscribe_once_known
 from oracles import java_partition, run_cli
 from quixapp import QuixApp
 from streamsapp import KEYS, StreamsApp, moved_keys, phase1, phase2
@@ -77,8 +77,9 @@ def _gate(kafka: Kafka, *args: str) -> tuple[int, dict, str]:
 def _consume(kafka: Kafka, topic: str, group: str, reset: str, idle: float = 8) -> list[str]:
     """A kafka-python consumer of ``group`` with ``reset``: the keys it reads until idle;
     it commits them and closes, as a plain consumer does."""
-    consumer = KafkaConsumer(topic, bootstrap_servers=kafka.bootstrap, group_id=group,
+    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=group,
                              auto_offset_reset=reset)  # fmt: skip
+    subscribe_once_known(consumer, topic)
     keys, last = [], time.monotonic()
     try:
         while time.monotonic() - last < idle:

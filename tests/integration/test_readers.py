@@ -20,7 +20,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
-from kafkatest import Kafka
+from kafkatest import Kafka, subscribe_once_known
 from oracles import run_cli
 from streamsapp import ran_once
 
@@ -41,12 +41,12 @@ def _consume_all(consumer: KafkaConsumer, count: int, timeout: float = 60) -> No
 def _group(kafka: Kafka, topic: str, group_id: str, **config: object) -> KafkaConsumer:
     """A kafka-python consumer of ``group_id`` with its defaults, that read ``topic`` whole."""
     consumer = KafkaConsumer(
-        topic,
         bootstrap_servers=kafka.bootstrap,
         group_id=group_id,
         auto_offset_reset="earliest",  # it joins after the records were written
         **config,
     )
+    subscribe_once_known(consumer, topic)
     _consume_all(consumer, RECORDS)
     return consumer
 

@@ -30,7 +30,8 @@ from pathlib import Path
 import pytest
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
-from kafkatest import Kafka
+from kafka.errors import CommitFailedError, RebalanceInProgressError
+from kafkatest import Kafka, subscribe_once_known
 from keyorder import KEYS, Producer, Reader, execute, until_committed
 from oracles import run_cli
 
@@ -63,22 +64,9 @@ class PyReader:
         self._stop = threading.Event()
         self.kafka = kafka
         self._consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=group, **options)
-        self._subscribe_once_known(topic)
+        subscribe_once_known(self._consumer, topic)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
-
-    def _subscribe_once_known(self, topic: str, timeout: float = 60) -> None:
-        """Subscribe once the client's own metadata lists the topic's partitions.
-
-        kafka-python joins its group without waiting for the metadata of the topics it
-        subscribed to, and a metadata update that arrives while the join is in flight is
-        lost (as in Kafka's KAFKA-3949): its leader then assigned nothing ("No partition
-        metadata for topic"), and nothing rebalanced the group for minutes under load."""
-        deadline = time.monotonic() + timeout
-        while not self._consumer.partitions_for_topic(topic):
-            assert time.monotonic() < deadline, f"{topic} not in {self.group}'s metadata"
-            time.sleep(0.1)
-        self._consumer.subscribe([topic])
 
     def _run(self) -> None:
         consumer = self._consumer
@@ -93,15 +81,25 @@ class PyReader:
                             self.last_read = time.monotonic()
                 self.assigned = frozenset(tp.partition for tp in consumer.assignment())
                 if self.assigned and not self.ready.is_set():
-                    if self.settle:
-                        for tp in consumer.assignment():
-                            consumer.position(tp)
-                        consumer.commit()
+                    if self.settle and not self._committed(consumer):
+                        continue  # a rebalance came first: poll, then commit again
                     self.ready.set()
         except BaseException as e:  # reported by the test thread (_alive)
             self.error = e
         finally:
             consumer.close()  # commits first when auto-commit is on, and leaves the group
+
+    @staticmethod
+    def _committed(consumer: KafkaConsumer) -> bool:
+        """Commit the position on each assigned partition; False when a rebalance is in
+        progress (kafka-python says to poll and commit again, as an application does)."""
+        for tp in consumer.assignment():
+            consumer.position(tp)
+        try:
+            consumer.commit()
+        except (RebalanceInProgressError, CommitFailedError):
+            return False
+        return True
 
     def _alive(self) -> None:
         assert self.error is None, f"{self.group}'s consumer failed: {self.error!r}"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, KafkaConsumer
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError, KafkaTimeoutError, UnrecognizedBrokerVersion
 
@@ -169,6 +169,21 @@ def _encode(record: Record) -> str:
     else:
         v = value.hex()
     return f"{k}\t{v}" + ("" if partition is None else f"\t{partition}")
+
+
+def subscribe_once_known(consumer: KafkaConsumer, topic: str, timeout: float = 60) -> None:
+    """Subscribe ``consumer`` (kafka-python's, with a group) to ``topic`` once its own
+    metadata lists the topic's partitions.
+
+    kafka-python joins its group without waiting for the metadata of the topics it
+    subscribed to, and a metadata update that arrives while the join is in flight is
+    lost (as in Kafka's KAFKA-3949): its leader then assigned nothing ("No partition
+    metadata for topic"), and nothing rebalanced the group for minutes under load."""
+    deadline = time.monotonic() + timeout
+    while not consumer.partitions_for_topic(topic):
+        assert time.monotonic() < deadline, f"{topic} is not in the consumer's metadata"
+        time.sleep(0.1)
+    consumer.subscribe([topic])
 
 
 def _tail(path: Path, keep: Callable[[str], bool], lines: int = 15) -> list[str]:
