@@ -313,7 +313,7 @@ def _warm(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     from migcheck.kafka.recordbatch import warm
 
     warm()
-    keys = pa.array([b"warm"] * 65, pa.binary())  # over the interpreted path's limit
+    keys = pa.array([b"warm"] * 65, pa.binary())  # the imports; the loops load at >4,000 keys
     for name in AUTO_CANDIDATES:
         placement_values(keys, name)
     for _ in batches:
