@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -78,10 +79,42 @@ def _naming(text: str) -> list[str]:
     return found
 
 
+@dataclass(frozen=True)
+class Leftovers:
+    """Files planted in the archive's folder before the module's one warm-up (a warm-up
+    takes a minute: one serves every test here)."""
+
+    orphan: Path  # a dump whose process was killed long ago
+    recent: Path  # a dump whose run ended a moment ago
+    gone: Path  # the archive of a deleted virtualenv, unused for two hours
+
+
+def _plant(folder: Path, name: str) -> Leftovers:
+    folder.mkdir(parents=True)
+    orphan = folder / f"{name}.999999999.tmp"  # no such process: killed long ago
+    orphan.write_bytes(b"half a dump")
+    os.utime(orphan, (time.time() - 600, time.time() - 600))
+    recent = folder / f"{name}.999999998.tmp"  # its run gone a moment ago
+    recent.write_bytes(b"a dump being written")
+    gone = folder / "classes-0000000000000000.jsa"
+    gone.write_bytes(b"an archive of a deleted virtualenv")
+    gone.with_name(gone.name + ".src").write_text("/no/java\n4.2.0\n/no/venv/pyspark/jars\n")
+    two_hours_ago = time.time() - 2 * 3600
+    os.utime(gone, (two_hours_ago, two_hours_ago))
+    return Leftovers(orphan, recent, gone)
+
+
 @pytest.fixture(scope="module")
-def warmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
+def warmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run, Leftovers]:
+    """An empty cache but for a killed warm-up's leftovers, warmed once.  The archive's
+    folder and file name come from migcheck: where a killed dump would have been left."""
+    from migcheck.analysis import jvmarchive
+
     cache = tmp_path_factory.mktemp("cache")
-    return cache, _warm(cache)
+    path = jvmarchive.archive_path(cache)
+    assert path is not None
+    planted = _plant(path.parent, path.name)
+    return cache, _warm(cache), planted
 
 
 def test_a_check_without_an_archive_dumps_nothing_and_leaves_nothing_running(
@@ -98,11 +131,12 @@ def test_a_check_without_an_archive_dumps_nothing_and_leaves_nothing_running(
 
 
 def test_warm_saves_the_archive_in_the_foreground_and_says_so(warmed) -> None:
-    cache, warm = warmed
+    cache, warm, planted = warmed
     assert warm.returncode == 0, warm.stderr
     archives = _archives(cache)  # there when the command returns: nothing left to wait for
     assert len(archives) == 1 and archives[0].stat().st_size > 1_000_000
-    assert not list(cache.glob("spark-*/*.tmp")), "the private dump file was left behind"
+    left = list(cache.glob("spark-*/*.tmp"))
+    assert left == [planted.recent], "the private dump file was left behind"
     assert f"migcheck warm: saving Spark's classes to {archives[0]}" in warm.stderr
     assert "class archive:  saved" in warm.stdout
     assert "hash kernels:" in warm.stdout
@@ -111,7 +145,7 @@ def test_warm_saves_the_archive_in_the_foreground_and_says_so(warmed) -> None:
 
 
 def test_a_later_run_maps_it_and_a_second_warm_up_changes_nothing(warmed) -> None:
-    cache, _ = warmed
+    cache, _, _ = warmed
     (archive,) = _archives(cache)
     before = archive.stat()
     later = _run(cache)
@@ -129,7 +163,7 @@ def test_a_later_run_maps_it_and_a_second_warm_up_changes_nothing(warmed) -> Non
 
 
 def test_a_damaged_archive_only_costs_speed(tmp_path: Path, warmed) -> None:
-    cache, _ = warmed
+    cache, _, _ = warmed
     (archive,) = _archives(cache)
     damaged = tmp_path / archive.relative_to(cache)
     damaged.parent.mkdir(parents=True)
@@ -139,26 +173,11 @@ def test_a_damaged_archive_only_costs_speed(tmp_path: Path, warmed) -> None:
     assert str(damaged) not in run.stdout  # not mapped, and the job still ran
 
 
-def test_a_killed_warm_ups_dump_is_removed_by_the_next_one(tmp_path: Path, warmed) -> None:
-    cache, _ = warmed
-    (archive,) = _archives(cache)
-    folder = tmp_path / archive.parent.name
-    folder.mkdir()
-    orphan = folder / f"{archive.name}.999999999.tmp"  # no such process: killed long ago
-    orphan.write_bytes(b"half a dump")
-    os.utime(orphan, (time.time() - 600, time.time() - 600))
-    recent = folder / f"{archive.name}.999999998.tmp"  # its run gone a moment ago
-    recent.write_bytes(b"a dump being written")
-    # A deleted virtualenv's archive, last used two hours ago: nothing can map it.
-    gone = folder / "classes-0000000000000000.jsa"
-    gone.write_bytes(b"an archive of a deleted virtualenv")
-    gone.with_name(gone.name + ".src").write_text("/no/java\n4.2.0\n/no/venv/pyspark/jars\n")
-    two_hours_ago = time.time() - 2 * 3600
-    os.utime(gone, (two_hours_ago, two_hours_ago))
-    warm = _warm(tmp_path)
+def test_a_killed_warm_ups_dump_is_removed_by_the_next_one(warmed) -> None:
+    cache, warm, planted = warmed
     assert warm.returncode == 0, warm.stderr
-    assert not orphan.exists()
-    assert recent.exists()  # younger than a dump may take: left alone
-    assert (folder / archive.name).is_file()  # and this run saved a whole one
-    assert (folder / (archive.name + ".src")).is_file()  # naming what it was dumped from
-    assert not gone.exists()  # and pruned what nothing installed can map
+    (archive,) = _archives(cache)  # this run saved a whole one
+    assert not planted.orphan.exists()
+    assert planted.recent.exists()  # younger than a dump may take: left alone
+    assert archive.with_name(archive.name + ".src").is_file()  # naming what it came from
+    assert not planted.gone.exists()  # and pruned what nothing installed can map
