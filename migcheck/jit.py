@@ -48,10 +48,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 
+from migcheck.fence import VersionFence
 from migcheck.files import cache_root
-from migcheck.notice import OnceNotice
 
 #: A kernel directory unused this long (no run loaded from it) is removed when another
 #: key's directory of the same module is made: its source or numba has changed since.
@@ -65,63 +64,19 @@ STALE_AFTER_S = 30 * 24 * 3600
 TESTED_NUMBA = SpecifierSet(">=0.62,<0.69")
 
 
-def in_tested_range(version: str) -> bool:
-    """Whether numba ``version`` is in :data:`TESTED_NUMBA` (a pre-release of a release in
-    it is; a version that does not parse is not)."""
-    try:
-        return TESTED_NUMBA.contains(Version(version), prereleases=True)
-    except InvalidVersion:
-        return False
+def fence(version: str | None = None) -> VersionFence:
+    """numba's fence: of ``version`` for a test, else of the installed numba, read at the
+    first kernel compiled (importing this module never imports numba)."""
+    return VersionFence(
+        "numba", "numba", TESTED_NUMBA,
+        "kernels are cached by numba's own default, beside their source (compiled again "
+        "in every fresh copy)",
+        given_version=version,
+    )  # fmt: skip
 
 
-class Fence:
-    """Whether :func:`njit` may give numba's dispatcher migcheck's cache: decided once per
-    process, at the first kernel compiled, from numba's version (and, in the range, from
-    whether numba's private names import: :meth:`close`)."""
-
-    def __init__(self, version: str) -> None:
-        self.version = version
-        self.tested = in_tested_range(version)
-        self.missing = ""  # in the range, why numba's private names did not load
-        self._notice = OnceNotice()
-
-    @property
-    def line(self) -> str:
-        """The one stderr line that says kernels take numba's public path."""
-        why = (
-            f"lacks the caching API migcheck uses ({self.missing})"
-            if self.missing
-            else f"is outside migcheck's tested range {TESTED_NUMBA}"
-        )
-        return (
-            f"migcheck: numba {self.version} {why}: kernels are cached by numba's own "
-            "default, beside their source (compiled again in every fresh copy)"
-        )
-
-    def close(self, why: str) -> None:
-        """numba's private names failed to load (``why``): the public path from now on."""
-        self.tested, self.missing = False, why
-
-    def open(self) -> bool:
-        """Whether migcheck's cache may be used; when not, the first call of the process
-        prints :attr:`line` on stderr."""
-        if not self.tested:
-            self._notice.say(self.line)
-        return self.tested
-
-
-#: The fence of this process's numba, made at the first kernel compiled (importing this
-#: module never imports numba).
-FENCE: Fence | None = None
-
-
-def _fence() -> Fence:
-    global FENCE
-    if FENCE is None:
-        import numba
-
-        FENCE = Fence(numba.__version__)
-    return FENCE
+#: The fence of this process's numba.
+FENCE = fence()
 
 
 @functools.cache
@@ -197,13 +152,12 @@ def _cache_class() -> type | None:
     """numba's function cache with migcheck's locator first, or None where :data:`FENCE`
     is closed: numba's own cache then (built on first use, so that importing this module
     never imports numba)."""
-    fence = _fence()
-    if fence.tested:
+    if FENCE.tested_version:
         try:
             return _private_cache_class()
         except (ImportError, AttributeError) as e:
-            fence.close(f"{type(e).__name__}: {e}")
-    fence.open()
+            FENCE.close(f"{type(e).__name__}: {e}")
+    FENCE.open()
     return None
 
 

@@ -30,59 +30,27 @@ from pathlib import Path
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 
-from migcheck.notice import OnceNotice
+from migcheck.fence import VersionFence
 
 #: The pyspark releases every private use here is written and tested for: the same range
 #: as the pin ``pyspark[sql]==4.2.0`` in pyproject.toml (a unit test holds the two together).
 TESTED_PYSPARK = SpecifierSet(">=4.2,<4.3")
 
 
-def in_tested_range(version: str) -> bool:
-    """Whether pyspark ``version`` is in :data:`TESTED_PYSPARK` (a version that does not
-    parse is not)."""
-    try:
-        return TESTED_PYSPARK.contains(Version(version), prereleases=True)
-    except InvalidVersion:
-        return False
+def fence(version: str | None = None) -> VersionFence:
+    """pyspark's fence: of ``version`` for a test, else of the installed pyspark, read at
+    its first use (importing this module never imports pyspark)."""
+    return VersionFence(
+        "pyspark", "pyspark", TESTED_PYSPARK,
+        "Spark's output may reach the terminal, and Ctrl-C and `migcheck warm` find "
+        "Spark's JVM by this process's children",
+        given_version=version,
+    )  # fmt: skip
 
 
-class Fence:
-    """Whether pyspark's private API may be used: decided once, from its version."""
-
-    def __init__(self, version: str) -> None:
-        self.version = version
-        self.tested = in_tested_range(version)
-        self._notice = OnceNotice()
-
-    @property
-    def line(self) -> str:
-        return (
-            f"migcheck: pyspark {self.version} is outside migcheck's tested range "
-            f"{TESTED_PYSPARK}: Spark's output may reach the terminal, and Ctrl-C and "
-            "`migcheck warm` find Spark's JVM by this process's children"
-        )
-
-    def open(self) -> bool:
-        """Whether a private use may go ahead; outside the range, the first call of the
-        process prints :attr:`line` on stderr."""
-        if not self.tested:
-            self._notice.say(self.line)
-        return self.tested
-
-
-def _fence() -> Fence:
-    import pyspark
-
-    global FENCE
-    if FENCE is None:
-        FENCE = Fence(pyspark.__version__)
-    return FENCE
-
-
-#: The fence of this process's pyspark, made at its first use.
-FENCE: Fence | None = None
+#: The fence of this process's pyspark.
+FENCE = fence()
 
 
 def has_context() -> bool:
@@ -90,7 +58,7 @@ def has_context() -> bool:
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    if _fence().open():
+    if FENCE.open():
         return SparkContext._active_spark_context is not None
     return SparkSession.getActiveSession() is not None
 
@@ -100,7 +68,7 @@ def submitted_settings() -> dict[str, str]:
     JVM it started, before our context exists."""
     from pyspark import SparkConf, SparkContext
 
-    if _fence().open():
+    if FENCE.open():
         SparkContext._ensure_initialized()
     return dict(SparkConf().getAll())
 
@@ -110,7 +78,7 @@ def launch_quietly(conf: Any, log: str | Path) -> None:
     the range, one started as ``SparkSession.builder`` starts it."""
     from pyspark import SparkContext
 
-    if not _fence().open():
+    if not FENCE.open():
         SparkContext.getOrCreate(conf)
         return
     from pyspark.java_gateway import launch_gateway
@@ -132,4 +100,4 @@ def jvm_process() -> Any:
 
 def jvm_reachable() -> bool:
     """Whether :func:`jvm_process` can find the JVM (inside the range)."""
-    return _fence().open()
+    return FENCE.open()

@@ -4,7 +4,7 @@ kafka-python's public API reads Kafka correctly, but too slowly for migcheck's r
 has no call for the newer group protocols' describe requests, which migcheck needs.  The
 hooks below reach into its private code, which any release may change without a word.  So
 they live here and nowhere else, each written for one series of kafka-python,
-:data:`TESTED_SERIES` (the pin in ``pyproject.toml``), and tested against its own
+:data:`TESTED_KAFKA_PYTHON` (the pin in ``pyproject.toml``), and tested against its own
 implementation (``tests/unit/``: ``test_receive.py``, ``test_recordbatch_decode.py``,
 ``test_private_hooks.py``).  This module checks the installed kafka-python when it is
 imported; outside that series every hook takes kafka-python's own public path instead (the
@@ -54,15 +54,14 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from types import MethodType
 from typing import TYPE_CHECKING
 
 from kafka import __version__ as KAFKA_PYTHON_VERSION
-from packaging.version import InvalidVersion, Version
+from packaging.specifiers import SpecifierSet
 
-from migcheck.notice import OnceNotice
+from migcheck.fence import VersionFence
 
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
@@ -78,56 +77,27 @@ if TYPE_CHECKING:
 
 # --- the fence ---------------------------------------------------------------------
 
-#: The kafka-python series (major, minor) every hook is written and tested for: the same
-#: range as the pin ``kafka-python>=3.0,<3.1`` in pyproject.toml (a unit test holds the two
-#: together).
-TESTED_SERIES = (3, 0)
+#: The kafka-python releases every hook is written and tested for: the same range as the
+#: pin ``kafka-python>=3.0,<3.1`` in pyproject.toml (a unit test holds the two together).
+TESTED_KAFKA_PYTHON = SpecifierSet(">=3.0,<3.1")
 
 #: ``MIGCHECK_KAFKA_HOOKS=off``: every hook takes kafka-python's public path, as outside
-#: :data:`TESTED_SERIES` (for the tests that compare the two paths).
+#: :data:`TESTED_KAFKA_PYTHON` (for the tests that compare the two paths).
 OFF_SWITCH = "MIGCHECK_KAFKA_HOOKS"
 
 
-def in_tested_series(version: str) -> bool:
-    """Whether kafka-python ``version`` is of :data:`TESTED_SERIES` (a version that does
-    not parse is not)."""
-    try:
-        return Version(version).release[:2] == TESTED_SERIES
-    except InvalidVersion:
-        return False
-
-
-class Fence:
-    """Whether the hooks may reach into the installed kafka-python: decided once, at import,
-    from its version (and, at each use, the :data:`OFF_SWITCH`)."""
-
-    def __init__(self, version: str) -> None:
-        self.version = version
-        self.tested = in_tested_series(version)
-        self._notice = OnceNotice()
-
-    @property
-    def line(self) -> str:
-        """The one stderr line that says kafka-python is outside the tested series."""
-        series = ".".join(map(str, TESTED_SERIES))
-        return (
-            f"migcheck: kafka-python {self.version} is outside the tested range {series}.x: "
-            "reading with kafka-python's own code (slower); streams, consumer-protocol and "
-            "share groups not described"
-        )
-
-    def open(self) -> bool:
-        """Whether a hook may be used now; outside the tested series, the first call of the
-        process prints :attr:`line` on stderr."""
-        if os.environ.get(OFF_SWITCH) == "off":
-            return False
-        if not self.tested:
-            self._notice.say(self.line)
-        return self.tested
+def fence(version: str = KAFKA_PYTHON_VERSION) -> VersionFence:
+    """kafka-python's fence: of the installed kafka-python, or of ``version`` for a test."""
+    return VersionFence(
+        "kafka-python", "kafka", TESTED_KAFKA_PYTHON,
+        "reading with kafka-python's own code (slower); streams, consumer-protocol and "
+        "share groups not described",
+        off_switch=OFF_SWITCH, given_version=version,
+    )  # fmt: skip
 
 
 #: The fence of this process's kafka-python.
-FENCE = Fence(KAFKA_PYTHON_VERSION)
+FENCE = fence()
 
 
 # --- hooks 1 to 3: the receive path --------------------------------------------------

@@ -68,7 +68,7 @@ def _run(
         env["TMPDIR"] = str(tmpdir)
     script = RUN
     if numba_version is not None:
-        script = f"from migcheck import jit\njit.FENCE = jit.Fence({numba_version!r})\n{RUN}"
+        script = f"from migcheck import jit\njit.FENCE = jit.fence({numba_version!r})\n{RUN}"
     p = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True,
                        text=True, env=env, timeout=120, check=False)  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
@@ -151,23 +151,23 @@ def _pin() -> Requirement:
     ],
 )
 def test_the_fence_admits_what_the_pin_admits(version: str, inside: bool) -> None:
-    assert jit.in_tested_range(version) is inside
+    assert jit.fence(version).tested_version is inside
     assert _pin().specifier.contains(version, prereleases=True) is inside
 
 
 def test_a_version_that_does_not_parse_is_outside() -> None:
-    assert not jit.in_tested_range("0.68-custom build")
+    assert not jit.fence("0.68-custom build").tested_version
 
 
 def test_the_installed_numba_is_in_the_range() -> None:
     """The pinned install takes migcheck's cache (the tests above show it in use)."""
-    assert jit.in_tested_range(importlib.metadata.version("numba"))
+    assert jit.fence(importlib.metadata.version("numba")).tested_version
 
 
 def test_outside_the_range_the_fence_is_closed_and_says_so_once(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fence = jit.Fence("0.69.0")
+    fence = jit.fence("0.69.0")
     assert [fence.open() for _ in range(3)] == [False, False, False]
     assert capsys.readouterr().err == (
         "migcheck: numba 0.69.0 is outside migcheck's tested range <0.69,>=0.62: kernels "
@@ -179,12 +179,12 @@ def test_outside_the_range_the_fence_is_closed_and_says_so_once(
 def test_in_the_range_without_the_private_names_the_fence_closes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fence = jit.Fence("0.68.1")
+    fence = jit.fence("0.68.1")
     assert fence.open() and capsys.readouterr().err == ""
     fence.close("ImportError: cannot import name '_CacheLocator'")
     assert [fence.open(), fence.open()] == [False, False]
     assert capsys.readouterr().err == (
-        "migcheck: numba 0.68.1 lacks the caching API migcheck uses (ImportError: cannot "
+        "migcheck: numba 0.68.1 lacks the private API migcheck uses (ImportError: cannot "
         "import name '_CacheLocator'): kernels are cached by numba's own default, beside "
         "their source (compiled again in every fresh copy)\n"
     )
@@ -197,7 +197,7 @@ def test_outside_the_range_a_kernel_is_cached_by_numbas_own_default(tmp_path: Pa
     folder = tmp_path / "deps"
     folder.mkdir()
     (folder / "kern.py").write_text(KERNEL, encoding="utf-8")
-    line = jit.Fence("0.69.0").line
+    line = jit.fence("0.69.0").line
 
     run = _run(folder, cache, numba_version="0.69.0")
     assert (run["result"], run["loaded"], run["compiled"]) == (135, 0, 1)

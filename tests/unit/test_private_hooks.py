@@ -53,7 +53,7 @@ from migcheck.kafka.groups import (
     describe_group,
     describe_streams_group,
 )
-from migcheck.kafka.private_hooks import OFF_SWITCH, Fence, in_tested_series, partition_gone
+from migcheck.kafka.private_hooks import OFF_SWITCH, fence, partition_gone
 from migcheck.kafka.reader import WorkUnit, read_units
 from migcheck.kafka.schemas import (
     ConsumerGroupDescribeRequest,
@@ -85,40 +85,40 @@ def _pin() -> Requirement:
     ["2.3.1", "2.99", "3.0", "3.0.0", "3.0.12", "3.0.99.dev1", "3.1.0rc1", "3.1.0", "4.0.0"],
 )
 def test_the_fence_admits_what_the_pin_admits(version: str) -> None:
-    assert in_tested_series(version) == _pin().specifier.contains(version, prereleases=True)
+    assert fence(version).tested_version == _pin().specifier.contains(version, prereleases=True)
 
 
 def test_a_version_that_does_not_parse_is_outside() -> None:
-    assert not in_tested_series("3.0-custom build")
+    assert not fence("3.0-custom build").tested_version
 
 
 def test_this_process_is_fenced_by_the_kafka_python_it_imports() -> None:
     assert private_hooks.FENCE.version == kafka.__version__
     assert kafka.__version__ == importlib.metadata.version("kafka-python")
-    assert private_hooks.FENCE.tested  # the pinned kafka-python: the hooks are used
+    assert private_hooks.FENCE.tested_version  # the pinned kafka-python: the hooks are used
 
 
 def test_outside_the_range_every_use_is_refused_and_said_once(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(OFF_SWITCH, raising=False)
-    fence = Fence("3.1.0")
-    assert [fence.open() for _ in range(3)] == [False, False, False]
+    closed = fence("3.1.0")
+    assert [closed.open() for _ in range(3)] == [False, False, False]
     assert capsys.readouterr().err == (
-        "migcheck: kafka-python 3.1.0 is outside the tested range 3.0.x: reading with "
-        "kafka-python's own code (slower); streams, consumer-protocol and share groups not "
-        "described\n"
+        "migcheck: kafka-python 3.1.0 is outside migcheck's tested range <3.1,>=3.0: reading "
+        "with kafka-python's own code (slower); streams, consumer-protocol and share groups "
+        "not described\n"
     )
 
 
 def test_inside_the_range_the_off_switch_alone_refuses_silently(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fence = Fence("3.0.12")
+    opened = fence("3.0.12")
     monkeypatch.delenv(OFF_SWITCH, raising=False)
-    assert fence.open()
+    assert opened.open()
     monkeypatch.setenv(OFF_SWITCH, "off")
-    assert not fence.open()
+    assert not opened.open()
     assert capsys.readouterr().err == ""
 
 
@@ -129,7 +129,7 @@ def test_a_process_outside_the_range_hooks_nothing_and_says_so_once() -> None:
     script = """
 from kafka import TopicPartition
 from migcheck.kafka import private_hooks as h
-h.FENCE = h.Fence("3.1.0")
+h.FENCE = h.fence("3.1.0")
 client = h.lean_client(bootstrap_servers="127.0.0.1:1")
 assert "_connect" not in vars(client._manager)
 client.close()
@@ -142,7 +142,7 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                        cwd=REPO, env=env, timeout=60, check=False)  # fmt: skip
     assert r.stdout == "ok\n", r.stderr
-    assert r.stderr.splitlines() == [Fence("3.1.0").line]
+    assert r.stderr.splitlines() == [fence("3.1.0").line]
 
 
 # --- one module holds every hook ----------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from migcheck.analysis.pyspark_private import TESTED_PYSPARK, Fence
+from migcheck.analysis.pyspark_private import TESTED_PYSPARK, fence
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,14 +27,14 @@ def test_the_fence_admits_what_the_pin_admits_and_no_other_series() -> None:
 
 
 def test_inside_the_range_the_fence_opens_silently(capsys: pytest.CaptureFixture[str]) -> None:
-    assert Fence("4.2.0").open() and Fence("4.2.3").open()
+    assert fence("4.2.0").open() and fence("4.2.3").open()
     assert capsys.readouterr().err == ""
 
 
 def test_outside_the_range_every_use_takes_the_public_path_and_says_so_once() -> None:
     script = """
 from migcheck.analysis import pyspark_private as p
-p.FENCE = p.Fence("4.3.0")
+p.FENCE = p.fence("4.3.0")
 assert p.has_context() is False  # SparkSession.getActiveSession(): no JVM started
 assert p.jvm_process() is None and not p.jvm_reachable()
 print("ok")
@@ -42,7 +42,7 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                        cwd=REPO, timeout=120, check=False)  # fmt: skip
     assert r.stdout == "ok\n", r.stderr
-    assert r.stderr.splitlines() == [Fence("4.3.0").line]
+    assert r.stderr.splitlines() == [fence("4.3.0").line]
 
 
 def test_no_other_module_reaches_into_pyspark() -> None:
