@@ -95,13 +95,19 @@ def _digest(java: str, version: str, jars: str) -> str:
 
 
 def jvm_options(archive: Path | None) -> list[str]:
-    """The JVM options that map ``archive`` if it is there (touched as used, so that the
-    pruning keeps it); none when it is missing: only ``migcheck warm`` dumps one."""
+    """The JVM options that map ``archive`` if it is there; none when it is missing: only
+    ``migcheck warm`` dumps one.  Changes nothing: a run that maps it calls
+    :func:`mark_used`."""
     if archive is None or not archive.is_file():
         return []
-    with contextlib.suppress(OSError):
-        os.utime(archive)  # in use: the pruning keeps it (see to_remove)
     return [f"-XX:SharedArchiveFile={archive}"]
+
+
+def mark_used(archive: Path) -> None:
+    """Touch ``archive``: in use, so the pruning keeps it (see :func:`to_remove`).  Best
+    effort: a read-only cache only loses the pruning's hint."""
+    with contextlib.suppress(OSError):
+        os.utime(archive)
 
 
 def dump_options(archive: Path) -> tuple[list[str], Path] | None:

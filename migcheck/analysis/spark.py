@@ -419,7 +419,10 @@ def _with_class_archive(settings: dict[str, str], options: Sequence[str] | None 
     """Add the class-data archive's options to the driver JVM's: ``options``, else those
     that map the archive if it is there (see :mod:`jvmarchive`)."""
     if options is None:
-        options = jvmarchive.jvm_options(jvmarchive.archive_path(cache_root()))
+        archive = jvmarchive.archive_path(cache_root())
+        options = jvmarchive.jvm_options(archive)
+        if options and archive is not None:
+            jvmarchive.mark_used(archive)
     key = "spark.driver.extraJavaOptions"
     settings[key] = " ".join([settings.get(key, ""), *options]).strip()
 
@@ -434,7 +437,7 @@ def save_class_archive(say: Callable[[str], None]) -> ClassArchive:
     if archive is None:
         return ClassArchive(None, ArchiveState.NO_JAVA, 0, 0.0)
     if archive.is_file():
-        jvmarchive.jvm_options(archive)  # touched as used
+        jvmarchive.mark_used(archive)
         return ClassArchive(str(archive), ArchiveState.PRESENT, archive.stat().st_size, 0.0)
     if not pyspark_private.jvm_reachable():
         return ClassArchive(str(archive), ArchiveState.NO_JVM, 0, 0.0)

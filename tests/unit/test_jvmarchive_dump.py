@@ -13,6 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from migcheck.analysis import jvmarchive
 
 MAGIC = bytes.fromhex("a8ab0bf0")  # Java 17's dynamic archive, as its dumps begin
@@ -71,6 +73,8 @@ def test_a_check_maps_an_archive_that_is_there_and_dumps_none_that_is_not(
     old = time.time() - 3600
     os.utime(archive, (old, old))
     assert jvmarchive.jvm_options(archive) == [f"-XX:SharedArchiveFile={archive}"]
+    assert archive.stat().st_mtime == pytest.approx(old)  # asking changes nothing
+    jvmarchive.mark_used(archive)
     assert archive.stat().st_mtime > old + 60  # touched as used: the pruning keeps it
 
 
