@@ -31,14 +31,12 @@ from migcheck.commands.runbook import RunbookOptions, run_runbook
 from migcheck.errors import UsageError
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
-    AUTO,
     COMMIT_TIMEOUT,
     GROUP_TIMEOUT,
-    IN_PLACE,
     LAG_TIMEOUT,
-    NEW_TOPIC,
     Runbook,
     SplitRefusal,
+    Strategy,
 )
 
 #: The CLI parameters whose options-dataclass field has another name.
@@ -93,8 +91,8 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 )
 @click.option(
     "--strategy",
-    type=click.Choice([AUTO, NEW_TOPIC, IN_PLACE]),
-    default=AUTO,
+    type=click.Choice([Strategy.AUTO.value, Strategy.NEW_TOPIC.value, Strategy.IN_PLACE.value]),
+    default=Strategy.AUTO.value,
     show_default=True,
     help="new-topic: copy, reset, reprocess; in-place: alter, reset, reprocess (when no "
     "store reads TOPIC directly); auto: in-place when that holds, else new-topic.",
@@ -215,7 +213,7 @@ def runbook_cmd(
                 topic=topic,
                 to=to,
                 new_topic=new_topic,
-                strategy=strategy,
+                strategy=Strategy(strategy),
                 group_timeout=group_timeout,
                 lag_timeout=lag_timeout,
                 accept_split_history=accept_split_history,

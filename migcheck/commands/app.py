@@ -30,6 +30,7 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
+from migcheck.runbook.strategy import direct_stores
 from migcheck.streams.build import WOULD_ADD, Model
 from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
 from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
@@ -43,7 +44,6 @@ from migcheck.streams.rules import (
     health,
     sizes,
 )
-from migcheck.streams.strategy import direct_stores
 from migcheck.streams.topology import read_topology
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
-from migcheck.consumers.steps import steps
 from migcheck.errors import EXIT_OK, UsageError
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
@@ -30,6 +29,7 @@ from migcheck.model.runbook import (
 )
 from migcheck.readers.discovery import Found, find_group, find_readers
 from migcheck.readers.standing import group_lag
+from migcheck.runbook.groups import steps
 
 
 @dataclass

@@ -4,7 +4,7 @@ Quix Streams): discover it, pick the strategy, write its framework's steps.
 Read-only like ``migcheck app``: it finds the application's real topics, the
 topic's own configs and each source's log start offsets, and judges the
 in-place change with the same rules.  ``--strategy auto`` (the default) picks
-in place when no store reads the topic directly (:mod:`migcheck.streams.strategy`),
+in place when no store reads the topic directly (:mod:`migcheck.runbook.strategy`),
 else a new topic.  ``--strategy in-place`` on an app with such stores is refused,
 naming those stores and every key whose history would split (a full scan
 through the analysis pipeline), unless ``--accept-split-history`` is given.
@@ -27,15 +27,16 @@ from migcheck.model.app import first_error
 from migcheck.model.header import report_header
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
-    AUTO,
     GROUP_TIMEOUT,
-    IN_PLACE,
     LAG_TIMEOUT,
-    NEW_TOPIC,
     Runbook,
     RunbookFacts,
     SplitRefusal,
+    Strategy,
 )
+from migcheck.runbook.procedures import RUNBOOKS, steps
+from migcheck.runbook.quix import quix_internal
+from migcheck.runbook.strategy import Choice, choose, direct_stores
 from migcheck.streams.build import Model
 from migcheck.streams.discovery import (
     Discovery,
@@ -45,10 +46,7 @@ from migcheck.streams.discovery import (
     only_frameworks,
 )
 from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
-from migcheck.streams.quix_runbook import quix_internal
 from migcheck.streams.rules import AppLevel, external_counts, sizes
-from migcheck.streams.runbooks import RUNBOOKS, steps
-from migcheck.streams.strategy import Choice, choose, direct_stores
 from migcheck.streams.topology import read_topology
 
 
@@ -61,7 +59,7 @@ class RunbookOptions:
     to: int
     topology_file: str | None = None
     new_topic: str | None = None
-    strategy: str = AUTO
+    strategy: Strategy = Strategy.AUTO
     state_dir: str | None = None
     group_timeout: int = GROUP_TIMEOUT
     lag_timeout: int = LAG_TIMEOUT
@@ -89,7 +87,8 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     )
     level = AppLevel(judged["verdict"])
     split = None
-    stores = _splitting_stores(model, options.topic, level) if choice.strategy == IN_PLACE else ()
+    in_place = choice.strategy is Strategy.IN_PLACE
+    stores = _splitting_stores(model, options.topic, level) if in_place else ()
     if stores is None or stores:  # None: unseen state may split
         keys = _split_keys(options)
         if keys and not options.accept_split_history:
@@ -122,9 +121,9 @@ def _check(options: RunbookOptions, disc: Discovery, new_topic: str, topology_gi
 
 
 def _check_new_topic(
-    options: RunbookOptions, disc: Discovery, strategy: str, new_topic: str
+    options: RunbookOptions, disc: Discovery, strategy: Strategy, new_topic: str
 ) -> None:
-    if strategy != NEW_TOPIC:
+    if strategy is not Strategy.NEW_TOPIC:
         return
     if new_topic == options.topic:
         raise UsageError("--new-topic must differ from --topic")
@@ -156,7 +155,7 @@ def _facts(
     internal, expected = tuple(sorted(disc.facts.internal)), sizes(app, after).internal
     if disc.facts.framework.kind is ReaderKind.QUIX_STREAMS:
         rebuilt = split is not None
-        target = new_topic if choice.strategy == NEW_TOPIC else options.topic
+        target = new_topic if choice.strategy == Strategy.NEW_TOPIC else options.topic
         internal, expected = quix_internal(
             options.app_id, options.topic, target, options.to, disc.facts.internal, rebuilt
         )
@@ -170,12 +169,12 @@ def _facts(
         to=options.to,
         new_topic=new_topic,
         strategy=choice.strategy,
-        protocol=str(disc.facts.protocol),
+        protocol=disc.facts.protocol,
         internal=internal,
         expected_internal=expected,
         history_lost=lost,
         state_dir=options.state_dir,
-        verdict=str(level),
+        verdict=level,
         split_keys=split,
         members=len(disc.group.members) if disc.group else 0,
         configs=topic_configs(client, options.topic),

@@ -16,6 +16,13 @@ from typing import TypedDict
 from migcheck.model.header import Kind
 
 
+class Protocol(StrEnum):
+    """The rebalance protocol: it decides which check fails first and how the error reads."""
+
+    CLASSIC = "classic"  # the leader's StreamsPartitionAssignor validates internal topics
+    STREAMS = "streams"  # KIP-1071: the broker's group coordinator validates the topology
+
+
 class ReaderKind(StrEnum):
     """What reads a topic through a group, as its evidence shows."""
 

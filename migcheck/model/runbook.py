@@ -1,7 +1,7 @@
 """The runbook as data: the facts found on the cluster and the ordered steps built from them.
 
-:mod:`migcheck.streams.runbooks` (a stream processor's app, from :class:`RunbookFacts`) and
-:mod:`migcheck.consumers.steps` (plain consumer groups, from :class:`GroupsFacts`) build the
+:mod:`migcheck.runbook.procedures` (a stream processor's app, from :class:`RunbookFacts`) and
+:mod:`migcheck.runbook.groups` (plain consumer groups, from :class:`GroupsFacts`) build the
 steps (pure rules); :mod:`migcheck.report.runbook` writes them as Markdown for a change
 ticket and as a re-runnable shell script.  They meet here so that neither imports the other.
 """
@@ -13,13 +13,19 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from migcheck.errors import UsageError
+from migcheck.model.app import AppLevel
 from migcheck.model.header import Header
-from migcheck.model.readers import ReaderKind
+from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.untrusted import arg_problem, path_problem, quoted
 
-NEW_TOPIC = "new-topic"
-IN_PLACE = "in-place"
-AUTO = "auto"  # in-place when no store reads the topic directly, else new-topic
+
+class Strategy(StrEnum):
+    """How a runbook widens the topic (``--strategy``)."""
+
+    NEW_TOPIC = "new-topic"  # a copy into a new, wider topic (migcheck copy)
+    IN_PLACE = "in-place"  # kafka-topics --alter
+    AUTO = "auto"  # in-place when no store reads the topic directly, else new-topic
+
 
 #: How long step 2 waits for a stopped app's members to leave its group by default: a
 #: Kafka Streams member of a classic group does not leave it on close(), the broker drops
@@ -40,13 +46,13 @@ class RunbookFacts:
     partitions: int  # the topic's count today
     to: int
     new_topic: str
-    strategy: str  # NEW_TOPIC or IN_PLACE
-    protocol: str  # "classic" or "streams"
+    strategy: Strategy  # NEW_TOPIC or IN_PLACE, never AUTO
+    protocol: Protocol
     internal: tuple[str, ...]  # the internal topics the reset deletes
     expected_internal: Mapping[str, int]  # internal topic -> its count after the restart
     history_lost: tuple[str, ...] = ()  # source topics whose log start offset is above 0
     state_dir: str | None = None
-    verdict: str = "SAFE"
+    verdict: AppLevel = AppLevel.SAFE  # migcheck app's, for the in-place change
     split_keys: int | None = None  # in-place on a stateful app: keys whose history splits
     members: int = 0
     configs: Mapping[str, str] = field(default_factory=dict)
@@ -56,7 +62,7 @@ class RunbookFacts:
     on_users_word: tuple[str, ...] = ()
     group_timeout: int = GROUP_TIMEOUT
     lag_timeout: int = LAG_TIMEOUT
-    #: The framework the app runs on: it picks the procedure (streams/runbooks.py).  For
+    #: The framework the app runs on: it picks the procedure (runbook/procedures.py).  For
     #: Quix Streams ``internal`` are the internal topics the change leaves behind (to
     #: delete) and ``expected_internal`` those the restarted app creates.
     kind: ReaderKind = ReaderKind.KAFKA_STREAMS
@@ -65,10 +71,19 @@ class RunbookFacts:
     #: when nothing crashes.
     first_error: str | None = None
 
+    def __post_init__(self) -> None:
+        # The enums' own values (a saved report's, a test's "classic") become the enums,
+        # and a word that is none of them fails here, not in a step that compares it.
+        object.__setattr__(self, "strategy", Strategy(self.strategy))
+        object.__setattr__(self, "protocol", Protocol(self.protocol))
+        object.__setattr__(self, "verdict", AppLevel(self.verdict))
+        if self.strategy is Strategy.AUTO:
+            raise ValueError("a runbook's facts name the strategy auto chose, not auto")
+
     @property
     def target(self) -> str:
         """The topic the app reads after the change."""
-        return self.new_topic if self.strategy == NEW_TOPIC else self.topic
+        return self.new_topic if self.strategy is Strategy.NEW_TOPIC else self.topic
 
 
 #: How long the plain-consumer runbook waits for every group to be assigned the new
@@ -181,30 +196,6 @@ class Check:
 
 
 Action = Run | Manual | Check
-
-
-def kafka_run(
-    bootstrap: str,
-    command_config: str | None,
-    tool: str,
-    *args: str,
-    config_flag: str = "--command-config",
-) -> Run:
-    """One of Kafka's tools against the cluster; secrets stay in the config file, which
-    only its path names."""
-    extra = (config_flag, command_config) if command_config else ()
-    return Run((tool, "--bootstrap-server", bootstrap, *extra, *args), kafka_tool=True)
-
-
-def alter_check(bootstrap: str, command_config: str | None, topic: str, to: int) -> Check:
-    """The alter, as both runbooks run it: once, a re-run finds the count and does nothing."""
-    return Check(
-        ShellCheck.ENSURE_PARTITIONS,
-        (topic, str(to)),
-        f"{topic} has {to} partitions (altered once)",
-        kafka_run(bootstrap, command_config, "kafka-topics", "--alter", "--topic", topic,
-                  "--partitions", str(to)),
-    )  # fmt: skip
 
 
 def check_name(role: str, name: str, path: bool = False, hint: str = "") -> None:

@@ -7,8 +7,9 @@
 - :mod:`~migcheck.streams.rules` holds Kafka Streams' sizing rules and the
   CRASH / CORRUPT / SAFE checks, one registry entry per check;
 - :mod:`~migcheck.streams.parallelism` and :mod:`~migcheck.streams.advice` the
-  plan's figures and its recommendation;
-- :mod:`~migcheck.streams.steps` the runbook's ordered steps.
+  plan's figures and its recommendation.
+
+The runbook's procedures are :mod:`migcheck.runbook`'s.
 
 The commands that use them live in :mod:`migcheck.commands`; their reports are
 rendered by :mod:`migcheck.report`.

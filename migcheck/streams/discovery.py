@@ -24,15 +24,10 @@ from migcheck.kafka.groups import (
     topics_with_prefix,
 )
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.model.readers import LABELS, Evidence, ReaderKind
+from migcheck.model.readers import LABELS, Evidence, Protocol, ReaderKind
 from migcheck.readers.kinds import Seen, identify
 from migcheck.streams.build import FROM_NAMES, Facts, Model, from_broker, from_topology, inferred
-from migcheck.streams.frameworks import (
-    FRAMEWORKS,
-    KAFKA_STREAMS,
-    Framework,
-    Protocol,
-)
+from migcheck.streams.frameworks import FRAMEWORKS, KAFKA_STREAMS, Framework
 from migcheck.streams.topology import Topology, source_topics
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
-from migcheck.model.readers import ReaderKind
+from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
 from migcheck.readers.naming import (
     faust_changelog,
@@ -31,13 +30,6 @@ RESET_HINT = (
     "Use 'org.apache.kafka.tools.StreamsResetter' tool "
     "to clean up invalid topics before processing."
 )
-
-
-class Protocol(StrEnum):
-    """The rebalance protocol: it decides which check fails first and how the error reads."""
-
-    CLASSIC = "classic"  # the leader's StreamsPartitionAssignor validates internal topics
-    STREAMS = "streams"  # KIP-1071: the broker's group coordinator validates the topology
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from migcheck.model.app import AppLevel
-from migcheck.streams.frameworks import KAFKA_STREAMS, Framework, Protocol
+from migcheck.model.readers import Protocol
+from migcheck.streams.frameworks import KAFKA_STREAMS, Framework
 from migcheck.streams.javasets import hashset_order
 from migcheck.streams.topology import SubTopology, Topology
 

@@ -35,7 +35,7 @@ from streamsapp import StreamsApp, phase1, phase2
 
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_sh
-from migcheck.streams.steps import steps
+from migcheck.runbook.kafka_streams import steps
 
 pytestmark = pytest.mark.kafka
 

@@ -25,14 +25,18 @@ import sample_report
 from click.testing import CliRunner
 
 from migcheck.cli.main import cli
-from migcheck.consumers.steps import steps as groups_steps
 from migcheck.errors import MigcheckError
 from migcheck.gate.judge import app_reader, judge, plain_reader
 from migcheck.gate.next_steps import next_steps
 from migcheck.model.copy import CopyResult, PartitionCopied, Verification
 from migcheck.model.gate import GateChange, Proposal, Source, SourceKind
-from migcheck.model.readers import ReaderKind, ReaderRisk
-from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, GroupLag, GroupsFacts, RunbookFacts
+from migcheck.model.readers import Protocol, ReaderKind, ReaderRisk
+from migcheck.model.runbook import (
+    GroupLag,
+    GroupsFacts,
+    RunbookFacts,
+    Strategy,
+)
 from migcheck.model.warm import ArchiveState, ClassArchive, Warmth
 from migcheck.readers.naming import faust_changelog
 from migcheck.report import render
@@ -40,8 +44,9 @@ from migcheck.report.copy import render_copy_summary
 from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.report.warm import render_warm_text
 from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines
-from migcheck.streams.frameworks import FAUST, Protocol
-from migcheck.streams.runbooks import steps as app_steps
+from migcheck.runbook.groups import steps as groups_steps
+from migcheck.runbook.procedures import steps as app_steps
+from migcheck.streams.frameworks import FAUST
 
 REPO = Path(__file__).resolve().parents[2]
 DESCRIBE = REPO / "fixtures" / "java" / "streams" / "describe"
@@ -244,11 +249,11 @@ def runbook_writer(name: str) -> Written:
     quix, ksql = ReaderKind.QUIX_STREAMS, ReaderKind.KSQLDB
     for written in (
         _runbooks(groups_facts(("billing", name)), groups_steps),
-        _runbooks(streams_facts(name, NEW_TOPIC), app_steps),
-        _runbooks(streams_facts(name, IN_PLACE), app_steps),
-        _runbooks(streams_facts(name, NEW_TOPIC, quix), app_steps),
-        _runbooks(streams_facts(name, IN_PLACE, quix, split=True), app_steps),
-        _runbooks(streams_facts(name, NEW_TOPIC, ksql), app_steps),
+        _runbooks(streams_facts(name, Strategy.NEW_TOPIC), app_steps),
+        _runbooks(streams_facts(name, Strategy.IN_PLACE), app_steps),
+        _runbooks(streams_facts(name, Strategy.NEW_TOPIC, quix), app_steps),
+        _runbooks(streams_facts(name, Strategy.IN_PLACE, quix, split=True), app_steps),
+        _runbooks(streams_facts(name, Strategy.NEW_TOPIC, ksql), app_steps),
     ):
         out.markdown += written.markdown
         out.sh += written.sh

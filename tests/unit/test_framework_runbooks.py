@@ -15,10 +15,17 @@ from pathlib import Path
 import pytest
 
 from migcheck.model.readers import ReaderKind
-from migcheck.model.runbook import IN_PLACE, NEW_TOPIC, Check, Manual, Run, RunbookFacts, ShellCheck
+from migcheck.model.runbook import (
+    Check,
+    Manual,
+    Run,
+    RunbookFacts,
+    ShellCheck,
+    Strategy,
+)
 from migcheck.report.runbook import render_markdown, render_sh
-from migcheck.streams.quix_runbook import quix_internal
-from migcheck.streams.runbooks import RUNBOOKS, steps
+from migcheck.runbook.procedures import RUNBOOKS, steps
+from migcheck.runbook.quix import quix_internal
 
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 GROUP = "quix-counter"
@@ -35,7 +42,7 @@ def _quix(**changes: object) -> RunbookFacts:
         "partitions": 3,
         "to": 6,
         "new_topic": "orders-p6",
-        "strategy": NEW_TOPIC,
+        "strategy": Strategy.NEW_TOPIC,
         "protocol": "classic",
         "internal": (f"changelog__{GROUP}--orders--default",),
         "expected_internal": {f"changelog__{GROUP}--orders-p6--default": 6},
@@ -100,7 +107,7 @@ def test_quix_new_topic_wipes_commits_the_start_then_deletes_the_old_changelog()
 
 
 def test_quix_in_place_without_a_direct_store_is_the_alter_and_the_new_partitions_start() -> None:
-    facts = _quix(strategy=IN_PLACE, internal=(), expected_internal={})
+    facts = _quix(strategy=Strategy.IN_PLACE, internal=(), expected_internal={})
     titles = [s.title for s in steps(facts)]
     assert titles == [
         "Pre-checks",
@@ -113,7 +120,7 @@ def test_quix_in_place_without_a_direct_store_is_the_alter_and_the_new_partition
 
 
 def test_quix_in_place_with_split_history_deletes_the_changelog_before_the_restart() -> None:
-    facts = _quix(strategy=IN_PLACE, split_keys=205,
+    facts = _quix(strategy=Strategy.IN_PLACE, split_keys=205,
                   expected_internal={f"changelog__{GROUP}--orders--default": 6})  # fmt: skip
     titles = [s.title for s in steps(facts)]
     assert titles == [
@@ -171,7 +178,7 @@ def test_the_ksqldb_runbook_terminates_and_creates_the_query_again() -> None:
     assert any("TERMINATE CTAS_COUNTS_5;" in t for t in manual)
     assert any("KAFKA_TOPIC='orders-p6'" in t for t in manual)
     assert any("SET 'auto.offset.reset'='earliest';" in t for t in manual)
-    in_place = [s.title for s in steps(_ksql(strategy=IN_PLACE))]
+    in_place = [s.title for s in steps(_ksql(strategy=Strategy.IN_PLACE))]
     assert "Alter orders to 6 partitions in place" in in_place
     # ksqlDB owns the query's app: no reset tool, no state directory of the operator's
     assert not any("kafka-streams-application-reset" in c for c in _commands(_ksql()))
@@ -180,8 +187,8 @@ def test_the_ksqldb_runbook_terminates_and_creates_the_query_again() -> None:
 
 @pytest.mark.parametrize(
     "facts",
-    [_quix(), _quix(strategy=IN_PLACE, split_keys=3), _quix(strategy=IN_PLACE, internal=()),
-     _ksql(), _ksql(strategy=IN_PLACE)],
+    [_quix(), _quix(strategy=Strategy.IN_PLACE, split_keys=3),
+     _quix(strategy=Strategy.IN_PLACE, internal=()), _ksql(), _ksql(strategy=Strategy.IN_PLACE)],
 )  # fmt: skip
 def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
     tmp_path: Path, facts: RunbookFacts
@@ -206,7 +213,11 @@ def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
 
 @pytest.mark.parametrize(
     ("facts", "number"),
-    [(_quix(members=2), 2), (_ksql(members=2), 3), (_ksql(members=2, strategy=IN_PLACE), 3)],
+    [
+        (_quix(members=2), 2),
+        (_ksql(members=2), 3),
+        (_ksql(members=2, strategy=Strategy.IN_PLACE), 3),
+    ],
 )
 def test_the_header_names_the_step_that_stops_the_members(facts: RunbookFacts, number: int) -> None:
     """ksqlDB keeps the query's statement first, so its stop is step 3, not 2 (issue 54);

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from migcheck.cli.app import app_cmd
+from migcheck.model.readers import Protocol
 from migcheck.readers.naming import (
     QuixTopic,
     faust_table,
@@ -24,7 +25,7 @@ from migcheck.readers.naming import (
 )
 from migcheck.streams.build import Facts, faust, quix
 from migcheck.streams.discovery import Word, _framework
-from migcheck.streams.frameworks import FAUST, FRAMEWORKS, KSQLDB, QUIX_STREAMS, Protocol
+from migcheck.streams.frameworks import FAUST, FRAMEWORKS, KSQLDB, QUIX_STREAMS
 from migcheck.streams.rules import AppLevel, Check, verdict
 
 GROUP = "quix-counter"

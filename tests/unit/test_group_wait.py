@@ -15,7 +15,7 @@ import pytest
 
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_sh
-from migcheck.streams.steps import steps
+from migcheck.runbook.kafka_streams import steps
 
 EMPTY_CLASSIC = (  # stdout header and table, then stderr (the script reads 2>&1)
     "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS\n"

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from oracles import run_cli
 
-from migcheck.consumers.steps import steps
 from migcheck.errors import UsageError
 from migcheck.model.runbook import Check, GroupLag, GroupsFacts, Manual, ShellCheck
 from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.runbook.groups import steps
 
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 CONFIG = "/etc/kafka/client admin.properties"  # a space: quoted everywhere

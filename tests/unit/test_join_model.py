@@ -17,14 +17,16 @@ from writers import streams_facts
 
 from migcheck.kafka.groups import StreamsSubtopology, TopicInfo
 from migcheck.model.app import TOPOLOGY_SETTLES, AppCandidate, first_error
-from migcheck.model.runbook import NEW_TOPIC
+from migcheck.model.readers import Protocol
+from migcheck.model.runbook import (
+    Strategy,
+)
 from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.runbook.kafka_streams import steps
 from migcheck.streams.build import Facts, from_broker, from_topology, inferred
-from migcheck.streams.frameworks import Protocol
 from migcheck.streams.judgement import judge
 from migcheck.streams.rules import AppLevel, Check
-from migcheck.streams.steps import steps
 from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
@@ -221,7 +223,7 @@ def test_the_app_report_shows_each_candidate_and_escapes_the_names() -> None:
 
 def test_the_runbook_header_quotes_the_first_error_as_app_does() -> None:
     line = first_error(_candidate(error=NOT_COPARTITIONED, error_candidates=None))
-    facts = replace(streams_facts("shop", NEW_TOPIC), first_error=line)
+    facts = replace(streams_facts("shop", Strategy.NEW_TOPIC), first_error=line)
     md = render_markdown(facts, steps(facts), "0.1.0", "2026-01-01T00:00:00Z")
     header = md.split("\n## ", 1)[0]
     assert "The first error the app would print: Topics not co-partitioned" in header

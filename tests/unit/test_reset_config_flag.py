@@ -20,7 +20,7 @@ import pytest
 
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_markdown, render_sh
-from migcheck.streams.steps import steps
+from migcheck.runbook.kafka_streams import steps
 
 DATA = Path(__file__).parent / "data"
 CONFIG = "/etc/kafka/client admin.properties"

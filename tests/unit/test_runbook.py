@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from migcheck.consumers import steps as groups_steps
-from migcheck.model.app import AppReason, AppReport
+from migcheck.model.app import AppLevel, AppReason, AppReport
+from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
-    IN_PLACE,
-    NEW_TOPIC,
     Check,
     GroupLag,
     GroupsFacts,
@@ -31,6 +29,7 @@ from migcheck.model.runbook import (
     ShellHelper,
     SplitRefusal,
     Step,
+    Strategy,
 )
 from migcheck.report import runbook
 from migcheck.report.runbook import (
@@ -40,7 +39,8 @@ from migcheck.report.runbook import (
     render_sh,
 )
 from migcheck.report.why import runbook_lines
-from migcheck.streams.steps import steps
+from migcheck.runbook import groups as groups_steps
+from migcheck.runbook.kafka_streams import steps
 
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 PRELUDE = Path(runbook.__file__).with_name(runbook.PRELUDE_FILE)
@@ -55,7 +55,7 @@ def _facts(**changes: object) -> RunbookFacts:
         "partitions": 3,
         "to": 6,
         "new_topic": "orders-p6",
-        "strategy": NEW_TOPIC,
+        "strategy": Strategy.NEW_TOPIC,
         "protocol": "classic",
         "internal": ("shop-counter-counts-changelog",),
         "expected_internal": {"shop-counter-counts-changelog": 6},
@@ -87,7 +87,11 @@ def test_new_topic_steps_come_in_the_safe_order() -> None:
 
 
 def test_both_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
-    for facts in (_facts(), _facts(strategy=IN_PLACE, split_keys=205), _facts(command_config=None)):
+    for facts in (
+        _facts(),
+        _facts(strategy=Strategy.IN_PLACE, split_keys=205),
+        _facts(command_config=None),
+    ):
         p = subprocess.run([str(SHELLCHECK), str(_script(tmp_path, facts))], capture_output=True)
         assert p.returncode == 0, p.stdout.decode()
 
@@ -155,7 +159,7 @@ def test_markdown_names_the_real_topics_and_warns_about_lost_history() -> None:
 
 
 def test_in_place_alters_the_topic_and_says_what_splits() -> None:
-    facts = _facts(strategy=IN_PLACE, split_keys=205)
+    facts = _facts(strategy=Strategy.IN_PLACE, split_keys=205)
     titles = [s.title for s in steps(facts)]
     assert titles[2] == "Alter orders to 6 partitions in place"
     assert "splits the history of 205 keys" in steps(facts)[2].why
@@ -169,7 +173,7 @@ def test_in_place_alters_the_topic_and_says_what_splits() -> None:
 def _every_strategy() -> list[RunbookFacts]:
     return [
         _facts(),
-        _facts(strategy=IN_PLACE, split_keys=205),
+        _facts(strategy=Strategy.IN_PLACE, split_keys=205),
         _facts(command_config=None, protocol="streams", state_dir=None, internal=()),
         _facts(history_lost=("orders",), members=2, configs={}),
     ]
@@ -378,3 +382,17 @@ def test_a_refused_in_place_change_says_why_in_each_format_and_on_stderr() -> No
         "refused --strategy in-place: 2 keys of orders would split their history in counts "
         "(listed in the output); use --strategy new-topic or --accept-split-history"
     ]
+
+
+def test_the_facts_hold_enums_and_refuse_a_word_that_is_none_of_them() -> None:
+    facts = _facts(strategy="in-place", protocol="streams")  # a saved report's words
+    assert facts.strategy is Strategy.IN_PLACE and facts.target == "orders"
+    assert facts.protocol is Protocol.STREAMS and facts.verdict is AppLevel.CRASH
+    empty = ShellCheck.GROUP_IS_EMPTY
+    tools = {a.shown.argv[0] for s in steps(facts) for a in s.actions
+             if isinstance(a, Check) and a.shown and a.function is empty}  # fmt: skip
+    assert tools == {"kafka-streams-groups"}  # Kafka's tool for a streams group
+    for bad in ({"strategy": "auto"}, {"strategy": "in place"}, {"protocol": "consumer"},
+                {"verdict": "FINE"}):  # fmt: skip
+        with pytest.raises(ValueError):
+            _facts(**bad)

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from migcheck.model.runbook import AUTO, IN_PLACE, NEW_TOPIC
+from migcheck.model.runbook import (
+    Strategy,
+)
+from migcheck.runbook.strategy import choose, direct_stores
 from migcheck.streams.build import Basis, Facts, from_topology, inferred
-from migcheck.streams.strategy import choose, direct_stores
 from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
@@ -27,16 +29,36 @@ def _model(name: str, internal: dict[str, int] | None = None):
 @pytest.mark.parametrize(
     ("name", "topic", "stores", "strategy"),
     [
-        ("count", "orders", ("counts",), NEW_TOPIC),  # groupByKey().count(): same sub-topology
-        ("count-nolog", "orders", ("counts",), NEW_TOPIC),  # no changelog, still keyed state
-        ("windowed", "orders", ("wcounts",), NEW_TOPIC),
-        ("source-changelog", "orders", ("source-table",), NEW_TOPIC),  # table(orders)
-        ("join", "orders", ("table-store",), NEW_TOPIC),  # the join's table sits beside it
-        ("join", "customers", ("table-store",), NEW_TOPIC),
-        ("rekey-count", "orders", (), IN_PLACE),  # counts sits behind the repartition topic
-        ("rekey-count-fixed", "orders", (), IN_PLACE),
-        ("global", "orders", (), IN_PLACE),  # the stream side of a global join holds nothing
-        ("global", "customers", (), IN_PLACE),  # a global store reads every partition
+        (
+            "count",
+            "orders",
+            ("counts",),
+            Strategy.NEW_TOPIC,
+        ),  # groupByKey().count(): same sub-topology
+        (
+            "count-nolog",
+            "orders",
+            ("counts",),
+            Strategy.NEW_TOPIC,
+        ),  # no changelog, still keyed state
+        ("windowed", "orders", ("wcounts",), Strategy.NEW_TOPIC),
+        ("source-changelog", "orders", ("source-table",), Strategy.NEW_TOPIC),  # table(orders)
+        ("join", "orders", ("table-store",), Strategy.NEW_TOPIC),  # the join's table sits beside it
+        ("join", "customers", ("table-store",), Strategy.NEW_TOPIC),
+        (
+            "rekey-count",
+            "orders",
+            (),
+            Strategy.IN_PLACE,
+        ),  # counts sits behind the repartition topic
+        ("rekey-count-fixed", "orders", (), Strategy.IN_PLACE),
+        (
+            "global",
+            "orders",
+            (),
+            Strategy.IN_PLACE,
+        ),  # the stream side of a global join holds nothing
+        ("global", "customers", (), Strategy.IN_PLACE),  # a global store reads every partition
     ],
 )
 def test_auto_picks_in_place_only_without_a_store_fed_directly(
@@ -44,7 +66,7 @@ def test_auto_picks_in_place_only_without_a_store_fed_directly(
 ) -> None:
     model = _model(name)
     assert direct_stores(model, topic).stores == stores
-    choice = choose(AUTO, model, topic)
+    choice = choose(Strategy.AUTO, model, topic)
     assert choice.strategy == strategy
     assert f"--strategy auto chose {strategy}" in choice.reason
     for store in stores:
@@ -52,8 +74,8 @@ def test_auto_picks_in_place_only_without_a_store_fed_directly(
 
 
 def test_an_explicit_strategy_is_kept_and_needs_no_reason() -> None:
-    assert choose(IN_PLACE, _model("count"), "orders").strategy == IN_PLACE
-    assert choose(NEW_TOPIC, _model("rekey-count"), "orders").reason == ""
+    assert choose(Strategy.IN_PLACE, _model("count"), "orders").strategy == Strategy.IN_PLACE
+    assert choose(Strategy.NEW_TOPIC, _model("rekey-count"), "orders").reason == ""
 
 
 def test_without_the_topology_auto_cannot_be_sure_and_says_how_to_be() -> None:
@@ -66,8 +88,8 @@ def test_without_the_topology_auto_cannot_be_sure_and_says_how_to_be() -> None:
     assert model.basis == Basis.INFERRED
     direct = direct_stores(model, "orders")
     assert direct.stores == () and not direct.certain
-    choice = choose(AUTO, model, "orders")
-    assert choice.strategy == NEW_TOPIC and "--topology" in choice.reason
+    choice = choose(Strategy.AUTO, model, "orders")
+    assert choice.strategy == Strategy.NEW_TOPIC and "--topology" in choice.reason
 
 
 def test_a_source_taken_on_the_users_word_is_said_in_the_models_notes() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.model.readers import Protocol
 from migcheck.streams.frameworks import KAFKA_STREAMS, KSQLDB, QUIX_STREAMS, streams_invalid
 from migcheck.streams.javasets import hashset_order, string_hash
 from migcheck.streams.rules import (
@@ -20,7 +21,6 @@ from migcheck.streams.rules import (
     App,
     AppLevel,
     Check,
-    Protocol,
     health,
     not_copartitioned,
     verdict,

@@ -24,24 +24,25 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from migcheck.model.runbook import (
-    NEW_TOPIC,
     Check,
-    Manual,
     Run,
     RunbookFacts,
     ShellCheck,
     Step,
+    Strategy,
 )
 from migcheck.readers.naming import quix_topic
-from migcheck.streams.frameworks import quix_changelog
-from migcheck.streams.steps import (
+from migcheck.runbook.actions import (
     alter_step,
-    app_is_healthy,
+    internal_topics_back,
     kafka,
     new_topic_step,
     prechecks,
+    restart,
     stop,
+    wipe_state,
 )
+from migcheck.streams.frameworks import quix_changelog
 
 #: Where Quix keeps state when the app names no ``state_dir``.
 DEFAULT_STATE_DIR = "state"
@@ -74,7 +75,7 @@ def quix_steps(f: RunbookFacts) -> list[Step]:
     """
     what = f"the Quix Streams application (consumer group {f.app_id})"
     head = [prechecks(f), stop(f, _STOP_WHY, what)]
-    if f.strategy == NEW_TOPIC:
+    if f.strategy == Strategy.NEW_TOPIC:
         rest = [new_topic_step(f), _wipe(f), _offsets(f, 0), _restart(f)]
         return [*head, *rest, *([_cleanup(f)] if f.internal else [])]
     if f.split_keys is not None:
@@ -91,21 +92,13 @@ def quix_steps(f: RunbookFacts) -> list[Step]:
 
 def _wipe(f: RunbookFacts) -> Step:
     where = f"{f.state_dir or DEFAULT_STATE_DIR}/{f.app_id}"
-    actions: list[Manual | Run] = [
-        Manual(
-            f"On every instance, delete {where} (state_dir/consumer_group; state_dir is "
-            f"'{DEFAULT_STATE_DIR}' by default, relative to the app's working directory), "
-            "or have the app call Application.clear_state() before app.run()."
-        )
-    ]
-    if f.state_dir:
-        actions.append(Run(("rm", "-rf", "--", f"{f.state_dir}/{f.app_id}")))
-    return Step(
-        "Wipe the local state",
+    return wipe_state(
+        f,
+        f"On every instance, delete {where} (state_dir/consumer_group; state_dir is "
+        f"'{DEFAULT_STATE_DIR}' by default, relative to the app's working directory), "
+        "or have the app call Application.clear_state() before app.run().",
         "A store left on disk keeps the old partitioning and would be read instead of "
         "being rebuilt from the reprocess.",
-        tuple(actions),
-        destructive=True,
     )
 
 
@@ -157,30 +150,13 @@ def _restart(f: RunbookFacts) -> Step:
         if f.target != f.topic
         else "Start the application."
     )
-    internal = [f"{t}={n}" for t, n in sorted(f.expected_internal.items())]
-    checks = [
-        Check(
-            ShellCheck.WAIT_INTERNAL_TOPICS,
-            tuple(internal),
-            "its changelogs exist with their counts: " + ", ".join(internal),
-            kafka(f, "kafka-topics", "--describe", "--topic", ",".join(f.expected_internal)),
-        )
-    ]
-    return Step(
-        f"Restart the application on {f.target}",
+    topics = internal_topics_back(f, "its changelogs exist with their counts: ")
+    return restart(
+        f,
         "Quix creates its changelogs with the count of their topic, rebuilds the state from "
         "the start, the lag drains to 0, and migcheck app finds it healthy.",
-        (
-            Manual(start),
-            *(checks if internal else []),
-            Check(
-                ShellCheck.WAIT_LAG_ZERO,
-                (str(f.lag_timeout), f.target, f.app_id),
-                f"the group's lag on {f.target} drains to 0 (waits up to {f.lag_timeout} s)",
-                kafka(f, "kafka-consumer-groups", "--describe", "--group", f.app_id, "--offsets"),
-            ),
-            app_is_healthy(f),
-        ),
+        start,
+        topics if f.expected_internal else None,
     )
 
 

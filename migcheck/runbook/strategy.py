@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from migcheck.model.runbook import AUTO, IN_PLACE, NEW_TOPIC
+from migcheck.model.runbook import (
+    Strategy,
+)
 from migcheck.streams.build import Basis, Model
 from migcheck.streams.frameworks import KAFKA_STREAMS, Framework
 
@@ -37,7 +39,7 @@ class Direct:
 
 @dataclass(frozen=True)
 class Choice:
-    strategy: str  # NEW_TOPIC or IN_PLACE
+    strategy: Strategy  # NEW_TOPIC or IN_PLACE, never AUTO
     reason: str  # why, said in the runbook; empty when the user chose
 
 
@@ -60,32 +62,34 @@ _UNSEEN = {
 }
 
 
-def choose(asked: str, model: Model, topic: str, framework: Framework = KAFKA_STREAMS) -> Choice:
+def choose(
+    asked: Strategy, model: Model, topic: str, framework: Framework = KAFKA_STREAMS
+) -> Choice:
     """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
     reads the topic directly, for certain.  A framework that takes no topology says itself
     why its state may be unseen."""
-    if asked != AUTO:
+    if asked is not Strategy.AUTO:
         return Choice(asked, "")
     direct = direct_stores(model, topic)
     if direct.stores:
         return Choice(
-            NEW_TOPIC,
+            Strategy.NEW_TOPIC,
             f"--strategy auto chose new-topic: the store{'s' if len(direct.stores) > 1 else ''} "
             f"{', '.join(direct.stores)} read{'' if len(direct.stores) > 1 else 's'} {topic} "
             "directly, so after an in-place alter each moved key's history would split "
             "between two tasks.",
         )
     if not direct.certain and not framework.takes_topology:
-        return Choice(NEW_TOPIC, f"--strategy auto chose new-topic: {framework.unseen}.")
+        return Choice(Strategy.NEW_TOPIC, f"--strategy auto chose new-topic: {framework.unseen}.")
     if not direct.certain:
         unseen = _UNSEEN.get(model.basis, "the model may miss stores").format(topic=topic)
         return Choice(
-            NEW_TOPIC,
+            Strategy.NEW_TOPIC,
             f"--strategy auto chose new-topic: {unseen}; pass --topology (the app's "
             "Topology#describe()) to let it consider in place.",
         )
     return Choice(
-        IN_PLACE,
+        Strategy.IN_PLACE,
         f"--strategy auto chose in-place: no store reads {topic} directly (any state sits "
         "behind a repartition topic, fed by its own key), so every record reaches the "
         "task its key belongs to after the alter; no copy and no producer switch are "

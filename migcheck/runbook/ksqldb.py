@@ -15,9 +15,14 @@ ksqlDB server runs here, so the statements are manual steps written for the oper
 
 from __future__ import annotations
 
-from migcheck.model.runbook import NEW_TOPIC, Manual, RunbookFacts, Step
+from migcheck.model.runbook import (
+    Manual,
+    RunbookFacts,
+    Step,
+    Strategy,
+)
 from migcheck.readers.naming import ksqldb_query
-from migcheck.streams.steps import alter_step, new_topic_step, prechecks, stop
+from migcheck.runbook.actions import alter_step, new_topic_step, prechecks, stop
 
 _STOP_WHY = (
     "The query must not run while its source changes. ksqlDB closes the query's Kafka "
@@ -36,7 +41,7 @@ def ksqldb_steps(f: RunbookFacts) -> list[Step]:
     the source widened (a copy or the alter), the query created again."""
     query = ksqldb_query(f.app_id) or f.app_id
     stopped = stop(f, _STOP_WHY, f"the query {query}: in the ksqlDB CLI, TERMINATE {query};")
-    change = _copy(f) if f.strategy == NEW_TOPIC else alter_step(f, _ALTER_WHY)
+    change = _copy(f) if f.strategy == Strategy.NEW_TOPIC else alter_step(f, _ALTER_WHY)
     return [prechecks(f), _statement(query), stopped, change, _recreate(f, query)]
 
 

@@ -36,10 +36,9 @@ from migcheck.model.runbook import (
     Run,
     ShellCheck,
     Step,
-    alter_check,
     check_name,
-    kafka_run,
 )
+from migcheck.runbook.actions import alter_check, kafka_run
 from migcheck.untrusted import quoted
 
 

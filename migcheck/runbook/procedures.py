@@ -1,8 +1,8 @@
 """Which procedure a runbook follows: one entry per framework that has one.
 
-Kafka Streams (:mod:`~migcheck.streams.steps`: the reset tool), ksqlDB
-(:mod:`~migcheck.streams.ksqldb_runbook`: TERMINATE and CREATE again) and Quix Streams
-(:mod:`~migcheck.streams.quix_runbook`: clear the state, delete the changelogs, commit the
+Kafka Streams (:mod:`~migcheck.runbook.kafka_streams`: the reset tool), ksqlDB
+(:mod:`~migcheck.runbook.ksqldb`: TERMINATE and CREATE again) and Quix Streams
+(:mod:`~migcheck.runbook.quix`: clear the state, delete the changelogs, commit the
 start).  A framework without an entry gets no runbook: the command refuses it in one line.
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step, check_name
-from migcheck.streams import steps as kafka_streams
-from migcheck.streams.ksqldb_runbook import ksqldb_steps
-from migcheck.streams.quix_runbook import quix_steps
+from migcheck.runbook import kafka_streams
+from migcheck.runbook.ksqldb import ksqldb_steps
+from migcheck.runbook.quix import quix_steps
 
 #: Each framework's procedure, by the reader kind that names it.
 RUNBOOKS: Mapping[ReaderKind, Callable[[RunbookFacts], list[Step]]] = {

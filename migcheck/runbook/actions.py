@@ -1,0 +1,213 @@
+"""The actions every runbook procedure is made of: Kafka's tools against the cluster, the
+pre-checks, stopping an app, the copy into a new topic, the in-place alter, wiping a local
+state, restarting, and the final health check.
+
+Why one module: each framework's procedure (:mod:`~migcheck.runbook.kafka_streams`,
+:mod:`~migcheck.runbook.ksqldb`, :mod:`~migcheck.runbook.quix`) and the plain groups'
+(:mod:`~migcheck.runbook.groups`) differ in their order and their words, not in how a tool
+is called or a state wiped; each action is written here once.  Pure: facts in, steps out.
+"""
+
+from __future__ import annotations
+
+from migcheck.model.readers import Protocol
+from migcheck.model.runbook import (
+    Action,
+    Check,
+    Manual,
+    Run,
+    RunbookFacts,
+    ShellCheck,
+    Step,
+    StepRole,
+)
+
+
+def kafka_run(
+    bootstrap: str,
+    command_config: str | None,
+    tool: str,
+    *args: str,
+    config_flag: str = "--command-config",
+) -> Run:
+    """One of Kafka's tools against the cluster; secrets stay in the config file, which
+    only its path names."""
+    extra = (config_flag, command_config) if command_config else ()
+    return Run((tool, "--bootstrap-server", bootstrap, *extra, *args), kafka_tool=True)
+
+
+def alter_check(bootstrap: str, command_config: str | None, topic: str, to: int) -> Check:
+    """The alter, as both runbooks run it: once, a re-run finds the count and does nothing."""
+    return Check(
+        ShellCheck.ENSURE_PARTITIONS,
+        (topic, str(to)),
+        f"{topic} has {to} partitions (altered once)",
+        kafka_run(bootstrap, command_config, "kafka-topics", "--alter", "--topic", topic,
+                  "--partitions", str(to)),
+    )  # fmt: skip
+
+
+def kafka(f: RunbookFacts, tool: str, *args: str, config_flag: str = "--command-config") -> Run:
+    return kafka_run(f.bootstrap, f.command_config, tool, *args, config_flag=config_flag)
+
+
+def migcheck(f: RunbookFacts, command: str, *args: str) -> Run:
+    extra = ("--command-config", f.command_config) if f.command_config else ()
+    return Run(("migcheck", command, "--bootstrap-server", f.bootstrap, *extra, *args))
+
+
+def group_tool(f: RunbookFacts, *args: str) -> Run:
+    tool = "kafka-streams-groups" if f.protocol is Protocol.STREAMS else "kafka-consumer-groups"
+    return kafka(f, tool, "--describe", "--group", f.app_id, *args)
+
+
+def prechecks(f: RunbookFacts) -> Step:
+    return Step(
+        "Pre-checks",
+        "A reprocess is correct only with every source's full history: nothing deleted yet "
+        "(log start offset 0). Record today's end offsets of the topic for the final check.",
+        (
+            Check(
+                ShellCheck.HISTORY_INTACT,
+                (f.topic,),
+                f"{f.topic} still holds its full history: every log start offset is 0",
+                kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-2"),
+            ),
+            Check(
+                ShellCheck.RECORD_OFFSETS,
+                (f.topic, f"{f.topic}.end-offsets"),
+                f"record the end offsets of {f.topic}",
+                kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
+            ),
+        ),
+    )
+
+
+def group_is_empty(f: RunbookFacts, text: str) -> Check:
+    return Check(
+        ShellCheck.GROUP_IS_EMPTY,
+        (str(f.group_timeout), f.app_id),
+        text,
+        group_tool(f, "--members"),
+    )
+
+
+def stop(f: RunbookFacts, why: str, what: str = "") -> Step:
+    """Every instance stopped, and the group found empty (``what``: the app as the
+    manual step names it)."""
+    return Step(
+        "Stop the application",
+        f"{why} So the check waits up to {f.group_timeout} s (--group-timeout) for the group "
+        "to empty before it refuses.",
+        (
+            Manual(f"Stop every instance of {what or f'the application {f.app_id}'}."),
+            group_is_empty(
+                f, f"the group {f.app_id} has no members (waits up to {f.group_timeout} s)"
+            ),
+        ),
+        role=StepRole.STOP,
+    )
+
+
+def new_topic_step(f: RunbookFacts) -> Step:
+    copy = migcheck(
+        f, "copy", "--topic", f.topic, "--into", f.new_topic, "--checkpoint", "@copy.checkpoint"
+    )
+    return Step(
+        f"Create {f.new_topic} and copy the history into it",
+        (f"{f.strategy_reason} " if f.strategy_reason else "")
+        + f"{f.new_topic} gets {f.topic}'s configs and {f.to} partitions; migcheck copy puts "
+        "each record where the producers' partitioner sends its key under the new count, in "
+        "order per key, and verifies records per key on both sides. Its checkpoint makes the "
+        "catch-up copy take only what arrived since, never a record twice.",
+        (
+            Check(
+                ShellCheck.ENSURE_TOPIC,
+                (f.new_topic, str(f.to), f.topic, *[f"{k}={v}" for k, v in f.configs.items()]),
+                f"{f.new_topic} exists with {f.to} partitions (created like {f.topic}, with the "
+                f"replication factor of {f.topic})",
+                kafka(
+                    f,
+                    "kafka-topics",
+                    "--create",
+                    "--topic",
+                    f.new_topic,
+                    "--partitions",
+                    str(f.to),
+                    *[a for k, v in f.configs.items() for a in ("--config", f"{k}={v}")],
+                ),
+            ),
+            copy,
+            Manual(f"Switch every producer of {f.topic} to {f.new_topic}."),
+            copy,
+        ),
+    )
+
+
+def alter_step(f: RunbookFacts, why: str, split: str = "") -> Step:
+    """The in-place alter; ``why`` unless --strategy auto said why, and what splits when
+    --accept-split-history wrote it anyway (``split`` adds how)."""
+    text = f.strategy_reason or why
+    if f.split_keys is not None:
+        text += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
+        text += f" {split}" if split else ""
+    return Step(
+        f"Alter {f.topic} to {f.to} partitions in place",
+        text,
+        (alter_check(f.bootstrap, f.command_config, f.topic, f.to),),
+    )
+
+
+def app_is_healthy(f: RunbookFacts) -> Check:
+    """migcheck app on the restarted app: the script reads its JSON report (the ``health``
+    list, empty when every internal topic matches its sources), never its prose; a person
+    reads the text report, which says the same in a sentence."""
+    app = migcheck(f, "app", "--application-id", f.app_id, "--topic", f.target, "--to", str(f.to))
+    return Check(
+        ShellCheck.APP_IS_HEALTHY,
+        (*app.argv[1:], "--format", "json"),
+        "migcheck app finds the app healthy (every internal topic matches its sources) "
+        "and exits 0 (verdict SAFE)",
+        app,
+    )
+
+
+def wipe_state(f: RunbookFacts, manual: str, why: str) -> Step:
+    """The local state deleted on every instance (``manual`` says where and the app's own
+    call that does it), and by the script when the state directory was given."""
+    actions: list[Action] = [Manual(manual)]
+    if f.state_dir:
+        actions.append(Run(("rm", "-rf", "--", f"{f.state_dir}/{f.app_id}")))
+    return Step("Wipe the local state", why, tuple(actions), destructive=True)
+
+
+def internal_topics_back(f: RunbookFacts, said: str) -> Check:
+    """The restarted app's internal topics exist with their counts (``said``: what they
+    are, before the list)."""
+    internal = [f"{t}={n}" for t, n in sorted(f.expected_internal.items())]
+    return Check(
+        ShellCheck.WAIT_INTERNAL_TOPICS,
+        tuple(internal),
+        said + ", ".join(internal),
+        kafka(f, "kafka-topics", "--describe", "--topic", ",".join(f.expected_internal)),
+    )
+
+
+def restart(f: RunbookFacts, why: str, start: str, topics: Check | None) -> Step:
+    """The app started on the target (``start`` says how), its internal topics back
+    (``topics``), its lag drained, and migcheck app finding it healthy."""
+    return Step(
+        f"Restart the application on {f.target}",
+        why,
+        (
+            Manual(start),
+            *([topics] if topics else []),
+            Check(
+                ShellCheck.WAIT_LAG_ZERO,
+                (str(f.lag_timeout), f.target, f.app_id),
+                f"the group's lag on {f.target} drains to 0 (waits up to {f.lag_timeout} s)",
+                group_tool(f, "--offsets"),
+            ),
+            app_is_healthy(f),
+        ),
+    )
