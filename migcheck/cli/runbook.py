@@ -133,7 +133,11 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     help="Write an in-place runbook even though keyed state would split.",
 )
 @click.option(
-    "--state-dir", default=None, metavar="DIR", help="The app's state.dir, to wipe on this host."
+    "--state-dir",
+    default=None,
+    metavar="DIR",
+    help="The app's state.dir (Quix: state_dir; Faust: the worker's datadir itself), to "
+    "wipe on this host.",
 )
 @fixed_repartition_option
 @framework_option

@@ -34,6 +34,7 @@ from migcheck.model.runbook import (
     SplitRefusal,
     Strategy,
 )
+from migcheck.runbook.faust import faust_internal
 from migcheck.runbook.procedures import RUNBOOKS, steps
 from migcheck.runbook.quix import quix_internal
 from migcheck.runbook.strategy import Choice, choose, direct_stores
@@ -159,6 +160,8 @@ def _facts(
         internal, expected = quix_internal(
             options.app_id, options.topic, target, options.to, disc.facts.internal, rebuilt
         )
+    if disc.facts.framework.kind is ReaderKind.FAUST:
+        internal, expected = faust_internal(options.app_id, disc.facts.internal, options.to)
     return RunbookFacts(
         kind=disc.facts.framework.kind,
         app_id=options.app_id,

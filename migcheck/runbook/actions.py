@@ -172,12 +172,13 @@ def app_is_healthy(f: RunbookFacts) -> Check:
     )
 
 
-def wipe_state(f: RunbookFacts, manual: str, why: str) -> Step:
+def wipe_state(f: RunbookFacts, manual: str, why: str, path: str | None = None) -> Step:
     """The local state deleted on every instance (``manual`` says where and the app's own
-    call that does it), and by the script when the state directory was given."""
+    call that does it), and by the script when the state directory was given: ``path``,
+    else the framework's ``<state dir>/<application id>``."""
     actions: list[Action] = [Manual(manual)]
     if f.state_dir:
-        actions.append(Run(("rm", "-rf", "--", f"{f.state_dir}/{f.app_id}")))
+        actions.append(Run(("rm", "-rf", "--", path or f"{f.state_dir}/{f.app_id}")))
     return Step("Wipe the local state", why, tuple(actions), destructive=True)
 
 
@@ -210,4 +211,56 @@ def restart(f: RunbookFacts, why: str, start: str, topics: Check | None) -> Step
             ),
             app_is_healthy(f),
         ),
+    )
+
+
+def commit_start(f: RunbookFacts, first: int, why: str) -> Step:
+    """The group's offset on each partition of the target from ``first`` on: committed at
+    the partition's start where it has none (the group is empty); ``why`` says how the
+    framework starts a partition without one."""
+    span = "every partition" if first == 0 else f"partitions {first}-{f.to - 1}"
+    return Step(
+        f"Commit the start of {span} of {f.target} for the group",
+        why,
+        (
+            Check(
+                ShellCheck.ENSURE_OFFSETS,
+                (str(f.group_timeout), f.target, str(first), str(f.to), "required", f.app_id),
+                f"{f.app_id} holds an offset on {span} of {f.target}",
+                to_earliest(f, f.target),
+            ),
+        ),
+    )
+
+
+def to_earliest(f: RunbookFacts, topic: str) -> Run:
+    """Kafka's tool committing the start of every partition of ``topic`` for the group
+    (only while the group has no members)."""
+    return kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", f.app_id,
+                 "--topic", topic, "--to-earliest", "--execute")  # fmt: skip
+
+
+def delete_topic(f: RunbookFacts, topic: str) -> Run:
+    return kafka(f, "kafka-topics", "--delete", "--if-exists", "--topic", topic)
+
+
+def rewind(f: RunbookFacts, into: str) -> Step:
+    """The group sent back to the start of the topic, to reprocess ``into`` a store that
+    was emptied (the group is empty)."""
+    return Step(
+        f"Send the group back to the start of {f.topic}",
+        f"The reprocess must read every record again into the {into}.",
+        (to_earliest(f, f.topic),),
+        destructive=True,
+    )
+
+
+def delete_changelogs(f: RunbookFacts, why: str) -> Step:
+    """The app's changelogs (``f.internal``) deleted, so that the framework creates them
+    again with the new count (``why``: why it would refuse them as they are)."""
+    return Step(
+        "Delete the changelogs",
+        why,
+        tuple(delete_topic(f, topic) for topic in f.internal),
+        destructive=True,
     )

@@ -1,9 +1,11 @@
 """Which procedure a runbook follows: one entry per framework that has one.
 
 Kafka Streams (:mod:`~migcheck.runbook.kafka_streams`: the reset tool), ksqlDB
-(:mod:`~migcheck.runbook.ksqldb`: TERMINATE and CREATE again) and Quix Streams
+(:mod:`~migcheck.runbook.ksqldb`: TERMINATE and CREATE again), Quix Streams
 (:mod:`~migcheck.runbook.quix`: clear the state, delete the changelogs, commit the
-start).  A framework without an entry gets no runbook: the command refuses it in one line.
+start) and Faust (:mod:`~migcheck.runbook.faust`: wipe the datadir, delete the
+changelogs, commit the start, restart with the new count).  A framework without an
+entry gets no runbook: the command refuses it in one line.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable, Mapping
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step, check_name
 from migcheck.runbook import kafka_streams
+from migcheck.runbook.faust import faust_steps
 from migcheck.runbook.ksqldb import ksqldb_steps
 from migcheck.runbook.quix import quix_steps
 
@@ -21,6 +24,7 @@ RUNBOOKS: Mapping[ReaderKind, Callable[[RunbookFacts], list[Step]]] = {
     ReaderKind.KAFKA_STREAMS: kafka_streams.steps,
     ReaderKind.KSQLDB: ksqldb_steps,
     ReaderKind.QUIX_STREAMS: quix_steps,
+    ReaderKind.FAUST: faust_steps,
 }
 
 

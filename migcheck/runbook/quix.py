@@ -24,21 +24,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from migcheck.model.runbook import (
-    Check,
-    Run,
     RunbookFacts,
-    ShellCheck,
     Step,
     Strategy,
 )
 from migcheck.readers.naming import quix_topic
 from migcheck.runbook.actions import (
     alter_step,
+    commit_start,
+    delete_changelogs,
+    delete_topic,
     internal_topics_back,
-    kafka,
     new_topic_step,
     prechecks,
     restart,
+    rewind,
     stop,
     wipe_state,
 )
@@ -83,7 +83,7 @@ def quix_steps(f: RunbookFacts) -> list[Step]:
             alter_step(f, _ALTER_WHY, _SPLIT),
             _wipe(f),
             _recreate_changelogs(f),
-            _rewind(f),
+            rewind(f, "empty state"),
             _restart(f),
         ]
         return [*head, *rest]
@@ -103,43 +103,22 @@ def _wipe(f: RunbookFacts) -> Step:
 
 
 def _recreate_changelogs(f: RunbookFacts) -> Step:
-    return Step(
-        "Delete the changelogs",
+    return delete_changelogs(
+        f,
         f"They keep {f.partitions} partitions, and Quix refuses to start on a changelog of "
         f"another count than its topic (TopicConfigurationMismatch): deleted, they come back "
         f"with {f.to}.",
-        tuple(_delete(f, topic) for topic in f.internal),
-        destructive=True,
-    )
-
-
-def _rewind(f: RunbookFacts) -> Step:
-    return Step(
-        f"Send the group back to the start of {f.topic}",
-        "The reprocess must read every record again into the empty state.",
-        (_to_earliest(f, f.topic),),
-        destructive=True,
     )
 
 
 def _offsets(f: RunbookFacts, first: int) -> Step:
-    """The group's offset on each partition of the target from ``first`` on: committed at
-    the partition's start where it has none (the group is empty)."""
-    span = "every partition" if first == 0 else f"partitions {first}-{f.to - 1}"
-    return Step(
-        f"Commit the start of {span} of {f.target} for the group",
+    return commit_start(
+        f,
+        first,
         "Quix starts a partition without a committed offset where its auto_offset_reset "
         "says, latest by default: after the records already there, which it never reads. "
         "The group has no members now, so Kafka's tool commits the start of each partition "
         "that has no offset.",
-        (
-            Check(
-                ShellCheck.ENSURE_OFFSETS,
-                (str(f.group_timeout), f.target, str(first), str(f.to), "required", f.app_id),
-                f"{f.app_id} holds an offset on {span} of {f.target}",
-                _to_earliest(f, f.target),
-            ),
-        ),
     )
 
 
@@ -165,20 +144,9 @@ def _cleanup(f: RunbookFacts) -> Step:
         "Delete the old internal topics",
         f"They belong to {f.topic}'s stream, which no longer runs: the app found healthy "
         f"on {f.target}, nothing reads them.",
-        tuple(_delete(f, topic) for topic in f.internal),
+        tuple(delete_topic(f, topic) for topic in f.internal),
         destructive=True,
     )
-
-
-def _to_earliest(f: RunbookFacts, topic: str) -> Run:
-    """Kafka's tool committing the start of every partition of ``topic`` for the group
-    (only while the group has no members)."""
-    return kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", f.app_id,
-                 "--topic", topic, "--to-earliest", "--execute")  # fmt: skip
-
-
-def _delete(f: RunbookFacts, topic: str) -> Run:
-    return kafka(f, "kafka-topics", "--delete", "--if-exists", "--topic", topic)
 
 
 def quix_internal(

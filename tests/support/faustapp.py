@@ -78,11 +78,20 @@ class FaustApp:
         rows = [ln.split() for ln in out.splitlines()]
         return sum(int(r[3]) for r in rows if len(r) > 3 and r[1] == self.input and r[3] != "-")
 
-    def command(self, idle: float = 3.0, refresh_ms: int | None = None) -> list[str]:
+    def command(
+        self,
+        idle: float = 3.0,
+        refresh_ms: int | None = None,
+        topic: str | None = None,
+        partitions: int | None = None,
+    ) -> list[str]:
+        """The worker's command line: on ``topic`` (the input by default) with
+        ``partitions`` as its topic_partitions (the input's count by default)."""
         return [
             faust_python(), str(COUNTER), "--bootstrap-server", self.kafka.bootstrap,
-            "--app-id", self.app_id, "--topic", self.input, "--data-dir", str(self.data),
-            "--partitions", str(self.input_partitions), "--store", self.store,
+            "--app-id", self.app_id, "--topic", topic or self.input,
+            "--data-dir", str(self.data),
+            "--partitions", str(partitions or self.input_partitions), "--store", self.store,
             "--idle", str(idle),
             *([] if refresh_ms is None else ["--metadata-max-age-ms", str(refresh_ms)]),
         ]  # fmt: skip
@@ -93,14 +102,21 @@ class FaustApp:
         rc, out, err = run(self.command(idle), timeout=timeout)
         return FaustRun(rc, _counts(out), err)
 
-    def start(self, logs: Path, refresh_ms: int) -> Worker:
+    def start(
+        self,
+        logs: Path,
+        refresh_ms: int | None = None,
+        topic: str | None = None,
+        partitions: int | None = None,
+    ) -> Worker:
         """The worker running in the background (no idle stop), its output in ``logs``,
-        its consumer's and producer's metadata refreshed every ``refresh_ms``."""
+        its consumer's and producer's metadata refreshed every ``refresh_ms`` (Faust's
+        default if None), on ``topic`` with ``partitions`` (:meth:`command`)."""
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / "stdout", logs / "stderr"
+        command = self.command(0, refresh_ms, topic, partitions)
         with out.open("w", encoding="utf-8") as o, err.open("w", encoding="utf-8") as e:
-            proc = subprocess.Popen(self.command(idle=0, refresh_ms=refresh_ms), text=True,
-                                    stdout=o, stderr=e)  # fmt: skip
+            proc = subprocess.Popen(command, text=True, stdout=o, stderr=e)
         return Worker(proc, out, err)
 
 

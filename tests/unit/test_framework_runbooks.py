@@ -1,9 +1,11 @@
-"""The Quix Streams and ksqlDB runbooks, without a cluster: order, commands, shellcheck.
+"""The Quix Streams, ksqlDB and Faust runbooks, without a cluster: order, commands,
+shellcheck.
 
 Names are written here as each framework documents them (Quix's TopicManager:
 ``changelog__<group>--<topic>--<store>``; ksqlDB's query application id
-``_confluent-ksql-<service id>query_<query id>``), never taken from migcheck.
-tests/integration/test_quix.py executes the Quix runbook on the real framework.
+``_confluent-ksql-<service id>query_<query id>``; Faust's ``<app id>-<table>-changelog``,
+Collection._changelog_topic_name), never taken from migcheck.  tests/integration/
+test_quix.py and test_faust.py execute the Quix and Faust runbooks on the real frameworks.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from migcheck.model.runbook import (
     Strategy,
 )
 from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.runbook.faust import faust_internal
 from migcheck.runbook.procedures import RUNBOOKS, steps
 from migcheck.runbook.quix import quix_internal
 
@@ -62,6 +65,17 @@ def _ksql(**changes: object) -> RunbookFacts:
     )
 
 
+def _faust(**changes: object) -> RunbookFacts:
+    faust: dict[str, object] = {
+        "kind": ReaderKind.FAUST,
+        "app_id": "faust-counter",
+        "internal": ("faust-counter-counts-changelog",),
+        "expected_internal": {"faust-counter-counts-changelog": 6},
+        "state_dir": "/srv/faust/faust-counter-data",
+    }
+    return _quix(**{**faust, **changes})
+
+
 def _commands(facts: RunbookFacts) -> list[str]:
     return [
         " ".join(a.argv if isinstance(a, Run) else (a.shown.argv if a.shown else ()))
@@ -72,7 +86,12 @@ def _commands(facts: RunbookFacts) -> list[str]:
 
 
 def test_every_framework_with_a_runbook_is_in_the_registry() -> None:
-    assert set(RUNBOOKS) == {ReaderKind.KAFKA_STREAMS, ReaderKind.KSQLDB, ReaderKind.QUIX_STREAMS}
+    assert set(RUNBOOKS) == {
+        ReaderKind.KAFKA_STREAMS,
+        ReaderKind.KSQLDB,
+        ReaderKind.QUIX_STREAMS,
+        ReaderKind.FAUST,
+    }
 
 
 def test_quix_new_topic_wipes_commits_the_start_then_deletes_the_old_changelog() -> None:
@@ -188,7 +207,9 @@ def test_the_ksqldb_runbook_terminates_and_creates_the_query_again() -> None:
 @pytest.mark.parametrize(
     "facts",
     [_quix(), _quix(strategy=Strategy.IN_PLACE, split_keys=3),
-     _quix(strategy=Strategy.IN_PLACE, internal=()), _ksql(), _ksql(strategy=Strategy.IN_PLACE)],
+     _quix(strategy=Strategy.IN_PLACE, internal=()), _ksql(), _ksql(strategy=Strategy.IN_PLACE),
+     _faust(), _faust(strategy=Strategy.IN_PLACE, split_keys=3),
+     _faust(strategy=Strategy.IN_PLACE, internal=(), expected_internal={})],
 )  # fmt: skip
 def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
     tmp_path: Path, facts: RunbookFacts
@@ -198,7 +219,8 @@ def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
     p = subprocess.run([str(SHELLCHECK), str(path)], capture_output=True)
     assert p.returncode == 0, p.stdout.decode()
     markdown = render_markdown(facts, steps(facts), "0.1.0", "2026-11-28T00:00:00+00:00")
-    label = "Quix Streams application" if facts.kind is ReaderKind.QUIX_STREAMS else "ksqlDB query"
+    label = {ReaderKind.QUIX_STREAMS: "Quix Streams application", ReaderKind.KSQLDB: "ksqlDB query",
+             ReaderKind.FAUST: "Faust application"}[facts.kind]  # fmt: skip
     assert f"under the {label} " in markdown.splitlines()[2]
     # printed without --execute: every step shown, nothing run
     env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
@@ -217,6 +239,7 @@ def test_the_scripts_are_shellcheck_clean_and_say_the_framework(
         (_quix(members=2), 2),
         (_ksql(members=2), 3),
         (_ksql(members=2, strategy=Strategy.IN_PLACE), 3),
+        (_faust(members=2), 2),
     ],
 )
 def test_the_header_names_the_step_that_stops_the_members(facts: RunbookFacts, number: int) -> None:
@@ -225,3 +248,55 @@ def test_the_header_names_the_step_that_stops_the_members(facts: RunbookFacts, n
     markdown = render_markdown(facts, steps(facts), "0.1.0", "2026-11-28T00:00:00+00:00")
     assert f"The group has 2 members now: step {number} stops them." in markdown
     assert steps(facts)[number - 1].title == "Stop the application"
+
+
+def test_faust_new_topic_wipes_the_datadir_deletes_the_changelog_and_commits_the_start() -> None:
+    titles = [s.title for s in steps(_faust())]
+    assert titles == [
+        "Pre-checks",
+        "Stop the application",
+        "Create orders-p6 and copy the history into it",
+        "Wipe the local state",
+        "Delete the changelogs",
+        "Commit the start of every partition of orders-p6 for the group",
+        "Restart the application on orders-p6",
+    ]
+    commands = _commands(_faust())
+    # the datadir as given (Faust's is <id>-data by default), not <state dir>/<app id>
+    assert "rm -rf -- /srv/faust/faust-counter-data" in commands
+    assert (
+        "kafka-topics --bootstrap-server broker-1:9092 --delete --if-exists --topic "
+        "faust-counter-counts-changelog"
+    ) in commands
+    restart = steps(_faust())[6]
+    start = next(a.text for a in restart.actions if isinstance(a, Manual))
+    assert "app.topic('orders-p6')" in start and "topic_partitions=6" in start
+    wait = ShellCheck.WAIT_INTERNAL_TOPICS
+    back = next(a for a in restart.actions if isinstance(a, Check) and a.function is wait)
+    assert back.args == ("faust-counter-counts-changelog=6",)
+
+
+def test_faust_in_place_with_split_history_rewinds_after_deleting_the_changelog() -> None:
+    titles = [s.title for s in steps(_faust(strategy=Strategy.IN_PLACE, split_keys=7))]
+    assert titles == [
+        "Pre-checks",
+        "Stop the application",
+        "Alter orders to 6 partitions in place",
+        "Wipe the local state",
+        "Delete the changelogs",
+        "Send the group back to the start of orders",
+        "Restart the application on orders",
+    ]
+
+
+def test_faust_internal_is_the_apps_changelogs_by_fausts_naming() -> None:
+    internal = [
+        "faust-counter-counts-changelog",
+        "faust-counter-orders-by_user-repartition",  # a group_by's: keeps its count
+        "faust-counter-__assignor-__leader",  # the leader topic: no state
+        "other-app-counts-changelog",  # another app's
+    ]
+    assert faust_internal("faust-counter", internal, 6) == (
+        ("faust-counter-counts-changelog",),
+        {"faust-counter-counts-changelog": 6},
+    )
