@@ -10,7 +10,7 @@ without pandas.  pyarrow asks once per process: its later checks for a pandas ob
 (``pa.array(series)``) then say no, while any call that needs pandas
 (``Table.to_pandas``) imports it after all.  pyspark imports pandas itself where its
 driver needs it.  So it is called only where the process reads with Arrow alone:
-the driver's whole read of a small topic (``analysis/read/driver.py``).
+the driver's whole read of a small topic (``analysis/scan/driver.py``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Spark's Python tasks over histories Spark holds (merged partials, a key export).
 What follows them (the partitioner choice, the report entries, the verdicts) is a
 pure function of plain Python data, tested without Spark: this module imports no
 Spark-side module; its figures come from a :class:`~migcheck.analysis.figures.FigureSource`
-of :mod:`migcheck.analysis.read`.
+of :mod:`migcheck.analysis.scan`.
 
 Key facts that shape the numbers:
 

@@ -3,7 +3,7 @@
 A read on the embedded session (a sample, or a full scan of whole partitions) spends
 its first seconds starting Spark's JVM and Python workers, and leaves most of a core
 idle meanwhile.  The driver reads
-partitions then (:class:`~migcheck.analysis.read.share.DriverShare`), and the read tasks
+partitions then (:class:`~migcheck.analysis.scan.share.DriverShare`), and the read tasks
 read the rest once they start.  Neither side can know beforehand how far the other
 gets, so every reader walks the same list of partitions and reads a partition only
 once it has claimed it.  A claim is a file holding its owner's name, linked into a
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from migcheck.kafka.reader import WorkUnit, records_in
+from migcheck.kafka.fetch import WorkUnit, records_in
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,8 @@ from migcheck.analysis.verdicts import (
 )
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import PARTITIONERS
+from migcheck.kafka.fetch import sample_windows
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.kafka.reader import sample_windows
 from migcheck.model.analyze import (
     ASSUMPTION,
     Bounds,

@@ -128,7 +128,7 @@ class MovedKeys(Protocol):
 class FigureSource(Protocol):
     """Where :func:`~migcheck.analysis.aggregate.aggregate` takes its figures from: read
     tasks that compute them, the driver's read, or histories Spark holds (one module
-    of :mod:`migcheck.analysis.read` each).  ``spec`` is the read plan's, the one spec
+    of :mod:`migcheck.analysis.scan` each).  ``spec`` is the read plan's, the one spec
     of the analysis: the source computes its figures for it."""
 
     spec: Spec

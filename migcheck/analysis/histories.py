@@ -17,7 +17,7 @@ A sample's task holds whole windows of whole partitions, so its histories are wh
 (:func:`histories_by_chunk`): its memory is bounded by the chunk, not by a partition's
 keys, and a partition may be read by several tasks.  Its histories are *partial*
 (:data:`PARTIAL_SCHEMA`: the offset of each key's last record in the chunk too), and
-Spark merges them (:func:`~migcheck.analysis.read.chunks.merged_histories`).
+Spark merges them (:func:`~migcheck.analysis.scan.chunks.merged_histories`).
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def histories_by_chunk(
     A chunk ends where the partition changes or once it holds ``limit`` records, so the
     task holds about ``limit`` records (and their keys) at a time, however many keys
     its partitions have; Spark merges the partials of a key
-    (:func:`~migcheck.analysis.read.chunks.merged_histories`)."""
+    (:func:`~migcheck.analysis.scan.chunks.merged_histories`)."""
     for run in _runs(batches, limit):
         yield from partial_histories(pa.Table.from_batches(run), scored).to_batches()
 

@@ -101,7 +101,7 @@ def _children() -> set[int]:
 def small_data(spark: SparkSession, conf: dict[str, str], tiny: bool = False) -> Iterator[None]:
     """Run a short run's jobs (a sample, a small full scan) with :func:`small_data_settings`,
     each unless the user set it; ``tiny``: the command reads so few records
-    (:data:`~migcheck.analysis.read.plan.TINY_RUN_RECORDS`) that interpreting them beats compiling.
+    (:data:`~migcheck.analysis.scan.plan.TINY_RUN_RECORDS`) that interpreting them beats compiling.
 
     The session may be shared (tests, a notebook), so the settings are put back
     afterwards.

@@ -37,8 +37,8 @@ from migcheck.model.header import report_header
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from migcheck.analysis.read.plan import ReadPlan, ReadRequest
-    from migcheck.analysis.read.strategy import Counter
+    from migcheck.analysis.scan.plan import ReadPlan, ReadRequest
+    from migcheck.analysis.scan.strategy import Counter
 
 #: Shows progress while records are read: given the records-read counter (None: the
 #: read is done) and the total expected, it returns a context manager for the read.
@@ -120,7 +120,7 @@ def _layouts(options: AnalyzeOptions) -> tuple[KeyLayout, ...]:
 
 
 def _request(options: AnalyzeOptions) -> ReadRequest:
-    from migcheck.analysis.read.plan import ReadRequest
+    from migcheck.analysis.scan.plan import ReadRequest
     from migcheck.analysis.shipping import embedded_local
 
     return ReadRequest(
@@ -136,7 +136,7 @@ def _request(options: AnalyzeOptions) -> ReadRequest:
 
 def _plan(options: AnalyzeOptions) -> ReadPlan:
     """The analysis's read, planned (a small one starts in the driver now)."""
-    from migcheck.analysis.read.plan import plan_file, plan_kafka
+    from migcheck.analysis.scan.plan import plan_file, plan_kafka
 
     if options.keys_file:
         partitions = options.partitions or 1
@@ -222,9 +222,9 @@ def exit_code(report: Report) -> int:
 
 def _needs_spark(plan: ReadPlan) -> bool:
     """Whether ``plan``'s figures need Spark: all but a read the driver does and computes
-    the figures of itself (a small topic's, :class:`~migcheck.analysis.read.driver.DriverRead`
+    the figures of itself (a small topic's, :class:`~migcheck.analysis.scan.driver.DriverRead`
     without a row per moved key)."""
-    from migcheck.analysis.read.driver import DriverRead
+    from migcheck.analysis.scan.driver import DriverRead
 
     return not (isinstance(plan.strategy, DriverRead) and plan.strategy.figures)
 
@@ -237,8 +237,8 @@ def _analyze_all(
 ) -> list[tuple[list[TopicEntry], tuple[MovedKeyRow, ...]]]:
     """Each analysis's topic entries and moved keys, their Spark jobs run together on one
     session; with ``spark_free`` (every read the driver's), no session at all."""
-    from migcheck.analysis.read.plan import combined
-    from migcheck.analysis.read.session import concurrently, read_session
+    from migcheck.analysis.scan.plan import combined
+    from migcheck.analysis.scan.session import concurrently, read_session
 
     if spark_free:
         return [

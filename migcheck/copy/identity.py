@@ -7,14 +7,14 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from migcheck.kafka.reader import read_range
+from migcheck.kafka.fetch import read_range
 
 #: One record's identity: the key as hex (None for a null key), its timestamp, the digest.
 Identity = list[Any]
 
 
 def identity(r: Any) -> Identity:
-    """The identity of a record read by :func:`migcheck.kafka.reader.read_range`."""
+    """The identity of a record read by :func:`migcheck.kafka.fetch.read_range`."""
     return [
         None if r.key is None else r.key.hex(),
         r.timestamp,

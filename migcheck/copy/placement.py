@@ -19,8 +19,8 @@ from migcheck.copy.checkpoint import Checkpoint
 from migcheck.copy.errors import CheckpointError, PlacementError
 from migcheck.hashing.partitioners import AUTO_CANDIDATES, UNHASHED, partition_array
 from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.fetch import WorkUnit
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.kafka.reader import WorkUnit
 from migcheck.model.analyze import KeyLayout
 
 
@@ -158,7 +158,7 @@ def spark_key_stats(
     """Partitioner scores of every key in ``units``, read and scored as ``analyze --full``
     does (histories grouped and hashed by the read tasks), with the splits of tied
     partitioners at the destination's count; None when there is no keyed record."""
-    from migcheck.analysis.read.chunks import FullScan
+    from migcheck.analysis.scan.chunks import FullScan
 
     scored = [(KeyLayout.PLAIN, name) for name in names]
     spec = figure_spec([source], scored, [into_partitions], 0)

@@ -32,8 +32,8 @@ from migcheck.copy.placement import targets, unhashed_share
 from migcheck.copy.producer import open_transactional_producer, transactional_id
 from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
+from migcheck.kafka.fetch import read_range
 from migcheck.kafka.metadata import high_watermarks
-from migcheck.kafka.reader import read_range
 
 
 @dataclass(frozen=True)

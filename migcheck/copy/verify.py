@@ -13,8 +13,8 @@ from typing import Any
 
 from migcheck.copy.identity import digest
 from migcheck.kafka.config import ClientConfig, open_consumer
+from migcheck.kafka.fetch import read_range
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.kafka.reader import read_range
 from migcheck.model.copy import Verification
 
 _SCHEMA = "key binary, timestamp long, digest string, partition int"

@@ -18,8 +18,8 @@ from kafkatest import Kafka
 
 from migcheck.copy.producer import open_transactional_producer
 from migcheck.kafka.config import ClientConfig, open_admin, open_consumer
+from migcheck.kafka.fetch import WorkUnit, read_units
 from migcheck.kafka.private_hooks import OFF_SWITCH
-from migcheck.kafka.reader import WorkUnit, read_units
 
 pytestmark = pytest.mark.kafka
 

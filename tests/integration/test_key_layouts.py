@@ -26,11 +26,11 @@ from streamsapp import StreamsApp, moved_keys, phase1
 from migcheck.analysis.aggregate import aggregate
 from migcheck.analysis.figures import figure_spec
 from migcheck.analysis.histories import scored_pairs
-from migcheck.analysis.read.frame import HistoryFigures
+from migcheck.analysis.scan.frame import HistoryFigures
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.options import Connection
+from migcheck.kafka.fetch import RECORD_SCHEMA
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.kafka.reader import RECORD_SCHEMA
 from migcheck.model.analyze import KeyLayout
 
 if TYPE_CHECKING:

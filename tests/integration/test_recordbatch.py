@@ -16,8 +16,8 @@ import pytest
 from kafkatest import Dumped, Kafka, run
 
 from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.fetch import WorkUnit, read_units
 from migcheck.kafka.private_hooks import OFF_SWITCH
-from migcheck.kafka.reader import WorkUnit, read_units
 
 pytestmark = pytest.mark.kafka
 

@@ -29,14 +29,14 @@ from test_key_layouts import ALL, T0, session_key, window_key
 from migcheck.analysis.aggregate import TopicAggregates, aggregate
 from migcheck.analysis.figures import figure_spec
 from migcheck.analysis.histories import scored_pairs
-from migcheck.analysis.read.chunks import FullScan
-from migcheck.analysis.read.driver import DriverFigures, DriverRead
-from migcheck.analysis.read.frame import HistoryFigures
-from migcheck.analysis.read.share import DriverShare
-from migcheck.analysis.read.tasks import SampleRead, TaskFigures
+from migcheck.analysis.scan.chunks import FullScan
+from migcheck.analysis.scan.driver import DriverFigures, DriverRead
+from migcheck.analysis.scan.frame import HistoryFigures
+from migcheck.analysis.scan.share import DriverShare
+from migcheck.analysis.scan.tasks import SampleRead, TaskFigures
 from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.fetch import plan_units, read_units
 from migcheck.kafka.metadata import describe_topics
-from migcheck.kafka.reader import plan_units, read_units
 from migcheck.model.analyze import KeyLayout
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]

@@ -108,8 +108,8 @@ def trial(shape: str, records: int, space: int, share: float, seed: int) -> Tria
     from migcheck.analysis.entries import Scale, distinct_keys
     from migcheck.analysis.figures import figure_spec, history_figures
     from migcheck.analysis.histories import partition_histories
+    from migcheck.kafka.fetch import plan_units, window_starts
     from migcheck.kafka.metadata import PartitionMeta, TopicMeta
-    from migcheck.kafka.reader import plan_units, window_starts
 
     log = SHAPES[shape](records, space, np.random.default_rng(seed))
     truth = len(np.unique(np.concatenate([k for _, k in log])))
@@ -152,7 +152,7 @@ def _inside(offsets: np.ndarray, partition: int, units: list) -> np.ndarray:  # 
 
 def _records(partition: int, offsets: np.ndarray, keys: np.ndarray) -> pa.Table:
     """The records as the reader yields them (``RECORD_SCHEMA``): 8-byte keys, 10-byte values."""
-    from migcheck.kafka.reader import RECORD_SCHEMA
+    from migcheck.kafka.fetch import RECORD_SCHEMA
 
     n = len(offsets)
     return pa.table(

@@ -16,8 +16,8 @@ from migcheck.analysis.statistics import (
     stratified_total,
     wilson_interval,
 )
+from migcheck.kafka.fetch import WorkUnit, pack_units, plan_units
 from migcheck.kafka.metadata import PartitionMeta, TopicMeta
-from migcheck.kafka.reader import WorkUnit, pack_units, plan_units
 
 
 @pytest.mark.parametrize(("n", "m"), [(3, 6), (6, 8), (6, 12), (4, 6), (2, 3), (5, 5), (7, 100)])

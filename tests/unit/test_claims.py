@@ -6,8 +6,8 @@ import multiprocessing
 from pathlib import Path
 
 from migcheck.analysis.claims import Claims, largest_first
-from migcheck.analysis.read.share import finishes_within
-from migcheck.kafka.reader import WorkUnit
+from migcheck.analysis.scan.share import finishes_within
+from migcheck.kafka.fetch import WorkUnit
 
 
 def test_a_partition_goes_to_its_first_claimant_and_again_to_it_only(tmp_path: Path) -> None:

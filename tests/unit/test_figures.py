@@ -18,7 +18,7 @@ from migcheck.analysis.figures import (
     merge_all,
 )
 from migcheck.analysis.histories import HISTORY_SCHEMA
-from migcheck.analysis.read.driver import DriverFigures
+from migcheck.analysis.scan.driver import DriverFigures
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import KeyLayout
 

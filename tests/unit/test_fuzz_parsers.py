@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafkatest import REPO
 
-from migcheck.analysis.read.keysfile import read_keys_file
+from migcheck.analysis.scan.keysfile import read_keys_file
 from migcheck.cli import main
 from migcheck.errors import MigcheckError
 from migcheck.hashing.keys import KEY_ENCODINGS, KEY_TYPES, decode_text, encode_key

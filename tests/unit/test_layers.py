@@ -68,16 +68,16 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
             "migcheck.hashing.keys -> click",
         ),
         (  # read-only access borrowing the copy's transactional producer
-            "kafka/reader.py",
+            "kafka/fetch.py",
             "import migcheck.copy.producer",
             "kafka/ is read-only: it never imports the copy's producer",
-            "migcheck.kafka.reader -> migcheck.copy.producer",
+            "migcheck.kafka.fetch -> migcheck.copy.producer",
         ),
         (  # what the figures mean reaching back for the read (sources.py's old closure)
             "analysis/aggregate.py",
-            "import migcheck.analysis.read.plan",
-            "analysis/: the read on top, the figures' meaning below it",
-            "migcheck.analysis.aggregate -> migcheck.analysis.read.plan",
+            "import migcheck.analysis.scan.plan",
+            "analysis/: the scan on top, the figures' meaning below it",
+            "migcheck.analysis.aggregate -> migcheck.analysis.scan.plan",
         ),
         (  # a pure module importing Spark (entries once took dataclasses from Spark's side)
             "analysis/entries.py",
@@ -91,11 +91,11 @@ def test_the_package_keeps_its_layers(tree: Path) -> None:
             "no cycles between sibling modules",
             "- .verify -> .identity",
         ),
-        (  # the same inside kafka/: the reader builds on the client's configuration
+        (  # the same inside kafka/: the fetch builds on the client's configuration
             "kafka/config.py",
-            "import migcheck.kafka.reader",
+            "import migcheck.kafka.fetch",
             "no cycles between sibling modules",
-            "- .config -> .reader",
+            "- .config -> .fetch",
         ),
     ],
 )
@@ -131,8 +131,8 @@ def test_kafka_package_imports_no_producer() -> None:
 
 
 def test_the_producer_check_sees_kafka_pythons_producer(tree: Path) -> None:
-    reader = tree / "migcheck" / "kafka" / "reader.py"
+    reader = tree / "migcheck" / "kafka" / "fetch.py"
     reader.write_text(reader.read_text() + "\nfrom kafka import KafkaProducer  # noqa\n")
     assert _producer_imports(tree / "migcheck" / "kafka") == [
-        "reader.py:" + str(len(reader.read_text().splitlines()))
+        "fetch.py:" + str(len(reader.read_text().splitlines()))
     ]

@@ -26,7 +26,7 @@ from migcheck.analysis.histories import (
     partition_histories,
     placement_name,
 )
-from migcheck.kafka.reader import RECORD_SCHEMA, WorkUnit, pack_spans
+from migcheck.kafka.fetch import RECORD_SCHEMA, WorkUnit, pack_spans
 from migcheck.model.analyze import KeyLayout
 
 SCORED = [(KeyLayout.PLAIN, "murmur2"), (KeyLayout.WINDOW, "murmur2")]
@@ -185,8 +185,8 @@ def test_a_samples_histories_mark_the_windows_each_key_was_read_in() -> None:
 
 
 def test_a_samples_units_name_their_windows_in_offset_order() -> None:
+    from migcheck.kafka.fetch import plan_units, window_starts
     from migcheck.kafka.metadata import PartitionMeta, TopicMeta
-    from migcheck.kafka.reader import plan_units, window_starts
 
     meta = TopicMeta("t", "delete", 2, (PartitionMeta(0, 0, 80_000), PartitionMeta(1, 0, 900)))
     units = plan_units([meta], 8_000)

@@ -47,6 +47,7 @@ from packaging.requirements import Requirement
 from migcheck.errors import ReadError
 from migcheck.kafka import private_hooks
 from migcheck.kafka.config import ClientConfig, open_consumer
+from migcheck.kafka.fetch import WorkUnit, read_units
 from migcheck.kafka.groups import (
     Member,
     describe_all_groups,
@@ -54,7 +55,6 @@ from migcheck.kafka.groups import (
     describe_streams_group,
 )
 from migcheck.kafka.private_hooks import OFF_SWITCH, fence, partition_gone
-from migcheck.kafka.reader import WorkUnit, read_units
 from migcheck.kafka.schemas import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,

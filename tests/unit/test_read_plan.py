@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from migcheck.analysis.figures import Spec
-from migcheck.analysis.read.chunks import FullScan
-from migcheck.analysis.read.plan import JvmProfile, ReadRequest, combined, plan_kafka
-from migcheck.analysis.read.tasks import SampleRead
+from migcheck.analysis.scan.chunks import FullScan
+from migcheck.analysis.scan.plan import JvmProfile, ReadRequest, combined, plan_kafka
+from migcheck.analysis.scan.tasks import SampleRead
 from migcheck.hashing.partitioners import AUTO_CANDIDATES
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import PartitionMeta, TopicMeta

@@ -25,8 +25,8 @@ from kafka.protocol.consumer import FetchResponse, IsolationLevel
 from kafka.record.memory_records import MemoryRecords
 
 from migcheck.errors import ReadError
+from migcheck.kafka.fetch import WorkUnit, _batch
 from migcheck.kafka.private_hooks import chunk_records
-from migcheck.kafka.reader import WorkUnit, _batch
 from migcheck.kafka.recordbatch import Columns, columns_of_records, decode
 
 TP = TopicPartition("t", 0)

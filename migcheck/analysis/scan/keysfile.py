@@ -1,7 +1,7 @@
 """An offline key export as the read: Parquet, CSV or JSON lines of keys and partitions.
 
-The export's records become a table of :data:`~migcheck.kafka.reader.RECORD_SCHEMA`
-rows, which Spark groups into histories (:class:`~migcheck.analysis.read.frame.HistoryFigures`).
+The export's records become a table of :data:`~migcheck.kafka.fetch.RECORD_SCHEMA`
+rows, which Spark groups into histories (:class:`~migcheck.analysis.scan.frame.HistoryFigures`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from migcheck.analysis.figures import Spec
-from migcheck.analysis.read.frame import HistoryFigures
-from migcheck.analysis.read.strategy import Loaded
+from migcheck.analysis.scan.frame import HistoryFigures
+from migcheck.analysis.scan.strategy import Loaded
 from migcheck.errors import KeyFormatError, ReadError
 from migcheck.hashing.keys import decode_text
 from migcheck.kafka.config import first_line
-from migcheck.kafka.reader import RECORD_SCHEMA
+from migcheck.kafka.fetch import RECORD_SCHEMA
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,7 +1,7 @@
 """What every read strategy gives the analysis: a figure source, and the records read so
 far for the progress bar.
 
-A strategy is planned before Spark starts (:mod:`migcheck.analysis.read.plan`), and
+A strategy is planned before Spark starts (:mod:`migcheck.analysis.scan.plan`), and
 loaded once the session is up: ``load`` starts no Spark job itself (the figures' first
 call does), so the analyses of one command load in turn and run their jobs together.
 """

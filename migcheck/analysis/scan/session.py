@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, TypeVar
 
-from migcheck.analysis.read.plan import JvmProfile
+from migcheck.analysis.scan.plan import JvmProfile
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

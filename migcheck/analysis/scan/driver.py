@@ -17,10 +17,10 @@ import pyarrow as pa
 
 from migcheck.analysis.figures import Chosen, Figures, Spec, distinct_keys, history_figures
 from migcheck.analysis.histories import histories_by_partition, history_schema
-from migcheck.analysis.read.frame import HistoryFigures
-from migcheck.analysis.read.strategy import Loaded
+from migcheck.analysis.scan.frame import HistoryFigures
+from migcheck.analysis.scan.strategy import Loaded
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.reader import WorkUnit, read_units, window_starts
+from migcheck.kafka.fetch import WorkUnit, read_units, window_starts
 from migcheck.pyarrow_alone import hide_pandas
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class DriverRead:
     """The histories of ``units``, read and grouped in a background thread
-    (:func:`~migcheck.kafka.reader.read_units`,
+    (:func:`~migcheck.kafka.fetch.read_units`,
     :func:`~migcheck.analysis.histories.histories_by_partition`), placements and ranks
     included.  The thread is a daemon: a run that fails before it joins must not wait
     for it.  With ``figures`` the driver computes the report's figures too; without

@@ -5,15 +5,15 @@ A read is planned from what the command asks (:class:`ReadRequest`) and the sess
 kind (the embedded one on a local master, or a cluster's):
 
 - a small read on the embedded session is the driver's, started at once, while Spark
-  starts (:class:`~migcheck.analysis.read.driver.DriverRead`);
+  starts (:class:`~migcheck.analysis.scan.driver.DriverRead`);
 - otherwise the read tasks group their records into key histories: a sample's tasks
-  whole partitions' windows (:class:`~migcheck.analysis.read.tasks.SampleRead`), a full
+  whole partitions' windows (:class:`~migcheck.analysis.scan.tasks.SampleRead`), a full
   scan's chunks which Spark then merges, or whole partitions when each fits in a chunk
-  (:class:`~migcheck.analysis.read.chunks.FullScan`); tasks of whole partitions share
+  (:class:`~migcheck.analysis.scan.chunks.FullScan`); tasks of whole partitions share
   them with the driver, which starts reading now, on the embedded session
-  (:class:`~migcheck.analysis.read.share.DriverShare`);
+  (:class:`~migcheck.analysis.scan.share.DriverShare`);
 - a keys file is read by the driver and grouped by Spark
-  (:class:`~migcheck.analysis.read.keysfile.KeysFile`).
+  (:class:`~migcheck.analysis.scan.keysfile.KeysFile`).
 
 A cluster's executors read: its driver may be sized to plan, not to read.  Without a
 row per moved key (``--moved-keys-out``), the read tasks or the driver compute the
@@ -27,15 +27,15 @@ from dataclasses import dataclass
 
 from migcheck.analysis.figures import Spec, figure_spec
 from migcheck.analysis.histories import scored_pairs
-from migcheck.analysis.read.chunks import FullScan, whole_partitions
-from migcheck.analysis.read.driver import DriverRead
-from migcheck.analysis.read.keysfile import KeysFile, read_keys_file
-from migcheck.analysis.read.share import DriverShare
-from migcheck.analysis.read.strategy import Strategy
-from migcheck.analysis.read.tasks import SampleRead
+from migcheck.analysis.scan.chunks import FullScan, whole_partitions
+from migcheck.analysis.scan.driver import DriverRead
+from migcheck.analysis.scan.keysfile import KeysFile, read_keys_file
+from migcheck.analysis.scan.share import DriverShare
+from migcheck.analysis.scan.strategy import Strategy
+from migcheck.analysis.scan.tasks import SampleRead
 from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.fetch import WorkUnit, plan_units, records_in
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.kafka.reader import WorkUnit, plan_units, records_in
 from migcheck.model.analyze import KeyLayout
 
 #: Up to this many records, the driver reads and groups them itself (:class:`DriverRead`)

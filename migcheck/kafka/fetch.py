@@ -1,7 +1,7 @@
 """Reading records: work units over offset ranges, read by a groupless consumer.
 
 Each (topic, partition, offset range) is a :class:`WorkUnit`; Spark runs one
-task per packed group of units (see :mod:`migcheck.analysis.read`): a sample's
+task per packed group of units (see :mod:`migcheck.analysis.scan`): a sample's
 keeps each partition's windows together (:func:`pack_units`), a full scan's cuts the
 offsets into equal runs (:func:`pack_spans`).  In each task :func:`read_units` yields
 Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
@@ -342,7 +342,7 @@ def _out_of_range(topic: str, partition: int, position: int) -> ReadError:
 
 
 #: The most records a ``together`` read may hold (:func:`read_units`): the driver's whole
-#: reads, :data:`~migcheck.analysis.read.plan.DRIVER_READ_RECORDS`, fit.
+#: reads, :data:`~migcheck.analysis.scan.plan.DRIVER_READ_RECORDS`, fit.
 TOGETHER_MAX_RECORDS = 200_000
 
 #: The most partitions a ``together`` read polls at once: each poll looks at every

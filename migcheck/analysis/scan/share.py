@@ -3,7 +3,7 @@ the moment the read is planned, beside the read tasks once Spark is up.
 
 Spark's JVM, its session and the first Python workers start one after the other and
 leave most of a core idle for seconds before a read task reads a record.  The driver
-reads with the read tasks' own code (:func:`~migcheck.kafka.reader.read_units`,
+reads with the read tasks' own code (:func:`~migcheck.kafka.fetch.read_units`,
 :func:`~migcheck.analysis.figures.figures_of_batches`) meanwhile, claiming one
 partition at a time (:class:`~migcheck.analysis.claims.Claims`) against a task per
 core but one, so all the readers end together.  The embedded session's only: local
@@ -25,9 +25,9 @@ import pyarrow as pa
 from migcheck.analysis.claims import Claims, largest_first
 from migcheck.analysis.figures import Spec, figures_of_batches
 from migcheck.analysis.histories import histories_by_partition
-from migcheck.analysis.read.strategy import Counter
+from migcheck.analysis.scan.strategy import Counter
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.reader import WorkUnit, read_units, records_in, window_starts
+from migcheck.kafka.fetch import WorkUnit, read_units, records_in, window_starts
 
 #: What a read task's Python worker takes before it reads a record, on the embedded
 #: session: the fork, pyspark's worker, pyarrow, kafka-python and numba's cached loops.
@@ -43,7 +43,7 @@ class DriverShare:
 
     When Spark is up, a driver about to finish (sooner than a task's worker would
     start, :data:`TASK_START_S`) reads alone: no task, and no worker, is started.  Its
-    figures join the tasks' (:class:`~migcheck.analysis.read.tasks.TaskFigures`).  Its
+    figures join the tasks' (:class:`~migcheck.analysis.scan.tasks.TaskFigures`).  Its
     (topic, key) rows, needed only when no partitioner placed every key, go to a
     Parquet file as they come, as the tasks' go to Spark's cache: the driver's memory
     holds a partition's histories at a time, as a task's does.  The thread is a daemon:

@@ -1,11 +1,11 @@
 """Spark's read tasks: each reads its bin of work units with
-:func:`~migcheck.kafka.reader.read_units` and groups them in the task, so Kafka's
+:func:`~migcheck.kafka.fetch.read_units` and groups them in the task, so Kafka's
 records never reach Spark's JVM, only their histories or their figures.
 
 A sample's tasks, and a full scan's when every partition fits in a chunk, hold whole
 partitions (:func:`whole_partition_read`): they group whole histories and may compute
 the figures themselves (:class:`TaskFigures`), sharing the partitions with the driver's
-share if there is one (:mod:`~migcheck.analysis.read.share`).
+share if there is one (:mod:`~migcheck.analysis.scan.share`).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from migcheck.analysis.figures import (
     from_rows,
 )
 from migcheck.analysis.histories import histories_by_partition, history_ddl
-from migcheck.analysis.read.frame import HistoryFigures, spark_distinct_keys
-from migcheck.analysis.read.share import TASK_START_S, DriverShare, ReadSoFar
-from migcheck.analysis.read.strategy import Counter, Loaded
+from migcheck.analysis.scan.frame import HistoryFigures, spark_distinct_keys
+from migcheck.analysis.scan.share import TASK_START_S, DriverShare, ReadSoFar
+from migcheck.analysis.scan.strategy import Counter, Loaded
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.reader import WorkUnit, pack_units, read_units, records_in, window_starts
+from migcheck.kafka.fetch import WorkUnit, pack_units, read_units, records_in, window_starts
 
 if TYPE_CHECKING:
     from pyspark import Accumulator
@@ -170,7 +170,7 @@ def read_tasks(
     counter: Accumulator[int] | None = None,
     claims: Claims | None = None,
 ) -> tuple[DataFrame, Counter]:
-    """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.reader.read_units`),
+    """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.fetch.read_units`),
     counted for the progress bar and grouped by ``group`` into rows of ``ddl``.  With
     ``claims``, a task reads only the partitions of its bin that it claims.
 

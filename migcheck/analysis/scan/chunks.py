@@ -1,10 +1,10 @@
 """A full scan's read: every record, in tasks of about the same size.
 
-A partition's offsets may go to several tasks (:func:`~migcheck.kafka.reader.pack_spans`),
+A partition's offsets may go to several tasks (:func:`~migcheck.kafka.fetch.pack_spans`),
 so no partition holds back the scan.  Each task groups a chunk of records at most at a
 time into partial histories, which Spark merges (:func:`merged_histories`): a task's
 memory is bounded by its chunk.  When every partition fits in one chunk, tasks read
-whole partitions instead (:class:`~migcheck.analysis.read.tasks.WholePartitions`): their
+whole partitions instead (:class:`~migcheck.analysis.scan.tasks.WholePartitions`): their
 histories are whole, and the merge (a shuffle of a row per key and chunk) is not needed.
 """
 
@@ -26,12 +26,12 @@ from migcheck.analysis.histories import (
     history_ddl,
     placement_name,
 )
-from migcheck.analysis.read.frame import HistoryFigures
-from migcheck.analysis.read.share import DriverShare
-from migcheck.analysis.read.strategy import Counter, Loaded
-from migcheck.analysis.read.tasks import RECORDS_PER_TASK, TaskFigures, WholePartitions, read_tasks
+from migcheck.analysis.scan.frame import HistoryFigures
+from migcheck.analysis.scan.share import DriverShare
+from migcheck.analysis.scan.strategy import Counter, Loaded
+from migcheck.analysis.scan.tasks import RECORDS_PER_TASK, TaskFigures, WholePartitions, read_tasks
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.reader import WorkUnit, pack_spans, records_in
+from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -43,7 +43,7 @@ class FullScan:
 
     The tasks are a multiple of the cores (a last round with idle cores would cost a
     whole task's time) of about ``records_per_task`` records each.  With ``figures``,
-    Spark's Python tasks compute the figures (:class:`~migcheck.analysis.read.tasks.TaskFigures`):
+    Spark's Python tasks compute the figures (:class:`~migcheck.analysis.scan.tasks.TaskFigures`):
     the read tasks of whole partitions, or tasks over the merged partials.  Tasks of
     whole partitions share them with the driver's ``share`` if there is one.  Records
     deleted under the read fail it."""

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 class HistoryFigures:
     """The figures of the histories in ``frame``
     (:data:`~migcheck.analysis.histories.HISTORY_SCHEMA` rows, or
-    :data:`~migcheck.kafka.reader.RECORD_SCHEMA` records that Spark groups here)."""
+    :data:`~migcheck.kafka.fetch.RECORD_SCHEMA` records that Spark groups here)."""
 
     def __init__(self, frame: DataFrame, spec: Spec) -> None:
         self.spec = spec
