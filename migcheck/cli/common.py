@@ -12,11 +12,11 @@ import click
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
+from migcheck.frameworks.registry import AUTO_FRAMEWORK, FRAMEWORKS
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
 from migcheck.kafka.config import command_config_warnings
 from migcheck.report import FORMATS, OUTPUTS
 from migcheck.report.registry import Output
-from migcheck.streams.frameworks import AUTO_FRAMEWORK, FRAMEWORKS
 
 PARTITION_COUNT = click.IntRange(1, MAX_PARTITIONS)
 

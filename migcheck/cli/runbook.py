@@ -136,8 +136,8 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "--state-dir",
     default=None,
     metavar="DIR",
-    help="The app's state.dir (Quix: state_dir; Faust: the worker's datadir itself), to "
-    "wipe on this host.",
+    help="The app's state directory on this host, to wipe: Kafka Streams' state.dir, or "
+    "the framework's own (docs/runbooks.md).",
 )
 @fixed_repartition_option
 @framework_option

@@ -15,6 +15,7 @@ from migcheck.commands.analyze import AnalyzeOptions, run_analyses
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
+from migcheck.frameworks.registry import AUTO_FRAMEWORK, framework_said
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
@@ -30,10 +31,8 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
-from migcheck.runbook.strategy import direct_stores
 from migcheck.streams.build import WOULD_ADD, Model
 from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
-from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
 from migcheck.streams.judgement import Case, judge
 from migcheck.streams.rules import (
     App,
@@ -44,6 +43,7 @@ from migcheck.streams.rules import (
     health,
     sizes,
 )
+from migcheck.streams.strategy import direct_stores
 from migcheck.streams.topology import read_topology
 
 

@@ -19,6 +19,7 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.commands.readers import reader_entries
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, MigcheckError, UsageError
+from migcheck.frameworks.registry import STATEFUL_KINDS
 from migcheck.gate.acceptances import load_acceptances, match
 from migcheck.gate.inputs import read_proposals
 from migcheck.gate.judge import (
@@ -46,7 +47,7 @@ from migcheck.model.gate import (
     worst,
 )
 from migcheck.model.header import report_header
-from migcheck.model.readers import STATEFUL_KINDS, ReaderEntry
+from migcheck.model.readers import ReaderEntry
 from migcheck.readers.discovery import Found, find_readers
 from migcheck.streams.rules import Check
 from migcheck.untrusted import quoted

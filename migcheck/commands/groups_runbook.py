@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_OK, UsageError
+from migcheck.frameworks.registry import STATEFUL_KINDS
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
-from migcheck.model.readers import LABELS, STATEFUL_KINDS, ReaderKind
+from migcheck.model.readers import LABELS, ReaderKind
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     COMMIT_TIMEOUT,

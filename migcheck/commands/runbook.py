@@ -4,7 +4,7 @@ Quix Streams): discover it, pick the strategy, write its framework's steps.
 Read-only like ``migcheck app``: it finds the application's real topics, the
 topic's own configs and each source's log start offsets, and judges the
 in-place change with the same rules.  ``--strategy auto`` (the default) picks
-in place when no store reads the topic directly (:mod:`migcheck.runbook.strategy`),
+in place when no store reads the topic directly (:mod:`migcheck.streams.strategy`),
 else a new topic.  ``--strategy in-place`` on an app with such stores is refused,
 naming those stores and every key whose history would split (a full scan
 through the analysis pipeline), unless ``--accept-split-history`` is given.
@@ -19,13 +19,18 @@ from migcheck.commands.app import candidate
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.frameworks.registry import (
+    AUTO_FRAMEWORK,
+    WITH_RUNBOOKS,
+    framework_said,
+    runbook_steps,
+)
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import topic_configs
 from migcheck.model.app import first_error
 from migcheck.model.header import report_header
-from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
@@ -34,10 +39,6 @@ from migcheck.model.runbook import (
     SplitRefusal,
     Strategy,
 )
-from migcheck.runbook.faust import faust_internal
-from migcheck.runbook.procedures import RUNBOOKS, steps
-from migcheck.runbook.quix import quix_internal
-from migcheck.runbook.strategy import Choice, choose, direct_stores
 from migcheck.streams.build import Model
 from migcheck.streams.discovery import (
     Discovery,
@@ -46,8 +47,8 @@ from migcheck.streams.discovery import (
     not_read,
     only_frameworks,
 )
-from migcheck.streams.frameworks import AUTO_FRAMEWORK, framework_said
 from migcheck.streams.rules import AppLevel, external_counts, sizes
+from migcheck.streams.strategy import Choice, choose, direct_stores
 from migcheck.streams.topology import read_topology
 
 
@@ -78,7 +79,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     new_topic = options.new_topic or f"{options.topic}-p{options.to}"
     said = framework_said(options.framework)
     disc = discover_app(client, options.app_id, topology, [options.topic, new_topic], said)
-    only_frameworks(disc, "runbook", RUNBOOKS)
+    only_frameworks(disc, "runbook", WITH_RUNBOOKS)
     model = app_model(disc, topology, options.fixed_repartition)
     _check(options, disc, new_topic, topology is not None)
     choice = choose(options.strategy, model, options.topic, disc.facts.framework)
@@ -97,7 +98,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
         split = len(keys) or None
     facts = _facts(options, disc, model, client, new_topic, level, split, choice)
     facts = replace(facts, first_error=first_error(judged))
-    return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
+    return Outcome(Runbook(facts, tuple(runbook_steps(facts)), report_header()), EXIT_OK)
 
 
 def _splitting_stores(model: Model, topic: str, level: AppLevel) -> tuple[str, ...] | None:
@@ -154,14 +155,13 @@ def _facts(
         if any(p.log_start_offset > 0 for p in disc.topics[t].partitions)
     )
     internal, expected = tuple(sorted(disc.facts.internal)), sizes(app, after).internal
-    if disc.facts.framework.kind is ReaderKind.QUIX_STREAMS:
+    leftovers = disc.facts.framework.leftovers
+    if leftovers is not None:  # a framework whose internal topics no reset tool handles
         rebuilt = split is not None
-        target = new_topic if choice.strategy == Strategy.NEW_TOPIC else options.topic
-        internal, expected = quix_internal(
+        target = new_topic if choice.strategy is Strategy.NEW_TOPIC else options.topic
+        internal, expected = leftovers(
             options.app_id, options.topic, target, options.to, disc.facts.internal, rebuilt
         )
-    if disc.facts.framework.kind is ReaderKind.FAUST:
-        internal, expected = faust_internal(options.app_id, disc.facts.internal, options.to)
     return RunbookFacts(
         kind=disc.facts.framework.kind,
         app_id=options.app_id,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from migcheck.frameworks.registry import STATEFUL_KINDS
 from migcheck.model.gate import GateReader, GateVerdict, Proposal
-from migcheck.model.readers import STATEFUL_KINDS, ReaderKind
+from migcheck.model.readers import ReaderKind
 from migcheck.untrusted import arg_problem, quoted, sh_word
 
 #: Verdicts no runbook serves: the change does not happen as proposed, or is safe.

@@ -48,12 +48,6 @@ LABELS: dict[ReaderKind, str] = {
     ReaderKind.UNKNOWN: "a group of unknown kind",
 }
 
-#: The kinds that keep state per partition: an app of one of them is judged by what its
-#: state does (``migcheck app``), not by the plain readers' verdicts.
-STATEFUL_KINDS = frozenset(
-    {ReaderKind.KAFKA_STREAMS, ReaderKind.KSQLDB, ReaderKind.QUIX_STREAMS, ReaderKind.FAUST}
-)
-
 
 class ReaderRisk(StrEnum):
     """What a partition increase does to a reader that keeps no state (this issue's words)."""

@@ -1,6 +1,6 @@
 """The runbook as data: the facts found on the cluster and the ordered steps built from them.
 
-:mod:`migcheck.runbook.procedures` (a stream processor's app, from :class:`RunbookFacts`) and
+:mod:`migcheck.frameworks` (a stream processor's app, from :class:`RunbookFacts`) and
 :mod:`migcheck.runbook.groups` (plain consumer groups, from :class:`GroupsFacts`) build the
 steps (pure rules); :mod:`migcheck.report.runbook` writes them as Markdown for a change
 ticket and as a re-runnable shell script.  They meet here so that neither imports the other.
@@ -62,7 +62,7 @@ class RunbookFacts:
     on_users_word: tuple[str, ...] = ()
     group_timeout: int = GROUP_TIMEOUT
     lag_timeout: int = LAG_TIMEOUT
-    #: The framework the app runs on: it picks the procedure (runbook/procedures.py).  For
+    #: The framework the app runs on: it picks the procedure (frameworks/registry.py).  For
     #: Quix Streams ``internal`` are the internal topics the change leaves behind (to
     #: delete) and ``expected_internal`` those the restarted app creates.
     kind: ReaderKind = ReaderKind.KAFKA_STREAMS

@@ -13,19 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from migcheck.frameworks.registry import EVIDENCE_ORDER
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.readers import Evidence, ReaderKind
-from migcheck.readers.naming import (
-    FAUST_ASSIGNOR,
-    STREAMS_ASSIGNOR,
-    connect_client,
-    connect_connector,
-    faust_leader_topic,
-    ksqldb_query,
-    quix_topics,
-    streams_commit_metadata,
-    streams_topics,
-)
+from migcheck.readers.naming import connect_client, connect_connector
 
 
 @dataclass(frozen=True)
@@ -43,45 +34,6 @@ Rule = Callable[[Seen], Sequence[str]]
 
 def _share(seen: Seen) -> Sequence[str]:
     return ("a share group (KIP-932)",) if seen.group.group_type == "share" else ()
-
-
-def _ksqldb(seen: Seen) -> Sequence[str]:
-    query = ksqldb_query(seen.group.group_id)
-    if query is None:
-        return ()
-    return (f"its id is ksqlDB's for query {query} (_confluent-ksql-<service id>query_<id>)",)
-
-
-def _faust(seen: Seen) -> Sequence[str]:
-    facts = []
-    if seen.group.protocol == FAUST_ASSIGNOR:
-        facts.append(f"its members use Faust's assignor {FAUST_ASSIGNOR!r}")
-    leader = faust_leader_topic(seen.group.group_id)
-    if leader in seen.topics:
-        facts.append(f"Faust's leader topic {leader} exists")
-    return facts
-
-
-def _kafka_streams(seen: Seen) -> Sequence[str]:
-    group = seen.group
-    if group.group_type == "streams":
-        return ("a streams group (KIP-1071)",)
-    if group.protocol == STREAMS_ASSIGNOR:
-        return (f"its members use Kafka Streams' assignor {STREAMS_ASSIGNOR!r}",)
-    if group.members and group.protocol:
-        return ()  # a running group whose assignor is someone else's
-    internal = streams_topics(group.group_id, seen.topics)
-    if internal:
-        return (f"internal topics named by Kafka Streams' rule: {_some(internal)}",)
-    metadata = group.commit_metadata
-    if metadata and all(map(streams_commit_metadata, metadata)):
-        return ("its commits carry Kafka Streams' metadata (the partition time)",)
-    return ()
-
-
-def _quix(seen: Seen) -> Sequence[str]:
-    internal = quix_topics(seen.group.group_id, seen.topics)
-    return (f"topics named by Quix Streams' rule: {_some(internal)}",) if internal else ()
 
 
 def _connect(seen: Seen) -> Sequence[str]:
@@ -111,10 +63,8 @@ def _consumer(seen: Seen) -> Sequence[str]:
 #: The rules, in priority order: each kind once.
 KIND_RULES: tuple[tuple[ReaderKind, Rule], ...] = (
     (ReaderKind.SHARE_GROUP, _share),
-    (ReaderKind.KSQLDB, _ksqldb),
-    (ReaderKind.FAUST, _faust),
-    (ReaderKind.KAFKA_STREAMS, _kafka_streams),
-    (ReaderKind.QUIX_STREAMS, _quix),
+    # each stream processor's own evidence, in the registry's order
+    *((f.kind, lambda seen, f=f: f.evidence(seen.group, seen.topics)) for f in EVIDENCE_ORDER),
     (ReaderKind.KAFKA_CONNECT, _connect),
     (ReaderKind.CONSUMER_GROUP, _consumer),
 )
@@ -140,9 +90,3 @@ def _why_unknown(group: GroupInfo) -> str:
         "topics are named after it: start one of its consumers, or name it with --group "
         "if it is a plain consumer group"
     )
-
-
-def _some(topics: Sequence[str], shown: int = 2) -> str:
-    """A few topic names for the evidence, and how many more there are."""
-    more = len(topics) - shown
-    return ", ".join(topics[:shown]) + (f" and {more} more" if more > 0 else "")

@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from migcheck.frameworks.registry import FRAMEWORKS, STATEFUL_KINDS
 from migcheck.kafka.groups import SHARE_RESET_CONFIG
 from migcheck.model.readers import (
-    STATEFUL_KINDS,
     ReaderJudgement,
     ReaderKind,
     ReaderPartition,
@@ -67,19 +67,7 @@ def _count(reader: Standing) -> str:
 
 
 def _app(reader: Standing) -> ReaderJudgement:
-    how = {
-        ReaderKind.KAFKA_STREAMS: (
-            f"migcheck app --application-id {reader.id} --topic {reader.topic} "
-            f"--to {reader.to or 'N'} judges it"
-        ),
-        ReaderKind.QUIX_STREAMS: "Quix Streams refuses to start once its changelog's count "
-        "no longer matches the topic's",
-        ReaderKind.KSQLDB: "its persistent query goes to ERROR once its internal topics' "
-        "counts no longer match",
-        ReaderKind.FAUST: "its tables raise PartitionsMismatch at their first write once their "
-        f"changelog's count no longer matches the topic's; migcheck app --application-id "
-        f"{reader.id} --topic {reader.topic} --to {reader.to or 'N'} judges it",
-    }[reader.kind]
+    how = FRAMEWORKS[reader.kind].increase(reader.id, reader.topic, str(reader.to or "N"))
     return _judgement(
         ReaderRisk.APP,
         f"a {reader.kind} app keeps state per partition, which {_count(reader)} split: {how}",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from migcheck.frameworks.base import Framework
+from migcheck.frameworks.registry import FRAMEWORKS
 from migcheck.model.app import (
     TOPOLOGY_SETTLES,
     AppCandidate,
@@ -19,6 +21,7 @@ from migcheck.model.app import (
     AppState,
     StoreImpact,
 )
+from migcheck.model.readers import ReaderKind
 from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import (
@@ -37,30 +40,25 @@ _MEANING = {
     "CRASH": "{name} fails at its next rebalance, whether it is stopped or running",
 }
 
-#: CRASH in the words of a framework that does not refuse to start (its check is lazy).
-_CRASH_BY_FRAMEWORK = {
-    "faust": "{name}'s tables fail at their first write after a restart, and a running "
-    "worker dies once it sees the new partitions",
-}
 
-#: Each framework as the report names it (``framework`` in the report; Kafka Streams in
-#: reports written before it).
-_NAMES = {
-    "kafka-streams": "Kafka Streams",
-    "ksqldb": "ksqlDB",
-    "quix-streams": "Quix Streams",
-    "faust": "Faust",
-}
+def _framework(r: AppReport) -> Framework | None:
+    """The report's framework (Kafka Streams in reports written before it was named);
+    None for a name this migcheck does not know."""
+    value = r.get("framework", ReaderKind.KAFKA_STREAMS.value)
+    kind = next((k for k in FRAMEWORKS if k.value == value), None)
+    return None if kind is None else FRAMEWORKS[kind]
 
 
 def _name(r: AppReport) -> str:
-    return _NAMES.get(r.get("framework", "kafka-streams"), "The app")
+    framework = _framework(r)
+    return framework.name if framework else "The app"
 
 
 def _blocks(r: AppReport) -> Iterator[Block]:
     yield Block("h", f"migcheck app: {r['application_id']}")
     counts = ", ".join(str(c["partitions"]) for c in r["candidates"])
-    crash = _CRASH_BY_FRAMEWORK.get(r.get("framework", "")) if r["verdict"] == "CRASH" else None
+    framework = _framework(r)
+    crash = framework.crash_words if framework and r["verdict"] == "CRASH" else None
     meaning = (crash or _MEANING[r["verdict"]]).format(name=_name(r))
     yield Block(
         "p",

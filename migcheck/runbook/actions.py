@@ -2,10 +2,10 @@
 pre-checks, stopping an app, the copy into a new topic, the in-place alter, wiping a local
 state, restarting, and the final health check.
 
-Why one module: each framework's procedure (:mod:`~migcheck.runbook.kafka_streams`,
-:mod:`~migcheck.runbook.ksqldb`, :mod:`~migcheck.runbook.quix`) and the plain groups'
-(:mod:`~migcheck.runbook.groups`) differ in their order and their words, not in how a tool
-is called or a state wiped; each action is written here once.  Pure: facts in, steps out.
+Why one module: each framework's procedure (in its module under
+:mod:`migcheck.frameworks`) and the plain groups' (:mod:`~migcheck.runbook.groups`)
+differ in their order and their words, not in how a tool is called or a state wiped;
+each action is written here once.  Pure: facts in, steps out.
 """
 
 from __future__ import annotations

@@ -34,11 +34,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import combinations
 
+from migcheck.frameworks.base import Framework
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
+from migcheck.frameworks.quix import quix_nested, quix_topic
 from migcheck.kafka.groups import StreamsSubtopology
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
-from migcheck.readers.naming import quix_nested, quix_topic
-from migcheck.streams.frameworks import KAFKA_STREAMS, Framework
 from migcheck.streams.rules import App, sizes
 from migcheck.streams.topology import Node, SubTopology, Topology
 from migcheck.words import listing

@@ -15,6 +15,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from migcheck.errors import UsageError
+from migcheck.frameworks.base import Framework
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
+from migcheck.frameworks.registry import FRAMEWORKS
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import (
     GroupInfo,
@@ -27,7 +30,6 @@ from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.model.readers import LABELS, Evidence, Protocol, ReaderKind
 from migcheck.readers.kinds import Seen, identify
 from migcheck.streams.build import FROM_NAMES, Facts, Model, from_broker, from_topology, inferred
-from migcheck.streams.frameworks import FRAMEWORKS, KAFKA_STREAMS, Framework
 from migcheck.streams.topology import Topology, source_topics
 
 

@@ -34,9 +34,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from migcheck.frameworks.base import Framework
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.app import AppLevel
 from migcheck.model.readers import Protocol
-from migcheck.streams.frameworks import KAFKA_STREAMS, Framework
 from migcheck.streams.javasets import hashset_order
 from migcheck.streams.topology import SubTopology, Topology
 
@@ -251,7 +252,7 @@ class CheckOrder:
     earlier step is the error the app prints; the checks of one step run in one pass over
     the topics, and their reasons are ordered by ``tie``.  A release whose code runs them
     otherwise gets a :class:`CheckOrder` of its own, as an error's words do
-    (:attr:`~migcheck.streams.frameworks.Framework.releases`).
+    (:attr:`~migcheck.frameworks.base.Framework.releases`).
     """
 
     protocol: Protocol

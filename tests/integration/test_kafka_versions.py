@@ -33,9 +33,9 @@ from oracles import java_partition
 from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1, phase2
 
+from migcheck.frameworks.kafka_streams import steps
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_sh
-from migcheck.runbook.kafka_streams import steps
 
 pytestmark = pytest.mark.kafka
 

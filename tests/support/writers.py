@@ -26,6 +26,8 @@ from click.testing import CliRunner
 
 from migcheck.cli.main import cli
 from migcheck.errors import MigcheckError
+from migcheck.frameworks.faust import FAUST, faust_changelog
+from migcheck.frameworks.registry import runbook_steps as app_steps
 from migcheck.gate.judge import app_reader, judge, plain_reader
 from migcheck.gate.next_steps import next_steps
 from migcheck.model.copy import CopyResult, PartitionCopied, Verification
@@ -38,15 +40,12 @@ from migcheck.model.runbook import (
     Strategy,
 )
 from migcheck.model.warm import ArchiveState, ClassArchive, Warmth
-from migcheck.readers.naming import faust_changelog
 from migcheck.report import render
 from migcheck.report.copy import render_copy_summary
 from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.report.warm import render_warm_text
 from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines
 from migcheck.runbook.groups import steps as groups_steps
-from migcheck.runbook.procedures import steps as app_steps
-from migcheck.streams.frameworks import FAUST
 
 REPO = Path(__file__).resolve().parents[2]
 DESCRIBE = REPO / "fixtures" / "java" / "streams" / "describe"

@@ -16,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.frameworks.faust import faust_internal
+from migcheck.frameworks.quix import quix_internal
+from migcheck.frameworks.registry import FRAMEWORKS, WITH_RUNBOOKS
+from migcheck.frameworks.registry import runbook_steps as steps
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
     Check,
@@ -26,9 +30,6 @@ from migcheck.model.runbook import (
     Strategy,
 )
 from migcheck.report.runbook import render_markdown, render_sh
-from migcheck.runbook.faust import faust_internal
-from migcheck.runbook.procedures import RUNBOOKS, steps
-from migcheck.runbook.quix import quix_internal
 
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 GROUP = "quix-counter"
@@ -86,12 +87,16 @@ def _commands(facts: RunbookFacts) -> list[str]:
 
 
 def test_every_framework_with_a_runbook_is_in_the_registry() -> None:
-    assert set(RUNBOOKS) == {
-        ReaderKind.KAFKA_STREAMS,
-        ReaderKind.KSQLDB,
-        ReaderKind.QUIX_STREAMS,
-        ReaderKind.FAUST,
-    }
+    assert (
+        set(WITH_RUNBOOKS)
+        == set(FRAMEWORKS)
+        == {
+            ReaderKind.KAFKA_STREAMS,
+            ReaderKind.KSQLDB,
+            ReaderKind.QUIX_STREAMS,
+            ReaderKind.FAUST,
+        }
+    )
 
 
 def test_quix_new_topic_wipes_commits_the_start_then_deletes_the_old_changelog() -> None:

@@ -15,17 +15,13 @@ from __future__ import annotations
 import pytest
 
 from migcheck.cli.app import app_cmd
+from migcheck.frameworks.faust import FAUST, faust_table, faust_topics
+from migcheck.frameworks.ksqldb import KSQLDB
+from migcheck.frameworks.quix import QUIX_STREAMS, QuixTopic, quix_nested, quix_topic
+from migcheck.frameworks.registry import FRAMEWORKS
 from migcheck.model.readers import Protocol
-from migcheck.readers.naming import (
-    QuixTopic,
-    faust_table,
-    faust_topics,
-    quix_nested,
-    quix_topic,
-)
 from migcheck.streams.build import Facts, faust, quix
 from migcheck.streams.discovery import Word, _framework
-from migcheck.streams.frameworks import FAUST, FRAMEWORKS, KSQLDB, QUIX_STREAMS
 from migcheck.streams.rules import AppLevel, Check, verdict
 
 GROUP = "quix-counter"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.frameworks.kafka_streams import steps
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_sh
-from migcheck.runbook.kafka_streams import steps
 
 EMPTY_CLASSIC = (  # stdout header and table, then stderr (the script reads 2>&1)
     "GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS\n"

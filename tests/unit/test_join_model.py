@@ -15,6 +15,7 @@ from pathlib import Path
 
 from writers import streams_facts
 
+from migcheck.frameworks.kafka_streams import steps
 from migcheck.kafka.groups import StreamsSubtopology, TopicInfo
 from migcheck.model.app import TOPOLOGY_SETTLES, AppCandidate, first_error
 from migcheck.model.readers import Protocol
@@ -23,7 +24,6 @@ from migcheck.model.runbook import (
 )
 from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.runbook import render_markdown, render_sh
-from migcheck.runbook.kafka_streams import steps
 from migcheck.streams.build import Facts, from_broker, from_topology, inferred
 from migcheck.streams.judgement import judge
 from migcheck.streams.rules import AppLevel, Check

@@ -229,6 +229,6 @@ def test_stateful_apps_are_sent_to_app_and_the_unknown_get_the_reason() -> None:
 
 
 def test_every_kind_without_state_has_a_judge() -> None:
-    from migcheck.model.readers import STATEFUL_KINDS
+    from migcheck.frameworks.registry import STATEFUL_KINDS
 
     assert set(JUDGES) | STATEFUL_KINDS == set(ReaderKind)

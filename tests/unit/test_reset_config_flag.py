@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.frameworks.kafka_streams import steps
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_markdown, render_sh
-from migcheck.runbook.kafka_streams import steps
 
 DATA = Path(__file__).parent / "data"
 CONFIG = "/etc/kafka/client admin.properties"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.frameworks.kafka_streams import steps
 from migcheck.model.app import AppLevel, AppReason, AppReport
 from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
@@ -40,7 +41,6 @@ from migcheck.report.runbook import (
 )
 from migcheck.report.why import runbook_lines
 from migcheck.runbook import groups as groups_steps
-from migcheck.runbook.kafka_streams import steps
 
 SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 PRELUDE = Path(runbook.__file__).with_name(runbook.PRELUDE_FILE)

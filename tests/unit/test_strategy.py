@@ -13,8 +13,8 @@ import pytest
 from migcheck.model.runbook import (
     Strategy,
 )
-from migcheck.runbook.strategy import choose, direct_stores
 from migcheck.streams.build import Basis, Facts, from_topology, inferred
+from migcheck.streams.strategy import choose, direct_stores
 from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"

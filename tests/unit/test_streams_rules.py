@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid
+from migcheck.frameworks.ksqldb import KSQLDB
+from migcheck.frameworks.quix import QUIX_STREAMS
 from migcheck.model.readers import Protocol
-from migcheck.streams.frameworks import KAFKA_STREAMS, KSQLDB, QUIX_STREAMS, streams_invalid
 from migcheck.streams.javasets import hashset_order, string_hash
 from migcheck.streams.rules import (
     CHECK_ORDER,

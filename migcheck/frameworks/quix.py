@@ -1,4 +1,9 @@
-"""The runbook for a Quix Streams app: what to run, in the order Quix needs, to widen its input.
+"""Quix Streams: its naming, its evidence, its error, and its runbook.
+
+Naming: ``changelog__<group>--<topic>--<store>`` and
+``repartition__<group>--<topic>--<operation>`` (its TopicManager).
+
+The runbook for a Quix Streams app: what to run, in the order Quix needs, to widen its input.
 
 Pure: :class:`RunbookFacts` in, steps out.  What differs from Kafka Streams' procedure,
 as quixstreams 3.28's source and a real app show it (fixtures/quix/FINDINGS.md):
@@ -21,14 +26,13 @@ as quixstreams 3.28's source and a real app show it (fixtures/quix/FINDINGS.md):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 
-from migcheck.model.runbook import (
-    RunbookFacts,
-    Step,
-    Strategy,
-)
-from migcheck.readers.naming import quix_topic
+from migcheck.frameworks.base import Framework, some
+from migcheck.kafka.groups import GroupInfo
+from migcheck.model.readers import Protocol, ReaderKind
+from migcheck.model.runbook import RunbookFacts, Step, Strategy
 from migcheck.runbook.actions import (
     alter_step,
     commit_start,
@@ -42,7 +46,72 @@ from migcheck.runbook.actions import (
     stop,
     wipe_state,
 )
-from migcheck.streams.frameworks import quix_changelog
+
+
+def quix_topics(group_id: str, topics: Iterable[str]) -> list[str]:
+    """The topics named as Quix Streams names a consumer group's changelogs and repartitions."""
+    prefixes = (f"changelog__{group_id}--", f"repartition__{group_id}--")
+    return sorted(t for t in topics if t.startswith(prefixes))
+
+
+@dataclass(frozen=True)
+class QuixTopic:
+    """A Quix Streams internal topic, as its name reads: ``<kind>__<group>--<stream id>--
+    <suffix>``, the stream id the sorted names of the stream's topics joined by ``--``
+    (a repartition topic's written ``repartition.<stream id>.<operation>``), the suffix
+    a store's name (changelog) or a group-by's (repartition)."""
+
+    kind: str  # "changelog" or "repartition"
+    stream: str
+    suffix: str
+
+
+def quix_topic(group_id: str, topic: str) -> QuixTopic | None:
+    """``topic`` read by Quix's naming rule for ``group_id`` (TopicManager._internal_name);
+    None when it is no internal topic of that group's.  A store's name is the last part
+    (Quix's stores are named by the user, without ``--`` in practice)."""
+    for kind in ("changelog", "repartition"):
+        rest = topic.removeprefix(f"{kind}__{group_id}--")
+        if rest != topic:
+            stream, sep, suffix = rest.rpartition("--")
+            return QuixTopic(kind, stream if sep else "", suffix)
+    return None
+
+
+def quix_nested(group_id: str, topic: str) -> str:
+    """The name Quix gives one of the group's internal topics inside another's name
+    (TopicManager._format_nested_name): ``repartition__g--orders--op`` becomes
+    ``repartition.orders.op``; any other topic keeps its name."""
+    if f"__{group_id}--" in topic:
+        return topic.replace(f"__{group_id}", "").replace("--", ".")
+    return topic
+
+
+def quix_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
+    """Quix Streams' TopicManager.changelog_topic, at the app's start: the changelog must
+    have the count of its stream's widest topic.  The trailing quote is Quix's own."""
+    return (
+        f'TopicConfigurationMismatch: Invalid partition count for the changelog topic "{topic}": '
+        f'expected {expected}, got {actual}"'
+    )
+
+
+def quix_changelog(group: str, store: str) -> str:
+    """Quix names a changelog ``changelog__<group>--<stream id>--<store>``; the model's
+    store is ``<stream id>--<store>``."""
+    return f"changelog__{group}--{store}"
+
+
+def _evidence(group: GroupInfo, topics: Collection[str]) -> Sequence[str]:
+    internal = quix_topics(group.group_id, topics)
+    return (f"topics named by Quix Streams' rule: {some(internal)}",) if internal else ()
+
+
+def _increase(group: str, topic: str, to: str) -> str:
+    return "Quix Streams refuses to start once its changelog's count no longer matches the topic's"
+
+
+# --- the runbook -----------------------------------------------------------------------
 
 #: Where Quix keeps state when the app names no ``state_dir``.
 DEFAULT_STATE_DIR = "state"
@@ -176,3 +245,29 @@ def _of(stream: str, topic: str) -> bool:
     return (
         stream == topic or topic in stream.split("--") or stream.startswith(f"repartition.{topic}.")
     )
+
+
+QUIX_STREAMS = Framework(
+    kind=ReaderKind.QUIX_STREAMS,
+    name="Quix Streams",
+    takes_topology=False,
+    internal_topics=quix_topics,
+    internal=lambda group, name: name,  # the model holds a Quix topic's full name
+    changelog=quix_changelog,
+    is_repartition=lambda name: name.startswith("repartition__"),
+    checks_repartition=False,
+    changelog_by_key=False,
+    invalid=quix_invalid,
+    releases=lambda p: "Quix Streams 3.14 to 3.28",
+    fails_when="at the app's next start; a running app at its next metadata refresh "
+    "(librdkafka's topic.metadata.refresh.interval.ms, 5 min by default), when the new "
+    "partitions' assignment fails with PartitionAssignmentError",
+    unseen="a Quix app without changelog topics (use_changelog_topics=False) keeps its "
+    "state where no topic shows it, so state cannot be ruled out",
+    cleanup="Application.clear_state(), the changelog deleted and the group sent back to "
+    "the earliest offsets",
+    evidence=_evidence,
+    increase=_increase,
+    runbook=quix_steps,
+    leftovers=quix_internal,
+)

@@ -1,8 +1,12 @@
-"""The runbook for a ksqlDB persistent query: TERMINATE it, change the source, CREATE it again.
+"""ksqlDB: a persistent query is a Kafka Streams application with its own id and owner.
 
-Pure: :class:`RunbookFacts` in, steps out.  A persistent query is a Kafka Streams app
-whose id is ``_confluent-ksql-<service id>query_<query id>``, but ksqlDB owns it: no
-reset tool and no state directory are the operator's.  ksqlDB's documented way to change
+Naming: a persistent query's application id is ``_confluent-ksql-<service id>query_<id>``
+(QueryApplicationId), a transient one's ``..._transient_...``; its internal topics are
+Kafka Streams'.
+
+The runbook: TERMINATE the query, change the source, CREATE it again.  A persistent
+query is a Kafka Streams app, but ksqlDB owns it: no reset tool and no state directory
+are the operator's.  ksqlDB's documented way to change
 what a query reads is to ``TERMINATE`` it (ksqlDB then removes its internal topics and
 its local state) and ``CREATE`` it again, which starts a new query, under a new id, with
 new internal topics sized from its sources.  With ``auto.offset.reset`` set to
@@ -15,14 +19,41 @@ ksqlDB server runs here, so the statements are manual steps written for the oper
 
 from __future__ import annotations
 
-from migcheck.model.runbook import (
-    Manual,
-    RunbookFacts,
-    Step,
-    Strategy,
-)
-from migcheck.readers.naming import ksqldb_query
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid, streams_releases
+from migcheck.kafka.groups import GroupInfo
+from migcheck.model.readers import Protocol, ReaderKind
+from migcheck.model.runbook import Manual, RunbookFacts, Step, Strategy
 from migcheck.runbook.actions import alter_step, new_topic_step, prechecks, stop
+
+_KSQL_QUERY = re.compile(r"^_confluent-ksql-(?P<service>.*?)(?P<what>query|transient)_(?P<id>.+)$")
+
+
+def ksqldb_query(group_id: str) -> str | None:
+    """The query id when ``group_id`` is a ksqlDB query's application id, else None."""
+    found = _KSQL_QUERY.match(group_id)
+    return None if found is None else found["id"]
+
+
+def _ksqldb_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
+    return f"the query goes to ERROR: {streams_invalid(protocol, topic, expected, actual)}"
+
+
+def _evidence(group: GroupInfo, topics: Collection[str]) -> Sequence[str]:
+    query = ksqldb_query(group.group_id)
+    if query is None:
+        return ()
+    return (f"its id is ksqlDB's for query {query} (_confluent-ksql-<service id>query_<id>)",)
+
+
+def _increase(group: str, topic: str, to: str) -> str:
+    return "its persistent query goes to ERROR once its internal topics' counts no longer match"
+
+
+# --- the runbook -----------------------------------------------------------------------
 
 _STOP_WHY = (
     "The query must not run while its source changes. ksqlDB closes the query's Kafka "
@@ -91,3 +122,20 @@ def _recreate(f: RunbookFacts, query: str) -> Step:
             ),
         ),
     )
+
+
+#: A persistent query is a Kafka Streams application: the same names and checks.
+KSQLDB = replace(
+    KAFKA_STREAMS,
+    kind=ReaderKind.KSQLDB,
+    name="ksqlDB",
+    invalid=_ksqldb_invalid,
+    releases=lambda p: f"{streams_releases(p)}, the client inside ksqlDB (not run here)",
+    fails_when="at the query's next rebalance; ksqlDB's query monitor then keeps "
+    "restarting it, and it fails the same way each time",
+    cleanup="TERMINATE and the query created again from the earliest offsets",
+    streams_fails_when=None,
+    evidence=_evidence,
+    increase=_increase,
+    runbook=ksqldb_steps,
+)

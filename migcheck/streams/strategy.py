@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migcheck.frameworks.base import Framework
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.runbook import (
     Strategy,
 )
 from migcheck.streams.build import Basis, Model
-from migcheck.streams.frameworks import KAFKA_STREAMS, Framework
 
 
 @dataclass(frozen=True)

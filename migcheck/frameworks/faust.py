@@ -1,0 +1,280 @@
+"""Faust (faust-streaming): its naming, its evidence, its error, and its runbook.
+
+Naming: its assignor's leader topic ``<app id>-__assignor-__leader``, and the assignor
+``faust`` its members agree on; a table's changelog ``<app id>-<table>-changelog``
+(Collection._changelog_topic_name), a ``group_by``'s topic
+``<app id>-<topic>-<name>-repartition`` (Stream.group_by), named as Kafka Streams names
+its own, so the marks above tell them apart (its evidence is tried before Kafka
+Streams').
+
+The runbook: no reset tool, and a changelog Faust creates itself.
+
+What differs from Kafka Streams, as faust-streaming 0.15 behaves (``tests/integration/
+test_faust.py`` runs it):
+
+- a table's changelog is ``<app id>-<table>-changelog`` whatever the source topic is
+  called, so a copy into a new topic keeps the old changelog's name: it must be deleted,
+  or Faust refuses it (``PartitionsMismatch``: a changelog of another count than its
+  source) at the first table write;
+- Faust creates a missing changelog with the app's ``topic_partitions`` (8 by default)
+  or the table's ``partitions``: the restarted worker must say the new count, or it
+  creates the changelog with the wrong one and refuses it again;
+- the state is the worker's datadir (``<app id>-data`` by default, one RocksDB database
+  per table and partition): deleted, with the changelog gone, the tables are rebuilt
+  from the reprocess alone;
+- its consumer starts a partition without a committed offset where
+  ``consumer_auto_offset_reset`` says: the start of the new topic is committed for the
+  group, so the reprocess reads everything whatever the app says.
+
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+
+from migcheck.frameworks.base import Framework
+from migcheck.kafka.groups import GroupInfo
+from migcheck.model.readers import Protocol, ReaderKind
+from migcheck.model.runbook import RunbookFacts, Step, Strategy
+from migcheck.model.topics import is_repartition_name
+from migcheck.runbook.actions import (
+    alter_step,
+    commit_start,
+    delete_changelogs,
+    internal_topics_back,
+    new_topic_step,
+    prechecks,
+    restart,
+    rewind,
+    stop,
+    wipe_state,
+)
+
+#: Faust's PartitionAssignor's name, as its members agree on it.
+FAUST_ASSIGNOR = "faust"
+
+
+def faust_leader_topic(group_id: str) -> str:
+    """The topic Faust's assignor creates for an app's leader election."""
+    return f"{group_id}-__assignor-__leader"
+
+
+FAUST_CHANGELOG_SUFFIX = "-changelog"
+FAUST_REPARTITION_SUFFIX = "-repartition"
+
+
+def faust_changelog(app_id: str, table: str) -> str:
+    """A Faust table's changelog: ``f"{app.conf.id}-{self.name}-changelog"``."""
+    return f"{app_id}-{table}{FAUST_CHANGELOG_SUFFIX}"
+
+
+def faust_topics(app_id: str, topics: Iterable[str]) -> list[str]:
+    """The topics named as Faust names an app's table changelogs and group-by topics
+    (never its leader topic, which holds no state and is read by no stream)."""
+    prefix = f"{app_id}-"
+    suffixes = (FAUST_CHANGELOG_SUFFIX, FAUST_REPARTITION_SUFFIX)
+    return sorted(
+        t
+        for t in topics
+        if t.startswith(prefix) and any(_named(t[len(prefix) :], s) for s in suffixes)
+    )
+
+
+def _named(rest: str, suffix: str) -> bool:
+    return rest.endswith(suffix) and len(rest) > len(suffix)
+
+
+def faust_table(app_id: str, topic: str) -> str | None:
+    """The table whose changelog ``topic`` is, by Faust's rule; None for any other topic."""
+    prefix = f"{app_id}-"
+    rest = topic[len(prefix) :]
+    if not (topic.startswith(prefix) and _named(rest, FAUST_CHANGELOG_SUFFIX)):
+        return None
+    return rest[: -len(FAUST_CHANGELOG_SUFFIX)]
+
+
+#: faust-streaming's E_SOURCE_PARTITIONS_MISMATCH (faust/tables/base.py), the text of the
+#: PartitionsMismatch a table raises: the same in 0.1.0, 0.6.0, 0.10.0, 0.11.0, 0.13.0 and
+#: 0.15.3, and the text a real 0.15.3 app raised (fixtures/faust/FINDINGS.md).
+FAUST_MISMATCH = """\
+The source topic {source_topic!r} for table {table_name!r}
+has {source_n} partitions, but the changelog
+topic {change_topic!r} has {change_n} partitions.
+
+Please make sure the topics have the same number of partitions
+by configuring Kafka correctly.
+"""
+
+
+def faust_invalid(
+    protocol: Protocol, topic: str, expected: int, actual: int, *, source: str, app_id: str
+) -> str:
+    """Faust's PartitionsMismatch, as a table raises it at its first write of a record of
+    ``source`` (Collection._verify_source_topic_partitions): the source's count against
+    its changelog's, both names as Python's repr() writes them."""
+    text = FAUST_MISMATCH.format(
+        source_topic=source,
+        table_name=faust_table(app_id, topic) or topic,
+        source_n=expected,
+        change_topic=topic,
+        change_n=actual,
+    )
+    return f"faust.exceptions.PartitionsMismatch: {text.rstrip()}"
+
+
+def _evidence(group: GroupInfo, topics: Collection[str]) -> Sequence[str]:
+    facts = []
+    if group.protocol == FAUST_ASSIGNOR:
+        facts.append(f"its members use Faust's assignor {FAUST_ASSIGNOR!r}")
+    leader = faust_leader_topic(group.group_id)
+    if leader in topics:
+        facts.append(f"Faust's leader topic {leader} exists")
+    return facts
+
+
+def _increase(group: str, topic: str, to: str) -> str:
+    return (
+        "its tables raise PartitionsMismatch at their first write once their changelog's "
+        f"count no longer matches the topic's; migcheck app --application-id {group} "
+        f"--topic {topic} --to {to} judges it"
+    )
+
+
+# --- the runbook -----------------------------------------------------------------------
+
+_STOP_WHY = (
+    "Every worker must be down before the change: a running worker would keep writing its "
+    "tables and their changelogs, and the offsets below can be committed only while the "
+    "group has no members. A Faust worker leaves the group when it stops (SIGTERM)."
+)
+
+_ALTER_WHY = (
+    "In place is correct only when no table reads the topic directly: a table behind a "
+    "group_by keeps its partitioning (Faust never checks a repartition topic's count)."
+)
+_SPLIT = (
+    "Each moved key's old records stay in its old partition, so the reprocess counts them "
+    "in another partition's table than its new records."
+)
+
+
+def faust_steps(f: RunbookFacts) -> list[Step]:
+    """The ordered procedure for ``f.strategy``.
+
+    New topic: copy, wipe the datadir, delete the changelogs, commit the new topic's
+    start, restart with the new count.  In place with a table fed directly (written only
+    with --accept-split-history): alter, wipe, delete the changelogs, send the group back
+    to the start, restart; each moved key's history then splits.  In place otherwise: the
+    alter, and the new partitions' start committed.
+    """
+    what = f"the Faust application (consumer group {f.app_id})"
+    head = [prechecks(f), stop(f, _STOP_WHY, what)]
+    rebuild = [_wipe(f), *([_delete_changelogs(f)] if f.internal else [])]
+    if f.strategy is Strategy.NEW_TOPIC:
+        return [*head, new_topic_step(f), *rebuild, _offsets(f, 0), _restart(f)]
+    if f.split_keys is not None:
+        return [
+            *head,
+            alter_step(f, _ALTER_WHY, _SPLIT),
+            *rebuild,
+            rewind(f, "empty tables"),
+            _restart(f),
+        ]
+    return [*head, alter_step(f, _ALTER_WHY, _SPLIT), _offsets(f, f.partitions), _restart(f)]
+
+
+def _wipe(f: RunbookFacts) -> Step:
+    where = f.state_dir or f"{f.app_id}-data"
+    return wipe_state(
+        f,
+        f"On every worker, delete {where} (the app's datadir, '{{conf.id}}-data' by "
+        "default, relative to the worker's working directory): it holds every table's "
+        "RocksDB databases, partitioned as before.",
+        "A table left on disk keeps the old partitioning and its changelog offsets, and "
+        "would be read instead of being rebuilt from the reprocess.",
+        path=f.state_dir,
+    )
+
+
+def _delete_changelogs(f: RunbookFacts) -> Step:
+    return delete_changelogs(
+        f,
+        f"Faust names a table's changelog after the app, not its topic, so the restarted "
+        f"worker would find them with {f.partitions} partitions and refuse them "
+        f"(PartitionsMismatch): deleted, Faust creates them again with the count the "
+        f"worker says.",
+    )
+
+
+def _offsets(f: RunbookFacts, first: int) -> Step:
+    return commit_start(
+        f,
+        first,
+        "Faust starts a partition without a committed offset where the app's "
+        "consumer_auto_offset_reset says (earliest by default, latest where the app says "
+        "so). The group has no members now, so Kafka's tool commits the start of each "
+        "partition that has no offset, and the reprocess reads every record.",
+    )
+
+
+def _restart(f: RunbookFacts) -> Step:
+    source = (
+        f"with app.topic({f.target!r}) in place of {f.topic!r}, " if f.target != f.topic else ""
+    )
+    start = (
+        f"Start every worker {source}the same app id, and topic_partitions={f.to} (and "
+        f"partitions={f.to} on each Table that names a count): Faust creates the "
+        "changelogs with that count."
+    )
+    topics = internal_topics_back(f, "its changelogs exist with their counts: ")
+    return restart(
+        f,
+        "Faust creates its changelogs, rebuilds its tables from the start, the lag drains "
+        "to 0, and migcheck app finds it healthy.",
+        start,
+        topics if f.expected_internal else None,
+    )
+
+
+def faust_internal(
+    app_id: str, internal: Iterable[str], to: int
+) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The changelogs the runbook deletes, and those the restarted worker creates with
+    the new count: the same names (a group_by's topic keeps its count, as Faust never
+    checks it, and is left alone)."""
+    changelogs = tuple(sorted(t for t in internal if faust_table(app_id, t) is not None))
+    return changelogs, dict.fromkeys(changelogs, to)
+
+
+FAUST = Framework(
+    kind=ReaderKind.FAUST,
+    name="Faust",
+    takes_topology=False,
+    internal_topics=faust_topics,
+    internal=lambda app_id, name: f"{app_id}-{name}",  # a table's changelog <table>-changelog
+    changelog=faust_changelog,
+    is_repartition=is_repartition_name,
+    checks_repartition=False,  # a group_by's topic keeps the count it was created with
+    changelog_by_key=False,  # a table writes a key to its source record's partition
+    invalid=faust_invalid,
+    releases=lambda p: "faust-streaming 0.1 to 0.15",
+    fails_when="at the first table write after the worker starts again (Faust checks once "
+    "per source topic per process); the agent then crashes at every record, its supervisor "
+    "restarting it, and each record it crashed on is committed unprocessed while the worker "
+    "runs on. A worker running through the alter is no safer: once its consumer's metadata "
+    "refresh (consumer_metadata_max_age_ms, 5 min by default) brings the new partitions, it "
+    "counts the moved keys from empty state (a RocksDB store keeps state per partition) "
+    "until its first changelog write to a new partition fails in aiokafka with "
+    '"AssertionError: Unrecognized partition" and the worker exits',
+    unseen="a Faust table's changelog shows its state; a stream without a table keeps "
+    "none, but an agent may keep state of its own that no topic shows",
+    names_source=True,
+    evidence=_evidence,
+    increase=_increase,
+    runbook=faust_steps,
+    leftovers=lambda app_id, topic, target, to, internal, rebuilt: faust_internal(
+        app_id, internal, to
+    ),
+    crash_words="{name}'s tables fail at their first write after a restart, and a running "
+    "worker dies once it sees the new partitions",
+)

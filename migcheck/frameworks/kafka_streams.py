@@ -1,0 +1,242 @@
+"""Kafka Streams: its naming, its evidence, its error in its releases' words, and its runbook.
+
+Naming: ``<application.id>-<name>-changelog`` / ``-repartition`` (and a foreign-key
+join's subscription topics), :func:`migcheck.model.topics.is_internal`; and the metadata
+of its commits, the partition time (TopicPartitionMetadata: base64 of a magic byte 1 or
+2 and an 8-byte time), which an app without internal topics leaves behind too.
+
+The runbook: in place, ``kafka-topics --alter``, then the reset, which sends the app
+back to the earliest offsets and deletes its internal topics, then an empty local state;
+correct when no store reads the topic directly.  A new topic, for a store that does:
+after an in-place alter each moved key's old records stay in its old partition while its
+new records arrive in the new one, so reprocessing splits the key's history over two
+tasks.  Reprocessing is correct only when every key's whole history sits in the
+partition the new count gives it: a copy into a new, wider topic with the producers'
+partitioner (``migcheck copy``), then the reset, then an empty local state.  Both need
+the full history: a source whose log start offset is above 0 has lost records a
+reprocess needs.
+
+Pure.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Collection, Iterable, Sequence
+
+from migcheck.frameworks.base import Framework, some
+from migcheck.kafka.groups import GroupInfo
+from migcheck.model.readers import Protocol, ReaderKind
+from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, Strategy
+from migcheck.model.topics import CHANGELOG_SUFFIX, is_internal, is_repartition_name
+from migcheck.runbook.actions import (
+    alter_step,
+    group_is_empty,
+    internal_topics_back,
+    kafka,
+    new_topic_step,
+    prechecks,
+    restart,
+    stop,
+    wipe_state,
+)
+
+#: The assignment protocol Kafka Streams' members agree on in a classic group
+#: (StreamsPartitionAssignor's name).
+STREAMS_ASSIGNOR = "stream"
+
+
+RESET_HINT = (
+    "Use 'org.apache.kafka.tools.StreamsResetter' tool "
+    "to clean up invalid topics before processing."
+)
+
+
+def streams_topics(group_id: str, topics: Iterable[str]) -> list[str]:
+    """The topics named as Kafka Streams names an application's internal topics."""
+    return sorted(t for t in topics if is_internal(group_id, t))
+
+
+def streams_commit_metadata(metadata: str) -> bool:
+    """Whether a commit's metadata is Kafka Streams' partition time."""
+    try:
+        raw = base64.b64decode(metadata, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) >= 9 and raw[0] in (1, 2)
+
+
+def streams_invalid(protocol: Protocol, topic: str, expected: int, actual: int) -> str:
+    """The error Kafka Streams raises for an internal topic of the wrong size.
+
+    Classic: InternalTopicManager's StreamsException in the group leader, worded alike
+    by Kafka Streams 3.9.2 and 4.3.1 (their jars' format strings are the same, and a
+    real 3.9.2 app crashed with this text: FINDINGS.md, "Kafka 3.9 and 4.3"), so the
+    quote holds whatever the client's version.  Streams protocol (4.1 on; 3.x has only
+    the classic one): the broker reports INCORRECTLY_PARTITIONED_TOPICS and the client
+    throws a TopologyException, as Kafka 4.3 prints it.
+    """
+    if protocol == Protocol.STREAMS:
+        return (
+            f"Invalid topology: Existing topic {topic} has different number of partitions: "
+            f"expected {expected}, found {actual}"
+        )
+    return (
+        f"Existing internal topic {topic} has invalid partitions: "
+        f"expected: {expected}; actual: {actual}. {RESET_HINT}"
+    )
+
+
+def streams_releases(protocol: Protocol) -> str:
+    """The classic texts are the same in the jars of 3.9.2 and 4.3.1 and in a real crash
+    of each (FINDINGS.md, "Kafka 3.9 and 4.3"); the streams protocol exists from 4.1."""
+    first = "4.1" if protocol == Protocol.STREAMS else "3.9"
+    return f"Kafka Streams {first} to 4.3"
+
+
+def _streams_internal(app_id: str, name: str) -> str:
+    return f"{app_id}-{name}"
+
+
+def _streams_changelog(app_id: str, store: str) -> str:
+    return f"{app_id}-{store}{CHANGELOG_SUFFIX}"
+
+
+def _evidence(group: GroupInfo, topics: Collection[str]) -> Sequence[str]:
+    if group.group_type == "streams":
+        return ("a streams group (KIP-1071)",)
+    if group.protocol == STREAMS_ASSIGNOR:
+        return (f"its members use Kafka Streams' assignor {STREAMS_ASSIGNOR!r}",)
+    if group.members and group.protocol:
+        return ()  # a running group whose assignor is someone else's
+    internal = streams_topics(group.group_id, topics)
+    if internal:
+        return (f"internal topics named by Kafka Streams' rule: {some(internal)}",)
+    metadata = group.commit_metadata
+    if metadata and all(map(streams_commit_metadata, metadata)):
+        return ("its commits carry Kafka Streams' metadata (the partition time)",)
+    return ()
+
+
+def _increase(group: str, topic: str, to: str) -> str:
+    return f"migcheck app --application-id {group} --topic {topic} --to {to} judges it"
+
+
+# --- the runbook -----------------------------------------------------------------------
+
+#: Why the Kafka Streams app stops first, and why the check waits.
+STOP_WHY = (
+    "Every instance must be down before the change and the reset: the reset refuses an "
+    "active group, and a running instance would keep writing state. A Kafka Streams "
+    "member of a classic group does not leave it on close(): the broker drops it when "
+    "its session.timeout.ms (45 s by default) runs out."
+)
+
+#: Why in place is correct for a Kafka Streams app, when it is.
+ALTER_WHY = (
+    "In place is correct only when no store reads the topic directly: a store behind a "
+    "repartition topic is fed by its own key, and the reset recreates the internal "
+    "topics with the new counts."
+)
+
+
+def steps(f: RunbookFacts) -> list[Step]:
+    """Kafka Streams' ordered procedure for ``f.strategy`` (the id is checked by
+    :func:`migcheck.frameworks.registry.runbook_steps`, every framework's way in)."""
+    change = new_topic_step(f) if f.strategy == Strategy.NEW_TOPIC else alter_step(f, ALTER_WHY)
+    return [prechecks(f), stop(f, STOP_WHY), change, _reset(f), _local_state(f), _restart(f)]
+
+
+#: The reset tool's flag for the config file as written: the one every reset tool of Kafka
+#: 3.6 to 4.3 accepts.  4.2 deprecates it for --command-config, which 3.x to 4.1 refuse;
+#: the script passes the flag the installed tool lists (runbook_prelude.sh, reset_tool).
+RESET_CONFIG_FLAG = "--config-file"
+
+
+def _reset(f: RunbookFacts) -> Step:
+    inputs = ",".join(dict.fromkeys([f.topic, f.target]))
+    args = ["--application-id", f.app_id, "--input-topics", inputs]
+    if f.internal:
+        args += ["--internal-topics", ",".join(f.internal)]
+    tool = kafka(f, "kafka-streams-application-reset", *args, config_flag=RESET_CONFIG_FLAG)
+    # a reset that deleted the internal topics and then failed must be able to run again
+    reset = Run(tool.argv, kafka_tool=True, via=ShellHelper.RESET_TOOL)
+    dry = Run((*tool.argv, "--dry-run"), kafka_tool=True, via=ShellHelper.RESET_TOOL)
+    flag = (
+        f" Its config flag depends on the tool's version: Kafka 4.2 and later take "
+        f"--command-config (and deprecate {RESET_CONFIG_FLAG}), 3.x to 4.1 know only "
+        f"{RESET_CONFIG_FLAG}, shown here; the script asks the installed tool's --help."
+        if f.command_config
+        else ""
+    )
+    return Step(
+        "Reset the application",
+        "The reset tool sends the app back to the earliest offsets of its inputs and deletes "
+        "its internal topics (named here, as found on the cluster), so they come back with "
+        f"{f.to}-partition counts. It runs once: its dry run first, then for real.{flag}",
+        (
+            group_is_empty(f, f"the group {f.app_id} still has no members"),
+            dry,
+            reset,
+        ),
+        destructive=True,
+    )
+
+
+def _local_state(f: RunbookFacts) -> Step:
+    where = f.state_dir or "${java.io.tmpdir}/kafka-streams"
+    return wipe_state(
+        f,
+        f"On every instance, delete {where}/{f.app_id} (state.dir/application.id), or have "
+        "the app call KafkaStreams#cleanUp() before start(): the reset tool does not touch "
+        "local state.",
+        "A store left on disk would be restored from, and keep the old partitioning.",
+    )
+
+
+def _restart(f: RunbookFacts) -> Step:
+    return restart(
+        f,
+        "Its internal topics come back with the new counts, the lag drains to 0, and "
+        "migcheck app finds it healthy.",
+        f"Start the application reading {f.target} (instead of {f.topic})."
+        if f.target != f.topic
+        else "Start the application.",
+        internal_topics_back(f, "the internal topics come back with their counts: "),
+    )
+
+
+_STREAMS_UNSEEN = (
+    "without --topology a store with logging disabled, or a source topic used as a "
+    "changelog, cannot be ruled out (pass the app's Topology#describe() with --topology "
+    "to decide)"
+)
+
+KAFKA_STREAMS = Framework(
+    kind=ReaderKind.KAFKA_STREAMS,
+    name="Kafka Streams",
+    takes_topology=True,
+    internal_topics=streams_topics,
+    internal=_streams_internal,
+    changelog=_streams_changelog,
+    is_repartition=is_repartition_name,
+    checks_repartition=True,
+    changelog_by_key=True,
+    invalid=streams_invalid,
+    releases=streams_releases,
+    fails_when="at the app's next rebalance: its next start, or a running app's next "
+    "metadata refresh",
+    unseen=_STREAMS_UNSEEN,
+    evidence=_evidence,
+    increase=_increase,
+    runbook=steps,
+    # Kafka Streams 4.3.1 on a 4.3.1 broker, stopped and running (FINDINGS.md, "Streams
+    # protocol through an alter, stopped and running")
+    streams_fails_when="at its next heartbeat, when the broker reports "
+    "INCORRECTLY_PARTITIONED_TOPICS: a stopped app as it starts, a running one within "
+    "seconds of the alter (group.streams.heartbeat.interval.ms, 5 s by default); Kafka "
+    "Streams' default uncaught-exception handler then shuts the client down (ERROR), while "
+    "a handler that returns REPLACE_THREAD stalls it (every new thread fails alike; the app "
+    "stays in REBALANCING with no tasks, its group NotReady, until the topic is fixed)",
+)
