@@ -272,9 +272,9 @@ FAUST = Framework(
     evidence=_evidence,
     increase=_increase,
     runbook=faust_steps,
-    leftovers=lambda app_id, topic, target, to, internal, rebuilt: faust_internal(
+    leftovers=lambda app_id, _topic, _target, to, internal, _rebuilt: faust_internal(
         app_id, internal, to
-    ),
+    ),  # whatever the target: a changelog is named after the app
     crash_words="{name}'s tables fail at their first write after a restart, and a running "
     "worker dies once it sees the new partitions",
 )
