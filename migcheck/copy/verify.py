@@ -8,13 +8,14 @@ driver, never the keys.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from migcheck.copy.identity import digest
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.fetch import read_range
-from migcheck.kafka.metadata import TopicMeta, describe_topics
+from migcheck.kafka.metadata import TopicMeta, describe_topics, high_watermarks
 from migcheck.model.copy import Verification
 
 _SCHEMA = "key binary, timestamp long, digest string, partition int"
@@ -37,7 +38,7 @@ def verify(
     src_ranges = [
         (source.name, p.partition, p.log_start_offset, done[p.partition]) for p in source.partitions
     ]
-    fresh = {m.name: m for m in describe_topics(client, [dest.name])}[dest.name]
+    fresh = settled(client, dest.name)
     dst_ranges = [
         (dest.name, p.partition, p.log_start_offset, p.log_end_offset) for p in fresh.partitions
     ]
@@ -61,6 +62,31 @@ def verify(
     return Verification(
         int(row["records"] or 0), int(row["missing"] or 0), int(row["duplicated"] or 0), misplaced
     )
+
+
+#: How long the check waits for the destination's last stable offset to reach its high
+#: watermark: the copy's last transaction markers land within a second or two.
+SETTLE_TIMEOUT_S = 30.0
+
+
+def settled(client: ClientConfig, topic: str, timeout_s: float = SETTLE_TIMEOUT_S) -> TopicMeta:
+    """``topic`` as a read_committed reader sees it once no transaction holds its last
+    stable offset back, or as it is after ``timeout_s``.
+
+    Why: ``commitTransaction`` returns once the coordinator has decided; the commit
+    markers reach the partitions a moment later, and until they do the last stable offset
+    (where read_committed reads stop) stays before the copy's last records.  Checked at
+    once, a loaded machine's copy found its own records missing (CI, 2026-11-29).  Another
+    producer's transaction left open keeps it back for longer: the check then runs on
+    what is stable, and says what it could not find."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        (meta,) = describe_topics(client, [topic])
+        ends = high_watermarks(client, topic, [p.partition for p in meta.partitions])
+        stable = all(p.log_end_offset >= ends[p.partition] for p in meta.partitions)
+        if stable or time.monotonic() >= deadline:
+            return meta
+        time.sleep(0.1)  # markers land within milliseconds to seconds: ask again
 
 
 def _identities(spark: Any, client: ClientConfig, ranges: list[tuple[str, int, int, int]]) -> Any:
