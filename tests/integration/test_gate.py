@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from kafka import KafkaConsumer
-from kafkatest import REPO, Kafka, subscribe_once_known
+from kafkatest import REPO, Kafka, commit_settled, subscribe_once_known
 from oracles import java_partition, run_cli
 from quixapp import QuixApp
 from streamsapp import KEYS, StreamsApp, moved_keys, phase1, phase2
@@ -86,7 +86,7 @@ def _consume(kafka: Kafka, topic: str, group: str, reset: str, idle: float = 8) 
             for batch in consumer.poll(timeout_ms=500).values():
                 keys += [r.key.decode() for r in batch]
                 last = time.monotonic()
-        consumer.commit()
+        commit_settled(consumer)
     finally:
         consumer.close()
     return keys

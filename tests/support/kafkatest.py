@@ -186,6 +186,23 @@ def subscribe_once_known(consumer: KafkaConsumer, topic: str, timeout: float = 6
     consumer.subscribe([topic])
 
 
+def commit_settled(consumer: KafkaConsumer, timeout: float = 60) -> None:
+    """Commit the consumer's positions as an application does: a commit that meets a
+    rebalance (kafka-python's RebalanceInProgressError or CommitFailedError) polls, to
+    take part in it, and commits again.  Under CI's load a group's first commit met the
+    rebalance its own join had started."""
+    from kafka.errors import CommitFailedError, RebalanceInProgressError
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            consumer.commit()
+            return
+        except (RebalanceInProgressError, CommitFailedError):
+            assert time.monotonic() < deadline, "the group kept rebalancing: nothing committed"
+            consumer.poll(timeout_ms=500)
+
+
 def _tail(path: Path, keep: Callable[[str], bool], lines: int = 15) -> list[str]:
     """The last ``lines`` lines of ``path`` that ``keep`` keeps, headed by the file's name."""
     try:
