@@ -386,7 +386,7 @@ def _place_stores(
 
 def quix(facts: Facts) -> Model:
     """A Quix Streams app from its internal topics' names (its TopicManager's rule,
-    :func:`~migcheck.readers.naming.quix_topic`): a sub-topology per stream, its sources
+    :func:`~migcheck.frameworks.quix.quix_topic`): a sub-topology per stream, its sources
     the stream's topics, its stores those its changelogs name, its sinks the group-bys
     it writes; and one per source topic that shows no state, which may keep state without
     a changelog (``use_changelog_topics=False``).  Quix checks no repartition topic's
@@ -414,7 +414,7 @@ def quix(facts: Facts) -> Model:
 
 
 def faust(facts: Facts) -> Model:
-    """A Faust app from its topics' names (:func:`~migcheck.readers.naming.faust_topics`):
+    """A Faust app from its topics' names (:func:`~migcheck.frameworks.faust.faust_topics`):
     inferred as a Kafka Streams app's are, a table's changelog ``<app id>-<table>-changelog``
     placed with the source of its count (Faust requires the two equal).  Every table logs
     to its changelog, so the stores are known; a ``group_by``'s topic keeps the count it
