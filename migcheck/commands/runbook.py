@@ -12,6 +12,7 @@ through the analysis pipeline), unless ``--accept-split-history`` is given.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
@@ -147,21 +148,12 @@ def _facts(
     split: int | None,
     choice: Choice,
 ) -> RunbookFacts:
-    app = model.app
-    after = {**external_counts(app), options.topic: options.to}
     lost = tuple(
         t
         for t in disc.facts.sources
         if any(p.log_start_offset > 0 for p in disc.topics[t].partitions)
     )
-    internal, expected = tuple(sorted(disc.facts.internal)), sizes(app, after).internal
-    leftovers = disc.facts.framework.leftovers
-    if leftovers is not None:  # a framework whose internal topics no reset tool handles
-        rebuilt = split is not None
-        target = new_topic if choice.strategy is Strategy.NEW_TOPIC else options.topic
-        internal, expected = leftovers(
-            options.app_id, options.topic, target, options.to, disc.facts.internal, rebuilt
-        )
+    internal, expected = _internal(options, disc, model, new_topic, split, choice)
     return RunbookFacts(
         kind=disc.facts.framework.kind,
         app_id=options.app_id,
@@ -185,6 +177,28 @@ def _facts(
         on_users_word=disc.on_users_word,
         group_timeout=options.group_timeout,
         lag_timeout=options.lag_timeout,
+    )
+
+
+def _internal(
+    options: RunbookOptions,
+    disc: Discovery,
+    model: Model,
+    new_topic: str,
+    split: int | None,
+    choice: Choice,
+) -> tuple[tuple[str, ...], Mapping[str, int]]:
+    """The internal topics the runbook deletes, and those the restarted app has after it
+    with their counts: the framework's own rule where no reset tool handles them
+    (``leftovers``), else those the reset deletes, sized by the model."""
+    leftovers = disc.facts.framework.leftovers
+    if leftovers is None:
+        after = {**external_counts(model.app), options.topic: options.to}
+        return tuple(sorted(disc.facts.internal)), sizes(model.app, after).internal
+    target = new_topic if choice.strategy is Strategy.NEW_TOPIC else options.topic
+    rebuilt = split is not None
+    return leftovers(
+        options.app_id, options.topic, target, options.to, disc.facts.internal, rebuilt
     )
 
 
