@@ -86,7 +86,7 @@ def _consume(kafka: Kafka, topic: str, group: str, reset: str, idle: float = 8) 
             for batch in consumer.poll(timeout_ms=500).values():
                 keys += [r.key.decode() for r in batch]
                 last = time.monotonic()
-        commit_settled(consumer)
+        keys += [r.key.decode() for r in commit_settled(consumer)]
     finally:
         consumer.close()
     return keys

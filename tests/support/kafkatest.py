@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer
 from kafka.admin import NewTopic
@@ -186,21 +187,24 @@ def subscribe_once_known(consumer: KafkaConsumer, topic: str, timeout: float = 6
     consumer.subscribe([topic])
 
 
-def commit_settled(consumer: KafkaConsumer, timeout: float = 60) -> None:
+def commit_settled(consumer: KafkaConsumer, timeout: float = 60) -> list[Any]:
     """Commit the consumer's positions as an application does: a commit that meets a
     rebalance (kafka-python's RebalanceInProgressError or CommitFailedError) polls, to
     take part in it, and commits again.  Under CI's load a group's first commit met the
-    rebalance its own join had started."""
+    rebalance its own join had started.  The records those polls return are committed
+    too, so they are returned: the caller has read them."""
     from kafka.errors import CommitFailedError, RebalanceInProgressError
 
     deadline = time.monotonic() + timeout
+    polled: list[Any] = []
     while True:
         try:
             consumer.commit()
-            return
+            return polled
         except (RebalanceInProgressError, CommitFailedError):
             assert time.monotonic() < deadline, "the group kept rebalancing: nothing committed"
-            consumer.poll(timeout_ms=500)
+            for batch in consumer.poll(timeout_ms=500).values():
+                polled += batch
 
 
 def _tail(path: Path, keep: Callable[[str], bool], lines: int = 15) -> list[str]:
