@@ -243,9 +243,9 @@ def streams_facts(
 def runbook_writer(name: str) -> Written:
     """Every runbook: plain groups (the name among other groups) and an app (the name as
     its id: Kafka Streams both strategies, Quix Streams new topic and in place splitting
-    state, a ksqlDB query)."""
+    state, a ksqlDB query, a Faust app)."""
     out = Written()
-    quix, ksql = ReaderKind.QUIX_STREAMS, ReaderKind.KSQLDB
+    quix, ksql, faust = ReaderKind.QUIX_STREAMS, ReaderKind.KSQLDB, ReaderKind.FAUST
     for written in (
         _runbooks(groups_facts(("billing", name)), groups_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC), app_steps),
@@ -253,6 +253,7 @@ def runbook_writer(name: str) -> Written:
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, quix), app_steps),
         _runbooks(streams_facts(name, Strategy.IN_PLACE, quix, split=True), app_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, ksql), app_steps),
+        _runbooks(streams_facts(name, Strategy.NEW_TOPIC, faust), app_steps),
     ):
         out.markdown += written.markdown
         out.sh += written.sh
