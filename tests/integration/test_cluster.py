@@ -417,6 +417,12 @@ def test_a_killed_copy_resumes_on_the_remaining_worker(
 
 # ---------------------------------------------------------------- the probe
 
+#: What a run that the probe stopped ran on the executors: one task of one stage, and no
+#: scan.  This, not a wall-clock bound, is what "fails fast" means here: issue 22's 60 s
+#: held on a quiet machine (15 s) and not beside CI's other test files (74 s), where
+#: the two executors' JVMs and 75 MB archives wait for two shared cores.
+PROBE_ONLY = {(0, 0)}
+
 
 def test_another_python_minor_fails_fast_naming_both_versions(
     spark_cluster: SparkCluster, kafka: Kafka, small: Topic, other_python: str
@@ -426,20 +432,24 @@ def test_another_python_minor_fails_fast_naming_both_versions(
                             check=True).stdout.strip()  # fmt: skip
     ours = "{}.{}".format(*sys.version_info[:2])
     assert theirs != ours
+    before = spark_cluster.apps()
     r = spark_cluster.migcheck("analyze", "--bootstrap-server", kafka.bootstrap, "--topic",
                                small.name, "--to", "6", "--full",
                                "--conf", f"spark.pyspark.python={other_python}")  # fmt: skip
-    assert r.code == 2 and r.seconds < 60, r.why()
+    assert r.code == 2, r.why()
     line = _one_line(r)
     assert ours in line and theirs in line, line
+    assert spark_cluster.tasks_run(spark_cluster.apps() - before) == PROBE_ONLY
 
 
 def test_executors_without_pyarrow_fail_fast_naming_it(
     spark_cluster: SparkCluster, kafka: Kafka, small: Topic, pyspark_only_python: str
 ) -> None:
+    before = spark_cluster.apps()
     r = spark_cluster.migcheck("analyze", "--bootstrap-server", kafka.bootstrap, "--topic",
                                small.name, "--to", "6", "--full",
                                "--conf", f"spark.pyspark.python={pyspark_only_python}")  # fmt: skip
-    assert r.code == 2 and r.seconds < 60, r.why()
+    assert r.code == 2, r.why()
     line = _one_line(r)
     assert any(name in line for name in ("pyarrow", "pandas", "numpy")), line
+    assert spark_cluster.tasks_run(spark_cluster.apps() - before) == PROBE_ONLY

@@ -29,6 +29,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -50,6 +51,8 @@ PYSPARK_REQUIREMENTS = ("pandas>=2.2,<3", "pyarrow", "numpy")
 #: Seconds a daemon may take to be listed ALIVE by the master (two cores, cold JVMs).
 READY_TIMEOUT_S = 180.0
 MARKER = "migcheck-test-venv.json"
+#: An executor's log line for a task it starts, and the task's stage.
+RUNNING_TASK = re.compile(r"Running task (\d+)\.\d+ in stage (\d+)\.")
 
 
 class ClusterError(RuntimeError):
@@ -343,6 +346,20 @@ class SparkCluster:
     def app_dirs(self, i: int) -> set[str]:
         """The applications worker ``i`` ran executors for (its work directory's entries)."""
         return {p.name for p in (self.root / f"work-{i}").glob("app-*")}
+
+    def apps(self) -> set[Path]:
+        """Every application's directory on either worker."""
+        return set(self.root.glob("work-*/app-*"))
+
+    @staticmethod
+    def tasks_run(apps: set[Path]) -> set[tuple[int, int]]:
+        """Each (stage, task index) these applications' executors started, retries once,
+        read from the executors' own logs ("Running task 2.1 in stage 3.0"): what ran."""
+        tasks = set()
+        for log in (f for app in apps for f in app.glob("*/stderr")):
+            found = RUNNING_TASK.findall(log.read_text(errors="replace"))
+            tasks |= {(int(stage), int(task)) for task, stage in found}
+        return tasks
 
     def log_tails(self, lines: int = 30) -> str:
         """The last lines of each daemon's log: what a failing fixture shows."""
