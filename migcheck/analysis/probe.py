@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 #: What an executor must import: PySpark's own requirements first, then what the
 #: archive ships, then migcheck itself (which imports the others).
 PYSPARK_NEEDS = ("pyarrow", "pandas", "numpy")
-SHIPPED = ("numba", "kafka", "mmh3", "migcheck")
+SHIPPED = ("numba", "kafka", "confluent_kafka", "mmh3", "migcheck")
 
 #: How long one connection to a broker may take.
 CONNECT_TIMEOUT_S = 3.0

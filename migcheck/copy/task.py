@@ -29,7 +29,14 @@ from migcheck.copy.checkpoint import Checkpoint, Chunk
 from migcheck.copy.errors import RecoveryError
 from migcheck.copy.identity import Identity, identities, identity
 from migcheck.copy.placement import targets, unhashed_share
-from migcheck.copy.producer import open_transactional_producer, transactional_id
+from migcheck.copy.producer import (
+    librdkafka_writes,
+    open_released_producer,
+    open_transactional_producer,
+    transactional_id,
+    write_transaction,
+    write_transaction_released,
+)
 from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.fetch import read_range
@@ -83,20 +90,31 @@ def launch_round(spark: Any, spec: CopySpec, state: Checkpoint) -> list[ChunkRes
 def settle_chunk(job: ChunkJob) -> ChunkResult:
     """Settle and, unless an earlier attempt committed it, copy one chunk (in a Spark task)."""
     s = job.spec
-    producer = open_transactional_producer(
-        s.client, transactional_id(s.topic, s.into, job.partition)
-    )
+    txn_id = transactional_id(s.topic, s.into, job.partition)
+    producer = open_transactional_producer(s.client, txn_id)
     consumer = open_consumer(s.client)
     try:
         records = _reread(job, consumer)
         placed, next_rr, nulls = _targets(job, records)
         committed = bool(records) and _committed(job, consumer, records, placed)
         if records and not committed:
-            _send(job, producer, records, placed)
+            if librdkafka_writes(r.timestamp for r in records):
+                write_transaction(producer, s.into, records, placed)
+            else:
+                _write_released(s.client, txn_id, s.into, records, placed)
         return ChunkResult(job.partition, len(records), nulls, next_rr, committed)
     finally:
-        producer.close()
         consumer.close(autocommit=False)
+
+
+def _write_released(
+    client: ClientConfig, txn_id: str, into: str, records: list[Any], placed: list[int]
+) -> None:
+    released = open_released_producer(client, txn_id)
+    try:
+        write_transaction_released(released, into, records, placed)
+    finally:
+        released.close()
 
 
 def _reread(job: ChunkJob, consumer: Any) -> list[Any]:
@@ -139,21 +157,6 @@ def _committed(job: ChunkJob, consumer: Any, records: list[Any], placed: list[in
         holds_in_order(identities(consumer, s.into, q, job.ends[q], now[q]), ids)
         for q, ids in wanted_by_partition(records, placed).items()
     )
-
-
-def _send(job: ChunkJob, producer: Any, records: list[Any], placed: list[int]) -> None:
-    """The chunk in one transaction: all of it commits, or none."""
-    producer.begin_transaction()
-    for r, q in zip(records, placed, strict=True):
-        producer.send(
-            job.spec.into,
-            key=r.key,
-            value=r.value,
-            partition=q,
-            timestamp_ms=r.timestamp,
-            headers=list(r.headers or []),
-        )
-    producer.commit_transaction()
 
 
 # --- the pure decisions of settling a chunk ------------------------------------------

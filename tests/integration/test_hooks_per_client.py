@@ -1,14 +1,19 @@
 """kafka-python's private hooks reach only the clients migcheck builds for reading.
 
-A read's consumer and admin client carry hooks 1 to 3 and 7 on their own connections; the
-copy's transactional producer, opened in the same process after a read (as a Spark worker
-may run a copy task after a read task), runs on kafka-python as released: its classes
-unchanged and nothing set on its connections.  The oracle for "as released" is
-kafka-python's own source: each method's module and qualified name.
+A read's consumer and admin client carry hooks 1 to 3 and 7 on their own connections.  The
+copy writes with librdkafka's producer, no kafka-python at all, and with kafka-python's
+only for timestamps librdkafka cannot write: that producer, opened in the same process
+after a read (as a Spark worker may run a copy task after a read task), runs on
+kafka-python as released, its classes unchanged and nothing set on its connections.  The
+oracle for "as released" is kafka-python's own source: each method's module and name.
 """
 
 from __future__ import annotations
 
+import subprocess
+from typing import NamedTuple
+
+import confluent_kafka
 import pytest
 from kafka.net.manager import KafkaConnectionManager
 from kafka.net.transport import KafkaTCPTransport
@@ -16,7 +21,12 @@ from kafka.protocol.frame import KafkaBytes
 from kafka.protocol.parser import KafkaProtocol
 from kafkatest import Kafka
 
-from migcheck.copy.producer import open_transactional_producer
+from migcheck.copy.producer import (
+    open_released_producer,
+    open_transactional_producer,
+    write_transaction,
+    write_transaction_released,
+)
 from migcheck.kafka.config import ClientConfig, open_admin, open_consumer
 from migcheck.kafka.fetch import WorkUnit, read_units
 from migcheck.kafka.private_hooks import OFF_SWITCH
@@ -84,13 +94,27 @@ def test_a_producer_opened_after_a_read_runs_on_kafka_python_as_released(
         admin.close()
 
     producer = open_transactional_producer(client, f"hooks-{topic}")
+    assert isinstance(producer, confluent_kafka.Producer)  # librdkafka's
+    write_transaction(producer, topic, [_Record(b"k3", b"3", 3)], [0])
+
+    released = open_released_producer(client, f"hooks-{topic}")  # fences librdkafka's
     try:
-        producer.begin_transaction()
-        producer.send(topic, key=b"k3", value=b"3")
-        producer.commit_transaction()
-        assert producer._sender._client._manager._conns, "the producer has connections to look at"
-        assert _set_on(producer._sender._client._manager) == set()
+        write_transaction_released(released, topic, [_Record(b"k4", b"4", 0)], [0])
+        assert released._sender._client._manager._conns, "the producer has connections to see"
+        assert _set_on(released._sender._client._manager) == set()
     finally:
-        producer.close()
+        released.close()
     _released()
-    assert [d.key for d in kafka.dump(topic)] == [b"k", b"k2", b"k3"]
+    assert [d.key for d in kafka.dump(topic)] == [b"k", b"k2", b"k3", b"k4"]
+    stamps = subprocess.run(
+        ["kcat", "-C", "-b", kafka.bootstrap, "-t", topic, "-e", "-q", "-f", "%k %T\n"],
+        capture_output=True, text=True, check=True, timeout=120,
+    ).stdout.split("\n")  # fmt: skip
+    assert stamps[2:4] == ["k3 3", "k4 0"]  # each timestamp kept, 0 too
+
+
+class _Record(NamedTuple):
+    key: bytes
+    value: bytes
+    timestamp: int
+    headers: tuple[tuple[str, bytes | None], ...] = ()

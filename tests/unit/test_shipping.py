@@ -65,6 +65,7 @@ def test_only_local_masters_run_the_drivers_interpreter(master: str, local: bool
 def test_the_closure_holds_what_only_migcheck_needs(shipped: dict[str, str]) -> None:
     # kafka-python[crc32c,lz4,snappy,zstd]: its extras, and python-snappy's cramjam
     needed = {"numba", "llvmlite", "kafka-python", "mmh3", "crc32c", "lz4", "python-snappy"}
+    needed |= {"confluent-kafka"}  # the copy's producer
     assert needed | {"zstandard", "cramjam", "click", "rich"} <= set(shipped)
 
 
@@ -97,6 +98,9 @@ def test_the_archive_holds_migcheck_and_the_compiled_dependencies(member_names: 
         "llvmlite/binding/libllvmlite.so",
     } <= names
     assert any(n.startswith("mmh3") and n.endswith(".so") for n in names)
+    # librdkafka, vendored by the wheel beside its extension: the copy's producer needs both
+    assert any(n.startswith("confluent_kafka/cimpl") and n.endswith(".so") for n in names)
+    assert any(n.startswith("confluent_kafka.libs/librdkafka") for n in names)
 
 
 def test_the_archive_holds_nothing_the_cluster_has_nor_bytecode(member_names: list[str]) -> None:
