@@ -16,6 +16,7 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, framework_said
+from migcheck.frameworks.topology import read_topology
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
@@ -44,7 +45,6 @@ from migcheck.streams.rules import (
     sizes,
 )
 from migcheck.streams.strategy import direct_stores
-from migcheck.streams.topology import read_topology
 
 
 @dataclass

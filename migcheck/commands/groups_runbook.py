@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_OK, UsageError
-from migcheck.frameworks.registry import STATEFUL_KINDS
+from migcheck.frameworks.registry import STATEFUL_KINDS, label
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
-from migcheck.model.readers import LABELS, ReaderKind
+from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     COMMIT_TIMEOUT,
@@ -120,4 +120,4 @@ def _refusal(found: Found) -> str:
         if evidence.kind is ReaderKind.KAFKA_STREAMS
         else ": its state needs its framework's own migration, not this runbook"
     )
-    return f"group {group!r} is {LABELS[evidence.kind]} ({'; '.join(evidence.facts)}){fits}"
+    return f"group {group!r} is {label(evidence.kind)} ({'; '.join(evidence.facts)}){fits}"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.frameworks.topology import Topology, read_topology
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.header import report_header
 from migcheck.model.plan import (
@@ -29,7 +30,6 @@ from migcheck.streams.build import Model, offline
 from migcheck.streams.discovery import Discovery, app_model, discover_app, only_kafka_streams
 from migcheck.streams.parallelism import Deployment, Figures, figures, observed, uniform
 from migcheck.streams.rules import App, AppLevel, external_counts, verdict
-from migcheck.streams.topology import Topology, read_topology
 
 #: The application id an offline plan names internal topics with, when none is given.
 OFFLINE_APP_ID = "<application.id>"

@@ -26,6 +26,7 @@ from migcheck.frameworks.registry import (
     framework_said,
     runbook_steps,
 )
+from migcheck.frameworks.topology import read_topology
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
@@ -50,7 +51,6 @@ from migcheck.streams.discovery import (
 )
 from migcheck.streams.rules import AppLevel, external_counts, sizes
 from migcheck.streams.strategy import Choice, choose, direct_stores
-from migcheck.streams.topology import read_topology
 
 
 @dataclass

@@ -13,9 +13,10 @@ Pure.  :mod:`migcheck.frameworks.registry` lists them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from migcheck.frameworks.topology import Topology
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step
@@ -31,6 +32,21 @@ Leftovers = Callable[
 
 
 @dataclass(frozen=True)
+class NamedShape:
+    """An app's shape as its topics' names alone show it, for a framework whose names are
+    the whole model: its sub-topologies, the repartition topics whose count it fixed, and
+    whether its stores are all known (each logs to a changelog that names it)."""
+
+    topology: Topology
+    fixed: Mapping[str, int]
+    stores_known: bool
+
+
+#: (application id, the source topics' counts, the internal topics' counts) to the shape.
+NamesModel = Callable[[str, Mapping[str, int], Mapping[str, int]], NamedShape]
+
+
+@dataclass(frozen=True)
 class Framework:
     """What a stream processor does with its internal topics, as its source shows it.
 
@@ -40,6 +56,8 @@ class Framework:
 
     kind: ReaderKind
     name: str
+    #: one of its apps as a sentence names it ("... is a Kafka Streams application")
+    label: str
     #: whether a Kafka Streams Topology#describe() (--topology) describes its apps; if
     #: not, its internal topics' names are the whole model
     takes_topology: bool
@@ -91,6 +109,12 @@ class Framework:
     leftovers: Leftovers | None = None
     #: ``app``'s CRASH in its words where its check is lazy (``{name}``: its name)
     crash_words: str | None = None
+    #: without :attr:`takes_topology`, its topics' names to the app's shape; None: the
+    #: shape is inferred as a Kafka Streams app's is, from names, counts and the group
+    names_model: NamesModel | None = None
+    #: whether every store logs to a changelog (Faust's tables always do), so that an
+    #: inferred model knows every store
+    logs_every_store: bool = False
 
     def failing_when(self, protocol: Protocol) -> str:
         """When the app meets its error under ``protocol``, in words."""

@@ -249,6 +249,7 @@ def faust_internal(
 FAUST = Framework(
     kind=ReaderKind.FAUST,
     name="Faust",
+    label="a Faust application",
     takes_topology=False,
     internal_topics=faust_topics,
     internal=lambda app_id, name: f"{app_id}-{name}",  # a table's changelog <table>-changelog
@@ -277,4 +278,5 @@ FAUST = Framework(
     ),  # whatever the target: a changelog is named after the app
     crash_words="{name}'s tables fail at their first write after a restart, and a running "
     "worker dies once it sees the new partitions",
+    logs_every_store=True,
 )

@@ -216,6 +216,7 @@ _STREAMS_UNSEEN = (
 KAFKA_STREAMS = Framework(
     kind=ReaderKind.KAFKA_STREAMS,
     name="Kafka Streams",
+    label="a Kafka Streams application",
     takes_topology=True,
     internal_topics=streams_topics,
     internal=_streams_internal,

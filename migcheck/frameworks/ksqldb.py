@@ -129,6 +129,7 @@ KSQLDB = replace(
     KAFKA_STREAMS,
     kind=ReaderKind.KSQLDB,
     name="ksqlDB",
+    label="a ksqlDB query",
     invalid=_ksqldb_invalid,
     releases=lambda p: f"{streams_releases(p)}, the client inside ksqlDB (not run here)",
     fails_when="at the query's next rebalance; ksqlDB's query monitor then keeps "

@@ -26,10 +26,11 @@ as quixstreams 3.28's source and a real app show it (fixtures/quix/FINDINGS.md):
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from migcheck.frameworks.base import Framework, some
+from migcheck.frameworks.base import Framework, NamedShape, some
+from migcheck.frameworks.topology import Node, SubTopology, Topology
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step, Strategy
@@ -247,9 +248,52 @@ def _of(stream: str, topic: str) -> bool:
     )
 
 
+def quix_shape(group: str, sources: Mapping[str, int], internal: Mapping[str, int]) -> NamedShape:
+    """A Quix Streams app from its internal topics' names (its TopicManager's rule,
+    :func:`quix_topic`): a sub-topology per stream, its sources the stream's topics, its
+    stores those its changelogs name, its sinks the group-bys it writes; and one per
+    source topic that shows no state, which may keep state without a changelog
+    (``use_changelog_topics=False``).  Quix checks no repartition topic's count: each
+    keeps the count it was created with, so each is fixed."""
+    parsed = {t: quix_topic(group, t) for t in sorted(internal)}
+    named = {quix_nested(group, t): t for t, q in parsed.items() if q and q.kind == "repartition"}
+    subs: dict[str, SubTopology] = {}
+    for topic, q in parsed.items():
+        if q is None:
+            continue
+        sub = _stream_sub(subs, q.stream, _stream_topics(q.stream, sources, named))
+        if q.kind == "changelog":
+            sub.nodes.append(Node("processor", q.suffix, stores=(f"{q.stream}--{q.suffix}",)))
+        else:
+            sub.nodes.append(Node("sink", q.suffix, topics=(topic,)))
+    for source in sorted(sources):
+        if not any(source in s.source_topics for s in subs.values()):
+            _stream_sub(subs, source, [source])
+    fixed = {t: internal[t] for t in named.values()}
+    # use_changelog_topics is app-wide: one changelog shows that every store has one
+    logged = any(q and q.kind == "changelog" for q in parsed.values())
+    return NamedShape(Topology(list(subs.values())), fixed, stores_known=logged)
+
+
+def _stream_sub(subs: dict[str, SubTopology], stream: str, topics: Sequence[str]) -> SubTopology:
+    if stream not in subs:
+        source = Node("source", stream, topics=tuple(topics))
+        subs[stream] = SubTopology(len(subs), nodes=[source])
+    return subs[stream]
+
+
+def _stream_topics(stream: str, sources: Mapping[str, int], named: Mapping[str, str]) -> list[str]:
+    """The topics of a Quix stream id: a source, a repartition topic (by its nested name),
+    or the sorted names of several topics joined by ``--``."""
+    if stream in sources or stream in named:
+        return [named.get(stream, stream)]
+    return [named.get(part, part) for part in stream.split("--")]
+
+
 QUIX_STREAMS = Framework(
     kind=ReaderKind.QUIX_STREAMS,
     name="Quix Streams",
+    label="a Quix Streams application",
     takes_topology=False,
     internal_topics=quix_topics,
     internal=lambda group, name: name,  # the model holds a Quix topic's full name
@@ -270,4 +314,5 @@ QUIX_STREAMS = Framework(
     increase=_increase,
     runbook=quix_steps,
     leftovers=quix_internal,
+    names_model=quix_shape,
 )

@@ -14,7 +14,7 @@ from migcheck.frameworks.faust import FAUST
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.ksqldb import KSQLDB
 from migcheck.frameworks.quix import QUIX_STREAMS
-from migcheck.model.readers import ReaderKind
+from migcheck.model.readers import OTHER_LABELS, ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step, check_name
 
 #: Every framework, by the reader kind that names it.
@@ -36,6 +36,13 @@ AUTO_FRAMEWORK = "auto"
 
 #: The frameworks ``migcheck runbook`` writes a procedure for.
 WITH_RUNBOOKS: tuple[ReaderKind, ...] = tuple(k for k, f in FRAMEWORKS.items() if f.runbook)
+
+
+def label(kind: ReaderKind) -> str:
+    """A reader of ``kind`` as a sentence names it: its framework's label, else the
+    model's for the kinds that are not stream processors."""
+    framework = FRAMEWORKS.get(kind)
+    return framework.label if framework else OTHER_LABELS[kind]
 
 
 def framework_said(value: str) -> Framework | None:

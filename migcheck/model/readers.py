@@ -36,12 +36,10 @@ class ReaderKind(StrEnum):
     UNKNOWN = "unknown"
 
 
-#: Each kind as a sentence names it ("... is a Kafka Streams application").
-LABELS: dict[ReaderKind, str] = {
-    ReaderKind.KAFKA_STREAMS: "a Kafka Streams application",
-    ReaderKind.KSQLDB: "a ksqlDB query",
-    ReaderKind.QUIX_STREAMS: "a Quix Streams application",
-    ReaderKind.FAUST: "a Faust application",
+#: Each kind that is not a stream processor as a sentence names it ("... is a plain
+#: consumer group"); a stream processor's label is its framework module's
+#: (:func:`migcheck.frameworks.registry.label`).
+OTHER_LABELS: dict[ReaderKind, str] = {
     ReaderKind.KAFKA_CONNECT: "a Kafka Connect sink",
     ReaderKind.SHARE_GROUP: "a share group",
     ReaderKind.CONSUMER_GROUP: "a plain consumer group",

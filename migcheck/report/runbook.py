@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from migcheck.model.readers import LABELS
+from migcheck.frameworks.registry import label
 from migcheck.model.runbook import (
     Check,
     GroupsFacts,
@@ -64,7 +64,7 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
     target = f"{f.new_topic} ({f.to} partitions)" if f.target != f.topic else f"{f.to} partitions"
     lines = [
         f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) under the "
-        f"{LABELS[f.kind].removeprefix('a ')} {f.app_id}, strategy {f.strategy}: it ends up "
+        f"{label(f.kind).removeprefix('a ')} {f.app_id}, strategy {f.strategy}: it ends up "
         f"reading {target}.",
         f"migcheck app verdict for the in-place change: {f.verdict}.",
         *([f"The first error the app would print: {f.first_error}"] if f.first_error else []),

@@ -1,6 +1,6 @@
 """Kafka Streams applications: the model a verdict is judged on, and the pure rules.
 
-- :mod:`~migcheck.streams.topology` parses ``Topology#describe()``;
+- :mod:`~migcheck.frameworks.topology` parses ``Topology#describe()``;
 - :mod:`~migcheck.streams.discovery` finds an app's group, sources and internal
   topics on the cluster (read-only);
 - :mod:`~migcheck.streams.build` combines those into the app model;

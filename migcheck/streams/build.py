@@ -36,12 +36,11 @@ from itertools import combinations
 
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
-from migcheck.frameworks.quix import quix_nested, quix_topic
+from migcheck.frameworks.topology import Node, SubTopology, Topology
 from migcheck.kafka.groups import StreamsSubtopology
-from migcheck.model.readers import Protocol, ReaderKind
+from migcheck.model.readers import Protocol
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
 from migcheck.streams.rules import App, sizes
-from migcheck.streams.topology import Node, SubTopology, Topology
 from migcheck.words import listing
 
 
@@ -384,66 +383,23 @@ def _place_stores(
             home.nodes.append(Node("processor", f"inferred-{store}", stores=(store,)))
 
 
-def quix(facts: Facts) -> Model:
-    """A Quix Streams app from its internal topics' names (its TopicManager's rule,
-    :func:`~migcheck.frameworks.quix.quix_topic`): a sub-topology per stream, its sources
-    the stream's topics, its stores those its changelogs name, its sinks the group-bys
-    it writes; and one per source topic that shows no state, which may keep state without
-    a changelog (``use_changelog_topics=False``).  Quix checks no repartition topic's
-    count: each keeps the count it was created with, so each is fixed."""
-    group = facts.app_id
-    parsed = {t: quix_topic(group, t) for t in sorted(facts.internal)}
-    named = {quix_nested(group, t): t for t, q in parsed.items() if q and q.kind == "repartition"}
-    subs: dict[str, SubTopology] = {}
-    for topic, q in parsed.items():
-        if q is None:
-            continue
-        sub = _stream_sub(subs, q.stream, _stream_topics(q.stream, facts.sources, named))
-        if q.kind == "changelog":
-            sub.nodes.append(Node("processor", q.suffix, stores=(f"{q.stream}--{q.suffix}",)))
-        else:
-            sub.nodes.append(Node("sink", q.suffix, topics=(topic,)))
-    for source in sorted(facts.sources):
-        if not any(source in s.source_topics for s in subs.values()):
-            _stream_sub(subs, source, [source])
-    fixed = {t: facts.internal[t] for t in named.values()}
-    # use_changelog_topics is app-wide: one changelog shows that every store has one
-    logged = any(q and q.kind == "changelog" for q in parsed.values())
-    app = _app(facts, Topology(list(subs.values())), facts.counts, fixed, stores_known=logged)
-    return Model(app, Basis.INFERRED)
-
-
-def faust(facts: Facts) -> Model:
-    """A Faust app from its topics' names (:func:`~migcheck.frameworks.faust.faust_topics`):
-    inferred as a Kafka Streams app's are, a table's changelog ``<app id>-<table>-changelog``
-    placed with the source of its count (Faust requires the two equal).  Every table logs
-    to its changelog, so the stores are known; a ``group_by``'s topic keeps the count it
-    was created with (``topic_partitions``): Faust checks no repartition topic's count."""
-    repartitions = [facts.bare(t) for t in facts.internal if is_repartition_name(t)]
-    model = inferred(facts, repartitions)
+def from_names(facts: Facts) -> Model:
+    """An app whose framework takes no ``--topology`` (Quix Streams, Faust) from its
+    topics' names: the shape its framework reads from them (:attr:`Framework.names_model`),
+    else inferred as a Kafka Streams app's is, with every repartition topic fixed where
+    the framework checks none of their counts (Faust's ``group_by`` keeps the count it
+    was created with) and every store known where each logs to its changelog."""
+    f = facts.framework
+    if f.names_model is not None:
+        shape = f.names_model(facts.app_id, facts.sources, facts.internal)
+        app = _app(facts, shape.topology, facts.counts, shape.fixed, shape.stores_known)
+        return Model(app, Basis.INFERRED)
+    fixed = () if f.checks_repartition else [facts.bare(t) for t in facts.internal
+                                             if is_repartition_name(t)]  # fmt: skip
+    model = inferred(facts, fixed)
+    if not f.logs_every_store:
+        return model
     return replace(model, app=replace(model.app, stores_known=True))
-
-
-#: The frameworks whose topics' names are the whole model (no --topology).
-FROM_NAMES: Mapping[ReaderKind, Callable[[Facts], Model]] = {
-    ReaderKind.QUIX_STREAMS: quix,
-    ReaderKind.FAUST: faust,
-}
-
-
-def _stream_sub(subs: dict[str, SubTopology], stream: str, topics: Sequence[str]) -> SubTopology:
-    if stream not in subs:
-        source = Node("source", stream, topics=tuple(topics))
-        subs[stream] = SubTopology(len(subs), nodes=[source])
-    return subs[stream]
-
-
-def _stream_topics(stream: str, sources: Mapping[str, int], named: Mapping[str, str]) -> list[str]:
-    """The topics of a Quix stream id: a source, a repartition topic (by its nested name),
-    or the sorted names of several topics joined by ``--``."""
-    if stream in sources or stream in named:
-        return [named.get(stream, stream)]
-    return [named.get(part, part) for part in stream.split("--")]
 
 
 def offline(app_id: str, topology: Topology, partitions: Mapping[str, int]) -> Model:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from migcheck.errors import UsageError
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
-from migcheck.frameworks.registry import FRAMEWORKS
+from migcheck.frameworks.registry import FRAMEWORKS, label
+from migcheck.frameworks.topology import Topology, source_topics
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import (
     GroupInfo,
@@ -27,10 +28,9 @@ from migcheck.kafka.groups import (
     topics_with_prefix,
 )
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.model.readers import LABELS, Evidence, Protocol, ReaderKind
+from migcheck.model.readers import Evidence, Protocol, ReaderKind
 from migcheck.readers.kinds import Seen, identify
-from migcheck.streams.build import FROM_NAMES, Facts, Model, from_broker, from_topology, inferred
-from migcheck.streams.topology import Topology, source_topics
+from migcheck.streams.build import Facts, Model, from_broker, from_names, from_topology, inferred
 
 
 @dataclass(frozen=True)
@@ -133,8 +133,8 @@ def _framework(
         seen = FRAMEWORKS[evidence.kind]
         if word.framework not in (None, seen):
             raise UsageError(
-                f"group {group.group_id!r} is {LABELS[evidence.kind]} "
-                f"({'; '.join(evidence.facts)}), not {LABELS[word.framework.kind]}: "
+                f"group {group.group_id!r} is {label(evidence.kind)} "
+                f"({'; '.join(evidence.facts)}), not {word.framework.label}: "
                 "leave --framework out"
             )
         return seen
@@ -167,7 +167,7 @@ def _not_an_app(group: GroupInfo, evidence: Evidence, named: Sequence[str]) -> U
     what = (
         "cannot be told to be a Kafka Streams application"
         if evidence.kind is ReaderKind.UNKNOWN
-        else f"is {LABELS[evidence.kind]}, not a Kafka Streams application"
+        else f"is {label(evidence.kind)}, not a Kafka Streams application"
     )
     return UsageError(f"group {group.group_id!r} {what} ({'; '.join(evidence.facts)}): {fits}")
 
@@ -183,7 +183,7 @@ def only_frameworks(disc: Discovery, command: str, kinds: Collection[ReaderKind]
     if framework.kind not in kinds:
         which = ", ".join(FRAMEWORKS[k].name for k in kinds)
         raise UsageError(
-            f"{disc.facts.app_id!r} is {LABELS[framework.kind]}: migcheck {command} is written "
+            f"{disc.facts.app_id!r} is {framework.label}: migcheck {command} is written "
             f"for {which} applications only; migcheck app judges it"
         )
 
@@ -242,7 +242,7 @@ def _model(disc: Discovery, topology: Topology | None, fixed: Sequence[str]) -> 
                 f"{disc.facts.app_id!r} is a {framework.name} application: --topology takes a "
                 "Kafka Streams Topology#describe(); leave it out, its topics' names describe it"
             )
-        return FROM_NAMES[framework.kind](disc.facts)
+        return from_names(disc.facts)
     if topology is not None:
         extra = {t: m.partition_count for t, m in disc.topics.items()}
         return from_topology(disc.facts, topology, fixed, extra)

@@ -1,6 +1,6 @@
 """What a partition change does to a Kafka Streams application: CRASH, CORRUPT or SAFE.
 
-Pure functions over a :class:`~migcheck.streams.topology.Topology` and the
+Pure functions over a :class:`~migcheck.frameworks.topology.Topology` and the
 partition counts of its topics.  They follow the rules Kafka Streams applies at
 every rebalance (StreamsPartitionAssignor, RepartitionTopics,
 InternalTopicManager, CopartitionedTopicsEnforcer):
@@ -36,10 +36,10 @@ from enum import StrEnum
 
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
+from migcheck.frameworks.topology import SubTopology, Topology
 from migcheck.model.app import AppLevel
 from migcheck.model.readers import Protocol
 from migcheck.streams.javasets import hashset_order
-from migcheck.streams.topology import SubTopology, Topology
 
 _ORDER = {AppLevel.SAFE: 0, AppLevel.CORRUPT: 1, AppLevel.CRASH: 2}
 

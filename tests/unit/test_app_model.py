@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.frameworks.topology import parse_topology
 from migcheck.model.topics import is_internal
 from migcheck.streams.build import Basis, Facts, from_topology, inferred
 from migcheck.streams.rules import AppLevel, verdict
-from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 

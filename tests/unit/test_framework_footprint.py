@@ -1,6 +1,6 @@
 """A stream processor is its module under migcheck/frameworks/ plus its registry entry
-(issue 54), shown with Faust: no other module's code names it, but for the two places
-that are not its own yet, each named here with why.
+(issue 54), shown with Faust: no other module's code names it, but for its reader kind,
+the one enum every layer shares.
 
 Code means identifiers and string literals; docstrings and comments may name any
 framework (they explain).  The test fails when a new place starts to name Faust.
@@ -17,12 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 ALLOWED = {
     "migcheck/frameworks/faust.py": "its own module",
     "migcheck/frameworks/registry.py": "its registry entry and its place in the evidence order",
-    # ReaderKind is the model every layer shares (a reader's kind, framework or not), and
-    # LABELS is keyed by it: the one enum member and label a new framework adds there.
-    "migcheck/model/readers.py": "its ReaderKind member and label",
-    # The app model from topic names builds streams/ types, which sit above frameworks/:
-    # the open part of issue 54.
-    "migcheck/streams/build.py": "its model from its topics' names (FROM_NAMES)",
+    # ReaderKind is the model every layer shares (a reader's kind, framework or not): the
+    # one enum member a new framework adds outside its module and registry entry.
+    "migcheck/model/readers.py": "its ReaderKind member",
 }
 
 

@@ -20,7 +20,7 @@ from migcheck.frameworks.ksqldb import KSQLDB
 from migcheck.frameworks.quix import QUIX_STREAMS, QuixTopic, quix_nested, quix_topic
 from migcheck.frameworks.registry import FRAMEWORKS
 from migcheck.model.readers import Protocol
-from migcheck.streams.build import Facts, faust, quix
+from migcheck.streams.build import Facts, from_names
 from migcheck.streams.discovery import Word, _framework
 from migcheck.streams.rules import AppLevel, Check, verdict
 
@@ -67,7 +67,7 @@ def test_a_repartition_topic_nests_as_quix_nests_it() -> None:
 
 
 def _quix(sources: dict[str, int], internal: dict[str, int]):
-    return quix(Facts(GROUP, sources, internal, framework=QUIX_STREAMS)).app
+    return from_names(Facts(GROUP, sources, internal, framework=QUIX_STREAMS)).app
 
 
 def test_a_quix_changelog_left_at_the_old_count_crashes_with_quixs_words() -> None:
@@ -140,7 +140,7 @@ def _faust_changelog(table: str) -> str:
 
 
 def _faust(sources: dict[str, int], internal: dict[str, int]):
-    return faust(Facts(FAUST_APP, sources, internal, framework=FAUST)).app
+    return from_names(Facts(FAUST_APP, sources, internal, framework=FAUST)).app
 
 
 def test_faust_names_its_changelogs_and_group_by_topics_as_its_source_does() -> None:

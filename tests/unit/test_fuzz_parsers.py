@@ -18,9 +18,9 @@ from kafkatest import REPO
 from migcheck.analysis.scan.keysfile import read_keys_file
 from migcheck.cli import main
 from migcheck.errors import MigcheckError
+from migcheck.frameworks.topology import parse_topology
 from migcheck.hashing.keys import KEY_ENCODINGS, KEY_TYPES, decode_text, encode_key
 from migcheck.kafka.config import ClientConfig, parse_properties
-from migcheck.streams.topology import parse_topology
 
 #: fuzzing: slow by design, run whole in CI's integration phase, not the unit lane's minute
 pytestmark = pytest.mark.trials

@@ -16,6 +16,7 @@ from pathlib import Path
 from writers import streams_facts
 
 from migcheck.frameworks.kafka_streams import steps
+from migcheck.frameworks.topology import parse_topology
 from migcheck.kafka.groups import StreamsSubtopology, TopicInfo
 from migcheck.model.app import TOPOLOGY_SETTLES, AppCandidate, first_error
 from migcheck.model.readers import Protocol
@@ -27,7 +28,6 @@ from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.streams.build import Facts, from_broker, from_topology, inferred
 from migcheck.streams.judgement import judge
 from migcheck.streams.rules import AppLevel, Check
-from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 HINT = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.frameworks.topology import parse_topology
 from migcheck.kafka.groups import Member
 from migcheck.streams.advice import recommend
 from migcheck.streams.build import offline
@@ -26,7 +27,6 @@ from migcheck.streams.parallelism import (
     weighted,
 )
 from migcheck.streams.rules import external_counts
-from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 

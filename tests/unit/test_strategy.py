@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.frameworks.topology import parse_topology
 from migcheck.model.runbook import (
     Strategy,
 )
 from migcheck.streams.build import Basis, Facts, from_topology, inferred
 from migcheck.streams.strategy import choose, direct_stores
-from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid
 from migcheck.frameworks.ksqldb import KSQLDB
 from migcheck.frameworks.quix import QUIX_STREAMS
+from migcheck.frameworks.topology import parse_topology
 from migcheck.model.readers import Protocol
 from migcheck.streams.javasets import hashset_order, string_hash
 from migcheck.streams.rules import (
@@ -27,7 +28,6 @@ from migcheck.streams.rules import (
     not_copartitioned,
     verdict,
 )
-from migcheck.streams.topology import parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 HINT = (

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migcheck.streams.topology import TopologyParseError, parse_topology
+from migcheck.frameworks.topology import TopologyParseError, parse_topology
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 
