@@ -1,9 +1,9 @@
 """The copy's check, in Spark: every copied record once in the destination, where it belongs.
 
-A record's identity is its key, timestamp and a digest of value and headers
-(:func:`migcheck.copy.identity.identity`).  Both sides are read by parallel
-tasks and aggregated per identity in Spark; only three counts reach the
-driver, never the keys.
+A record's identity is its key, timestamp and a digest of value and headers.  Both
+sides are read by parallel tasks in compiled code, as a full scan reads (the digest
+decoded beside the key), and aggregated per identity in Spark; only three counts
+reach the driver, never the keys.
 """
 
 from __future__ import annotations
@@ -12,13 +12,18 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from migcheck.copy.identity import digest
-from migcheck.kafka.config import ClientConfig, open_consumer
-from migcheck.kafka.fetch import read_range
+import pyarrow as pa
+
+from migcheck.analysis.scan.tasks import RECORDS_PER_TASK, read_tasks
+from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in
 from migcheck.kafka.metadata import TopicMeta, describe_topics, high_watermarks
 from migcheck.model.copy import Verification
 
-_SCHEMA = "key binary, timestamp long, digest string, partition int"
+#: A record's identity (its digest: of value and headers, ``recordbatch._fnv1a_64``), and
+#: where it is.
+_COLUMNS = ["key", "timestamp", "digest", "partition"]
+_SCHEMA = "key binary, timestamp long, digest long, partition int"
 
 
 def verify(
@@ -90,18 +95,21 @@ def settled(client: ClientConfig, topic: str, timeout_s: float = SETTLE_TIMEOUT_
 
 
 def _identities(spark: Any, client: ClientConfig, ranges: list[tuple[str, int, int, int]]) -> Any:
-    rdd = spark.sparkContext.parallelize(ranges, max(1, len(ranges)))
-    return spark.createDataFrame(rdd.flatMap(lambda r: _read_identities(client, *r)), _SCHEMA)
+    """Every record of ``ranges`` as (key, timestamp, digest, partition), read by Spark's
+    tasks in compiled code (:func:`~migcheck.kafka.fetch.read_units` with digests), the
+    ranges cut into equal runs as a full scan's are.  A record deleted under the read
+    fails it: a check must never pass on records it did not see."""
+    units = [WorkUnit(topic, p, start, end) for topic, p, start, end in ranges if start < end]
+    if not units:
+        return spark.createDataFrame([], _SCHEMA)
+    tasks = max(spark.sparkContext.defaultParallelism, -(-records_in(units) // RECORDS_PER_TASK))
+    packed = pack_spans(units, tasks)
+    frame, _ = read_tasks(spark, client, packed, _identity_batches, _SCHEMA, every_record=True,
+                          digest=True)  # fmt: skip
+    return frame
 
 
-def _read_identities(
-    client: ClientConfig, topic: str, partition: int, start: int, end: int
-) -> Iterator[tuple[Any, ...]]:
-    if start >= end:
-        return
-    consumer = open_consumer(client)
-    try:
-        for r in read_range(consumer, topic, partition, start, end):
-            yield r.key, r.timestamp, digest(r.value, r.headers), partition
-    finally:
-        consumer.close(autocommit=False)
+def _identity_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Each read batch's identity columns, in :data:`_SCHEMA`'s order."""
+    for batch in batches:
+        yield pa.RecordBatch.from_arrays([batch.column(name) for name in _COLUMNS], _COLUMNS)

@@ -10,6 +10,7 @@ Arrow batches of :data:`RECORD_SCHEMA`.  Records are read with
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -41,6 +42,9 @@ RECORD_SCHEMA = pa.schema(
         ("timestamp", pa.int64()),
     ]
 )
+#: :data:`RECORD_SCHEMA` with each record's digest of its value and headers (a 64-bit
+#: hash as a signed long, as Spark has no unsigned one), for reads that ask for it.
+DIGEST_SCHEMA = RECORD_SCHEMA.append(pa.field("digest", pa.int64()))
 
 
 # --- work units ------------------------------------------------------------------
@@ -136,6 +140,7 @@ def read_units(
     idle_timeout_s: float = 30.0,
     every_record: bool = False,
     together: bool = False,
+    digest: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the committed records of ``units`` as Arrow batches (runs inside Spark tasks).
 
@@ -155,6 +160,9 @@ def read_units(
     partition after another: each partition read alone cost a round trip or more, 0.2 s
     of a 1,000-record topic's 24 partitions.  Its records are held until the read ends,
     then yielded in the units' order, each partition's together as readers expect.
+
+    With ``digest`` the batches are of :data:`DIGEST_SCHEMA`: a copy's check compares
+    records by key, timestamp and this digest, decoded in compiled code as keys are.
     """
     from kafka import TopicPartition
 
@@ -172,8 +180,8 @@ def read_units(
         client, retry_backoff_ms=READ_RETRY_BACKOFF_MS, fail_on_deleted=every_record, **fetch
     )
     ends: dict[TopicPartition, int] = {}
-    hooked = fetch_columns(consumer, ends)
-    read = _fetched_columns if hooked else _records_as_columns
+    hooked = fetch_columns(consumer, ends, digest)
+    read = _fetched_columns if hooked else functools.partial(_records_as_columns, digest=digest)
     try:
         if together:
             units = list(units)
@@ -205,7 +213,7 @@ RECORDS_PER_CHUNK = 10_000
 
 
 def _records_as_columns(
-    consumer: KafkaConsumer, unit: WorkUnit, idle_timeout_s: float
+    consumer: KafkaConsumer, unit: WorkUnit, idle_timeout_s: float, digest: bool = False
 ) -> Iterator[Columns]:
     """``unit``'s records as kafka-python's own (:func:`read_range`), gathered into the
     columns the fetcher's chunks hold: the public path, the same columns, slower.  A
@@ -216,7 +224,7 @@ def _records_as_columns(
                          idle_timeout_s)  # fmt: skip
     try:
         while chunk := list(itertools.islice(records, RECORDS_PER_CHUNK)):
-            yield columns_of_records(chunk)
+            yield columns_of_records(chunk, digest)
     except CorruptRecordError as e:
         raise ReadError(f"{unit.topic}-{unit.partition}: {first_line(e)}") from None
 
@@ -467,7 +475,8 @@ def _append(units: list[WorkUnit], unit: WorkUnit) -> None:
 
 
 def _batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:
-    """One chunk of decoded records as :data:`RECORD_SCHEMA`, built from its arrays."""
+    """One chunk of decoded records as :data:`RECORD_SCHEMA` (:data:`DIGEST_SCHEMA` with
+    its digests), built from its arrays."""
     n = c.n
     key_offsets = np.zeros(n + 1, np.int32)
     key_offsets[1:] = c.key_ends
@@ -475,15 +484,16 @@ def _batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:
     keys = pa.Array.from_buffers(
         pa.binary(), n, [pa.py_buffer(valid), pa.py_buffer(key_offsets), pa.py_buffer(c.key_data)]
     )
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.repeat(pa.scalar(unit.topic, pa.string()), n),
-            pa.repeat(pa.scalar(unit.partition, pa.int32()), n),
-            pa.array(c.offsets, pa.int64()),
-            keys,
-            pa.array(np.diff(key_offsets), pa.int32(), mask=c.key_null),
-            pa.array(c.value_sizes, pa.int32(), mask=c.value_sizes < 0),
-            pa.array(c.timestamps, pa.int64()),
-        ],
-        schema=RECORD_SCHEMA,
-    )
+    arrays = [
+        pa.repeat(pa.scalar(unit.topic, pa.string()), n),
+        pa.repeat(pa.scalar(unit.partition, pa.int32()), n),
+        pa.array(c.offsets, pa.int64()),
+        keys,
+        pa.array(np.diff(key_offsets), pa.int32(), mask=c.key_null),
+        pa.array(c.value_sizes, pa.int32(), mask=c.value_sizes < 0),
+        pa.array(c.timestamps, pa.int64()),
+    ]
+    if c.digests is None:
+        return pa.RecordBatch.from_arrays(arrays, schema=RECORD_SCHEMA)
+    digests = pa.array(c.digests.view(np.int64), pa.int64())
+    return pa.RecordBatch.from_arrays([*arrays, digests], schema=DIGEST_SCHEMA)

@@ -260,7 +260,9 @@ def sock_recv(self: KafkaTCPTransport) -> tuple[bytes, Exception | None]:
 # --- hook 4: the fetcher decodes to columns --------------------------------------------
 
 
-def fetch_columns(consumer: KafkaConsumer, ends: Mapping[TopicPartition, int]) -> bool:
+def fetch_columns(
+    consumer: KafkaConsumer, ends: Mapping[TopicPartition, int], digest: bool = False
+) -> bool:
     """Install hook 4 on ``consumer``: each poll then returns, per partition, a list of
     :class:`~migcheck.kafka.recordbatch.Columns` chunks of the records in
     ``[position, end)``, ``end`` read from ``ends`` (the reader sets it before it seeks);
@@ -276,15 +278,16 @@ def fetch_columns(consumer: KafkaConsumer, ends: Mapping[TopicPartition, int]) -
     if not FENCE.open():
         return False
     fetcher = consumer._fetcher
-    fetcher.PartitionRecords = chunk_records(type(fetcher).PartitionRecords, ends)
+    fetcher.PartitionRecords = chunk_records(type(fetcher).PartitionRecords, ends, digest)
     return True
 
 
 def chunk_records(
-    base: type[Fetcher.PartitionRecords], ends: Mapping[TopicPartition, int]
+    base: type[Fetcher.PartitionRecords], ends: Mapping[TopicPartition, int], digest: bool = False
 ) -> type[Fetcher.PartitionRecords]:
     """Hook 4's subclass of kafka-python's ``PartitionRecords`` (``base``): one fetched
-    partition's records as one ``Columns`` chunk, up to the partition's end in ``ends``."""
+    partition's records as one ``Columns`` chunk, up to the partition's end in ``ends``,
+    with each record's digest if asked (``recordbatch.decode``)."""
     from migcheck.kafka.recordbatch import decode
 
     class ChunkRecords(base):
@@ -307,6 +310,7 @@ def chunk_records(
                 aborted,
                 f"{tp.topic}-{tp.partition}",
                 self.check_crcs,
+                digest,
             )
             if got.leader_epoch >= 0:
                 self.leader_epoch = got.leader_epoch

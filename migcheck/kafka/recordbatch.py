@@ -62,6 +62,14 @@ def _varint(src: np.ndarray, pos: int | np.int64) -> tuple[int | np.int64, int |
     return (raw >> 1) ^ -(raw & 1), pos
 
 
+def _fnv1a_64(src: np.ndarray, start: int | np.int64, end: int | np.int64) -> np.uint64:
+    """FNV-1a, 64 bits, of ``src[start:end]``: a record's value and headers as one number."""
+    h = np.uint64(0xCBF29CE484222325)
+    for j in range(start, end):
+        h = (h ^ np.uint64(src[j])) * np.uint64(0x100000001B3)
+    return h
+
+
 def _records(
     src: np.ndarray,
     count: int,
@@ -73,14 +81,18 @@ def _records(
     out: tuple[np.ndarray, ...],
     i: int,
     d: int | np.int64,
+    digest: bool,
 ) -> tuple[int, int | np.int64, int]:
     """Decode up to ``count`` records of one batch into ``out`` from row ``i`` and key byte
     ``d``, keeping offsets in ``[first, end)``; returns the new ``(i, d)`` and a status:
     0 the batch is done, 1 ``end`` was reached, -1 the bytes do not hold ``count`` records.
 
     ``append_ts`` >= 0 is the batch's LogAppendTime, which every record then carries.
+    With ``digest``, each record's value and headers, as their bytes from the value's
+    length on (a null value, an empty one and the headers' boundaries all differ there),
+    become its digest (:func:`_fnv1a_64`).
     """
-    offsets, stamps, key_ends, key_null, value_sizes, key_data = out
+    offsets, stamps, key_ends, key_null, value_sizes, key_data, digests = out
     pos: int | np.int64 = 0
     size = src.shape[0]
     for _ in range(count):
@@ -99,6 +111,7 @@ def _records(
             pos += key_len
         if pos >= record_end:
             return i, d, -1
+        value_at = pos
         value_len, pos = _varint(src, pos)
         if pos > record_end or (value_len > 0 and pos + value_len > record_end):
             return i, d, -1
@@ -114,8 +127,10 @@ def _records(
             d += max(key_len, 0)
             key_ends[i] = d
             value_sizes[i] = value_len  # -1: a null value (tombstone)
+            if digest:
+                digests[i] = _fnv1a_64(src, value_at, record_end)
             i += 1
-        pos = record_end  # headers are never needed
+        pos = record_end  # headers are read only for a digest
     return i, d, 0
 
 
@@ -128,7 +143,8 @@ def _compiled() -> Callable[..., tuple[int, int | np.int64, int]]:
 
     options: dict[str, Any] = {"nogil": True, "boundscheck": False}
     varint = numba.njit(inline="always", **options)(_varint)
-    namespace = {**globals(), "_varint": varint}
+    fnv = numba.njit(inline="always", **options)(_fnv1a_64)
+    namespace = {**globals(), "_varint": varint, "_fnv1a_64": fnv}
     loop = types.FunctionType(_records.__code__, namespace, "_records", _records.__defaults__)
     loop.__module__ = __name__
     return jit.njit(loop, **options)
@@ -157,7 +173,7 @@ def warm() -> None:
     :func:`decode` passes (a read-only byte array, as a fetch's bytes are): a read
     task's worker may do it before its first fetch (``analysis.spark.warm_workers``)."""
     out = _Builder(0, 0)
-    _compiled()(np.frombuffer(b"", np.uint8), 0, 0, 0, -1, 0, 1, out.cols, 0, 0)
+    _compiled()(np.frombuffer(b"", np.uint8), 0, 0, 0, -1, 0, 1, out.cols, 0, 0, False)
 
 
 # --- columns -----------------------------------------------------------------------
@@ -168,7 +184,8 @@ class Columns:
     """Decoded records of one partition, column by column (numpy arrays of ``n`` rows).
 
     ``key_ends[i]`` is where key ``i`` ends in ``key_data`` (the previous end is where it
-    starts, 0 for the first); ``value_sizes`` is -1 for a null value.
+    starts, 0 for the first); ``value_sizes`` is -1 for a null value.  ``digests``, when
+    asked for, holds each record's value and headers as one number (:func:`_fnv1a_64`).
     """
 
     offsets: np.ndarray
@@ -177,6 +194,7 @@ class Columns:
     key_null: np.ndarray
     value_sizes: np.ndarray
     key_data: np.ndarray
+    digests: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -186,10 +204,14 @@ class Columns:
 class _Builder:
     """Grows the column arrays as batches are decoded into them."""
 
-    def __init__(self, rows: int, key_bytes: int) -> None:
+    def __init__(self, rows: int, key_bytes: int, digest: bool = False) -> None:
         self.i = 0
         self.d: int | np.int64 = 0  # an np.int64 from the interpreted record loop
+        self.digest = digest
         self.cols = self._alloc(max(rows, 16), max(key_bytes, 256))
+
+    #: The columns with a row per record (all but ``key_data``, the fifth).
+    _ROWS = (0, 1, 2, 3, 4, 6)
 
     @staticmethod
     def _alloc(rows: int, key_bytes: int) -> tuple[np.ndarray, ...]:
@@ -200,6 +222,7 @@ class _Builder:
             np.empty(rows, np.bool_),
             np.empty(rows, np.int32),
             np.empty(key_bytes, np.uint8),
+            np.empty(rows, np.uint64),
         )
 
     def reserve(self, rows: int, key_bytes: int) -> None:
@@ -209,21 +232,22 @@ class _Builder:
         bigger = self._alloc(
             max(2 * have_rows, self.i + rows), max(2 * have_bytes, self.d + key_bytes)
         )
-        for new, old in zip(bigger[:5], self.cols[:5], strict=True):
-            new[: self.i] = old[: self.i]
+        for k in self._ROWS:
+            bigger[k][: self.i] = self.cols[k][: self.i]
         bigger[5][: self.d] = self.cols[5][: self.d]
         self.cols = bigger
 
     def columns(self) -> Columns:
-        c = self.cols
-        return Columns(c[0][: self.i], c[1][: self.i], c[2][: self.i], c[3][: self.i],
-                       c[4][: self.i], c[5][: self.d])  # fmt: skip
+        c, i = self.cols, self.i
+        return Columns(c[0][:i], c[1][:i], c[2][:i], c[3][:i], c[4][:i], c[5][: self.d],
+                       c[6][:i] if self.digest else None)  # fmt: skip
 
 
-def columns_of_records(records: Sequence[ConsumerRecord]) -> Columns:
+def columns_of_records(records: Sequence[ConsumerRecord], digest: bool = False) -> Columns:
     """kafka-python's own records (no deserializers) as the :class:`Columns` that
     :func:`decode` makes of their bytes: the public path, taken where the private hooks
-    are fenced off (:mod:`migcheck.kafka.private_hooks`)."""
+    are fenced off (:mod:`migcheck.kafka.private_hooks`).  A digest is taken of the
+    value and headers encoded again as a record batch holds them."""
     keys = [r.key for r in records]
     sizes = np.array([0 if k is None else len(k) for k in keys], np.int64)
     return Columns(
@@ -233,7 +257,32 @@ def columns_of_records(records: Sequence[ConsumerRecord]) -> Columns:
         key_null=np.array([k is None for k in keys], np.bool_),
         value_sizes=np.array([r.serialized_value_size for r in records], np.int32),
         key_data=np.frombuffer(b"".join(k for k in keys if k), np.uint8),
+        digests=np.array([_digest_of(r.value, r.headers) for r in records], np.uint64)
+        if digest
+        else None,
     )
+
+
+def _digest_of(value: bytes | None, headers: Sequence[tuple[str, bytes | None]] | None) -> int:
+    """:func:`_fnv1a_64` of a value and headers as format v2 writes them after the key."""
+    wire = bytearray(_zigzag(-1 if value is None else len(value)) + (value or b""))
+    wire += _zigzag(len(headers or ()))
+    for name, v in headers or ():
+        raw = name.encode()
+        wire += _zigzag(len(raw)) + raw + _zigzag(-1 if v is None else len(v)) + (v or b"")
+    src = np.frombuffer(bytes(wire), np.uint8)
+    return int(_fnv1a_64(src, 0, src.shape[0]))
+
+
+def _zigzag(n: int) -> bytes:
+    """``n`` as a zigzag varint, as Kafka's record fields are written."""
+    raw = ((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while raw > 0x7F:
+        out.append((raw & 0x7F) | 0x80)
+        raw >>= 7
+    out.append(raw)
+    return bytes(out)
 
 
 # --- batches -----------------------------------------------------------------------
@@ -283,7 +332,17 @@ def _is_abort_marker(records: memoryview, base_offset: int) -> bool:
     """Whether a control batch's record is an abort marker (key: version, type 0)."""
     one = _Builder(1, len(records))
     one.i, one.d, status = _loop(1)(
-        np.frombuffer(records, np.uint8), 1, base_offset, 0, -1, base_offset, 2**62, one.cols, 0, 0
+        np.frombuffer(records, np.uint8),
+        1,
+        base_offset,
+        0,
+        -1,
+        base_offset,
+        2**62,
+        one.cols,
+        0,
+        0,
+        False,
     )
     key = one.columns().key_data
     # numpy's stubs give an array the buffer protocol (__buffer__) on Python 3.12+ only.
@@ -315,9 +374,11 @@ def decode(
     aborted: Iterable[tuple[int, int]],
     where: str,
     check_crc: bool = True,
+    digest: bool = False,
 ) -> Decoded:
     """The records of ``buf`` (a fetch response's bytes for one partition) with offsets in
-    ``[first, end)``, committed ones only.
+    ``[first, end)``, committed ones only; with ``digest``, each one's digest of its value
+    and headers too (:attr:`Columns.digests`).
 
     A trailing batch cut short by the fetch size is left for the next fetch.  Bytes
     that are not format v2, fail their CRC or do not parse raise :class:`ReadError`.
@@ -326,7 +387,7 @@ def decode(
 
     view = memoryview(buf)
     txns = _Transactions(aborted)
-    out = _Builder(len(view) // 16, len(view) // 4)
+    out = _Builder(len(view) // 16, len(view) // 4, digest)
     pos, next_offset, epoch = 0, first, -1
     while pos + _HEADER.size <= len(view):
         (base, length, epoch_, magic, crc, attrs, last_delta, base_ts, max_ts, producer, _,
@@ -359,7 +420,7 @@ def decode(
         src = np.frombuffer(records, np.uint8)
         loop = _loop(count)
         out.i, out.d, status = loop(src, count, base, base_ts, append_ts, first, end, out.cols,
-                                    out.i, out.d)  # fmt: skip
+                                    out.i, out.d, digest)  # fmt: skip
         if status < 0:
             raise ReadError(f"{where}: the record batch at offset {base} does not parse")
         if status == 1:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from batches import CODECS, Record, batch, offsets, random_log
@@ -25,6 +26,7 @@ from kafka.protocol.consumer import FetchResponse, IsolationLevel
 from kafka.record.memory_records import MemoryRecords
 
 from migcheck.errors import ReadError
+from migcheck.kafka import recordbatch
 from migcheck.kafka.fetch import WorkUnit, _batch
 from migcheck.kafka.private_hooks import chunk_records
 from migcheck.kafka.recordbatch import Columns, columns_of_records, decode
@@ -137,6 +139,32 @@ def test_kafka_pythons_records_make_the_arrow_batch_the_hook_makes(seed: int) ->
     assert pa.Table.from_batches([public]).equals(fast.combine_chunks())
 
 
+def test_the_digest_is_fnv1a_64_as_published() -> None:
+    """Fowler, Noll and Vo's own test vectors for FNV-1a, 64 bits (isthe.com/chongo/tech/
+    comp/fnv): the empty string, "a" and "foobar"."""
+    vectors = [(b"", 0xCBF29CE484222325), (b"a", 0xAF63DC4C8601EC8C),
+               (b"foobar", 0x85944171F73967E8)]  # fmt: skip
+    for data, want in vectors:
+        assert int(recordbatch._fnv1a_64(np.frombuffer(data, np.uint8), 0, len(data))) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_digest_is_of_the_value_and_headers_kafka_python_reads(seed: int) -> None:
+    """Decoded from the fetched bytes, or from kafka-python's records (their value and
+    headers encoded again): the same digest; records of equal value and headers share
+    one, and no two others do here."""
+    fetched = Fetched(seed)
+    records, _ = fetched.kafka_pythons()
+    got = decode(fetched.data, fetched.first, fetched.end, fetched.aborted, "t-0", digest=True)
+    public = columns_of_records(records, digest=True)
+    assert got.columns.digests is not None and public.digests is not None
+    assert got.columns.digests.tolist() == public.digests.tolist()
+    digests = public.digests.tolist()
+    by_content = {(r.value, tuple(r.headers)): d for r, d in zip(records, digests, strict=True)}
+    assert len(set(by_content.values())) == len(by_content)
+
+
 def _none() -> Columns:
     return columns_of_records([])
 
@@ -181,8 +209,6 @@ def test_the_record_loop_interpreted_equals_it_compiled(
     import numpy as np
     from kafka.record.memory_records import MemoryRecordsBuilder
 
-    from migcheck.kafka import recordbatch
-
     builder = MemoryRecordsBuilder(magic=2, compression_type=0, batch_size=1 << 22)
     for key, value, ts in records:
         builder.append(timestamp=ts, key=key, value=value, headers=[])
@@ -193,9 +219,10 @@ def test_the_record_loop_interpreted_equals_it_compiled(
     first, end = 100 + min(window), 100 + max(window)
     results = []
     for loop in (recordbatch._records, recordbatch._compiled()):
-        out = recordbatch._Builder(len(records), len(raw))
-        i, d, status = loop(src, len(records), 100, base_ts, -1, first, end, out.cols, 0, 0)
+        out = recordbatch._Builder(len(records), len(raw), digest=True)
+        i, d, status = loop(src, len(records), 100, base_ts, -1, first, end, out.cols, 0, 0, True)
         out.i, out.d = i, d
         c = out.columns()
-        results.append((i, d, status, rows_of_columns(c)))
+        assert c.digests is not None
+        results.append((i, d, status, rows_of_columns(c), c.digests.tolist()))
     assert results[0] == results[1]

@@ -169,10 +169,12 @@ def read_tasks(
     every_record: bool = False,
     counter: Accumulator[int] | None = None,
     claims: Claims | None = None,
+    digest: bool = False,
 ) -> tuple[DataFrame, Counter]:
-    """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.fetch.read_units`),
-    counted for the progress bar and grouped by ``group`` into rows of ``ddl``.  With
-    ``claims``, a task reads only the partitions of its bin that it claims.
+    """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.fetch.read_units`,
+    with each record's ``digest`` if asked), counted for the progress bar and grouped by
+    ``group`` into rows of ``ddl``.  With ``claims``, a task reads only the partitions of
+    its bin that it claims.
 
     A read that fails in a task (a broker gone mid-scan) names Spark's log, as any
     failed task's line does: the driver prints only the error's message, and the log
@@ -189,7 +191,7 @@ def read_tasks(
         if claims is not None:  # a retried task's bin, and so its owner, is the same
             mine = claims.claimed(mine, owner=f"task {bins[0] if bins else -1}")
         try:
-            read = read_units(client, mine, every_record=every_record)
+            read = read_units(client, mine, every_record=every_record, digest=digest)
             yield from group(_counted(read, count))
         except ReadError as e:
             raise ReadError(f"{e} (Spark's log: {log})") from e
