@@ -14,6 +14,7 @@ Streams app and from the same command on the embedded default; never from migche
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import random
@@ -185,27 +186,6 @@ def test_workers_cannot_see_the_driver(spark_cluster: SparkCluster) -> None:
 # ---------------------------------------------------------------- analyze
 
 
-def test_full_scan_lists_exactly_the_keys_murmur2_moves(
-    spark_cluster: SparkCluster, kafka: Kafka, big: Topic, tmp_path: Path
-) -> None:
-    moved_csv = tmp_path / "moved.csv"
-    r = spark_cluster.migcheck("analyze", "--bootstrap-server", kafka.bootstrap, "--topic",
-                               big.name, "--to", "8", "--full", "--format", "json",
-                               "--moved-keys-out", str(moved_csv))  # fmt: skip
-    assert r.code in (0, 1), r.why()
-    observed = {(k, p) for p, _, k, _, _ in kcat_dump(kafka, big.name)}
-    assert all(p == java_partition(k.encode(), 6) for k, p in observed)  # kcat placed as Java
-    expected = {(k, p, java_partition(k.encode(), 8)) for k, p in observed}
-    expected = {e for e in expected if e[1] != e[2]}
-    with moved_csv.open(encoding="utf-8") as f:
-        listed = {(bytes.fromhex(row["key_hex"]).decode(), int(row["partition"]),
-                   int(row["new_partition"])) for row in csv.DictReader(f)}  # fmt: skip
-    assert listed == expected
-    (t,) = json.loads(r.stdout)["topics"]
-    assert t["records_scanned"] == len(big.records) and t["distinct_keys"] == len(big.keys)
-    assert t["candidates"][0]["moved_keys"] == len(expected)
-
-
 def _executor_outputs(cluster: SparkCluster, apps: set[str]) -> str:
     """The output of every executor of ``apps``: numba's cache log (``NUMBA_DEBUG_CACHE``)
     printed by the executors' Python workers, which Spark copies to their stderr."""
@@ -217,25 +197,44 @@ def _executor_outputs(cluster: SparkCluster, apps: set[str]) -> str:
     )
 
 
-def test_a_second_run_compiles_nothing_on_the_executors(
-    spark_cluster: SparkCluster, kafka: Kafka, big: Topic
+def test_full_scan_lists_exactly_the_keys_murmur2_moves_and_compiles_once(
+    spark_cluster: SparkCluster, kafka: Kafka, big: Topic, tmp_path: Path
 ) -> None:
-    """The executors' kernels are compiled at most once per host, not once per run: a
-    second application (a fresh copy of the archive) loads them from each worker's
-    cache, which lives under the workers' own home (hidden from the driver), and
-    compiles nothing.  numba's own cache log on the executors says which happened."""
+    """Two runs of one full scan, each its own application.  The first lists exactly the
+    keys murmur2 moves.  The second answers the same and compiles nothing: the executors'
+    kernels are compiled at most once per host, not once per run, and a second
+    application (a fresh copy of the archive) loads them from each worker's cache, which
+    lives under the workers' own home (hidden from the driver).  numba's own cache log
+    on the executors says which happened.  (Two tests before issue 52, which merged
+    them: one scan less.)"""
+    moved_csv = tmp_path / "moved.csv"
     args = ["--bootstrap-server", kafka.bootstrap, "--topic", big.name, "--to", "8", "--full",
-            "--format", "json", "--conf", "spark.executorEnv.NUMBA_DEBUG_CACHE=1"]  # fmt: skip
-    runs: list[tuple[Run, str]] = []
+            "--format", "json", "--moved-keys-out", str(moved_csv),
+            "--conf", "spark.executorEnv.NUMBA_DEBUG_CACHE=1"]  # fmt: skip
+    runs: list[tuple[Run, str, str]] = []
     for _ in range(2):
         before = spark_cluster.app_dirs(0) | spark_cluster.app_dirs(1)
         r = spark_cluster.migcheck("analyze", *args)
         assert r.code in (0, 1), r.why()
         apps = (spark_cluster.app_dirs(0) | spark_cluster.app_dirs(1)) - before
         assert len(apps) == 1, apps
-        runs.append((r, _executor_outputs(spark_cluster, apps)))
-    (first, first_log), (second, second_log) = runs
+        runs.append((r, _executor_outputs(spark_cluster, apps), moved_csv.read_text()))
+    (first, first_log, first_csv), (second, second_log, second_csv) = runs
+
+    observed = {(k, p) for p, _, k, _, _ in kcat_dump(kafka, big.name)}
+    assert all(p == java_partition(k.encode(), 6) for k, p in observed)  # kcat placed as Java
+    expected = {(k, p, java_partition(k.encode(), 8)) for k, p in observed}
+    expected = {e for e in expected if e[1] != e[2]}
+    rows = csv.DictReader(io.StringIO(first_csv))
+    listed = {(bytes.fromhex(row["key_hex"]).decode(), int(row["partition"]),
+               int(row["new_partition"])) for row in rows}  # fmt: skip
+    assert listed == expected
+    (t,) = json.loads(first.stdout)["topics"]
+    assert t["records_scanned"] == len(big.records) and t["distinct_keys"] == len(big.keys)
+    assert t["candidates"][0]["moved_keys"] == len(expected)
+
     assert json.loads(first.stdout)["topics"] == json.loads(second.stdout)["topics"]
+    assert sorted(second_csv.splitlines()) == sorted(first_csv.splitlines())
     # The second run's executors loaded the record decoder and the murmur2 loop ...
     loaded = re.findall(r"\[cache\] data loaded from '([^']+)'", second_log)
     assert any("recordbatch._records" in path for path in loaded), second_log[-3000:]
