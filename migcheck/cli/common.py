@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -55,14 +56,18 @@ def _full_or_sample(ctx: click.Context, param: click.Parameter, value: Any) -> A
     return value
 
 
+def format_option(choices: Sequence[str], help: str) -> Any:
+    """``--format`` (as ``fmt``) among ``choices``, the first the default."""
+    return click.option(
+        "--format", "fmt", type=click.Choice(list(choices)), default=choices[0],
+        show_default=True, help=help,
+    )  # fmt: skip
+
+
 #: Options every report-writing command shares.
-report_format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text for a terminal, json for machines, markdown for a change ticket, "
+report_format_option = format_option(
+    FORMATS,
+    "text for a terminal, json for machines, markdown for a change ticket, "
     "html for a browser (one self-contained file).",
 )
 output_option = click.option(

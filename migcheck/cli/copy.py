@@ -10,10 +10,12 @@ from migcheck.cli.common import (
     command_output,
     conf_option,
     connection_of,
+    format_option,
     master_option,
     partitioner_option,
     spark_of,
 )
+from migcheck.cli.progress import CopyProgress
 from migcheck.commands.copy import CopyOptions, run_copy
 
 
@@ -32,6 +34,11 @@ from migcheck.commands.copy import CopyOptions, run_copy
     default=None,
     help="Records the source offsets copied: a re-run copies only what arrived since.",
 )
+@format_option(
+    ("text", "json"),
+    "text for a terminal (with a progress bar on an interactive stderr), json for machines "
+    "(docs/report-schema.md: the copy summary).",
+)
 @master_option
 @conf_option
 def copy_cmd(
@@ -41,6 +48,7 @@ def copy_cmd(
     into: str,
     partitioner: str,
     checkpoint: str | None,
+    fmt: str,
     master: str | None,
     conf: tuple[str, ...],
 ) -> int:
@@ -59,6 +67,6 @@ def copy_cmd(
         partitioner=partitioner,
         checkpoint=checkpoint,
     )
-    outcome = run_copy(options)
-    click.echo(command_output().formats["text"](outcome.report), nl=False)
+    outcome = run_copy(options, CopyProgress) if fmt == "text" else run_copy(options)
+    click.echo(command_output().formats[fmt](outcome.report), nl=False)
     return outcome.exit_code

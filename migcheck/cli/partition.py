@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from migcheck.cli.common import PARTITION_COUNT, command_output
+from migcheck.cli.common import PARTITION_COUNT, command_output, format_option
 from migcheck.commands.partition import run_partition
 from migcheck.errors import UsageError
 from migcheck.hashing.keys import KEY_ENCODINGS, KEY_TYPES
@@ -61,9 +61,7 @@ def _read_keys(args: Sequence[str]) -> list[str]:
     show_default=True,
     help="Parse each key as this Java type and serialize it as Kafka's serializer does.",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option(("text", "json"), "text for a terminal, json for machines.")
 @click.argument("keys", nargs=-1, required=True)
 def partition_cmd(
     partitions: int,

@@ -18,6 +18,7 @@ from migcheck.cli.common import (
     conf_option,
     connection_of,
     fixed_repartition_option,
+    format_option,
     framework_option,
     master_option,
     spark_of,
@@ -141,13 +142,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 )
 @fixed_repartition_option
 @framework_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["markdown", "sh"]),
-    default="markdown",
-    show_default=True,
-    help="markdown for the change ticket, sh for a script (prints; acts with --execute).",
+@format_option(
+    ("markdown", "sh"),
+    "markdown for the change ticket, sh for a script (prints; acts with --execute).",
 )
 @click.option(
     "--output",

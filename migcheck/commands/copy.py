@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +27,7 @@ from migcheck.copy.checkpoint import (
 )
 from migcheck.copy.placement import choose_partitioner, spark_key_stats
 from migcheck.copy.rounds import RoundIO, run_rounds, starting_state
-from migcheck.copy.task import CopySpec, launch_round
+from migcheck.copy.task import CopyCounters, CopySpec, launch_round, new_counters
 from migcheck.copy.verify import verify
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
@@ -45,7 +47,16 @@ class CopyOptions:
     spark: SparkSettings = field(default_factory=SparkSettings)
 
 
-def run_copy(options: CopyOptions) -> Outcome[CopyResult]:
+#: Shows a copy's progress: given the tasks' counters and the records to copy, it returns
+#: a context manager for the rounds.
+CopyProgress = Callable[[CopyCounters, int], AbstractContextManager[object]]
+
+
+def _no_progress(counters: CopyCounters, total: int) -> AbstractContextManager[object]:
+    return contextlib.nullcontext()
+
+
+def run_copy(options: CopyOptions, progress: CopyProgress = _no_progress) -> Outcome[CopyResult]:
     """Copy, verify, and the exit code: 0 when the copy verifies, 1 when it does not."""
     client = options.connection.client()
     if options.topic == options.into:
@@ -58,7 +69,7 @@ def run_copy(options: CopyOptions) -> Outcome[CopyResult]:
         )
     check_destination(options.checkpoint, saved, options.into, dest.partition_count)
     with spark_errors():  # Spark wraps a task's error (a broker gone, a fenced producer)
-        result = _copy(options, client, source, dest, saved)
+        result = _copy(options, client, source, dest, saved, progress)
     return Outcome(result, EXIT_OK if result.verification.ok else EXIT_GATE)
 
 
@@ -68,6 +79,7 @@ def _copy(
     source: TopicMeta,
     dest: TopicMeta,
     saved: Checkpoint | None,
+    progress: CopyProgress,
 ) -> CopyResult:
     from migcheck.analysis.spark import get_session
 
@@ -92,7 +104,10 @@ def _copy(
         dest.partition_count,
     )
     done = {p.partition: p.log_end_offset for p in source.partitions}
-    _, copied = run_rounds(state, done, _round_io(options, spark, spec))
+    counters = new_counters(spark)
+    total = sum(max(0, end - state.next.get(p, end)) for p, end in done.items())
+    with progress(counters, total):
+        _, copied = run_rounds(state, done, _round_io(options, spark, spec, counters))
     if options.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
         with contextlib.suppress(OSError):
             os.unlink(temporary_checkpoint(options.topic, options.into))
@@ -101,13 +116,13 @@ def _copy(
     return CopyResult(options.topic, options.into, partitioner, partitions, verification)
 
 
-def _round_io(options: CopyOptions, spark: Any, spec: CopySpec) -> RoundIO:
+def _round_io(options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCounters) -> RoundIO:
     """The driver's I/O for the rounds: the destination's ends, a Spark job per round, and
     the checkpoint (``--checkpoint``, or a temporary one) as the only recovery state."""
     path = options.checkpoint or temporary_checkpoint(options.topic, options.into)
     into = range(spec.into_partitions)
     return RoundIO(
         ends=lambda: high_watermarks(spec.client, options.into, into),
-        launch=lambda state: launch_round(spark, spec, state),
+        launch=lambda state: launch_round(spark, spec, state, counters),
         save=lambda state: save_checkpoint(path, options.topic, options.into, state),
     )

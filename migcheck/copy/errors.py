@@ -23,3 +23,9 @@ class RecoveryError(UsageError):
 class PlacementError(UnpredictableError):
     """No partitioner placed every key of the source, so keys cannot keep their order
     (exit 3, as analyze's "cannot predict")."""
+
+
+class UnwritableError(UsageError):
+    """A chunk holds records no producer migcheck uses can write as they are: a timestamp
+    of 0 or less (librdkafka writes "now") beside a header with a null value or a record
+    with neither key nor value (kafka-python refuses both)."""

@@ -88,6 +88,16 @@ def librdkafka_writes(timestamps: Iterable[int]) -> bool:
     return all(t > 0 for t in timestamps)
 
 
+def kafka_python_writes(records: Iterable[Record]) -> bool:
+    """Whether kafka-python's producer can write these records: it refuses a header with a
+    null value and a record with neither key nor value, which librdkafka writes."""
+    return all(
+        (r.key is not None or r.value is not None)
+        and all(value is not None for _, value in r.headers or ())
+        for r in records
+    )
+
+
 def open_transactional_producer(client: ClientConfig, txn_id: str) -> Any:
     """librdkafka's idempotent, transactional producer, initialised (its predecessor
     fenced, the transaction it left open finished or aborted)."""

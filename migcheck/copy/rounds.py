@@ -35,6 +35,7 @@ class ChunkResult(NamedTuple):
     null_keys: int
     round_robin: int  # the round-robin position after the chunk
     committed: bool  # found already committed: an earlier attempt wrote it
+    bytes: int = 0  # the chunk's keys and values, in bytes (progress only)
 
 
 @dataclass(frozen=True)

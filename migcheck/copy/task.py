@@ -21,15 +21,17 @@ The decisions are pure (:func:`holds_in_order`, :func:`written_since`,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from migcheck.copy.checkpoint import Checkpoint, Chunk
-from migcheck.copy.errors import RecoveryError
+from migcheck.copy.errors import RecoveryError, UnwritableError
 from migcheck.copy.identity import Identity, identities, identity
 from migcheck.copy.placement import targets, unhashed_share
 from migcheck.copy.producer import (
+    kafka_python_writes,
     librdkafka_writes,
     open_released_producer,
     open_transactional_producer,
@@ -80,11 +82,34 @@ def chunk_jobs(spec: CopySpec, state: Checkpoint) -> list[ChunkJob]:
     ]
 
 
-def launch_round(spark: Any, spec: CopySpec, state: Checkpoint) -> list[ChunkResult]:
+@dataclass(frozen=True)
+class CopyCounters:
+    """Spark accumulators of the records and bytes (keys and values) the tasks settle: a
+    progress bar reads them as each chunk's task ends."""
+
+    records: Any
+    bytes: Any
+
+
+def new_counters(spark: Any) -> CopyCounters:
+    return CopyCounters(spark.sparkContext.accumulator(0), spark.sparkContext.accumulator(0))
+
+
+def launch_round(
+    spark: Any, spec: CopySpec, state: Checkpoint, counters: CopyCounters | None = None
+) -> list[ChunkResult]:
     """Run the recorded round as one Spark job, a task per chunk; each task's result."""
     jobs = chunk_jobs(spec, state)
     rdd = spark.sparkContext.parallelize(jobs, max(1, len(jobs)))
-    return list(rdd.map(settle_chunk).collect())
+    settle = settle_chunk if counters is None else functools.partial(_counted, counters=counters)
+    return list(rdd.map(settle).collect())
+
+
+def _counted(job: ChunkJob, counters: CopyCounters) -> ChunkResult:
+    result = settle_chunk(job)
+    counters.records.add(result.records)
+    counters.bytes.add(result.bytes)
+    return result
 
 
 def settle_chunk(job: ChunkJob) -> ChunkResult:
@@ -100,9 +125,17 @@ def settle_chunk(job: ChunkJob) -> ChunkResult:
         if records and not committed:
             if librdkafka_writes(r.timestamp for r in records):
                 write_transaction(producer, s.into, records, placed)
-            else:
+            elif kafka_python_writes(records):
                 _write_released(s.client, txn_id, s.into, records, placed)
-        return ChunkResult(job.partition, len(records), nulls, next_rr, committed)
+            else:
+                raise UnwritableError(
+                    f"{job.where}: a record with a timestamp of 0 or less and one with a "
+                    "null header value, or with neither key nor value, in one chunk: "
+                    "neither librdkafka nor kafka-python writes both as they are; nothing "
+                    "of the chunk was written"
+                )
+        size = sum(len(r.key or b"") + len(r.value or b"") for r in records)
+        return ChunkResult(job.partition, len(records), nulls, next_rr, committed, size)
     finally:
         consumer.close(autocommit=False)
 

@@ -1,11 +1,13 @@
 """What ``migcheck copy`` found: the records it copied per source partition and its check.
 
-Plain data, rendered by :mod:`migcheck.report.copy`; the copy has no JSON report.
+Plain data, rendered by :mod:`migcheck.report.copy`: as text, or as the JSON summary
+typed here (:class:`CopySummary`, documented in docs/report-schema.md; no ``from
+__future__ import annotations``, as in :mod:`migcheck.model.header`, so the schema reads
+its fields).
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
+from typing import TypedDict
 
 
 @dataclass(frozen=True)
@@ -46,3 +48,28 @@ class CopyResult:
     @property
     def null_keys(self) -> int:
         return sum(p.null_keys for p in self.partitions)
+
+
+class CopyPartitionEntry(TypedDict):
+    partition: int
+    records: int
+    null_keys: int
+
+
+class CopyVerificationEntry(TypedDict):
+    records: int
+    missing: int
+    duplicated: int
+    misplaced: int
+    ok: bool
+
+
+class CopySummary(TypedDict):
+    migcheck_version: str
+    topic: str
+    into: str
+    partitioner: str
+    copied: int
+    null_keys: int
+    partitions: list[CopyPartitionEntry]
+    verification: CopyVerificationEntry

@@ -1,9 +1,12 @@
-"""``migcheck copy``'s summary, as the terminal shows it."""
+"""``migcheck copy``'s summary, as the terminal shows it and as JSON, and its progress."""
 
 from __future__ import annotations
 
-from migcheck.model.copy import CopyResult
+import json
+
+from migcheck.model.copy import CopyResult, CopySummary
 from migcheck.untrusted import visible
+from migcheck.version import __version__
 
 
 def render_copy_summary(r: CopyResult) -> str:
@@ -17,3 +20,43 @@ def render_copy_summary(r: CopyResult) -> str:
         f"{v.duplicated}, misplaced {v.misplaced}: {'OK' if v.ok else 'FAILED'}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def copy_summary(r: CopyResult) -> CopySummary:
+    """The summary as docs/report-schema.md's "Copy summary" documents it."""
+    v = r.verification
+    return {
+        "migcheck_version": __version__,
+        "topic": r.topic,
+        "into": r.into,
+        "partitioner": r.partitioner,
+        "copied": r.copied,
+        "null_keys": r.null_keys,
+        "partitions": [
+            {"partition": p.partition, "records": p.records, "null_keys": p.null_keys}
+            for p in r.partitions
+        ],
+        "verification": {
+            "records": v.records,
+            "missing": v.missing,
+            "duplicated": v.duplicated,
+            "misplaced": v.misplaced,
+            "ok": v.ok,
+        },
+    }
+
+
+def render_copy_json(r: CopyResult) -> str:
+    """The summary as JSON (names from the cluster escaped by the encoder)."""
+    return json.dumps(copy_summary(r), indent=2) + "\n"
+
+
+def copy_progress(done: int, total: int, written: int, seconds: float) -> str:
+    """What a copy has written, its rate so far and the time the rest takes at that rate
+    (unknown before the first chunk ends): "12.5 MiB, 41,200 records/s, 1:05 left"."""
+    mib = f"{written / 2**20:,.1f} MiB"
+    if done <= 0 or seconds <= 0:
+        return f"{mib}, rate not known yet"
+    rate = done / seconds
+    left = int((total - done) / rate)
+    return f"{mib}, {rate:,.0f} records/s, {left // 60}:{left % 60:02d} left"

@@ -32,7 +32,7 @@ from migcheck.report.analyze import (
     render_analyze_text,
 )
 from migcheck.report.app import render_app_html, render_app_markdown, render_app_text
-from migcheck.report.copy import render_copy_summary
+from migcheck.report.copy import render_copy_json, render_copy_summary
 from migcheck.report.gate import render_gate_html, render_gate_markdown, render_gate_text
 from migcheck.report.jsonfmt import render_json
 from migcheck.report.partition import render_partition_json, render_partition_text
@@ -171,6 +171,8 @@ OUTPUTS: dict[str, Output] = {
         {"markdown": render_runbook_markdown, "sh": render_runbook_sh},
         why=runbook_lines,
     ),
-    "copy": Output(CopyResult, {"text": render_copy_summary}),
+    "copy": Output(
+        CopyResult, {"text": render_copy_summary, "json": render_copy_json}, ("Copy summary",)
+    ),
     "warm": Output(Warmth, {"text": render_warm_text}),
 }

@@ -17,6 +17,7 @@ from typing import Any
 from migcheck.errors import ReportFormatError
 from migcheck.model import analyze as model
 from migcheck.model import app as appmodel
+from migcheck.model import copy as copymodel
 from migcheck.model import gate as gatemodel
 from migcheck.model import partition as partitionmodel
 from migcheck.model import plan as planmodel
@@ -66,6 +67,9 @@ DOC_SECTIONS: dict[str, type] = {
     "Gate reader": gatemodel.GateReader,
     "Gate moved": gatemodel.GateMoved,
     "Gate acceptance": gatemodel.GateAcceptance,
+    "Copy summary": copymodel.CopySummary,
+    "Copy partition": copymodel.CopyPartitionEntry,
+    "Copy verification": copymodel.CopyVerificationEntry,
 }
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pty
+import random
 import signal
 import subprocess
 import sys
@@ -19,8 +21,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from kafkatest import Kafka
-from oracles import crc_partition, run_cli
+from kafkatest import Kafka, Whole
+from oracles import crc_partition, java_partition, run_cli
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
@@ -357,3 +359,84 @@ def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
         assert p.returncode == 2, p.stdout + p.stderr
         assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr, p.stderr
         assert p.stderr.startswith("migcheck: error: ") and words in p.stderr, p.stderr
+
+
+def _on_a_terminal(argv: list[str], timeout: float = 300) -> tuple[int, str]:
+    """Run ``argv`` with its stdout and stderr on a pseudo-terminal, as a user at a shell
+    does: its exit code and everything it drew there."""
+    main, child = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color"}  # a terminal that draws live bars
+    proc = subprocess.Popen(argv, stdout=child, stderr=child, stdin=subprocess.DEVNULL, env=env)
+    os.close(child)
+    drawn = bytearray()
+    with contextlib.suppress(OSError):  # EIO once the child's side closes
+        while chunk := os.read(main, 65536):
+            drawn += chunk
+    os.close(main)
+    return proc.wait(timeout=timeout), drawn.decode(errors="replace")
+
+
+def test_every_byte_of_every_record_is_copied_as_javas_consumer_reads_it(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Values with tabs, newlines and binary bytes, empty and null values, null keys,
+    headers (an empty and a null header value among them) and a record of timestamp 0,
+    which librdkafka cannot write (its chunk goes through kafka-python's producer): each
+    record copied byte for byte, first on a terminal (its progress bar drawn), then a
+    catch-up summarised as JSON.  The oracle is Kafka's Java producer writing the source
+    and its consumer reading both topics; kcat cannot be it (it prints headers unescaped
+    and a null key like an empty one)."""
+    topic, into = kafka.create_topic("bytes", 3), kafka.create_topic("bytes-into", 5)
+    rng = random.Random(55)
+    now = int(time.time() * 1000)
+    lines = []
+    for i in range(600):
+        key = "~" if i % 10 == 0 else f"k{i % 40}".encode().hex()
+        # neither key nor value: librdkafka writes it, kafka-python refuses it (as above)
+        nothing = "~" if i < 500 else ""
+        values = [b"a\tb\nc\r\\".hex(), "", nothing, rng.randbytes(rng.randrange(1, 64)).hex()]
+        stamp = 0 if i == 507 else now - 600 + i  # recent: time retention keeps them
+        # a null header value: librdkafka writes it, kafka-python (which writes the
+        # timestamp 0 of the catch-up) refuses it, so none in the catch-up
+        gone = ",gone:~" if i < 500 else ""
+        headers = "" if i % 3 else f"trace:{rng.randbytes(4).hex()},empty:{gone}"
+        lines.append(f"{key}\t{values[i % 4]}\t\t{stamp}\t{headers}")
+    kafka.produce(topic, lines[:500])
+    checkpoint = tmp_path / "bytes.json"
+    base = ["--partitioner", "murmur2", "--checkpoint", str(checkpoint)]
+
+    argv = [sys.executable, "-m", "migcheck", "copy", "--bootstrap-server", kafka.bootstrap,
+            "--topic", topic, "--into", into, *base]  # fmt: skip
+    code, terminal = _on_a_terminal(argv)
+    assert code == 0, terminal
+    assert "copying records" in terminal and "/500" in terminal, terminal  # the progress bar
+    assert "verified: 500 source records" in terminal
+
+    kafka.produce(topic, lines[500:])  # the catch-up, summarised as JSON
+    r = _copy(kafka, topic, into, *base, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert (summary["copied"], summary["null_keys"]) == (100, 10)
+    assert summary["verification"] == {
+        "records": 600, "missing": 0, "duplicated": 0, "misplaced": 0, "ok": True,
+    }  # fmt: skip
+    assert "copying records" not in r.stderr  # no progress bar with JSON
+
+    src, dst = kafka.dump_records(topic), kafka.dump_records(into)
+
+    def whole(w: Whole) -> tuple[object, ...]:
+        return w.key, w.value, w.timestamp, w.headers
+
+    assert Counter(map(whole, dst)) == Counter(map(whole, src))  # every record once, whole
+    assert any(w.timestamp == 0 for w in dst) and any(w.key is None for w in dst)
+    assert any(w.headers and w.headers[-1] == ("gone", None) for w in dst)
+    assert all(w.partition == java_partition(w.key, 5) for w in dst if w.key is not None)
+
+    def per_key(rows: list[Whole]) -> dict[bytes, list[tuple[object, ...]]]:
+        by_key: dict[bytes, list[tuple[object, ...]]] = defaultdict(list)
+        for w in sorted(rows, key=lambda w: (w.partition, w.offset)):
+            if w.key is not None:
+                by_key[w.key].append(whole(w))
+        return dict(by_key)
+
+    assert per_key(dst) == per_key(src)  # each key's records in their order

@@ -49,6 +49,22 @@ class Dumped:
     value_size: int  # -1 for a null value (tombstone)
 
 
+@dataclass(frozen=True)
+class Whole:
+    """A committed record as Kafka's Java consumer reads it, byte for byte."""
+
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    timestamp: int
+    headers: tuple[tuple[str, bytes | None], ...]
+
+
+def _hex_or_none(field: str) -> bytes | None:
+    return None if field == "~" else bytes.fromhex(field)
+
+
 def run(cmd: Sequence[str], stdin: str | None = None, timeout: float = 300) -> tuple[int, str, str]:
     try:
         r = subprocess.run(
@@ -361,6 +377,25 @@ class Kafka:
         for line in out.splitlines():
             p, o, k, v = line.split("\t")
             rows.append(Dumped(int(p), int(o), None if k == "~" else bytes.fromhex(k), int(v)))
+        return rows
+
+    def dump_records(self, topic: str) -> list[Whole]:
+        """Every committed record whole (value, timestamp, headers), read back by Kafka's
+        Java consumer: the oracle of a byte-for-byte copy."""
+        cmd = quick_java(
+            self.fixture_cp, "KafkaFixture", "dump-records", "--bootstrap-server",
+            self.bootstrap, "--topic", topic,
+        )  # fmt: skip
+        rc, out, err = run(cmd)
+        assert rc == 0, f"dump failed: {err}\n{self.diagnose()}"
+        rows = []
+        for line in out.splitlines():
+            p, o, k, v, ts, hs = line.split("\t")
+            headers = tuple(
+                (name, _hex_or_none(value))
+                for name, value in (h.split(":", 1) for h in hs.split(",") if h)
+            )
+            rows.append(Whole(int(p), int(o), _hex_or_none(k), _hex_or_none(v), int(ts), headers))
         return rows
 
     def serialize(self, items: Iterable[tuple[str, str]]) -> list[bytes]:

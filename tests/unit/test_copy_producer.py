@@ -3,9 +3,11 @@ by librdkafka's own names (its CONFIGURATION.md), or the copy refuses to start."
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pytest
 
-from migcheck.copy.producer import librdkafka_config, librdkafka_writes
+from migcheck.copy.producer import kafka_python_writes, librdkafka_config, librdkafka_writes
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, parse_properties
 
@@ -60,3 +62,20 @@ def test_an_option_librdkafka_is_not_given_a_name_for_is_refused() -> None:
 )
 def test_librdkafka_writes_only_positive_timestamps(timestamps: list[int], writes: bool) -> None:
     assert librdkafka_writes(timestamps) is writes
+
+
+class _Record(NamedTuple):
+    key: bytes | None
+    value: bytes | None
+    timestamp: int
+    headers: tuple[tuple[str, bytes | None], ...]
+
+
+def test_kafka_python_writes_no_null_header_value_nor_a_record_of_nothing() -> None:
+    """kafka-python 3.0's ``KafkaProducer.send`` raises "All headers items must be (str,
+    bytes) tuples" and "Need at least one: key or value"."""
+    assert kafka_python_writes([_Record(b"k", b"v", 0, (("a", b""), ("b", b"x")))])
+    assert kafka_python_writes([_Record(None, b"", 0, ()), _Record(b"k", None, 0, ())])
+    null_header = _Record(b"k", b"v", 0, (("a", None),))
+    assert not kafka_python_writes([_Record(b"k", b"v", 0, ()), null_header])
+    assert not kafka_python_writes([_Record(None, None, 0, ())])
