@@ -212,6 +212,31 @@ def until_committed(kafka: Kafka, topic: str, groups: list[str]) -> None:
         admin.close()
 
 
+def until_lagging(kafka: Kafka, topic: str, group: str, at_least: int = 100) -> int:
+    """Until ``group``'s committed offsets on ``topic`` trail its end by ``at_least``
+    records: a busy group lags only once its console consumer's pipe has filled, some
+    seconds after it starts.  Its lag then."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap)
+    try:
+        deadline = time.monotonic() + 120  # a hang guard
+        while True:
+            offsets = admin.list_group_offsets([group]).get(group, {})
+            committed = {tp: m.offset for tp, m in offsets.items() if tp.topic == topic}
+            ends = consumer.end_offsets([TopicPartition(topic, p) for p in
+                                         consumer.partitions_for_topic(topic) or ()])  # fmt: skip
+            lag = sum(end - committed.get(tp, 0) for tp, end in ends.items())
+            if lag >= at_least:
+                return lag
+            assert time.monotonic() < deadline, f"{group} never lagged: {lag}"
+            time.sleep(0.2)
+    finally:
+        admin.close()
+        consumer.close()
+
+
 def partition_count(kafka: Kafka, topic: str) -> int:
     """The topic's partition count, as Kafka's kafka-topics describes it."""
     rc, out, err = kafka.tool(
