@@ -264,25 +264,23 @@ def columns_of_records(records: Sequence[ConsumerRecord], digest: bool = False) 
 
 
 def _digest_of(value: bytes | None, headers: Sequence[tuple[str, bytes | None]] | None) -> int:
-    """:func:`_fnv1a_64` of a value and headers as format v2 writes them after the key."""
-    wire = bytearray(_zigzag(-1 if value is None else len(value)) + (value or b""))
-    wire += _zigzag(len(headers or ()))
+    """:func:`_fnv1a_64` of a value and headers as format v2 writes them after the key,
+    encoded with kafka-python's own varint writer."""
+    from kafka.record.util import encode_varint
+
+    wire = bytearray()
+
+    def field(data: bytes | None) -> None:  # a length (-1: null), then the bytes
+        encode_varint(-1 if data is None else len(data), wire.append)
+        wire.extend(data or b"")
+
+    field(value)
+    encode_varint(len(headers or ()), wire.append)
     for name, v in headers or ():
-        raw = name.encode()
-        wire += _zigzag(len(raw)) + raw + _zigzag(-1 if v is None else len(v)) + (v or b"")
+        field(name.encode())
+        field(v)
     src = np.frombuffer(bytes(wire), np.uint8)
     return int(_fnv1a_64(src, 0, src.shape[0]))
-
-
-def _zigzag(n: int) -> bytes:
-    """``n`` as a zigzag varint, as Kafka's record fields are written."""
-    raw = ((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while raw > 0x7F:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
-    return bytes(out)
 
 
 # --- batches -----------------------------------------------------------------------
