@@ -35,7 +35,8 @@ def verify(
     done: dict[int, int],
 ) -> Verification:
     """Each identity of the copied source range (up to ``done`` per partition) as often in
-    the whole destination, as it is now, as in the source, on its key's partition."""
+    the whole destination, as it is now, as in the source, on its key's partition: one
+    Spark job, each topic read once."""
     from pyspark.sql import functions as F
 
     from migcheck.analysis.spark import partition_column
@@ -50,23 +51,22 @@ def verify(
     src = _identities(spark, client, src_ranges)
     dst = _identities(spark, client, dst_ranges)
     ident = ["key", "timestamp", "digest"]
+    expected = partition_column(F.col("key"), dest.partition_count, partitioner)
+    wrong = F.when(expected.isNotNull() & (expected != F.col("partition")), 1).otherwise(0)
     s = src.groupBy(*ident).agg(F.count("*").alias("n_src"))
-    d = dst.groupBy(*ident).agg(F.count("*").alias("n_dst"))
+    # each destination identity's records, and how many of them sit on another partition
+    # than their key's: summed over the source's identities below, in the same one job
+    d = dst.groupBy(*ident).agg(F.count("*").alias("n_dst"), F.sum(wrong).alias("n_wrong"))
     joined = s.join(d, on=[s[c].eqNullSafe(d[c]) for c in ident], how="left")
     n_dst = F.coalesce(F.col("n_dst"), F.lit(0))
-    expected = partition_column(F.col("key"), dest.partition_count, partitioner)
-    copied = dst.join(
-        s.select(*ident), on=[dst[c].eqNullSafe(s[c]) for c in ident], how="left_semi"
-    )
     row = joined.agg(
         F.sum("n_src").alias("records"),
         F.sum(F.when(n_dst < F.col("n_src"), 1).otherwise(0)).alias("missing"),
         F.sum(F.when(n_dst > F.col("n_src"), 1).otherwise(0)).alias("duplicated"),
+        F.sum(F.coalesce(F.col("n_wrong"), F.lit(0))).alias("misplaced"),
     ).first()
-    misplaced = copied.where(expected.isNotNull() & (expected != F.col("partition"))).count()
-    return Verification(
-        int(row["records"] or 0), int(row["missing"] or 0), int(row["duplicated"] or 0), misplaced
-    )
+    return Verification(*(int(row[c] or 0) for c in ("records", "missing", "duplicated",
+                                                       "misplaced")))  # fmt: skip
 
 
 #: How long the check waits for the destination's last stable offset to reach its high

@@ -157,6 +157,17 @@ def test_a_record_copied_twice_fails_the_verification(kafka: Kafka, tmp_path: Pa
     assert again.returncode == 1, again.stdout + again.stderr[-1000:]
     assert "duplicated 1" in again.stdout and "FAILED" in again.stdout
 
+    # a twin of another record, on a partition its key does not hash to: misplaced too
+    q, _, k, ts, _, v = next(r for r in _kcat_dump(kafka, into) if r[2] != k)
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap)
+    producer.send(into, key=k.encode(), value=v.encode(), partition=(q + 1) % 6,
+                  timestamp_ms=int(ts))  # fmt: skip
+    producer.flush()
+    producer.close()
+    third = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    assert third.returncode == 1, third.stdout + third.stderr[-1000:]
+    assert "duplicated 2, misplaced 1: FAILED" in third.stdout, third.stdout
+
 
 def test_auto_refuses_a_topic_that_no_partitioner_placed_whole(kafka: Kafka) -> None:
     """Keys placed by CRC-32 first, then by the Java producer (murmur2), each partition's
