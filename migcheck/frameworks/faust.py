@@ -38,6 +38,7 @@ from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step, Strategy
 from migcheck.model.topics import is_repartition_name
 from migcheck.runbook.actions import (
+    READ_COMMITTED_WHY,
     alter_step,
     commit_start,
     delete_changelogs,
@@ -221,16 +222,22 @@ def _restart(f: RunbookFacts) -> Step:
     source = (
         f"with app.topic({f.target!r}) in place of {f.topic!r}, " if f.target != f.topic else ""
     )
+    copied = f.target != f.topic
+    committed = (
+        " Through the copy, also processing_guarantee='exactly_once', at least until the "
+        "lag has drained: faust-streaming reads committed records only then (its consumer "
+        "reads uncommitted ones otherwise)."
+    )
     start = (
         f"Start every worker {source}the same app id, and topic_partitions={f.to} (and "
         f"partitions={f.to} on each Table that names a count): Faust creates the "
-        "changelogs with that count."
+        "changelogs with that count." + (committed if copied else "")
     )
     topics = internal_topics_back(f, "its changelogs exist with their counts: ")
     return restart(
         f,
         "Faust creates its changelogs, rebuilds its tables from the start, the lag drains "
-        "to 0, and migcheck app finds it healthy.",
+        "to 0, and migcheck app finds it healthy." + (f" {READ_COMMITTED_WHY}" if copied else ""),
         start,
         topics if f.expected_internal else None,
     )

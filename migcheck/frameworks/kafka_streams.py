@@ -31,6 +31,7 @@ from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, Strategy
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_internal, is_repartition_name
 from migcheck.runbook.actions import (
+    READ_COMMITTED_WHY,
     alter_step,
     group_is_empty,
     internal_topics_back,
@@ -196,15 +197,22 @@ def _local_state(f: RunbookFacts) -> Step:
 
 
 def _restart(f: RunbookFacts) -> Step:
+    copied = f.target != f.topic
     return restart(
         f,
         "Its internal topics come back with the new counts, the lag drains to 0, and "
-        "migcheck app finds it healthy.",
-        f"Start the application reading {f.target} (instead of {f.topic})."
-        if f.target != f.topic
+        "migcheck app finds it healthy." + (f" {READ_COMMITTED_WHY}" if copied else ""),
+        f"Start the application reading {f.target} (instead of {f.topic}), with "
+        f"{READ_COMMITTED} (exactly_once_v2 sets it already)."
+        if copied
         else "Start the application.",
         internal_topics_back(f, "the internal topics come back with their counts: "),
     )
+
+
+#: The setting that makes a Kafka Streams app read committed records only; under
+#: at-least-once (the default) its consumer reads uncommitted ones.
+READ_COMMITTED = "consumer.isolation.level=read_committed"
 
 
 _STREAMS_UNSEEN = (

@@ -27,7 +27,13 @@ from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid, st
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import Manual, RunbookFacts, Step, Strategy
-from migcheck.runbook.actions import alter_step, new_topic_step, prechecks, stop
+from migcheck.runbook.actions import (
+    READ_COMMITTED_WHY,
+    alter_step,
+    new_topic_step,
+    prechecks,
+    stop,
+)
 
 _KSQL_QUERY = re.compile(r"^_confluent-ksql-(?P<service>.*?)(?P<what>query|transient)_(?P<id>.+)$")
 
@@ -102,18 +108,21 @@ def _copy(f: RunbookFacts) -> Step:
 
 def _recreate(f: RunbookFacts, query: str) -> Step:
     source = f"the stream over {f.new_topic} in place of the one over {f.topic}"
-    reads = source if f.target != f.topic else f"{f.topic}, as before"
+    copied = f.target != f.topic
+    reads = source if copied else f"{f.topic}, as before"
+    committed = "SET 'ksql.streams.consumer.isolation.level'='read_committed'; " if copied else ""
     return Step(
         "Create the query again",
         "The new query gets a new id and new internal topics sized from its sources "
         f"({f.to} partitions), and reads its source from the start into empty state. "
         "ksqlDB gives a new sink the partition count of its source and refuses an existing "
         "sink topic of another count: drop the old sink first (DROP TABLE|STREAM <sink>; "
-        "keeps its topic), and name the sink's count (WITH (PARTITIONS=n)) to keep it.",
+        "keeps its topic), and name the sink's count (WITH (PARTITIONS=n)) to keep it."
+        + (f" {READ_COMMITTED_WHY}" if copied else ""),
         (
             Manual(
-                "In the ksqlDB CLI: SET 'auto.offset.reset'='earliest'; then the kept "
-                f"statement, reading {reads}."
+                f"In the ksqlDB CLI: SET 'auto.offset.reset'='earliest'; {committed}then the "
+                f"kept statement, reading {reads}."
             ),
             Manual(
                 f"SHOW QUERIES; shows the new query RUNNING; migcheck app --application-id "

@@ -35,6 +35,7 @@ from migcheck.kafka.groups import GroupInfo
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step, Strategy
 from migcheck.runbook.actions import (
+    READ_COMMITTED_WHY,
     alter_step,
     commit_start,
     delete_changelogs,
@@ -193,17 +194,20 @@ def _offsets(f: RunbookFacts, first: int) -> Step:
 
 
 def _restart(f: RunbookFacts) -> Step:
+    copied = f.target != f.topic
     start = (
         f"Start the application with app.topic({f.target!r}) in place of {f.topic!r}, the "
-        "same consumer_group."
-        if f.target != f.topic
+        "same consumer_group, and isolation.level=read_committed (librdkafka's default, "
+        "which Quix keeps: check that consumer_extra_config does not change it)."
+        if copied
         else "Start the application."
     )
     topics = internal_topics_back(f, "its changelogs exist with their counts: ")
     return restart(
         f,
         "Quix creates its changelogs with the count of their topic, rebuilds the state from "
-        "the start, the lag drains to 0, and migcheck app finds it healthy.",
+        "the start, the lag drains to 0, and migcheck app finds it healthy."
+        + (f" {READ_COMMITTED_WHY}" if copied else ""),
         start,
         topics if f.expected_internal else None,
     )

@@ -194,6 +194,16 @@ def internal_topics_back(f: RunbookFacts, said: str) -> Check:
     )
 
 
+#: Why an app restarted on a copy must read committed records only (each framework names
+#: its own setting): a copy killed mid-transaction and resumed leaves that transaction's
+#: records in the new topic, aborted, and a consumer at read_uncommitted reads them.
+READ_COMMITTED_WHY = (
+    "It must read committed records only: a copy killed and resumed leaves the records of "
+    "its aborted transactions in the new topic, and a consumer reading uncommitted ones "
+    "would process them as well (twice, for every record the resumed copy wrote again)."
+)
+
+
 def restart(f: RunbookFacts, why: str, start: str, topics: Check | None) -> Step:
     """The app started on the target (``start`` says how), its internal topics back
     (``topics``), its lag drained, and migcheck app finding it healthy."""

@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from copykill import kill, start_copy, wait_mid_round
 from kafkatest import Kafka, Whole
 from oracles import crc_partition, java_partition, run_cli
 
@@ -247,38 +248,16 @@ def _killable_copy(kafka: Kafka, prefix: str, checkpoint: Path, *extra: str):
     topic = kafka.create_topic(f"{prefix}-src", KILL_PARTITIONS)
     into = kafka.create_topic(f"{prefix}-dst", 6)
     _kcat_produce(kafka, topic, [f"key-{i % 5000}\tvalue-{i}" for i in range(KILL_RECORDS)])
-    args = ["copy", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--into", into]
-    proc = subprocess.Popen(
-        [*_cli(), *args, "--checkpoint", str(checkpoint), *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    return topic, into, proc
-
-
-def _wait_mid_round(kafka: Kafka, checkpoint: Path, into: str, proc: subprocess.Popen) -> None:
-    """Until a round is in flight after one settled, and its transactions are writing
-    (the destination's high watermarks past what the settled round committed)."""
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        state = _read_state(checkpoint)
-        settled = sum(int(n) for n in state.get("next", {}).values())
-        if state.get("pending") and settled and _high_watermarks(kafka, into) > settled + 2_000:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"no round was in flight (exit {proc.poll()})")
+    return topic, into, start_copy(kafka, topic, into, checkpoint, *extra)
 
 
 def test_a_killed_copy_resumes_without_a_duplicate(kafka: Kafka, tmp_path: Path) -> None:
     checkpoint = tmp_path / "copy.json"
     topic, into, proc = _killable_copy(kafka, "copy-kill", checkpoint)
     try:
-        _wait_mid_round(kafka, checkpoint, into, proc)
+        wait_mid_round(kafka, checkpoint, into, proc)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the driver, Spark's JVM and its workers
-        proc.wait(timeout=30)
+        kill(proc)
     assert 0 < len(_kcat_dump(kafka, into)) < KILL_RECORDS  # killed in the middle
 
     p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
@@ -296,7 +275,7 @@ def test_a_task_retried_within_the_job_copies_its_chunk_once(kafka: Kafka, tmp_p
     checkpoint = tmp_path / "copy.json"
     topic, into, proc = _killable_copy(kafka, "copy-retry", checkpoint, "--master", "local[2,4]")
     try:
-        _wait_mid_round(kafka, checkpoint, into, proc)
+        wait_mid_round(kafka, checkpoint, into, proc)
         killed = _kill_python_workers(proc.pid)
         out, err = proc.communicate(timeout=600)
     finally:
@@ -331,26 +310,6 @@ def _kill_python_workers(session: int) -> list[int]:
 
 def _cli() -> list[str]:
     return [sys.executable, "-m", "migcheck"]
-
-
-def _read_state(checkpoint: Path) -> dict:
-    """The checkpoint as the driver last wrote it ({} before its first write)."""
-    try:
-        return dict(json.loads(checkpoint.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return {}
-
-
-def _high_watermarks(kafka: Kafka, topic: str) -> int:
-    """The sum of ``topic``'s high watermarks: records written, committed or not."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap)  # read_uncommitted
-    try:
-        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
-        return sum(consumer.end_offsets(tps).values())
-    finally:
-        consumer.close()
 
 
 def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:

@@ -140,8 +140,9 @@ def test_a_faust_worker_running_through_the_alter_miscounts_the_moved_keys_then_
 def test_the_faust_runbook_executed_leaves_every_count_true(kafka: Kafka, tmp_path: Path) -> None:
     """New topic (auto: a Faust table's state cannot be seen to stay clear of the topic):
     copy, wipe the datadir, delete the changelog, commit the start, restart on the new
-    topic with its count.  The real worker then counts every key right over both phases,
-    and Faust created the changelog again with 6 partitions."""
+    topic with its count, under processing_guarantee='exactly_once' as the runbook says.
+    The real worker then counts every key right over both phases, and Faust created the
+    changelog again with 6 partitions."""
     app = FaustApp(kafka)
     app.produce(phase1())
     first = app.run()
@@ -158,7 +159,11 @@ def test_the_faust_runbook_executed_leaves_every_count_true(kafka: Kafka, tmp_pa
         if "Switch every producer" in line:
             kafka.produce(new, [(k.encode(), v.encode(), None) for k, v in phase2()])
         if "Start every worker" in line:
-            started.append(app.start(tmp_path / "worker", topic=new, partitions=6))
+            # the runbook names the only way Faust reads committed records only
+            assert "processing_guarantee='exactly_once'" in line
+            started.append(
+                app.start(tmp_path / "worker", topic=new, partitions=6, guarantee="exactly_once")
+            )
         return True
 
     env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}

@@ -7,8 +7,12 @@ the app restarts on the new topic), and makes each step fail once by injection
 (a command that did its work and then reports a failure, or a declined manual
 step), running the script again after each.  More records then go to the new
 topic, and every key's count must equal the true count of all the records
-produced for it.  The second test shows what goes wrong without the runbook, and that
-the refused `--strategy in-place` names exactly the keys that split.
+produced for it.  Before the script, a real `migcheck copy` into the new topic is killed in
+the middle of a round (issue 55): the script's copy resumes it, the new topic keeps the
+killed transactions' records, aborted, and the app restarted with the setting the runbook
+names (``consumer.isolation.level=read_committed``) counts none of them.  The second test
+shows what goes wrong without the runbook, and that the refused `--strategy in-place`
+names exactly the keys that split.
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from copykill import kcat_count, kill, start_copy, wait_mid_round
 from kafkatest import KAFKA_LOCAL, Kafka
 from runbookops import BIN, Operator
 from streamsapp import KEYS, StreamsApp, moved_keys, phase1, phase2
+
+from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
 pytestmark = pytest.mark.kafka
 
@@ -40,13 +47,16 @@ def _late() -> list[tuple[str, str]]:
     return [(k, "late") for k in KEYS[:50]]
 
 
+#: The fault after which the new topic exists (a killed copy then lands in it).
+CREATED = r"^kafka-topics .*--create"
+
 #: Where each run of the script fails once, in the order the script reaches them: a
 #: command runs to its end and then reports a failure (the worst case for a re-run: the
 #: work is done but the script does not know), or the operator declines a manual step.
 FAULTS = (
     r"^kafka-get-offsets .*--time -2",  # 1. pre-checks
     r"MANUAL: Stop every instance",  # 2. stop
-    r"^kafka-topics .*--create",  # 3. the new topic is created...
+    CREATED,  # 3. the new topic is created...
     r"^migcheck copy",  # ...and the history copied
     r"^kafka-streams-application-reset .*--dry-run",  # 4. reset: its dry run...
     r"^kafka-streams-application-reset (?!.*--dry-run)",  # ...and the reset itself
@@ -55,13 +65,32 @@ FAULTS = (
 )
 
 
-def test_the_runbook_restores_every_count_through_a_failure_at_each_step(
+def _bulk() -> list[tuple[str, str]]:
+    """Enough records after phase 1 that the copy runs rounds (CHUNK records per source
+    partition each) and a kill lands between them."""
+    return [(KEYS[i % len(KEYS)], "bulk") for i in range(3 * (2 * CHUNK + CHUNK // 5))]
+
+
+def _kill_a_copy(kafka: Kafka, topic: str, work: Path) -> None:
+    """A copy into the new topic (the script has created it) killed in the middle of a
+    round, its checkpoint where the script's copy looks for it: the script's next copy
+    resumes it."""
+    checkpoint = work / "copy.checkpoint"
+    proc = start_copy(kafka, topic, f"{topic}-p6", checkpoint)
+    try:
+        wait_mid_round(kafka, checkpoint, f"{topic}-p6", proc)
+    finally:
+        kill(proc)
+
+
+def test_the_runbook_restores_every_count_through_a_killed_copy_and_a_failure_at_each_step(
     kafka: Kafka, tmp_path: Path
 ) -> None:
     app = StreamsApp(kafka, "count")
     old_input = app.input
     app.produce(app.input, phase1())
     assert app.run().code == 0
+    app.produce(app.input, _bulk())
 
     p = _runbook(app, "--format", "sh", "--state-dir", str(app.state_dir))
     assert p.returncode == 0, p.stderr
@@ -69,6 +98,8 @@ def test_the_runbook_restores_every_count_through_a_failure_at_each_step(
     script.write_text(p.stdout, encoding="utf-8")
     lint = subprocess.run([str(BIN / "shellcheck"), str(script)], capture_output=True, text=True)
     assert lint.returncode == 0, lint.stdout
+    assert "with consumer.isolation.level=read_committed" in p.stdout
+    app.isolation_level = "read_committed"  # as the restart step says
 
     operator = Operator(script, app, tmp_path / "work", late=_late())
     for fault in FAULTS:
@@ -76,17 +107,25 @@ def test_the_runbook_restores_every_count_through_a_failure_at_each_step(
         assert code != 0, f"{fault}: {out}"
         assert "injected failure after" in out or "stopped at a manual step" in out, out
         assert "Runbook complete." not in out
+        if fault == CREATED:  # the new topic exists: a copy into it is killed mid-round
+            _kill_a_copy(kafka, old_input, tmp_path / "work")
     code, out = operator.run()
     operator.done()
     assert code == 0, out
     assert out.count("done before: skipped") == 5, out  # it resumed at the restart
     assert "Runbook complete." in out and "migcheck app: healthy" in out
-    assert app.input == f"{old_input}-p6"
+    into = f"{old_input}-p6"
+    assert app.input == into
+    # the killed round's transactions are in the new topic, aborted: a consumer reading
+    # uncommitted records (kcat, as the app would by default) reads more than were produced
+    produced = len(phase1() + _bulk() + _late())
+    assert kcat_count(kafka, into, "read_committed") == produced
+    assert kcat_count(kafka, into, "read_uncommitted") > produced
 
     app.produce(app.input, phase2())
     after = app.run()
     assert after.code == 0 and after.crash is None, after.stderr[-2000:]
-    truth = Counter(k for k, _ in phase1() + _late() + phase2())
+    truth = Counter(k for k, _ in phase1() + _bulk() + _late() + phase2())
     counts = _counts(app, after.state)
     assert counts == dict(truth)
     rc, described, _ = kafka.tool(

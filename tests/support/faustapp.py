@@ -84,9 +84,11 @@ class FaustApp:
         refresh_ms: int | None = None,
         topic: str | None = None,
         partitions: int | None = None,
+        guarantee: str | None = None,
     ) -> list[str]:
         """The worker's command line: on ``topic`` (the input by default) with
-        ``partitions`` as its topic_partitions (the input's count by default)."""
+        ``partitions`` as its topic_partitions (the input's count by default), and
+        ``guarantee`` as its processing_guarantee (Faust's default if None)."""
         return [
             faust_python(), str(COUNTER), "--bootstrap-server", self.kafka.bootstrap,
             "--app-id", self.app_id, "--topic", topic or self.input,
@@ -94,6 +96,7 @@ class FaustApp:
             "--partitions", str(partitions or self.input_partitions), "--store", self.store,
             "--idle", str(idle),
             *([] if refresh_ms is None else ["--metadata-max-age-ms", str(refresh_ms)]),
+            *([] if guarantee is None else ["--processing-guarantee", guarantee]),
         ]  # fmt: skip
 
     def run(self, idle: float = 3.0, timeout: float = 120) -> FaustRun:
@@ -108,13 +111,15 @@ class FaustApp:
         refresh_ms: int | None = None,
         topic: str | None = None,
         partitions: int | None = None,
+        guarantee: str | None = None,
     ) -> Worker:
         """The worker running in the background (no idle stop), its output in ``logs``,
         its consumer's and producer's metadata refreshed every ``refresh_ms`` (Faust's
-        default if None), on ``topic`` with ``partitions`` (:meth:`command`)."""
+        default if None), on ``topic`` with ``partitions`` and ``guarantee``
+        (:meth:`command`)."""
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / "stdout", logs / "stderr"
-        command = self.command(0, refresh_ms, topic, partitions)
+        command = self.command(0, refresh_ms, topic, partitions, guarantee)
         with out.open("w", encoding="utf-8") as o, err.open("w", encoding="utf-8") as e:
             proc = subprocess.Popen(command, text=True, stdout=o, stderr=e)
         return Worker(proc, out, err)

@@ -152,6 +152,9 @@ class StreamsApp:
     #: The classic protocol's session.timeout.ms (the fixture's --session-timeout-ms);
     #: None: the client's default, 45 s.
     session_timeout_ms: int | None = None
+    #: The main consumer's isolation.level (the fixture's --isolation-level), as a
+    #: runbook names it; None: the client's default (read_uncommitted at at-least-once).
+    isolation_level: str | None = None
     #: The application id's prefix (a unique suffix follows); default ``app-<topology>``.
     app_prefix: str = ""
     #: An input topic that exists already, shared with other readers; default a new one.
@@ -217,6 +220,7 @@ class StreamsApp:
                 if self.session_timeout_ms is not None
                 else []
             ),
+            *(["--isolation-level", self.isolation_level] if self.isolation_level else []),
             *extra,
         ]
 

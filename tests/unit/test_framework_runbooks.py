@@ -305,3 +305,42 @@ def test_faust_internal_is_the_apps_changelogs_by_fausts_naming() -> None:
         ("faust-counter-counts-changelog",),
         {"faust-counter-counts-changelog": 6},
     )
+
+
+def _streams(**changes: object) -> RunbookFacts:
+    streams: dict[str, object] = {
+        "kind": ReaderKind.KAFKA_STREAMS,
+        "app_id": "shop-counter",
+        "internal": ("shop-counter-counts-changelog",),
+        "expected_internal": {"shop-counter-counts-changelog": 6},
+        "state_dir": "/srv/streams",
+    }
+    return _quix(**{**streams, **changes})
+
+
+#: Each framework's own setting that makes it read committed records only, as its
+#: documentation names it: Kafka Streams' consumer prefix (StreamsConfig.consumerPrefix),
+#: librdkafka's isolation.level (Quix keeps its default), faust-streaming's consumer,
+#: read_committed only under processing_guarantee='exactly_once' (0.15.3,
+#: transport/drivers/aiokafka.py), and ksqlDB's ksql.streams. prefix for a SET.
+READ_COMMITTED = {
+    ReaderKind.KAFKA_STREAMS: (_streams, "consumer.isolation.level=read_committed"),
+    ReaderKind.QUIX_STREAMS: (_quix, "isolation.level=read_committed"),
+    ReaderKind.FAUST: (_faust, "processing_guarantee='exactly_once'"),
+    ReaderKind.KSQLDB: (_ksql, "SET 'ksql.streams.consumer.isolation.level'='read_committed';"),
+}
+
+
+@pytest.mark.parametrize("kind", list(READ_COMMITTED), ids=lambda k: k.value)
+def test_an_app_restarted_on_the_copy_reads_committed_records_only(kind: ReaderKind) -> None:
+    """A killed copy leaves aborted records in the new topic: the restart through the copy
+    names the framework's setting, and says why; in place, nothing was copied."""
+    build, setting = READ_COMMITTED[kind]
+    restarts = ("Restart the application on orders-p6", "Create the query again")
+    (last,) = [s for s in steps(build()) if s.title in restarts]
+    starts = " ".join(a.text for a in last.actions if isinstance(a, Manual))
+    assert setting in starts
+    assert "aborted transactions" in last.why
+    in_place = build(strategy=Strategy.IN_PLACE)
+    texts = [a.text for s in steps(in_place) for a in s.actions if isinstance(a, Manual)]
+    assert not any("read_committed" in t or "exactly_once" in t for t in texts)
