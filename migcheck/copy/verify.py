@@ -37,10 +37,6 @@ def verify(
     """Each identity of the copied source range (up to ``done`` per partition) as often in
     the whole destination, as it is now, as in the source, on its key's partition: one
     Spark job, each topic read once."""
-    from pyspark.sql import functions as F
-
-    from migcheck.analysis.spark import partition_column
-
     src_ranges = [
         (source.name, p.partition, p.log_start_offset, done[p.partition]) for p in source.partitions
     ]
@@ -50,23 +46,36 @@ def verify(
     ]
     src = _identities(spark, client, src_ranges)
     dst = _identities(spark, client, dst_ranges)
+    row = compared(src, dst, dest.partition_count, partitioner).first()
+    return Verification(*(int(row[c] or 0) for c in ("records", "missing", "duplicated",
+                                                       "misplaced")))  # fmt: skip
+
+
+def compared(src: Any, dst: Any, partitions: int, partitioner: str) -> Any:
+    """One row of counts from both sides' identities (:data:`_SCHEMA`): the source's
+    records, its identities missing from or duplicated in the destination, and the
+    destination's records of those identities away from their key's partition."""
+    from pyspark.sql import functions as F
+
+    from migcheck.analysis.spark import partition_column
+
     ident = ["key", "timestamp", "digest"]
-    expected = partition_column(F.col("key"), dest.partition_count, partitioner)
+    expected = partition_column(F.col("key"), partitions, partitioner)
     wrong = F.when(expected.isNotNull() & (expected != F.col("partition")), 1).otherwise(0)
     s = src.groupBy(*ident).agg(F.count("*").alias("n_src"))
     # each destination identity's records, and how many of them sit on another partition
     # than their key's: summed over the source's identities below, in the same one job
     d = dst.groupBy(*ident).agg(F.count("*").alias("n_dst"), F.sum(wrong).alias("n_wrong"))
-    joined = s.join(d, on=[s[c].eqNullSafe(d[c]) for c in ident], how="left")
+    # a sort-merge join: Spark takes the read's output for as small as its few task rows
+    # and would broadcast one side, which fails past the driver's memory (5 M records)
+    joined = s.join(d.hint("merge"), on=[s[c].eqNullSafe(d[c]) for c in ident], how="left")
     n_dst = F.coalesce(F.col("n_dst"), F.lit(0))
-    row = joined.agg(
+    return joined.agg(
         F.sum("n_src").alias("records"),
         F.sum(F.when(n_dst < F.col("n_src"), 1).otherwise(0)).alias("missing"),
         F.sum(F.when(n_dst > F.col("n_src"), 1).otherwise(0)).alias("duplicated"),
         F.sum(F.coalesce(F.col("n_wrong"), F.lit(0))).alias("misplaced"),
-    ).first()
-    return Verification(*(int(row[c] or 0) for c in ("records", "missing", "duplicated",
-                                                       "misplaced")))  # fmt: skip
+    )
 
 
 #: How long the check waits for the destination's last stable offset to reach its high
