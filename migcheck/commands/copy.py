@@ -123,6 +123,6 @@ def _round_io(options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCo
     into = range(spec.into_partitions)
     return RoundIO(
         ends=lambda: high_watermarks(spec.client, options.into, into),
-        launch=lambda state: launch_round(spark, spec, state, counters),
+        launch=lambda state, resumed: launch_round(spark, spec, state, resumed, counters),
         save=lambda state: save_checkpoint(path, options.topic, options.into, state),
     )

@@ -41,10 +41,11 @@ class ChunkResult(NamedTuple):
 @dataclass(frozen=True)
 class RoundIO:
     """The driver's I/O: every destination partition's end offset now, one round's Spark
-    job, and the atomic write of the checkpoint."""
+    job (told whether the round was resumed from a killed run's checkpoint), and the
+    atomic write of the checkpoint."""
 
     ends: Callable[[], dict[int, int]]
-    launch: Callable[[Checkpoint], list[ChunkResult]]
+    launch: Callable[[Checkpoint, bool], list[ChunkResult]]
     save: Callable[[Checkpoint], None]
 
 
@@ -133,7 +134,7 @@ def run_rounds(
 
 
 def _launch(state: Checkpoint, io: RoundIO, copied: Copied, resumed: bool) -> Checkpoint:
-    results = io.launch(state)
+    results = io.launch(state, resumed)
     for r in results:
         n, nulls = copied_this_run(r, resumed)
         before = copied.get(r.partition, (0, 0))

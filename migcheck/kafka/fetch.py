@@ -23,7 +23,7 @@ import pyarrow as pa
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line, open_consumer
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.kafka.recordbatch import Columns, columns_of_records
+from migcheck.kafka.recordbatch import Columns, WholeRecord, columns_of_records, whole_records
 
 if TYPE_CHECKING:
     from kafka import KafkaConsumer, TopicPartition
@@ -250,6 +250,32 @@ def read_range(
             if r.offset >= end:  # type: ignore[union-attr]
                 return
             yield r
+
+
+def read_whole(
+    client: ClientConfig, topic: str, partition: int, start: int, end: int,
+    idle_timeout_s: float = 30.0,
+) -> list[WholeRecord] | list[ConsumerRecord]:  # fmt: skip
+    """The committed records of ``topic``-``partition`` in ``[start, end)``, whole (key,
+    value, headers, timestamp), in offset order: what a copy writes.
+
+    Decoded in compiled code (hook 4 of :mod:`~migcheck.kafka.private_hooks`, with
+    bodies): kafka-python built a Python object per record and parsed it in Python,
+    most of a copy task's time (docs/benchmarks.md).  Where the hooks are fenced off,
+    kafka-python's own records (:func:`read_range`), which have the same names.
+    """
+    from kafka import TopicPartition
+
+    from migcheck.kafka.private_hooks import fetch_columns
+
+    consumer = open_consumer(client, retry_backoff_ms=READ_RETRY_BACKOFF_MS)
+    try:
+        if not fetch_columns(consumer, {TopicPartition(topic, partition): end}, bodies=True):
+            return list(read_range(consumer, topic, partition, start, end, idle_timeout_s))
+        polls = _polls(consumer, topic, partition, start, end, idle_timeout_s, lambda _: 100)
+        return [r for polled in polls for c in polled for r in whole_records(c)]
+    finally:
+        consumer.close(autocommit=False)
 
 
 def _polls(

@@ -261,7 +261,10 @@ def sock_recv(self: KafkaTCPTransport) -> tuple[bytes, Exception | None]:
 
 
 def fetch_columns(
-    consumer: KafkaConsumer, ends: Mapping[TopicPartition, int], digest: bool = False
+    consumer: KafkaConsumer,
+    ends: Mapping[TopicPartition, int],
+    digest: bool = False,
+    bodies: bool = False,
 ) -> bool:
     """Install hook 4 on ``consumer``: each poll then returns, per partition, a list of
     :class:`~migcheck.kafka.recordbatch.Columns` chunks of the records in
@@ -278,16 +281,19 @@ def fetch_columns(
     if not FENCE.open():
         return False
     fetcher = consumer._fetcher
-    fetcher.PartitionRecords = chunk_records(type(fetcher).PartitionRecords, ends, digest)
+    fetcher.PartitionRecords = chunk_records(type(fetcher).PartitionRecords, ends, digest, bodies)
     return True
 
 
 def chunk_records(
-    base: type[Fetcher.PartitionRecords], ends: Mapping[TopicPartition, int], digest: bool = False
+    base: type[Fetcher.PartitionRecords],
+    ends: Mapping[TopicPartition, int],
+    digest: bool = False,
+    bodies: bool = False,
 ) -> type[Fetcher.PartitionRecords]:
     """Hook 4's subclass of kafka-python's ``PartitionRecords`` (``base``): one fetched
     partition's records as one ``Columns`` chunk, up to the partition's end in ``ends``,
-    with each record's digest if asked (``recordbatch.decode``)."""
+    with each record's digest or body if asked (``recordbatch.decode``)."""
     from migcheck.kafka.recordbatch import decode
 
     class ChunkRecords(base):
@@ -311,6 +317,7 @@ def chunk_records(
                 f"{tp.topic}-{tp.partition}",
                 self.check_crcs,
                 digest,
+                bodies,
             )
             if got.leader_epoch >= 0:
                 self.leader_epoch = got.leader_epoch

@@ -23,7 +23,7 @@ import types
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -81,27 +81,31 @@ def _records(
     out: tuple[np.ndarray, ...],
     i: int,
     d: int | np.int64,
+    b: int | np.int64,
     digest: bool,
-) -> tuple[int, int | np.int64, int]:
-    """Decode up to ``count`` records of one batch into ``out`` from row ``i`` and key byte
-    ``d``, keeping offsets in ``[first, end)``; returns the new ``(i, d)`` and a status:
-    0 the batch is done, 1 ``end`` was reached, -1 the bytes do not hold ``count`` records.
+    bodies: bool,
+) -> tuple[int, int | np.int64, int | np.int64, int]:
+    """Decode up to ``count`` records of one batch into ``out`` from row ``i``, key byte
+    ``d`` and body byte ``b``, keeping offsets in ``[first, end)``; returns the new
+    ``(i, d, b)`` and a status: 0 the batch is done, 1 ``end`` was reached, -1 the bytes
+    do not hold ``count`` records.
 
     ``append_ts`` >= 0 is the batch's LogAppendTime, which every record then carries.
     With ``digest``, each record's value and headers, as their bytes from the value's
     length on (a null value, an empty one and the headers' boundaries all differ there),
-    become its digest (:func:`_fnv1a_64`).
+    become its digest (:func:`_fnv1a_64`).  With ``bodies`` (a copy, which writes whole
+    records), each record's value bytes and its headers as encoded are copied too.
     """
-    offsets, stamps, key_ends, key_null, value_sizes, key_data, digests = out
+    offsets, stamps, key_ends, key_null, value_sizes, key_data, digests, body_ends, body_data = out
     pos: int | np.int64 = 0
     size = src.shape[0]
     for _ in range(count):
         if pos >= size:
-            return i, d, -1
+            return i, d, b, -1
         length, pos = _varint(src, pos)
         record_end = pos + length
         if length < 0 or record_end > size:
-            return i, d, -1
+            return i, d, b, -1
         pos += 1  # attributes: unused in format v2
         ts_delta, pos = _varint(src, pos)
         offset_delta, pos = _varint(src, pos)
@@ -110,14 +114,14 @@ def _records(
         if key_len > 0:
             pos += key_len
         if pos >= record_end:
-            return i, d, -1
+            return i, d, b, -1
         value_at = pos
         value_len, pos = _varint(src, pos)
         if pos > record_end or (value_len > 0 and pos + value_len > record_end):
-            return i, d, -1
+            return i, d, b, -1
         offset = base_offset + offset_delta
         if offset >= end:
-            return i, d, 1
+            return i, d, b, 1
         if offset >= first:
             offsets[i] = offset
             stamps[i] = append_ts if append_ts >= 0 else base_ts + ts_delta
@@ -129,13 +133,18 @@ def _records(
             value_sizes[i] = value_len  # -1: a null value (tombstone)
             if digest:
                 digests[i] = _fnv1a_64(src, value_at, record_end)
+            if bodies:  # the value's bytes, then the headers as encoded
+                for j in range(record_end - pos):
+                    body_data[b + j] = src[pos + j]
+                b += record_end - pos
+                body_ends[i] = b
             i += 1
-        pos = record_end  # headers are read only for a digest
-    return i, d, 0
+        pos = record_end  # headers are read only for a digest or a body
+    return i, d, b, 0
 
 
 @functools.cache
-def _compiled() -> Callable[..., tuple[int, int | np.int64, int]]:
+def _compiled() -> Callable[..., tuple[int, int | np.int64, int | np.int64, int]]:
     """The record loop compiled by numba (cached per host, :mod:`migcheck.jit`)."""
     import numba
 
@@ -157,12 +166,16 @@ INTERPRETED_MAX_RECORDS = 5_000
 _interpreted_records = 0
 
 
-def _loop(count: int) -> Callable[..., tuple[int, int | np.int64, int]]:
+def _loop(
+    count: int, whole: bool = False
+) -> Callable[..., tuple[int, int | np.int64, int | np.int64, int]]:
     """The record loop for a batch of ``count`` records: interpreted while this process's
-    records so far fit :data:`INTERPRETED_MAX_RECORDS` and it is not compiled yet."""
+    records so far fit :data:`INTERPRETED_MAX_RECORDS` and it is not compiled yet, unless
+    each record's value is read (``whole``: a digest or a body, a loop over every byte,
+    interpreted 4% of a 5 M-record copy for its first 5,000 records a worker)."""
     global _interpreted_records
     records = _interpreted_records + count
-    if records <= INTERPRETED_MAX_RECORDS and _compiled.cache_info().currsize == 0:
+    if not whole and records <= INTERPRETED_MAX_RECORDS and _compiled.cache_info().currsize == 0:
         _interpreted_records = records
         return _records
     return _compiled()
@@ -173,7 +186,7 @@ def warm() -> None:
     :func:`decode` passes (a read-only byte array, as a fetch's bytes are): a read
     task's worker may do it before its first fetch (``analysis.spark.warm_workers``)."""
     out = _Builder(0, 0)
-    _compiled()(np.frombuffer(b"", np.uint8), 0, 0, 0, -1, 0, 1, out.cols, 0, 0, False)
+    _compiled()(np.frombuffer(b"", np.uint8), 0, 0, 0, -1, 0, 1, out.cols, 0, 0, 0, False, False)
 
 
 # --- columns -----------------------------------------------------------------------
@@ -186,6 +199,8 @@ class Columns:
     ``key_ends[i]`` is where key ``i`` ends in ``key_data`` (the previous end is where it
     starts, 0 for the first); ``value_sizes`` is -1 for a null value.  ``digests``, when
     asked for, holds each record's value and headers as one number (:func:`_fnv1a_64`).
+    ``body_ends``, when asked for, is where record ``i``'s body ends in ``body_data``: its
+    value's bytes, then its headers as the batch encodes them (:func:`whole_records`).
     """
 
     offsets: np.ndarray
@@ -195,6 +210,8 @@ class Columns:
     value_sizes: np.ndarray
     key_data: np.ndarray
     digests: np.ndarray | None = None
+    body_ends: np.ndarray | None = None
+    body_data: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -204,17 +221,21 @@ class Columns:
 class _Builder:
     """Grows the column arrays as batches are decoded into them."""
 
-    def __init__(self, rows: int, key_bytes: int, digest: bool = False) -> None:
+    def __init__(
+        self, rows: int, key_bytes: int, digest: bool = False, bodies: bool = False
+    ) -> None:
         self.i = 0
         self.d: int | np.int64 = 0  # an np.int64 from the interpreted record loop
-        self.digest = digest
-        self.cols = self._alloc(max(rows, 16), max(key_bytes, 256))
+        self.b: int | np.int64 = 0
+        self.digest, self.bodies = digest, bodies
+        key_bytes = max(key_bytes, 256)
+        self.cols = self._alloc(max(rows, 16), key_bytes, 4 * key_bytes if bodies else 0)
 
-    #: The columns with a row per record (all but ``key_data``, the fifth).
-    _ROWS = (0, 1, 2, 3, 4, 6)
+    #: The columns with a row per record (all but ``key_data`` and ``body_data``).
+    _ROWS = (0, 1, 2, 3, 4, 6, 7)
 
     @staticmethod
-    def _alloc(rows: int, key_bytes: int) -> tuple[np.ndarray, ...]:
+    def _alloc(rows: int, key_bytes: int, body_bytes: int) -> tuple[np.ndarray, ...]:
         return (
             np.empty(rows, np.int64),
             np.empty(rows, np.int64),
@@ -223,24 +244,81 @@ class _Builder:
             np.empty(rows, np.int32),
             np.empty(key_bytes, np.uint8),
             np.empty(rows, np.uint64),
+            np.empty(rows, np.int64),
+            np.empty(body_bytes, np.uint8),
         )
 
-    def reserve(self, rows: int, key_bytes: int) -> None:
-        have_rows, have_bytes = self.cols[0].shape[0], self.cols[5].shape[0]
-        if self.i + rows <= have_rows and self.d + key_bytes <= have_bytes:
+    def reserve(self, rows: int, batch_bytes: int) -> None:
+        """Room for ``rows`` more records whose keys (and bodies) fit ``batch_bytes``."""
+        c = self.cols
+        body = batch_bytes if self.bodies else 0
+        if (self.i + rows <= c[0].shape[0] and self.d + batch_bytes <= c[5].shape[0]
+                and self.b + body <= c[8].shape[0]):  # fmt: skip
             return
         bigger = self._alloc(
-            max(2 * have_rows, self.i + rows), max(2 * have_bytes, self.d + key_bytes)
+            max(2 * c[0].shape[0], self.i + rows),
+            max(2 * c[5].shape[0], self.d + batch_bytes),
+            max(2 * c[8].shape[0], self.b + body) if self.bodies else 0,
         )
         for k in self._ROWS:
-            bigger[k][: self.i] = self.cols[k][: self.i]
-        bigger[5][: self.d] = self.cols[5][: self.d]
+            bigger[k][: self.i] = c[k][: self.i]
+        bigger[5][: self.d] = c[5][: self.d]
+        bigger[8][: self.b] = c[8][: self.b]
         self.cols = bigger
 
     def columns(self) -> Columns:
         c, i = self.cols, self.i
         return Columns(c[0][:i], c[1][:i], c[2][:i], c[3][:i], c[4][:i], c[5][: self.d],
-                       c[6][:i] if self.digest else None)  # fmt: skip
+                       c[6][:i] if self.digest else None,
+                       c[7][:i] if self.bodies else None,
+                       c[8][: self.b] if self.bodies else None)  # fmt: skip
+
+
+class WholeRecord(NamedTuple):
+    """A record as a copy writes it: kafka-python's ``ConsumerRecord`` names, no more."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+
+
+def whole_records(c: Columns) -> list[WholeRecord]:
+    """The records of columns decoded with ``bodies``, each with its key, value and
+    headers as bytes: for a copy, which writes them as they are."""
+    if c.body_ends is None or c.body_data is None:
+        raise ValueError("columns decoded without bodies")
+    keys, bodies = c.key_data.tobytes(), c.body_data.tobytes()
+    out = []
+    k = b = 0
+    rows = zip(c.offsets.tolist(), c.timestamps.tolist(), c.key_null.tolist(),
+               c.value_sizes.tolist(), c.key_ends.tolist(), c.body_ends.tolist(),
+               strict=True)  # fmt: skip
+    for offset, ts, null, size, key_end, body_end in rows:
+        value_end = b + size if size > 0 else b
+        # a header count of 0 is one byte: no headers (the most records)
+        headers = [] if body_end - value_end == 1 else _headers(bodies[value_end:body_end])
+        key = None if null else keys[k:key_end]
+        out.append(WholeRecord(offset, ts, key, None if size < 0 else bodies[b:value_end], headers))
+        k, b = key_end, body_end
+    return out
+
+
+def _headers(encoded: bytes) -> list[tuple[str, bytes | None]]:
+    """A record's headers from their encoding in a batch: a count, then each header's
+    key (length, UTF-8) and value (length, -1 for null), lengths as zigzag varints."""
+    from kafka.record.util import decode_varint
+
+    count, pos = decode_varint(encoded, 0)
+    out = []
+    for _ in range(count):
+        size, pos = decode_varint(encoded, pos)
+        key = encoded[pos : pos + size].decode("utf-8")
+        size, pos = decode_varint(encoded, pos + size)
+        out.append((key, None if size < 0 else encoded[pos : pos + size]))
+        pos += max(size, 0)
+    return out
 
 
 def columns_of_records(records: Sequence[ConsumerRecord], digest: bool = False) -> Columns:
@@ -329,7 +407,7 @@ def _decompress(codec: int, data: memoryview, where: str) -> bytes:
 def _is_abort_marker(records: memoryview, base_offset: int) -> bool:
     """Whether a control batch's record is an abort marker (key: version, type 0)."""
     one = _Builder(1, len(records))
-    one.i, one.d, status = _loop(1)(
+    one.i, one.d, one.b, status = _loop(1)(
         np.frombuffer(records, np.uint8),
         1,
         base_offset,
@@ -340,6 +418,8 @@ def _is_abort_marker(records: memoryview, base_offset: int) -> bool:
         one.cols,
         0,
         0,
+        0,
+        False,
         False,
     )
     key = one.columns().key_data
@@ -373,10 +453,12 @@ def decode(
     where: str,
     check_crc: bool = True,
     digest: bool = False,
+    bodies: bool = False,
 ) -> Decoded:
     """The records of ``buf`` (a fetch response's bytes for one partition) with offsets in
     ``[first, end)``, committed ones only; with ``digest``, each one's digest of its value
-    and headers too (:attr:`Columns.digests`).
+    and headers too (:attr:`Columns.digests`); with ``bodies``, each one's value and headers
+    as bytes (:func:`whole_records`).
 
     A trailing batch cut short by the fetch size is left for the next fetch.  Bytes
     that are not format v2, fail their CRC or do not parse raise :class:`ReadError`.
@@ -385,7 +467,7 @@ def decode(
 
     view = memoryview(buf)
     txns = _Transactions(aborted)
-    out = _Builder(len(view) // 16, len(view) // 4, digest)
+    out = _Builder(len(view) // 16, len(view) // 4, digest, bodies)
     pos, next_offset, epoch = 0, first, -1
     while pos + _HEADER.size <= len(view):
         (base, length, epoch_, magic, crc, attrs, last_delta, base_ts, max_ts, producer, _,
@@ -416,9 +498,10 @@ def decode(
         out.reserve(count, len(records))
         append_ts = max_ts if attrs & _LOG_APPEND_TIME else -1
         src = np.frombuffer(records, np.uint8)
-        loop = _loop(count)
-        out.i, out.d, status = loop(src, count, base, base_ts, append_ts, first, end, out.cols,
-                                    out.i, out.d, digest)  # fmt: skip
+        loop = _loop(count, digest or bodies)
+        out.i, out.d, out.b, status = loop(src, count, base, base_ts, append_ts, first, end,
+                                           out.cols, out.i, out.d, out.b, digest,
+                                           bodies)  # fmt: skip
         if status < 0:
             raise ReadError(f"{where}: the record batch at offset {base} does not parse")
         if status == 1:

@@ -38,6 +38,7 @@ from migcheck.copy.rounds import (
 from migcheck.copy.task import (
     ChunkJob,
     CopySpec,
+    _may_have_run,
     check_placed_as_recorded,
     chunk_jobs,
     holds_in_order,
@@ -179,8 +180,10 @@ class _Driver:
         self.end += 10
         return {0: self.end, 1: self.end, 2: self.end}
 
-    def launch(self, state: Checkpoint) -> list[ChunkResult]:
+    def launch(self, state: Checkpoint, resumed: bool) -> list[ChunkResult]:
         assert self.saved and self.saved[-1] == state  # recorded before it was launched
+        # only a round in flight at the start (a killed run's) is resumed
+        assert resumed == (not self.launched and self.saved[0].pending is not None)
         self.launched.append(state)
         if len(self.launched) == self.die_at:
             raise KeyboardInterrupt("killed")
@@ -248,6 +251,10 @@ def test_a_resumed_round_gives_each_task_its_recorded_chunk_position_and_ends() 
         ChunkJob(spec, 1, Chunk(40, 90), 1, ends),  # no position yet: its own partition
     ]
     assert chunk_jobs(spec, Checkpoint({0: 100}, "murmur2", 4)) == []
+    fresh = chunk_jobs(spec, state, resumed=False)
+    assert [j.resumed for j in fresh] == [False, False]
+    # outside a Spark task nothing says it is a first attempt: the chunk is checked
+    assert _may_have_run(fresh[0])
 
 
 # --- settling a chunk in its task -------------------------------------------------------

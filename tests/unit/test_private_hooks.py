@@ -47,7 +47,7 @@ from packaging.requirements import Requirement
 from migcheck.errors import ReadError
 from migcheck.kafka import private_hooks
 from migcheck.kafka.config import ClientConfig, open_consumer
-from migcheck.kafka.fetch import WorkUnit, read_units
+from migcheck.kafka.fetch import WorkUnit, read_units, read_whole
 from migcheck.kafka.groups import (
     Member,
     describe_all_groups,
@@ -262,6 +262,31 @@ def test_reads_with_and_without_the_hooks_give_the_same_batches(
     # in the units' order
     assert together.equals(public)
     assert public_together.equals(public)
+
+
+def test_a_copys_whole_records_are_kafka_pythons_with_and_without_the_hooks(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``read_whole`` (a copy's read): hook 4 with bodies against kafka-python's own
+    records, over windows that start and end inside batches, several fetches each, with
+    headers, tombstones and aborted transactions in the logs."""
+    client = ClientConfig(broker.bootstrap, {}, {"max_partition_fetch_bytes": 4096})
+    ends = [p.end for p in broker.topics["events"]]
+    windows = [(0, 0, ends[0]), (1, 7, ends[1] // 2), (2, 500, ends[2])]
+
+    def read() -> list[tuple[object, ...]]:
+        return [
+            (r.offset, r.timestamp, r.key, r.value, list(r.headers))
+            for p, start, end in windows
+            for r in read_whole(client, "events", p, start, end, idle_timeout_s=5)
+        ]
+
+    _hooks(monkeypatch, on=True)
+    fast = read()
+    _hooks(monkeypatch, on=False)
+    public = read()
+    assert len(fast) > 300 and any(h for *_, h in fast) and any(v is None for *_, v, _ in fast)
+    assert fast == public
 
 
 @pytest.mark.parametrize(("hooks", "together"), [(True, False), (False, False), (True, True)])

@@ -29,7 +29,7 @@ from migcheck.errors import ReadError
 from migcheck.kafka import recordbatch
 from migcheck.kafka.fetch import WorkUnit, _batch
 from migcheck.kafka.private_hooks import chunk_records
-from migcheck.kafka.recordbatch import Columns, columns_of_records, decode
+from migcheck.kafka.recordbatch import Columns, columns_of_records, decode, whole_records
 
 TP = TopicPartition("t", 0)
 Aborted = FetchResponse.FetchableTopicResponse.PartitionData.AbortedTransaction
@@ -165,6 +165,18 @@ def test_a_digest_is_of_the_value_and_headers_kafka_python_reads(seed: int) -> N
     assert len(set(by_content.values())) == len(by_content)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_whole_records_are_the_records_kafka_python_reads(seed: int) -> None:
+    """Decoded with bodies (a copy's read), each record is kafka-python's: its offset,
+    timestamp, key, value (null or empty alike) and headers (null values included)."""
+    fetched = Fetched(seed)
+    records, _ = fetched.kafka_pythons()
+    got = decode(fetched.data, fetched.first, fetched.end, fetched.aborted, "t-0", bodies=True)
+    theirs = [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in records]
+    assert [tuple(w) for w in whole_records(got.columns)] == theirs
+
+
 def _none() -> Columns:
     return columns_of_records([])
 
@@ -219,10 +231,12 @@ def test_the_record_loop_interpreted_equals_it_compiled(
     first, end = 100 + min(window), 100 + max(window)
     results = []
     for loop in (recordbatch._records, recordbatch._compiled()):
-        out = recordbatch._Builder(len(records), len(raw), digest=True)
-        i, d, status = loop(src, len(records), 100, base_ts, -1, first, end, out.cols, 0, 0, True)
-        out.i, out.d = i, d
+        out = recordbatch._Builder(len(records), len(raw), digest=True, bodies=True)
+        i, d, b, status = loop(src, len(records), 100, base_ts, -1, first, end, out.cols, 0, 0,
+                               0, True, True)  # fmt: skip
+        out.i, out.d, out.b = i, d, b
         c = out.columns()
         assert c.digests is not None
-        results.append((i, d, status, rows_of_columns(c), c.digests.tolist()))
+        results.append((i, d, b, status, rows_of_columns(c), c.digests.tolist(),
+                        whole_records(c)))  # fmt: skip
     assert results[0] == results[1]
