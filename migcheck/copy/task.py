@@ -7,12 +7,14 @@ destination's recorded ends from the driver (:class:`ChunkJob`), never from a
 local disk.  It first initialises the partition's stable transactional id, which
 fences a zombie attempt and makes Kafka finish or abort the transaction it left
 open, so the destination is final.  It then reads the chunk again from the
-source and places it as recorded: if, in every destination partition it writes
-to, all its records appear in order after the recorded end offset, the chunk
-committed (an earlier attempt wrote it) and is skipped; otherwise it is copied
-in one transaction.  One record proves nothing: another task may have written an
-equal one (two null-key records with the same value and timestamp in two source
-partitions), which is why tasks never share a partition for their records
+source and places it as recorded.  Where an earlier attempt may have run (a
+round resumed from a killed run, or Spark's retry: :func:`_may_have_run`), it
+reads the destination back: if, in every destination partition it writes to, all
+its records appear in order after the recorded end offset, the chunk committed
+and is skipped.  Otherwise it is copied in one transaction.  One record proves
+nothing: another task may have written an equal one (two null-key records with
+the same value and timestamp in two source partitions), which is why tasks never
+share a partition for their records
 (:func:`~migcheck.copy.placement.unhashed_share`).
 
 The decisions are pure (:func:`holds_in_order`, :func:`written_since`,
