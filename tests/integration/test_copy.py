@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from copykill import kill, start_copy, wait_mid_round
+from copykill import kill, resume, start_copy, wait_mid_round
 from kafkatest import Kafka, Whole
 from oracles import crc_partition, java_partition, run_cli
 
@@ -277,6 +277,7 @@ def test_a_task_retried_within_the_job_copies_its_chunk_once(kafka: Kafka, tmp_p
     try:
         wait_mid_round(kafka, checkpoint, into, proc)
         killed = _kill_python_workers(proc.pid)
+        resume(proc)  # the driver and Spark's JVM go on, and retry the tasks
         out, err = proc.communicate(timeout=600)
     finally:
         with contextlib.suppress(ProcessLookupError):

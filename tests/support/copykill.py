@@ -6,6 +6,7 @@ Kafka Streams app through the runbook after one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -31,13 +32,17 @@ def start_copy(kafka: Kafka, topic: str, into: str, checkpoint: Path, *extra: st
 
 
 def wait_mid_round(kafka: Kafka, checkpoint: Path, into: str, proc: subprocess.Popen) -> None:
-    """Until a round is in flight after one settled, and its transactions are writing:
-    the destination's records in open transactions (its high watermarks past its last
-    stable offsets) grew since the last look.  Growing, a transaction is still being
-    written, so it is not committed yet: a kill leaves it to be aborted.  (Records in
-    open transactions that do not grow may be a committed one's, its markers not yet
-    written.)  A chunk's transaction is open for a fraction of a second, so the ends
-    are asked every 10 ms, of two consumers kept open."""
+    """Until the copy is stopped (SIGSTOP to its session) in a round after one settled,
+    inside a transaction that has written records and whose commit is not decided: a kill
+    then leaves it to be aborted.  It returns with the copy stopped: kill it, or
+    :func:`resume` it.
+
+    The destination's records in open transactions (its high watermarks past its last
+    stable offsets) growing says a transaction is being written.  But a commit decided a
+    moment before shows the same while its markers land, and a kill then aborts nothing;
+    so the copy is stopped and its open records watched (:func:`_stays_open`).  A chunk's
+    transaction is open for a fraction of a second, so the ends are asked every 10 ms,
+    of two consumers kept open."""
     deadline = time.monotonic() + 240
     seen = 0
     with _Ends(kafka, into) as ends:
@@ -46,10 +51,51 @@ def wait_mid_round(kafka: Kafka, checkpoint: Path, into: str, proc: subprocess.P
             settled = sum(int(n) for n in state.get("next", {}).values())
             now = ends.uncommitted()
             if state.get("pending") and settled and now > seen > 0:
-                return
+                signal_session(proc.pid, signal.SIGSTOP)
+                if _stays_open(ends):
+                    return
+                resume(proc)
+                now = 0
             seen = now
             time.sleep(0.01)
     raise AssertionError(f"no round was in flight (exit {proc.poll()})")
+
+
+#: How long a stopped copy's open records must stay open to be an undecided transaction's:
+#: a decided one's markers are written by the coordinator, not the stopped producer, within
+#: milliseconds; an undecided one stays open until its timeout (a minute).
+OPEN_WINDOW_S = 3.0
+
+
+def _stays_open(ends: _Ends) -> bool:
+    """Whether, the copy stopped, records in open transactions remain for
+    :data:`OPEN_WINDOW_S` (a window in which nothing must happen)."""
+    deadline = time.monotonic() + OPEN_WINDOW_S
+    while time.monotonic() < deadline:
+        if ends.uncommitted() == 0:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def resume(proc: subprocess.Popen) -> None:
+    """SIGCONT to the copy's session, stopped by :func:`wait_mid_round`."""
+    signal_session(proc.pid, signal.SIGCONT)
+
+
+def signal_session(session: int, sig: int) -> list[int]:
+    """``sig`` to every process of ``session`` (the copy's: its driver, Spark's JVM,
+    PySpark's daemon and workers), the pids it reached.  Not a process group: PySpark's
+    daemon makes a group of its own (``os.setpgid(0, 0)``), so a group's signal missed
+    the workers, and a worker went on to commit the transaction it was writing."""
+    reached = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(stat.parent.name)
+            if os.getsid(pid) == session:
+                os.kill(pid, sig)
+                reached.append(pid)
+    return reached
 
 
 class _Ends:
@@ -81,7 +127,7 @@ class _Ends:
 
 def kill(proc: subprocess.Popen) -> None:
     """SIGKILL to the copy's whole session: the driver, Spark's JVM and its workers."""
-    os.killpg(proc.pid, signal.SIGKILL)
+    signal_session(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
 
 
