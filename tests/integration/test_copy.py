@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from copykill import kill, resume, start_copy, wait_mid_round
+from copykill import kill, resume, session_pids, start_copy, wait_mid_round
 from kafkatest import Kafka, Whole
 from oracles import crc_partition, java_partition, run_cli
 
@@ -292,13 +292,11 @@ def test_a_task_retried_within_the_job_copies_its_chunk_once(kafka: Kafka, tmp_p
 def _kill_python_workers(session: int) -> list[int]:
     """SIGKILL the Python workers that PySpark's daemon forked, in the copy's session."""
     procs = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for pid in session_pids(session):
         try:
-            pid = int(stat.parent.name)
-            cmdline = (stat.parent / "cmdline").read_bytes()
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if os.getsid(pid) == session:
-                procs[pid] = (int(fields[1]), cmdline)
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            procs[pid] = (int(fields[1]), cmdline)
         except (OSError, ValueError, IndexError):
             continue
     daemons = {pid for pid, (_, cmd) in procs.items() if b"pyspark.daemon" in cmd}

@@ -89,13 +89,21 @@ def signal_session(session: int, sig: int) -> list[int]:
     daemon makes a group of its own (``os.setpgid(0, 0)``), so a group's signal missed
     the workers, and a worker went on to commit the transaction it was writing."""
     reached = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError):
-            pid = int(stat.parent.name)
-            if os.getsid(pid) == session:
-                os.kill(pid, sig)
-                reached.append(pid)
+    for pid in session_pids(session):
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+            reached.append(pid)
     return reached
+
+
+def session_pids(session: int) -> list[int]:
+    """The processes of ``session`` now, from /proc."""
+    pids = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError):
+            if os.getsid(int(entry.name)) == session:
+                pids.append(int(entry.name))
+    return pids
 
 
 class _Ends:
