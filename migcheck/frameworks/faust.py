@@ -219,10 +219,8 @@ def _offsets(f: RunbookFacts, first: int) -> Step:
 
 
 def _restart(f: RunbookFacts) -> Step:
-    source = (
-        f"with app.topic({f.target!r}) in place of {f.topic!r}, " if f.target != f.topic else ""
-    )
-    copied = f.target != f.topic
+    source = f"with app.topic({f.target!r}) in place of {f.topic!r}, " if f.copied else ""
+    copied = f.copied
     committed = (
         " Through the copy, also processing_guarantee='exactly_once', at least until the "
         "lag has drained: faust-streaming reads committed records only then (its consumer "

@@ -197,7 +197,7 @@ def _local_state(f: RunbookFacts) -> Step:
 
 
 def _restart(f: RunbookFacts) -> Step:
-    copied = f.target != f.topic
+    copied = f.copied
     return restart(
         f,
         "Its internal topics come back with the new counts, the lag drains to 0, and "

@@ -108,7 +108,7 @@ def _copy(f: RunbookFacts) -> Step:
 
 def _recreate(f: RunbookFacts, query: str) -> Step:
     source = f"the stream over {f.new_topic} in place of the one over {f.topic}"
-    copied = f.target != f.topic
+    copied = f.copied
     reads = source if copied else f"{f.topic}, as before"
     committed = "SET 'ksql.streams.consumer.isolation.level'='read_committed'; " if copied else ""
     return Step(

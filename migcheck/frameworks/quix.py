@@ -194,7 +194,7 @@ def _offsets(f: RunbookFacts, first: int) -> Step:
 
 
 def _restart(f: RunbookFacts) -> Step:
-    copied = f.target != f.topic
+    copied = f.copied
     start = (
         f"Start the application with app.topic({f.target!r}) in place of {f.topic!r}, the "
         "same consumer_group, and isolation.level=read_committed (librdkafka's default, "

@@ -85,6 +85,12 @@ class RunbookFacts:
         """The topic the app reads after the change."""
         return self.new_topic if self.strategy is Strategy.NEW_TOPIC else self.topic
 
+    @property
+    def copied(self) -> bool:
+        """Whether the app restarts on a copy (which a killed copy may have left with
+        aborted records: its readers must read committed records only)."""
+        return self.target != self.topic
+
 
 #: How long the plain-consumer runbook waits for every group to be assigned the new
 #: partitions: a consumer sees them at its next metadata refresh, metadata.max.age.ms

@@ -61,7 +61,7 @@ def _sh_arg(arg: str) -> str:
 
 
 def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str) -> list[str]:
-    target = f"{f.new_topic} ({f.to} partitions)" if f.target != f.topic else f"{f.to} partitions"
+    target = f"{f.new_topic} ({f.to} partitions)" if f.copied else f"{f.to} partitions"
     lines = [
         f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) under the "
         f"{label(f.kind).removeprefix('a ')} {f.app_id}, strategy {f.strategy}: it ends up "
