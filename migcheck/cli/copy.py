@@ -17,6 +17,8 @@ from migcheck.cli.common import (
 )
 from migcheck.cli.progress import CopyProgress
 from migcheck.commands.copy import CopyOptions, run_copy
+from migcheck.model.copy import CopyLag
+from migcheck.report.copy import LAG_FORMATS
 
 
 @click.command("copy")
@@ -34,6 +36,21 @@ from migcheck.commands.copy import CopyOptions, run_copy
     default=None,
     help="Records the source offsets copied: a re-run copies only what arrived since.",
 )
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="After the history, keep copying what the source's producers commit, until "
+    "SIGTERM or SIGINT (then the round in flight commits, the copy is verified, exit 0 "
+    "when it holds).  Needs --checkpoint; a re-run resumes from it.",
+)
+@click.option(
+    "--reporting-interval",
+    type=int,
+    default=5000,
+    show_default=True,
+    metavar="MS",
+    help="With --follow: print the lag (records, and seconds behind) every MS milliseconds.",
+)
 @format_option(
     ("text", "json"),
     "text for a terminal (with a progress bar on an interactive stderr), json for machines "
@@ -48,6 +65,8 @@ def copy_cmd(
     into: str,
     partitioner: str,
     checkpoint: str | None,
+    follow: bool,
+    reporting_interval: int,
     fmt: str,
     master: str | None,
     conf: tuple[str, ...],
@@ -55,7 +74,8 @@ def copy_cmd(
     """Copy every committed record of --topic into --into, each key on its new partition.
 
     Exactly once, also across a killed run (with --checkpoint), in order per key,
-    with timestamps and headers.  Exit 0 when the copy verifies, 1 when it does not, 3
+    with timestamps and headers.  With --follow it then keeps copying what arrives,
+    printing its lag, until stopped.  Exit 0 when the copy verifies, 1 when it does not, 3
     when the producers' partitioner cannot be told (force it with --partitioner),
     2 on bad input (a non-empty --into without a checkpoint is refused).
     """
@@ -66,7 +86,14 @@ def copy_cmd(
         into=into,
         partitioner=partitioner,
         checkpoint=checkpoint,
+        follow=follow,
+        reporting_interval_ms=reporting_interval,
     )
-    outcome = run_copy(options, CopyProgress) if fmt == "text" else run_copy(options)
+
+    def on_lag(lag: CopyLag) -> None:
+        click.echo(LAG_FORMATS[fmt](lag), nl=False)
+
+    progress = CopyProgress if fmt == "text" and not follow else None
+    outcome = run_copy(options, progress, on_lag) if progress else run_copy(options, on_lag=on_lag)
     click.echo(command_output().formats[fmt](outcome.report), nl=False)
     return outcome.exit_code

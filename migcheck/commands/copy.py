@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,14 +27,16 @@ from migcheck.copy.checkpoint import (
     save_checkpoint,
     temporary_checkpoint,
 )
+from migcheck.copy.errors import CountChangedError
+from migcheck.copy.follow import FollowIO, follow
 from migcheck.copy.placement import choose_partitioner, spark_key_stats
 from migcheck.copy.rounds import RoundIO, run_rounds, starting_state
 from migcheck.copy.task import CopyCounters, CopySpec, launch_round, new_counters
 from migcheck.copy.verify import verify
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.metadata import TopicMeta, describe_topics, high_watermarks
-from migcheck.model.copy import CopyResult, PartitionCopied
+from migcheck.kafka.metadata import StableEnds, TopicMeta, describe_topics, high_watermarks
+from migcheck.model.copy import CopyLag, CopyResult, PartitionCopied
 
 
 @dataclass
@@ -43,6 +47,8 @@ class CopyOptions:
     into: str
     partitioner: str = "auto"
     checkpoint: str | None = None
+    follow: bool = False  # after the history, the tail, until SIGTERM or SIGINT
+    reporting_interval_ms: int = 5000  # how often a follow reports its lag
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -56,11 +62,25 @@ def _no_progress(counters: CopyCounters, total: int) -> AbstractContextManager[o
     return contextlib.nullcontext()
 
 
-def run_copy(options: CopyOptions, progress: CopyProgress = _no_progress) -> Outcome[CopyResult]:
-    """Copy, verify, and the exit code: 0 when the copy verifies, 1 when it does not."""
+def _ignore_lag(lag: CopyLag) -> None:
+    return None
+
+
+def run_copy(
+    options: CopyOptions,
+    progress: CopyProgress = _no_progress,
+    on_lag: Callable[[CopyLag], None] = _ignore_lag,
+) -> Outcome[CopyResult]:
+    """Copy, verify, and the exit code: 0 when the copy verifies, 1 when it does not.
+    A follow reports its lag to ``on_lag`` until a signal stops it, then verifies what it
+    copied."""
     client = options.connection.client()
     if options.topic == options.into:
         raise UsageError("--into must differ from --topic")
+    if options.follow and options.checkpoint is None:
+        raise UsageError("--follow needs --checkpoint: a stopped follow resumes from it")
+    if options.reporting_interval_ms <= 0:
+        raise UsageError("--reporting-interval must be a positive number of milliseconds")
     source, dest = describe_topics(client, [options.topic, options.into])
     saved = load_checkpoint(options.checkpoint, options.topic, options.into)
     if saved is None and any(p.records for p in dest.partitions):
@@ -69,7 +89,7 @@ def run_copy(options: CopyOptions, progress: CopyProgress = _no_progress) -> Out
         )
     check_destination(options.checkpoint, saved, options.into, dest.partition_count)
     with spark_errors():  # Spark wraps a task's error (a broker gone, a fenced producer)
-        result = _copy(options, client, source, dest, saved, progress)
+        result = _copy(options, client, source, dest, saved, progress, on_lag)
     return Outcome(result, EXIT_OK if result.verification.ok else EXIT_GATE)
 
 
@@ -80,6 +100,7 @@ def _copy(
     dest: TopicMeta,
     saved: Checkpoint | None,
     progress: CopyProgress,
+    on_lag: Callable[[CopyLag], None],
 ) -> CopyResult:
     from migcheck.analysis.spark import get_session
 
@@ -105,9 +126,14 @@ def _copy(
     )
     done = {p.partition: p.log_end_offset for p in source.partitions}
     counters = new_counters(spark)
-    total = sum(max(0, end - state.next.get(p, end)) for p, end in done.items())
-    with progress(counters, total):
-        _, copied = run_rounds(state, done, _round_io(options, spark, spec, counters))
+    rounds = _round_io(options, spark, spec, counters)
+    if options.follow:
+        state, copied = _follow(options, client, (source, dest), state, rounds, on_lag)
+        done = {p.partition: state.next.get(p.partition, 0) for p in source.partitions}
+    else:
+        total = sum(max(0, end - state.next.get(p, end)) for p, end in done.items())
+        with progress(counters, total):
+            _, copied = run_rounds(state, done, rounds)
     if options.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
         with contextlib.suppress(OSError):
             os.unlink(temporary_checkpoint(options.topic, options.into))
@@ -126,3 +152,70 @@ def _round_io(options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCo
         launch=lambda state, resumed: launch_round(spark, spec, state, resumed, counters),
         save=lambda state: save_checkpoint(path, options.topic, options.into, state),
     )
+
+
+def _follow(
+    options: CopyOptions,
+    client: ClientConfig,
+    topics: tuple[TopicMeta, TopicMeta],
+    state: Checkpoint,
+    rounds: RoundIO,
+    on_lag: Callable[[CopyLag], None],
+) -> tuple[Checkpoint, dict[int, tuple[int, int]]]:
+    """The history, then the tail, until SIGTERM or SIGINT (:mod:`migcheck.copy.follow`)."""
+    ends = StableEnds(client, options.topic)
+    try:
+        with _stop_on_signals() as stop:
+            io = FollowIO(
+                ends=ends,
+                check=lambda: _same_counts(client, topics),
+                wait=stop.wait,
+                stopped=stop.is_set,
+                report=on_lag,
+            )
+            return follow(state, rounds, io, options.reporting_interval_ms / 1000)
+    finally:
+        ends.close()
+
+
+def _same_counts(client: ClientConfig, topics: tuple[TopicMeta, TopicMeta]) -> None:
+    """Stop a follow whose source or destination changed its partition count meanwhile."""
+    now = describe_topics(client, [t.name for t in topics])
+    for was, meta, why in zip(topics, now, _COUNT_CHANGED, strict=True):
+        if meta.partition_count != was.partition_count:
+            raise CountChangedError(
+                f"{meta.name} went from {was.partition_count} to {meta.partition_count} "
+                f"partitions during the follow: {why}"
+            )
+
+
+#: Why a follow stops when the source's count changes, and when the destination's does.
+_COUNT_CHANGED = (
+    "its keys now sit in two partitions and their order cannot be kept; copy it again "
+    "into a fresh topic once its count is final",
+    "keys would be placed two ways; copy again into a fresh topic",
+)
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """An event that SIGTERM and SIGINT set, so that a follow ends after the round in
+    flight has committed; a second signal interrupts at once (the checkpoint makes that
+    safe too).  The handlers before are restored: nothing stays patched.  Off the main
+    thread, where Python cannot take signals, the event is never set by one."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handle(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stop
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

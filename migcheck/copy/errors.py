@@ -29,3 +29,9 @@ class UnwritableError(UsageError):
     """A chunk holds records no producer migcheck uses can write as they are: a timestamp
     of 0 or less (librdkafka writes "now") beside a header with a null value or a record
     with neither key nor value (kafka-python refuses both)."""
+
+
+class CountChangedError(UsageError):
+    """A topic's partition count changed while ``copy --follow`` ran: the source's keys
+    now sit in two partitions (their order cannot be kept), or the destination's would be
+    placed two ways."""

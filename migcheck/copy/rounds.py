@@ -114,11 +114,20 @@ def copied_this_run(result: ChunkResult, resumed: bool) -> tuple[int, int]:
     return result.records, result.null_keys
 
 
+def _always(state: Checkpoint) -> bool:
+    return True
+
+
 def run_rounds(
-    state: Checkpoint, targets: dict[int, int], io: RoundIO, size: int = CHUNK
+    state: Checkpoint,
+    targets: dict[int, int],
+    io: RoundIO,
+    size: int = CHUNK,
+    proceed: Callable[[Checkpoint], bool] = _always,
 ) -> tuple[Checkpoint, Copied]:
     """Copy every partition up to ``targets``, round by round: first a round a killed run
-    left in flight, as it was recorded, then a new one while any partition has records.
+    left in flight, as it was recorded, then a new one while any partition has records
+    and ``proceed`` (asked before each new round: a follow's stop) allows it.
     The starting state is recorded first (the partitioner and the destination's count
     pinned before anything is written), each round before it is launched, and each
     round's outcome after it."""
@@ -126,7 +135,7 @@ def run_rounds(
     io.save(state)
     if state.pending is not None:
         state = _launch(state, io, copied, resumed=True)
-    while chunks := pick_chunks(state.next, targets, size):
+    while (chunks := pick_chunks(state.next, targets, size)) and proceed(state):
         state = with_round(state, chunks, io.ends())
         io.save(state)
         state = _launch(state, io, copied, resumed=False)

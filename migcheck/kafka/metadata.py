@@ -143,3 +143,30 @@ def high_watermarks(client: ClientConfig, topic: str, partitions: Iterable[int])
     finally:
         admin.close()
     return {tp.partition: int(o.offset) for tp, o in found.items()}
+
+
+class StableEnds:
+    """A topic's last stable offsets (where ``read_committed`` reads end), asked again and
+    again through one consumer kept open: ``copy --follow`` asks ten times a second while
+    it waits for records, and a client per ask would open a connection each time.  The
+    partitions are the topic's when it was opened."""
+
+    def __init__(self, client: ClientConfig, topic: str) -> None:
+        from kafka import TopicPartition
+
+        self.topic = topic
+        self._consumer = open_consumer(client)
+        parts = sorted(self._consumer.partitions_for_topic(topic) or ())
+        self._tps = [TopicPartition(topic, p) for p in parts]
+
+    def __call__(self) -> dict[int, int]:
+        from kafka.errors import KafkaError
+
+        try:
+            ends = self._consumer.end_offsets(self._tps)
+        except KafkaError as e:
+            raise ReadError(f"listing the end offsets of {self.topic}: {first_line(e)}") from None
+        return {tp.partition: int(end) for tp, end in ends.items()}
+
+    def close(self) -> None:
+        self._consumer.close(autocommit=False)

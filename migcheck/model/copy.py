@@ -25,6 +25,15 @@ class Verification:
 
 
 @dataclass(frozen=True)
+class CopyLag:
+    """How far ``copy --follow`` is behind its source at one reporting interval (the
+    measure is :mod:`migcheck.copy.follow`'s)."""
+
+    records: int  # offsets committed in the source and not copied yet
+    seconds: float | None  # on the copy's clock; None while the history is being copied
+
+
+@dataclass(frozen=True)
 class PartitionCopied:
     partition: int
     records: int
@@ -62,6 +71,11 @@ class CopyVerificationEntry(TypedDict):
     duplicated: int
     misplaced: int
     ok: bool
+
+
+class CopyLagLine(TypedDict):
+    records_behind: int
+    seconds_behind: float | None
 
 
 class CopySummary(TypedDict):

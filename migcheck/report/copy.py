@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from migcheck.model.copy import CopyResult, CopySummary
+from migcheck.model.copy import CopyLag, CopyLagLine, CopyResult, CopySummary
 from migcheck.untrusted import visible
 from migcheck.version import __version__
 
@@ -47,8 +47,29 @@ def copy_summary(r: CopyResult) -> CopySummary:
 
 
 def render_copy_json(r: CopyResult) -> str:
-    """The summary as JSON (names from the cluster escaped by the encoder)."""
-    return json.dumps(copy_summary(r), indent=2) + "\n"
+    """The summary as one line of JSON (names from the cluster escaped by the encoder):
+    after a follow's lag lines, the output stays JSON Lines."""
+    return json.dumps(copy_summary(r)) + "\n"
+
+
+def render_copy_lag_text(lag: CopyLag) -> str:
+    """A follow's lag at one interval: "lag: 1,204 records, 0.4 s behind"."""
+    behind = "copying the history" if lag.seconds is None else f"{lag.seconds:.1f} s behind"
+    return f"lag: {lag.records:,} records, {behind}\n"
+
+
+def copy_lag_line(lag: CopyLag) -> CopyLagLine:
+    """A follow's lag as docs/report-schema.md's "Copy lag" documents it."""
+    seconds = None if lag.seconds is None else round(lag.seconds, 3)
+    return {"records_behind": lag.records, "seconds_behind": seconds}
+
+
+def render_copy_lag_json(lag: CopyLag) -> str:
+    return json.dumps(copy_lag_line(lag)) + "\n"
+
+
+#: A follow's lag line per ``--format``.
+LAG_FORMATS = {"text": render_copy_lag_text, "json": render_copy_lag_json}
 
 
 def copy_progress(done: int, total: int, written: int, seconds: float) -> str:

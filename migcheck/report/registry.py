@@ -172,7 +172,9 @@ OUTPUTS: dict[str, Output] = {
         why=runbook_lines,
     ),
     "copy": Output(
-        CopyResult, {"text": render_copy_summary, "json": render_copy_json}, ("Copy summary",)
+        CopyResult,
+        {"text": render_copy_summary, "json": render_copy_json},
+        ("Copy summary", "Copy lag"),
     ),
     "warm": Output(Warmth, {"text": render_warm_text}),
 }

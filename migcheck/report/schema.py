@@ -70,6 +70,7 @@ DOC_SECTIONS: dict[str, type] = {
     "Copy summary": copymodel.CopySummary,
     "Copy partition": copymodel.CopyPartitionEntry,
     "Copy verification": copymodel.CopyVerificationEntry,
+    "Copy lag": copymodel.CopyLagLine,
 }
 
 

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from copykill import kill, resume, session_pids, start_copy, wait_mid_round
+from copykill import kill, read_state, resume, session_pids, start_copy, wait_mid_round
 from kafkatest import Kafka, Whole
 from oracles import crc_partition, java_partition, run_cli
 
@@ -83,8 +83,14 @@ def _per_key(rows: list[tuple[int, int, str, str, str, str]]) -> dict[str, list[
     return dict(by_key)
 
 
-def _check_exact_copy(kafka: Kafka, topic: str, into: str, partitions: int) -> None:
+def _check_exact_copy(
+    kafka: Kafka, topic: str, into: str, partitions: int, upto: dict[int, int] | None = None
+) -> None:
+    """The destination holds each source record once (those before ``upto``'s offsets,
+    when given), on its key's partition by zlib's CRC-32, each key's in order."""
     src, dst = _kcat_dump(kafka, topic), _kcat_dump(kafka, into)
+    if upto is not None:
+        src = [r for r in src if r[1] < upto[r[0]]]
     keyed = [r for r in dst if r[2]]
     assert all(p == zlib.crc32(k.encode()) % partitions for p, _, k, *_ in keyed)
     assert Counter(r[2:] for r in src) == Counter(r[2:] for r in dst)  # each record once
@@ -111,16 +117,110 @@ def test_copy_places_every_record_once_and_catches_up(kafka: Kafka, tmp_path: Pa
     _check_null_keys_round_robin(kafka, topic, into, 3, 6)
 
     _kcat_produce(kafka, topic, [f"k{i}\tlate{i}" for i in range(100)])
-    again = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
-    assert again.returncode == 0, again.stderr[-2000:]
-    assert "copied this run: 100 records" in again.stdout
-    _check_exact_copy(kafka, topic, into, 6)
+    copied = _follow_until_stopped(kafka, topic, into, checkpoint)
+    assert len(_kcat_dump(kafka, into)) == 2003 + copied
+    _check_exact_copy(kafka, topic, into, 6, upto=_nexts(checkpoint))
 
     # a catch-up places keys as the first run did: another partitioner is refused
     other = _copy(kafka, topic, into, "--checkpoint", str(checkpoint), "--partitioner", "fnv1a")
     assert other.returncode == 2 and other.stderr.count("\n") == 1, other.stderr[-2000:]
     assert "placed keys with consistent_random" in other.stderr
-    assert len(_kcat_dump(kafka, into)) == 2103
+
+
+#: Records of source partition 0 that the follow finds at once: three rounds' worth.
+FOLLOW_BACKLOG = 2 * CHUNK + CHUNK // 5
+
+
+def _follow_until_stopped(kafka: Kafka, topic: str, into: str, checkpoint: Path) -> int:
+    """``copy --follow`` resumed from ``checkpoint`` (100 records behind it): it copies
+    what producers commit while it runs, a committed transaction's records but never an
+    aborted one's, then a backlog of three rounds in which a SIGTERM ends it once the
+    round in flight has committed.  Its lag lines and summary are checked; the records it
+    copied are returned."""
+    proc = start_copy(kafka, topic, into, checkpoint, "--follow", "--format", "json",
+                      "--reporting-interval", "200")  # fmt: skip
+    try:
+        _wait_caught_up(kafka, topic, checkpoint, proc)
+        _transaction(kafka, topic, [f"t{i}" for i in range(50)], commit=True)
+        _transaction(kafka, topic, [f"a{i}" for i in range(50)], commit=False)
+        _kcat_produce(kafka, topic, [f"k{i}\tlive{i}" for i in range(100)])
+        _wait_caught_up(kafka, topic, checkpoint, proc)
+        backlog = _keys_of(0, 3, FOLLOW_BACKLOG)
+        _kcat_produce(kafka, topic, [f"{k}\tbacklog" for k in backlog])
+        wait_mid_round(kafka, checkpoint, into, proc)  # returns with the copy stopped
+        proc.send_signal(signal.SIGTERM)  # to the driver: taken once it runs again
+        resume(proc)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err[-2000:]
+    *lags, summary = (json.loads(line) for line in out.splitlines())
+    assert lags and all(set(lag) == {"records_behind", "seconds_behind"} for lag in lags)
+    assert {"records_behind": 0, "seconds_behind": 0.0} in lags  # caught up, said so
+    state = read_state(checkpoint)
+    assert state["pending"] is None  # the round in flight committed before the exit
+    left = sum(_source_ends(kafka, topic).values()) - sum(_nexts(checkpoint).values())
+    assert left >= CHUNK // 5  # it stopped: at least the backlog's last round is left
+    assert summary["verification"]["ok"] and summary["verification"]["records"] > 2103
+    return int(summary["copied"])
+
+
+def _transaction(kafka: Kafka, topic: str, keys: list[str], commit: bool) -> None:
+    """``keys`` written in one transaction by kafka-python, each on its key's partition
+    (zlib's CRC-32, the topic's rule), then committed or aborted."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap, transactional_id=f"t-{commit}")
+    producer.init_transactions()
+    producer.begin_transaction()
+    for k in keys:
+        producer.send(topic, key=k.encode(), value=b"txn", partition=crc_partition(k.encode(), 3))
+    if commit:
+        producer.commit_transaction()
+    else:
+        producer.abort_transaction()
+    producer.close()
+
+
+def _keys_of(partition: int, partitions: int, n: int) -> list[str]:
+    """``n`` keys that zlib's CRC-32 puts on ``partition``."""
+    keys = (f"b{i}" for i in range(n * partitions * 4))
+    found = [k for k in keys if crc_partition(k.encode(), partitions) == partition][:n]
+    assert len(found) == n
+    return found
+
+
+def _source_ends(kafka: Kafka, topic: str) -> dict[int, int]:
+    """Where ``topic``'s committed records end, per partition, as kafka-python's
+    read_committed consumer sees it."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, isolation_level="read_committed")
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        return {tp.partition: int(o) for tp, o in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()
+
+
+def _nexts(checkpoint: Path) -> dict[int, int]:
+    return {int(p): int(n) for p, n in read_state(checkpoint).get("next", {}).items()}
+
+
+def _wait_caught_up(kafka: Kafka, topic: str, checkpoint: Path, proc: subprocess.Popen) -> None:
+    """Until the follow's checkpoint has settled every record committed in ``topic``
+    before this call."""
+    ends = _source_ends(kafka, topic)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None:
+        nexts = _nexts(checkpoint)
+        if read_state(checkpoint).get("pending") is None and all(
+            nexts.get(p, 0) >= end for p, end in ends.items()
+        ):
+            return
+        time.sleep(0.05)  # the checkpoint is a file: ask it again
+    raise AssertionError(f"the follow did not catch up (exit {proc.poll()})")
 
 
 def _check_null_keys_round_robin(kafka: Kafka, topic: str, into: str, n: int, n2: int) -> None:
@@ -322,6 +422,7 @@ def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
         ((topic, topic), "must differ"),
         ((topic, full), "is not empty and no --checkpoint"),
         ((topic, full, "--checkpoint", str(other)), "records a copy of x into y"),
+        ((topic, full, "--follow"), "--follow needs --checkpoint"),
     ]
     for args, words in cases:
         p = _copy(kafka, *args)
