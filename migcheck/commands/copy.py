@@ -28,10 +28,17 @@ from migcheck.copy.checkpoint import (
     temporary_checkpoint,
 )
 from migcheck.copy.errors import CountChangedError
-from migcheck.copy.follow import FollowIO, follow
+from migcheck.copy.follow import FollowIO, follow, in_driver
 from migcheck.copy.placement import choose_partitioner, spark_key_stats
-from migcheck.copy.rounds import RoundIO, run_rounds, starting_state
-from migcheck.copy.task import CopyCounters, CopySpec, launch_round, new_counters
+from migcheck.copy.producer import Producers
+from migcheck.copy.rounds import ChunkResult, RoundIO, run_rounds, starting_state
+from migcheck.copy.task import (
+    CopyCounters,
+    CopySpec,
+    launch_in_driver,
+    launch_round,
+    new_counters,
+)
 from migcheck.copy.verify import verify
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
@@ -147,11 +154,30 @@ def _round_io(options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCo
     the checkpoint (``--checkpoint``, or a temporary one) as the only recovery state."""
     path = options.checkpoint or temporary_checkpoint(options.topic, options.into)
     into = range(spec.into_partitions)
+    launch = _follow_launch(spark, spec, counters) if options.follow else None
     return RoundIO(
         ends=lambda: high_watermarks(spec.client, options.into, into),
-        launch=lambda state, resumed: launch_round(spark, spec, state, resumed, counters),
+        launch=launch
+        or (lambda state, resumed: launch_round(spark, spec, state, resumed, counters)),
         save=lambda state: save_checkpoint(path, options.topic, options.into, state),
     )
+
+
+def _follow_launch(
+    spark: Any, spec: CopySpec, counters: CopyCounters
+) -> Callable[[Checkpoint, bool], list[ChunkResult]]:
+    """A follow's rounds: a small one in the driver, its producers kept open between
+    rounds; a large one as a Spark job, whose tasks initialise the same ids and so fence
+    the driver's producers, which are dropped first."""
+    producers = Producers(spec.client)
+
+    def launch(state: Checkpoint, resumed: bool) -> list[ChunkResult]:
+        if in_driver(state):
+            return launch_in_driver(spec, state, resumed, producers)
+        producers.clear()
+        return launch_round(spark, spec, state, resumed, counters)
+
+    return launch
 
 
 def _follow(

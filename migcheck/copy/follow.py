@@ -28,6 +28,13 @@ from migcheck.copy.checkpoint import Checkpoint
 from migcheck.copy.rounds import CHUNK, Copied, RoundIO, run_rounds
 from migcheck.model.copy import CopyLag
 
+#: A round of at most this many offsets, a follow's usual tail, runs in the driver with its
+#: producers kept open (:func:`~migcheck.copy.task.launch_in_driver`); a larger one, the
+#: history or a backlog, is a Spark job.  At this size the driver settles a round in about
+#: half a second; a Spark job of a task per partition costs seconds however small the
+#: round (docs/benchmarks.md, "The follow").
+DRIVER_ROUND_OFFSETS = CHUNK // 2
+
 #: How long a follow that has copied everything waits for new records before it asks the
 #: source's ends again: a tenth of the lag it promises (under 1 s), for one ListOffsets
 #: request per wait.  A stop ends the wait at once.
@@ -46,6 +53,12 @@ class FollowIO:
     stopped: Callable[[], bool]
     report: Callable[[CopyLag], None]
     clock: Callable[[], float] = time.monotonic
+
+
+def in_driver(state: Checkpoint) -> bool:
+    """Whether the round ``state`` records is small enough for the driver to settle."""
+    r = state.pending
+    return r is not None and sum(c.end - c.start for c in r.chunks.values()) <= DRIVER_ROUND_OFFSETS
 
 
 def records_behind(nexts: dict[int, int], ends: dict[int, int]) -> int:

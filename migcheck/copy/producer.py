@@ -16,6 +16,7 @@ timestamp is kept (:func:`librdkafka_writes`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -35,6 +36,8 @@ LIBRDKAFKA_NAMES = {
     "ssl_keyfile": "ssl.key.location",
     "ssl_password": "ssl.key.password",
 }
+
+_LIBRDKAFKA_LOG = logging.getLogger("migcheck.copy.librdkafka")
 
 #: How long librdkafka may take to fence a predecessor and to commit (its default
 #: ``transaction.timeout.ms`` is 60 s).
@@ -104,11 +107,39 @@ def open_transactional_producer(client: ClientConfig, txn_id: str) -> Any:
     from confluent_kafka import KafkaException, Producer
 
     try:
-        producer = Producer(librdkafka_config(client, txn_id))
+        # librdkafka's own log lines (a coordinator still loading: "retrying") go to
+        # Python's logging, not to stderr: in the driver, a follow's, they would reach the
+        # operator's terminal between migcheck's lines
+        producer = Producer({**librdkafka_config(client, txn_id), "logger": _LIBRDKAFKA_LOG})
         producer.init_transactions(TRANSACTION_TIMEOUT_S)
         return producer
     except KafkaException as e:
         raise _cannot_open(client, _said(e)) from None
+
+
+class Producers:
+    """The transactional producers a follow's driver keeps open between the small rounds
+    it settles itself (:func:`migcheck.copy.task.launch_in_driver`), one per id, each
+    initialised once: its first initialisation fenced and resolved whatever an earlier
+    attempt left, and every transaction it began since ended before the next began.  One
+    whose transaction failed, or that another producer of its id fenced (a Spark round's
+    task, kafka-python's producer for an old timestamp), is forgotten and initialised
+    again on its next use."""
+
+    def __init__(self, client: ClientConfig) -> None:
+        self.client = client
+        self.open: dict[str, Any] = {}
+
+    def get(self, txn_id: str) -> Any:
+        if txn_id not in self.open:
+            self.open[txn_id] = open_transactional_producer(self.client, txn_id)
+        return self.open[txn_id]
+
+    def forget(self, txn_id: str) -> None:
+        self.open.pop(txn_id, None)
+
+    def clear(self) -> None:
+        self.open.clear()
 
 
 def write_transaction(

@@ -33,6 +33,7 @@ from migcheck.copy.errors import RecoveryError, UnwritableError
 from migcheck.copy.identity import Identity, identities, identity
 from migcheck.copy.placement import targets, unhashed_share
 from migcheck.copy.producer import (
+    Producers,
     kafka_python_writes,
     librdkafka_writes,
     open_released_producer,
@@ -114,6 +115,26 @@ def launch_round(
     return list(rdd.map(settle).collect())
 
 
+#: Threads a driver settles a round's chunks with: a chunk's time is mostly waiting on the
+#: brokers (a fetch, a commit), so a few overlap it on any machine.
+DRIVER_THREADS = 8
+
+
+def launch_in_driver(
+    spec: CopySpec, state: Checkpoint, resumed: bool, producers: Producers
+) -> list[ChunkResult]:
+    """Run the recorded round in the driver, its chunks on a few threads, each through its
+    id's producer kept open in ``producers``: for a follow's tail, whose rounds are small
+    and frequent, a Spark job and a producer initialised per chunk cost seconds a round
+    (docs/benchmarks.md, "The follow").  The chunks are settled exactly as tasks settle
+    them; a round this run recorded has no earlier attempt, since nothing retries here."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = chunk_jobs(spec, state, resumed)
+    with ThreadPoolExecutor(max(1, min(DRIVER_THREADS, len(jobs)))) as pool:
+        return list(pool.map(lambda job: settle_chunk(job, producers), jobs))
+
+
 def _counted(job: ChunkJob, counters: CopyCounters) -> ChunkResult:
     result = settle_chunk(job)
     counters.records.add(result.records)
@@ -121,22 +142,25 @@ def _counted(job: ChunkJob, counters: CopyCounters) -> ChunkResult:
     return result
 
 
-def settle_chunk(job: ChunkJob) -> ChunkResult:
-    """Settle and, unless an earlier attempt committed it, copy one chunk (in a Spark task)."""
+def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResult:
+    """Settle and, unless an earlier attempt committed it, copy one chunk: in a Spark task,
+    or in the driver with its ``producers`` kept open (:func:`launch_in_driver`)."""
     s = job.spec
     txn_id = transactional_id(s.topic, s.into, job.partition)
-    producer = open_transactional_producer(s.client, txn_id)
+    in_driver = producers is not None
+    producer = producers.get(txn_id) if producers else open_transactional_producer(s.client, txn_id)
     consumer = open_consumer(s.client)
     try:
         records = _reread(job, consumer)
         placed, next_rr, nulls = _targets(job, records)
-        committed = (
-            bool(records) and _may_have_run(job) and _committed(job, consumer, records, placed)
-        )
+        may_have_run = job.resumed if in_driver else _may_have_run(job)
+        committed = bool(records) and may_have_run and _committed(job, consumer, records, placed)
         if records and not committed:
             if librdkafka_writes(r.timestamp for r in records):
                 write_transaction(producer, s.into, records, placed)
             elif kafka_python_writes(records):
+                if producers:
+                    producers.forget(txn_id)  # the released producer's initialisation fences it
                 _write_released(s.client, txn_id, s.into, records, placed)
             else:
                 raise UnwritableError(
@@ -147,6 +171,10 @@ def settle_chunk(job: ChunkJob) -> ChunkResult:
                 )
         size = sum(len(r.key or b"") + len(r.value or b"") for r in records)
         return ChunkResult(job.partition, len(records), nulls, next_rr, committed, size)
+    except BaseException:
+        if producers:
+            producers.forget(txn_id)  # a failed transaction's producer is never reused
+        raise
     finally:
         consumer.close(autocommit=False)
 

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from migcheck.copy.checkpoint import Checkpoint, Chunk
+from migcheck.copy.checkpoint import Checkpoint, Chunk, Round
 from migcheck.copy.errors import CountChangedError
-from migcheck.copy.follow import FollowIO, follow, records_behind, seconds_behind
+from migcheck.copy.follow import (
+    DRIVER_ROUND_OFFSETS,
+    FollowIO,
+    follow,
+    in_driver,
+    records_behind,
+    seconds_behind,
+)
 from migcheck.copy.rounds import ChunkResult, RoundIO
 from migcheck.model.copy import CopyLag
 
@@ -117,3 +124,13 @@ def test_a_follow_stops_in_one_line_when_a_topic_changes_its_partition_count() -
     with pytest.raises(CountChangedError, match="from 4 to 6"):
         follow(Checkpoint({0: 0}, "murmur2", 4), *source.io(changed), interval_s=0.5)
     assert source.rounds == [{0: Chunk(0, 10)}]  # checked at the first report, after a round
+
+
+def test_a_small_round_runs_in_the_driver_and_a_large_one_in_spark() -> None:
+    def state(*sizes: int) -> Checkpoint:
+        chunks = {p: Chunk(1000, 1000 + n) for p, n in enumerate(sizes)}
+        return Checkpoint({}, "murmur2", 4, {}, Round(chunks, {}))
+
+    assert in_driver(state(DRIVER_ROUND_OFFSETS // 2, DRIVER_ROUND_OFFSETS // 2))
+    assert not in_driver(state(DRIVER_ROUND_OFFSETS // 2, DRIVER_ROUND_OFFSETS // 2 + 1))
+    assert not in_driver(Checkpoint({}, "murmur2", 4))  # no round recorded
