@@ -100,15 +100,28 @@ def run_copy(
     return Outcome(result, EXIT_OK if result.verification.ok else EXIT_GATE)
 
 
-def _copy(
+@dataclass(frozen=True)
+class PreparedCopy:
+    """A copy ready to run: its Spark session, the pair and the pinned partitioner
+    (``spec``), the state to start from, the rounds' I/O and the tasks' counters."""
+
+    spark: Any
+    spec: CopySpec
+    topics: tuple[TopicMeta, TopicMeta]  # the source and the destination, as they were
+    state: Checkpoint
+    rounds: RoundIO
+    counters: CopyCounters
+
+
+def prepare_copy(
     options: CopyOptions,
     client: ClientConfig,
     source: TopicMeta,
     dest: TopicMeta,
     saved: Checkpoint | None,
-    progress: CopyProgress,
-    on_lag: Callable[[CopyLag], None],
-) -> CopyResult:
+) -> PreparedCopy:
+    """The session, the partitioner chosen (nothing is written before the checkpoint pins
+    it), the starting state and the rounds' I/O: what ``copy`` and ``migrate`` share."""
     from migcheck.analysis.spark import get_session
 
     spark = get_session(
@@ -131,21 +144,35 @@ def _copy(
         source.partition_count,
         dest.partition_count,
     )
-    done = {p.partition: p.log_end_offset for p in source.partitions}
     counters = new_counters(spark)
     rounds = _round_io(options, spark, spec, counters)
+    return PreparedCopy(spark, spec, (source, dest), state, rounds, counters)
+
+
+def _copy(
+    options: CopyOptions,
+    client: ClientConfig,
+    source: TopicMeta,
+    dest: TopicMeta,
+    saved: Checkpoint | None,
+    progress: CopyProgress,
+    on_lag: Callable[[CopyLag], None],
+) -> CopyResult:
+    p = prepare_copy(options, client, source, dest, saved)
+    state, partitioner = p.state, p.spec.partitioner
+    done = {q.partition: q.log_end_offset for q in source.partitions}
     if options.follow:
-        state, copied = _follow(options, client, (source, dest), state, rounds, on_lag)
-        done = {p.partition: state.next.get(p.partition, 0) for p in source.partitions}
+        state, copied = _follow(options, client, (source, dest), state, p.rounds, on_lag)
+        done = {q.partition: state.next.get(q.partition, 0) for q in source.partitions}
     else:
-        total = sum(max(0, end - state.next.get(p, end)) for p, end in done.items())
-        with progress(counters, total):
-            _, copied = run_rounds(state, done, rounds)
+        total = sum(max(0, end - state.next.get(q, end)) for q, end in done.items())
+        with progress(p.counters, total):
+            _, copied = run_rounds(state, done, p.rounds)
     if options.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
         with contextlib.suppress(OSError):
             os.unlink(temporary_checkpoint(options.topic, options.into))
-    verification = verify(spark, client, source, dest, partitioner, done)
-    partitions = tuple(PartitionCopied(p, *copied.get(p, (0, 0))) for p in sorted(done))
+    verification = verify(p.spark, client, source, dest, partitioner, done)
+    partitions = tuple(PartitionCopied(q, *copied.get(q, (0, 0))) for q in sorted(done))
     return CopyResult(options.topic, options.into, partitioner, partitions, verification)
 
 
@@ -194,7 +221,7 @@ def _follow(
         with _stop_on_signals() as stop:
             io = FollowIO(
                 ends=ends,
-                check=lambda: _same_counts(client, topics),
+                check=lambda: same_counts(client, topics),
                 wait=stop.wait,
                 stopped=stop.is_set,
                 report=on_lag,
@@ -204,7 +231,7 @@ def _follow(
         ends.close()
 
 
-def _same_counts(client: ClientConfig, topics: tuple[TopicMeta, TopicMeta]) -> None:
+def same_counts(client: ClientConfig, topics: tuple[TopicMeta, TopicMeta]) -> None:
     """Stop a follow whose source or destination changed its partition count meanwhile."""
     now = describe_topics(client, [t.name for t in topics])
     for was, meta, why in zip(topics, now, _COUNT_CHANGED, strict=True):

@@ -44,9 +44,22 @@ def verify(
     dst_ranges = [
         (dest.name, p.partition, p.log_start_offset, p.log_end_offset) for p in fresh.partitions
     ]
-    src = _identities(spark, client, src_ranges)
-    dst = _identities(spark, client, dst_ranges)
-    row = compared(src, dst, dest.partition_count, partitioner).first()
+    return verify_ranges(spark, client, src_ranges, dst_ranges, dest.partition_count, partitioner)
+
+
+#: (topic, partition, first offset, end offset) of each range a check reads.
+Ranges = list[tuple[str, int, int, int]]
+
+
+def verify_ranges(
+    spark: Any, client: ClientConfig, src: Ranges, dst: Ranges, partitions: int, partitioner: str
+) -> Verification:
+    """Each identity of the source ranges as often in the destination ranges as in the
+    source, on its key's partition among ``partitions``: the whole copy's check, or
+    ``migrate``'s of one copied range (the destination's ranges then hold exactly the
+    copies of the source's, since the copy's marks pair them)."""
+    src_ids, dst_ids = _identities(spark, client, src), _identities(spark, client, dst)
+    row = compared(src_ids, dst_ids, partitions, partitioner).first()
     return Verification(*(int(row[c] or 0) for c in ("records", "missing", "duplicated",
                                                        "misplaced")))  # fmt: skip
 
