@@ -31,6 +31,7 @@ COMMANDS = {
     "plan": "migcheck.cli.plan:plan_cmd",
     "runbook": "migcheck.cli.runbook:runbook_cmd",
     "copy": "migcheck.cli.copy:copy_cmd",
+    "migrate": "migcheck.cli.migrate:migrate_cmd",
     "readers": "migcheck.cli.readers:readers_cmd",
     "gate": "migcheck.cli.gate:gate_cmd",
     "warm": "migcheck.cli.warm:warm_cmd",

@@ -83,6 +83,29 @@ def describe_topics(client: ClientConfig, topics: Iterable[str]) -> list[TopicMe
         consumer.close(autocommit=False)
 
 
+def topic_exists(client: ClientConfig, topic: str) -> bool:
+    """Whether ``topic`` exists on the cluster."""
+    consumer = open_consumer(client)
+    try:
+        return topic in consumer.topics()
+    finally:
+        consumer.close(autocommit=False)
+
+
+def replication_factor(client: ClientConfig, topic: str) -> int:
+    """The most replicas any partition of ``topic`` has (its replication factor)."""
+    from kafka.errors import KafkaError
+
+    admin = open_admin(client)
+    try:
+        (described,) = admin.describe_topics([topic])
+    except KafkaError as e:
+        raise ReadError(f"describing {topic}: {first_line(e)}") from None
+    finally:
+        admin.close()
+    return max(len(p["replica_nodes"]) for p in described["partitions"])
+
+
 def _describe_configs(client: ClientConfig, topics: list[str]) -> dict[str, dict[str, Any]]:
     """Every config of each topic, as kafka-python 3 describes it:
     {topic: {name: {"value": ..., "config_source": ..., "is_sensitive": ...}}}."""

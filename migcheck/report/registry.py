@@ -21,6 +21,7 @@ from migcheck.model.app import AppReport
 from migcheck.model.copy import CopyResult
 from migcheck.model.gate import GateReport
 from migcheck.model.header import ReportKind
+from migcheck.model.migrate import MigrateResult
 from migcheck.model.partition import Placements
 from migcheck.model.plan import PlanReport
 from migcheck.model.readers import ReadersReport
@@ -35,6 +36,7 @@ from migcheck.report.app import render_app_html, render_app_markdown, render_app
 from migcheck.report.copy import render_copy_json, render_copy_summary
 from migcheck.report.gate import render_gate_html, render_gate_markdown, render_gate_text
 from migcheck.report.jsonfmt import render_json
+from migcheck.report.migrate import render_migrate_text
 from migcheck.report.partition import render_partition_json, render_partition_text
 from migcheck.report.plan import render_plan_html, render_plan_markdown, render_plan_text
 from migcheck.report.readers import (
@@ -176,5 +178,6 @@ OUTPUTS: dict[str, Output] = {
         {"text": render_copy_summary, "json": render_copy_json},
         ("Copy summary", "Copy lag"),
     ),
+    "migrate": Output(MigrateResult, {"text": render_migrate_text}),
     "warm": Output(Warmth, {"text": render_warm_text}),
 }

@@ -191,6 +191,16 @@ def copy_writer(name: str) -> Written:
     return Written(text=[render_copy_summary(result)])
 
 
+def migrate_writer(name: str) -> Written:
+    """``migcheck migrate``'s last lines, finished and stopped: the topics and groups."""
+    from migcheck.model.migrate import MigrateResult
+    from migcheck.report.migrate import render_migrate_text
+
+    done = MigrateResult(name, f"{name}-p6", "murmur2", {0: 5}, {0: 7}, 2.5, (name,))
+    stopped = MigrateResult(name, f"{name}-p6", "murmur2", stopped=f"group {name} stopped")
+    return Written(text=[render_migrate_text(done), render_migrate_text(stopped)])
+
+
 def _runbooks(facts: RunbookFacts | GroupsFacts, build: Callable[[Any], list[Any]]) -> Written:
     try:
         steps = build(facts)
@@ -308,6 +318,7 @@ WRITERS: dict[str, Callable[[str], Written]] = {
     "plan": plan_writer,
     "runbook": runbook_writer,
     "copy": copy_writer,
+    "migrate": migrate_writer,
     "readers": readers_writer,
     "gate": gate_writer,
     "warm": warm_writer,

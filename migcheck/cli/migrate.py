@@ -1,0 +1,115 @@
+"""``migcheck migrate``: widen a live topic online, with the operator at the manual steps."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from migcheck.cli.common import (
+    bootstrap_server_option,
+    command_config_option,
+    command_output,
+    conf_option,
+    connection_of,
+    master_option,
+    partitioner_option,
+    spark_of,
+)
+from migcheck.commands.migrate import MigrateOptions, run_migrate
+from migcheck.untrusted import visible
+
+
+@click.command("migrate")
+@bootstrap_server_option(
+    help="The Kafka cluster: migrate creates the new topic there, copies into it and "
+    "commits the moved groups' offsets (it changes the cluster)."
+)
+@command_config_option
+@click.option("--topic", required=True, metavar="TOPIC", help="The topic to widen.")
+@click.option("--to", "to", required=True, type=int, metavar="N", help="The new partition count.")
+@click.option("--into", default=None, metavar="TOPIC", help="The new topic (default: TOPIC-pN).")
+@click.option(
+    "--group",
+    "groups",
+    multiple=True,
+    metavar="GROUP",
+    help="A plain consumer group of the topic, moved to the new topic at the barrier (repeatable).",
+)
+@click.option(
+    "--checkpoint",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The copy's checkpoint: a stopped migration resumes from it.",
+)
+@partitioner_option
+@click.option(
+    "--max-lag-records",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="The copy's lag under which the cut-over is offered.",
+)
+@click.option(
+    "--cutover-timeout",
+    type=float,
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A cut-over not done within this (barrier, drain, check) reverts: the producers "
+    "resume on the old topic.",
+)
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="Answer y at every manual step; a reverted cut-over then ends the run.",
+)
+@master_option
+@conf_option
+def migrate_cmd(
+    bootstrap: str | None,
+    command_config: str | None,
+    topic: str,
+    to: int,
+    into: str | None,
+    groups: tuple[str, ...],
+    checkpoint: str,
+    partitioner: str,
+    max_lag_records: int,
+    cutover_timeout: float,
+    yes: bool,
+    master: str | None,
+    conf: tuple[str, ...],
+) -> int:
+    """Widen --topic online: copy and follow it into a new topic while its readers go on,
+    cut the producers over at a barrier, then move each --group there.
+
+    Every manual step prints one MANUAL: line and waits for y on stdin.  Exit 0 once
+    every group moved, 1 when it stopped at a step or a check failed, 2 on bad input.
+    """
+    options = MigrateOptions(
+        connection=connection_of(bootstrap, command_config),
+        spark=spark_of(master, conf),
+        topic=topic,
+        to=to,
+        into=into,
+        groups=groups,
+        checkpoint=checkpoint,
+        partitioner=partitioner,
+        max_lag_records=max_lag_records,
+        cutover_timeout_s=cutover_timeout,
+        yes=yes,
+    )
+
+    def say(line: str) -> None:
+        click.echo(visible(line))
+
+    def ask(line: str) -> bool:
+        click.echo(f"MANUAL: {visible(line)}")
+        if yes:
+            return True
+        return sys.stdin.readline().strip() == "y"
+
+    outcome = run_migrate(options, ask, say)
+    click.echo(command_output().formats["text"](outcome.report), nl=False)
+    return outcome.exit_code

@@ -1,0 +1,19 @@
+"""What ``migcheck migrate`` did: the barrier it cut over at, the pause, the groups it
+moved, or where and why it stopped.  Plain data, rendered by :mod:`migcheck.report.migrate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MigrateResult:
+    topic: str
+    into: str
+    partitioner: str
+    old_ends: dict[int, int] | None = None  # the old topic's ends at the barrier
+    new_ends: dict[int, int] | None = None  # the new topic's, at the same barrier
+    cutover_s: float | None = None  # the cut-over that held: from the pause to the switch
+    groups: tuple[str, ...] = ()  # the plain groups moved to the new topic
+    stopped: str | None = None  # why the run ended early (exit 1), None when it finished

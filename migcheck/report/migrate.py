@@ -1,0 +1,25 @@
+"""``migcheck migrate``'s last lines: where it cut over, or where it stopped."""
+
+from __future__ import annotations
+
+from migcheck.model.migrate import MigrateResult
+from migcheck.untrusted import visible
+
+
+def render_migrate_text(r: MigrateResult) -> str:
+    """The barrier's ends, the cut-over's time and the moved groups; or why it stopped."""
+    head = (
+        f"migcheck migrate: {visible(r.topic)} -> {visible(r.into)} (partitioner {r.partitioner})"
+    )
+    if r.stopped is not None:
+        return f"{head}\nstopped: {visible(r.stopped)}\n"
+    old, new = r.old_ends or {}, r.new_ends or {}
+    lines = [
+        head,
+        f"barrier: {visible(r.topic)} at {sum(old.values())} offsets, "
+        f"{visible(r.into)} at {sum(new.values())}",
+        f"cut-over (barrier, drain, check): {r.cutover_s or 0.0:.1f} s",
+        *(f"group {visible(g)}: moved to {visible(r.into)} at the barrier" for g in r.groups),
+        f"done: nothing writes {visible(r.topic)} any more; delete it once every reader has moved",
+    ]
+    return "\n".join(lines) + "\n"

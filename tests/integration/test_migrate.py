@@ -1,0 +1,183 @@
+"""``migcheck migrate`` on a real broker: a plain group's topic widened online under a
+steady producer, the test acting as the operator at every MANUAL line.
+
+The producer (kafka-python, the Java client's murmur2) writes sequence-numbered records
+per key through the whole migration; the group (kafka-python's consumer at its defaults,
+``read_committed`` on the new topic as the step says) reads them.  The first cut-over is
+answered without pausing the producer, as a forgetful operator would: the barrier never
+comes and the cut-over reverts.  The second holds.  Expected values come from the
+producer's own acknowledgements and the Java rule (``oracles.java_partition``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from kafkatest import Kafka
+from oracles import java_partition
+
+pytestmark = pytest.mark.kafka
+
+KEYS = 40
+
+
+class _Producer:
+    """Writes ``k<i>`` = ``<seq>`` records at about ``rate`` per second into ``topic``,
+    which the operator switches; each acknowledged record is kept with its topic."""
+
+    def __init__(self, kafka: Kafka, topic: str, rate: int = 400) -> None:
+        from kafka import KafkaProducer
+
+        self.producer = KafkaProducer(bootstrap_servers=kafka.bootstrap, linger_ms=5)
+        self.topic, self.rate = topic, rate
+        self.writing = threading.Event()
+        self.writing.set()
+        self.done = threading.Event()
+        self.acked: list[tuple[str, int, str, int, float]] = []  # topic, partition, key, seq, t
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.seq: dict[str, int] = defaultdict(int)
+
+    def _run(self) -> None:
+        n = 0
+        start = time.monotonic()
+        while not self.done.is_set():
+            if not self.writing.wait(0.05):
+                continue
+            while n < (time.monotonic() - start) * self.rate and self.writing.is_set():
+                key = f"k{n % KEYS}"
+                seq = self.seq[key]
+                self.seq[key] += 1
+                topic = self.topic
+                meta = self.producer.send(topic, key=key.encode(), value=str(seq).encode())
+                meta.add_callback(
+                    lambda m, k=key, s=seq, t=topic: self.acked.append(
+                        (t, m.partition, k, s, time.monotonic())
+                    )
+                )
+                n += 1
+            time.sleep(0.01)  # the rate's clock: a hundredth of a second between batches
+
+    def pause(self) -> None:
+        self.writing.clear()
+        self.producer.flush()
+
+    def switch(self, topic: str) -> None:
+        self.topic = topic
+        self.writing.set()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.writing.set()
+        self.thread.join()
+        self.producer.flush()
+        self.producer.close()
+
+
+class _Group:
+    """One member of group ``group`` reading ``topic`` (kafka-python's defaults), keeping
+    each record's (key, seq) in the order read."""
+
+    def __init__(self, kafka: Kafka, group: str, topic: str, **extra: object) -> None:
+        from kafka import KafkaConsumer
+
+        self.consumer = KafkaConsumer(
+            topic, bootstrap_servers=kafka.bootstrap, group_id=group, **extra
+        )
+        self.read: list[tuple[str, int]] = []
+        self.stopped = threading.Event()
+        self.assigned = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stopped.is_set():
+            for records in self.consumer.poll(timeout_ms=100).values():
+                self.read += [(r.key.decode(), int(r.value)) for r in records]
+            if self.consumer.assignment() and not self.assigned.is_set():
+                for tp in self.consumer.assignment():
+                    self.consumer.position(tp)  # positioned: it reads what comes next
+                self.assigned.set()
+        self.consumer.close()  # commits what it read (auto-commit's close)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+
+def test_a_plain_group_moves_online_after_a_reverted_cut_over(kafka: Kafka, tmp_path: Path) -> None:
+    topic = kafka.create_topic("mig-src", 3)
+    old_group = _Group(kafka, "mig-g", topic)
+    assert old_group.assigned.wait(60)
+    producer = _Producer(kafka, topic)
+    producer.thread.start()
+    groups = [old_group]
+    into = f"{topic}-p6"
+    argv = [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server", kafka.bootstrap,
+            "--topic", topic, "--to", "6", "--group", "mig-g", "--partitioner", "murmur2",
+            "--checkpoint", str(tmp_path / "migrate.json"), "--cutover-timeout", "10"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    lines, pauses = [], 0
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if not line.startswith("MANUAL: "):
+                continue
+            step = line[len("MANUAL: ") :]
+            if step.startswith("pause every producer"):
+                pauses += 1
+                if pauses > 1:  # the first time the operator forgets to pause
+                    producer.pause()
+            elif step.startswith("resume every producer"):
+                pass  # it never stopped
+            elif step.startswith("switch every producer"):
+                producer.switch(into)
+            elif step.startswith("stop every consumer of group mig-g"):
+                old_group.stop()
+            elif step.startswith("start group mig-g"):
+                groups.append(_Group(kafka, "mig-g", into, isolation_level="read_committed"))
+            proc.stdin.write("y\n")
+            proc.stdin.flush()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    err = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 0, "\n".join(lines[-20:]) + err[-2000:]
+    assert any(line.startswith("cut-over reverted") for line in lines)
+    assert pauses >= 2  # a loaded machine may revert the second too: the operator retries
+    took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
+    assert took <= 10  # the cut-over that held, within --cutover-timeout
+
+    # the producer goes on writing into the new topic for a while
+    _wait_for(lambda: sum(1 for a in producer.acked if a[0] == into) >= 400)
+    producer.stop()
+    new_group = groups[-1]
+    _wait_for(lambda: len(new_group.read) >= sum(1 for a in producer.acked if a[0] == into))
+    new_group.stop()
+
+    # every acknowledged record read once, each key's in sequence, across both topics
+    produced = {k: n for k, n in producer.seq.items()}
+    read: dict[str, list[int]] = defaultdict(list)
+    for key, seq in old_group.read + new_group.read:
+        read[key].append(seq)
+    assert {k: v for k, v in read.items()} == {k: list(range(n)) for k, n in produced.items()}
+    # the new topic's records sit where the Java client puts their keys among 6
+    on_new = [a for a in producer.acked if a[0] == into]
+    assert all(p == java_partition(k.encode(), 6) for _, p, k, _, _ in on_new)
+    last_old = max(a[4] for a in producer.acked if a[0] == topic)
+    first_new = min(a[4] for a in on_new)
+    assert first_new - last_old < 15  # the pause: seconds, whatever the topic holds
+
+
+def _wait_for(condition, timeout: float = 120) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
