@@ -92,11 +92,13 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 )
 @click.option(
     "--strategy",
-    type=click.Choice([Strategy.AUTO.value, Strategy.NEW_TOPIC.value, Strategy.IN_PLACE.value]),
+    type=click.Choice([s.value for s in Strategy]),
     default=Strategy.AUTO.value,
     show_default=True,
     help="new-topic: copy, reset, reprocess; in-place: alter, reset, reprocess (when no "
-    "store reads TOPIC directly); auto: in-place when that holds, else new-topic.",
+    "store reads TOPIC directly); auto: in-place when that holds, else new-topic.  For "
+    "plain groups: in-place (auto) pauses, drains and alters; online runs migcheck migrate "
+    "(a live copy, the producers paused for seconds).",
 )
 @_seconds(
     "--group-timeout",
@@ -199,6 +201,7 @@ def runbook_cmd(
                 assign_timeout=assign_timeout,
                 commit_timeout=commit_timeout,
                 accept_loss_risk=accept_loss_risk,
+                strategy=Strategy(strategy),
                 connection=connection,
             )
         )

@@ -27,6 +27,7 @@ from migcheck.model.runbook import (
     LAG_TIMEOUT,
     GroupsFacts,
     Runbook,
+    Strategy,
 )
 from migcheck.readers.discovery import Found, find_group, find_readers
 from migcheck.readers.standing import group_lag
@@ -44,11 +45,17 @@ class GroupsRunbookOptions:
     assign_timeout: int = ASSIGN_TIMEOUT
     commit_timeout: int = COMMIT_TIMEOUT
     accept_loss_risk: tuple[str, ...] = ()  # groups of the runbook; steps() checks that
+    strategy: Strategy = Strategy.AUTO  # auto and in-place: the alter; online: migrate
     connection: Connection = field(default_factory=Connection)
 
 
 def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
     """The runbook (always exit 0); a bad topic, count or group is a UsageError (one line)."""
+    if options.strategy is Strategy.NEW_TOPIC:
+        raise UsageError(
+            "--strategy new-topic is for a stateful app (--application-id); plain groups "
+            "take in-place (the default) or online"
+        )
     client = options.connection.client()
     (meta,) = describe_topics(client, [options.topic])
     check_changes({options.topic: meta.partition_count}, [options.to])
@@ -66,6 +73,7 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
         assign_timeout=options.assign_timeout,
         commit_timeout=options.commit_timeout,
         accept_loss_risk=tuple(dict.fromkeys(options.accept_loss_risk)),
+        strategy=Strategy.ONLINE if options.strategy is Strategy.ONLINE else Strategy.IN_PLACE,
     )
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 

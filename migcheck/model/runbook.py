@@ -25,6 +25,7 @@ class Strategy(StrEnum):
     NEW_TOPIC = "new-topic"  # a copy into a new, wider topic (migcheck copy)
     IN_PLACE = "in-place"  # kafka-topics --alter
     AUTO = "auto"  # in-place when no store reads the topic directly, else new-topic
+    ONLINE = "online"  # a live copy and a cut-over at a barrier (migcheck migrate): plain groups
 
 
 #: How long step 2 waits for a stopped app's members to leave its group by default: a
@@ -134,6 +135,8 @@ class GroupsFacts:
     #: Groups whose members may leave a new partition without a committed offset when the
     #: producers resume (--accept-loss-risk): the offsets step says so instead of failing.
     accept_loss_risk: tuple[str, ...] = ()
+    #: IN_PLACE: pause, drain, alter, resume; ONLINE: migcheck migrate's live copy.
+    strategy: Strategy = Strategy.IN_PLACE
 
     @property
     def group_ids(self) -> tuple[str, ...]:
@@ -168,6 +171,7 @@ class ShellHelper(StrEnum):
 
     KAFKA_TOOL = "kafka_tool"  # finds Kafka's tool: $MIGCHECK_KAFKA_TOOL, $KAFKA_HOME...
     RESET_TOOL = "reset_tool"  # the reset, naming only the internal topics still there
+    ANSWERING = "answering"  # migcheck with manual steps of its own: the script's --yes too
 
 
 @dataclass(frozen=True)

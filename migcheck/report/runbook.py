@@ -39,6 +39,7 @@ from migcheck.model.runbook import (
     SplitRefusal,
     Step,
     StepRole,
+    Strategy,
 )
 from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
 from migcheck.words import plural
@@ -115,7 +116,8 @@ def _frame(f: Facts, steps: Sequence[Step], version: str, generated: str) -> Fra
             _groups_header(f, version, generated),
             "consumer",
             f"migcheck-runbook-{path_component(f.topic)}-p{f.to}",
-            f"groups {f.topic} {f.partitions}->{f.to} {','.join(f.group_ids)}",
+            f"groups {f.topic} {f.partitions}->{f.to} {','.join(f.group_ids)}"
+            + (" online" if f.strategy is Strategy.ONLINE else ""),
         )
     return Frame(
         f"Runbook: {f.topic} to {f.to} partitions under {f.app_id}",
@@ -128,11 +130,17 @@ def _frame(f: Facts, steps: Sequence[Step], version: str, generated: str) -> Fra
 
 def _groups_header(f: GroupsFacts, version: str, generated: str) -> list[str]:
     found = "found by their committed offsets on it" if f.discovered else "named by --group"
+    how = (
+        f"copy it into {f.topic}-p{f.to} and follow it while they read (migcheck migrate), "
+        "pause the producers for seconds at a barrier and switch them, then move each "
+        "group to the new topic at the barrier's ends."
+        if f.strategy is Strategy.ONLINE
+        else "pause the producers, let every group read everything, alter, wait until every "
+        "group owns the new partitions and holds an offset on each, resume."
+    )
     lines = [
         f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) without breaking per-key "
-        f"order for its consumer groups ({found}): pause the producers, let every group "
-        "read everything, alter, wait until every group owns the new partitions and holds "
-        "an offset on each, resume.",
+        f"order for its consumer groups ({found}): {how}",
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]
     for g in f.groups:

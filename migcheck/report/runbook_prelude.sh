@@ -73,6 +73,12 @@ run() {
   if [ "$EXECUTE" = 1 ]; then "$@"; fi
 }
 
+# A migcheck command that asks at manual steps of its own (migrate): the script's --yes
+# answers them too.
+answering() {
+  if [ "$YES" = 1 ]; then "$@" --yes; else "$@"; fi
+}
+
 manual() {
   say "  MANUAL: $1"
   if [ "$EXECUTE" = 1 ] && [ "$YES" != 1 ]; then

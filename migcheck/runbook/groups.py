@@ -35,7 +35,9 @@ from migcheck.model.runbook import (
     Manual,
     Run,
     ShellCheck,
+    ShellHelper,
     Step,
+    Strategy,
     check_name,
 )
 from migcheck.runbook.actions import alter_check, kafka_run
@@ -70,6 +72,8 @@ def steps(f: GroupsFacts) -> list[Step]:
                 f"--accept-loss-risk {quoted(group)} names no group of this runbook; its "
                 f"groups: {', '.join(quoted(g) for g in f.group_ids)}"
             )
+    if f.strategy is Strategy.ONLINE:
+        return [_prechecks(f), _migrate(f)]
     return [
         _prechecks(f),
         _pause(f),
@@ -79,6 +83,29 @@ def steps(f: GroupsFacts) -> list[Step]:
         _offsets(f),
         _resume(f),
     ]
+
+
+def _migrate(f: GroupsFacts) -> Step:
+    """The online route: one ``migcheck migrate`` process runs every phase, asking at its
+    own manual steps (the script's --yes answers them too)."""
+    new_topic = f"{f.topic}-p{f.to}"
+    extra = ("--command-config", f.command_config) if f.command_config else ()
+    groups = [a for g in f.group_ids for a in ("--group", g)]
+    checkpoint = f"@{new_topic}.migrate.json"  # in the work directory
+    argv = ("migcheck", "migrate", "--bootstrap-server", f.bootstrap, *extra, "--topic",
+            f.topic, "--to", str(f.to), *groups, "--checkpoint", checkpoint)  # fmt: skip
+    return Step(
+        "Migrate online",
+        f"migcheck migrate creates {new_topic} with {f.topic}'s configs, copies {f.topic} "
+        f"into it and follows it while {_names(f)} go on reading. At the cut-over it asks "
+        "you to pause the producers, takes the barrier once the topic's ends stay quiet for "
+        "2 s, drains and checks the copy, and asks you to switch the producers to "
+        f"{new_topic}: the pause lasts seconds (a cut-over that takes longer reverts and is "
+        "asked again). Then it moves each group to the new topic at the barrier's ends. "
+        "Its MANUAL: lines ask on this terminal; its checkpoint lets a stopped run go on "
+        "(docs/runbooks.md, Online).",
+        (Run(argv, via=ShellHelper.ANSWERING),),
+    )
 
 
 def _topic_has(f: GroupsFacts, count: int, text: str) -> Check:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migcheck.errors import UsageError
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.runbook import (
@@ -69,6 +70,12 @@ def choose(
     """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
     reads the topic directly, for certain.  A framework that takes no topology says itself
     why its state may be unseen."""
+    if asked is Strategy.ONLINE:
+        raise UsageError(
+            f"--strategy online serves plain consumer groups only (--group): {framework.label}'s "
+            "shadow, which rebuilds its state on the new topic before the switch, is not built "
+            "yet; use --strategy new-topic or in-place"
+        )
     if asked is not Strategy.AUTO:
         return Choice(asked, "")
     direct = direct_stores(model, topic)

@@ -17,7 +17,16 @@ import pytest
 from oracles import run_cli
 
 from migcheck.errors import UsageError
-from migcheck.model.runbook import Check, GroupLag, GroupsFacts, Manual, ShellCheck
+from migcheck.model.runbook import (
+    Check,
+    GroupLag,
+    GroupsFacts,
+    Manual,
+    Run,
+    ShellCheck,
+    ShellHelper,
+    Strategy,
+)
 from migcheck.report.runbook import render_markdown, render_sh
 from migcheck.runbook.groups import steps
 
@@ -128,11 +137,44 @@ def test_markdown_names_the_groups_their_lag_and_the_config_path_only() -> None:
     assert "> billing: 1 member, no committed offsets on orders.\n" in md
 
 
+def test_online_is_one_migrate_step_after_the_prechecks() -> None:
+    online = steps(_facts(strategy=Strategy.ONLINE))
+    assert [s.title for s in online] == ["Pre-checks", "Migrate online"]
+    (run,) = online[1].actions
+    assert isinstance(run, Run) and run.via is ShellHelper.ANSWERING
+    assert run.argv == (
+        "migcheck", "migrate", "--bootstrap-server", "broker-1:9092,broker-2:9092",
+        "--command-config", CONFIG, "--topic", "orders", "--to", "6",
+        "--group", "billing", "--group", "audit log", "--checkpoint", "@orders-p6.migrate.json",
+    )  # fmt: skip
+
+
+def test_the_online_script_passes_its_yes_on_to_migrate(tmp_path: Path) -> None:
+    facts = _facts(strategy=Strategy.ONLINE)
+    text = _script(tmp_path, facts).read_text()
+    assert (
+        "run answering migcheck migrate --bootstrap-server broker-1:9092,broker-2:9092 "
+        "--command-config '/etc/kafka/client admin.properties' --topic orders --to 6 "
+        "--group billing "
+        "--group 'audit log' --checkpoint \"$WORKDIR\"/orders-p6.migrate.json"
+    ) in text
+    assert "RUNBOOK_ID='groups orders 3->6 billing,audit log online'" in text
+    function = text[text.index("answering() {") : text.index("}", text.index("answering() {")) + 1]
+    for yes, said in (("1", "a b --yes"), ("0", "a b")):
+        p = subprocess.run(["bash", "-c", f"{function}\nYES={yes}; answering echo a b"],
+                           capture_output=True, text=True)  # fmt: skip
+        assert p.stdout.strip() == said
+
+
 # --- the script --------------------------------------------------------------------
 
 
 def test_the_script_is_shellcheck_clean(tmp_path: Path) -> None:
-    for facts in (_facts(), _facts(command_config=None, groups=(GroupLag("g", 1, 3),))):
+    for facts in (
+        _facts(),
+        _facts(command_config=None, groups=(GroupLag("g", 1, 3),)),
+        _facts(strategy=Strategy.ONLINE),
+    ):
         p = subprocess.run([str(SHELLCHECK), str(_script(tmp_path, facts))], capture_output=True)
         assert p.returncode == 0, p.stdout.decode()
 
@@ -452,7 +494,7 @@ def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["--strategy", "in-place"], "--strategy is for a Kafka Streams application"),
+        (["--new-topic", "x"], "--new-topic is for a Kafka Streams application"),
         (["--group", "g", "--state-dir", "/x"], "--state-dir is for a Kafka Streams application"),
         (["--application-id", "a", "--group", "g"], "--group is for plain consumer groups"),
         (["--application-id", "a", "--assign-timeout", "9"], "--assign-timeout is for plain"),
@@ -476,7 +518,7 @@ def test_which_runbook_takes_which_option_comes_from_the_options_dataclasses() -
 
     names = [p.name or "" for p in runbook_cmd.params]
     assert set(only_in(RunbookOptions, GroupsRunbookOptions, names)) == {
-        "app_id", "topology_file", "new_topic", "strategy", "group_timeout",
+        "app_id", "topology_file", "new_topic", "group_timeout",
         "accept_split_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
     }  # fmt: skip
     assert set(only_in(GroupsRunbookOptions, RunbookOptions, names)) == {

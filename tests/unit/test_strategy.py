@@ -78,6 +78,18 @@ def test_an_explicit_strategy_is_kept_and_needs_no_reason() -> None:
     assert choose(Strategy.NEW_TOPIC, _model("rekey-count"), "orders").reason == ""
 
 
+def test_online_is_refused_for_an_app_in_one_line_that_says_why() -> None:
+    from migcheck.errors import UsageError
+    from migcheck.frameworks.registry import FRAMEWORKS
+
+    for framework in {f.label: f for f in FRAMEWORKS.values()}.values():
+        with pytest.raises(UsageError) as refused:
+            choose(Strategy.ONLINE, _model("count"), "orders", framework)
+        line = str(refused.value)
+        assert "\n" not in line and framework.label in line
+        assert "--strategy online serves plain consumer groups only" in line
+
+
 def test_without_the_topology_auto_cannot_be_sure_and_says_how_to_be() -> None:
     """Inferred from names, the store behind the repartition topic is only a guess: a
     store with logging disabled beside the source would leave no topic behind."""
