@@ -34,7 +34,8 @@ from migcheck.untrusted import visible
     "groups",
     multiple=True,
     metavar="GROUP",
-    help="A plain consumer group of the topic, moved to the new topic at the barrier (repeatable).",
+    help="A plain consumer group of the topic, moved to the new topic at the barrier "
+    "(repeatable; default: every group found reading it; a stateful app's group is refused).",
 )
 @click.option(
     "--checkpoint",

@@ -42,7 +42,7 @@ from migcheck.copy.task import (
 from migcheck.copy.verify import verify
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.metadata import StableEnds, TopicMeta, describe_topics, high_watermarks
+from migcheck.kafka.metadata import TopicEnds, TopicMeta, describe_topics, high_watermarks
 from migcheck.model.copy import CopyLag, CopyResult, PartitionCopied
 
 
@@ -216,11 +216,11 @@ def _follow(
     on_lag: Callable[[CopyLag], None],
 ) -> tuple[Checkpoint, dict[int, tuple[int, int]]]:
     """The history, then the tail, until SIGTERM or SIGINT (:mod:`migcheck.copy.follow`)."""
-    ends = StableEnds(client, options.topic)
+    ends = TopicEnds(client, options.topic)
     try:
         with _stop_on_signals() as stop:
             io = FollowIO(
-                ends=ends,
+                ends=ends.stable,
                 check=lambda: same_counts(client, topics),
                 wait=stop.wait,
                 stopped=stop.is_set,

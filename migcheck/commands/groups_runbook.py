@@ -59,7 +59,7 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
     client = options.connection.client()
     (meta,) = describe_topics(client, [options.topic])
     check_changes({options.topic: meta.partition_count}, [options.to])
-    groups = _groups(client, options)
+    groups = plain_groups(client, options.topic, options.groups)
     ends = high_watermarks(client, options.topic, range(meta.partition_count))
     facts = GroupsFacts(
         bootstrap=options.connection.bootstrap or "",
@@ -78,24 +78,24 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 
 
-def _groups(client: ClientConfig, options: GroupsRunbookOptions) -> list[Found]:
-    """The named groups, each checked, or the plain readers found on the topic."""
-    if options.groups:
-        return [_named(client, g, options.topic) for g in dict.fromkeys(options.groups)]
+def plain_groups(client: ClientConfig, topic: str, named: tuple[str, ...]) -> list[Found]:
+    """The named groups, each checked, or the plain readers found on the topic: what this
+    runbook and ``migrate`` serve; a stateful app's group is refused in one line."""
+    if named:
+        return [_named(client, g, topic) for g in dict.fromkeys(named)]
     found = [
         f
-        for f in find_readers(client, [options.topic])[options.topic]
+        for f in find_readers(client, [topic])[topic]
         if f.evidence.kind is not ReaderKind.SHARE_GROUP  # no order to keep
     ]
     if not found:
         raise UsageError(
-            f"no consumer group reads {options.topic}: name the groups that read it with --group G"
+            f"no consumer group reads {topic}: name the groups that read it with --group G"
         )
     for f in found:
         if f.evidence.kind in STATEFUL_KINDS:
             raise UsageError(
-                f"{_refusal(f)} (found reading {options.topic}; or name the other groups "
-                "with --group)"
+                f"{_refusal(f)} (found reading {topic}; or name the other groups with --group)"
             )
     return found
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from migcheck.analysis.errors import spark_errors
 from migcheck.commands.copy import CopyOptions, PreparedCopy, prepare_copy, same_counts
+from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.copy.checkpoint import Checkpoint, check_destination, load_checkpoint
@@ -25,10 +26,9 @@ from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import describe_group
 from migcheck.kafka.metadata import (
-    StableEnds,
+    TopicEnds,
     TopicMeta,
     describe_topics,
-    high_watermarks,
     replication_factor,
     topic_configs,
     topic_exists,
@@ -74,6 +74,8 @@ def run_migrate(
     if options.to <= source.partition_count:
         raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
     into = options.into or f"{options.topic}-p{options.to}"
+    found = plain_groups(client, options.topic, options.groups)
+    groups = tuple(f.group.group_id for f in found)
     saved = load_checkpoint(options.checkpoint, options.topic, into)
     dest = _destination(client, source, into, options.to, saved)
     check_destination(options.checkpoint, saved, into, dest.partition_count)
@@ -84,7 +86,7 @@ def run_migrate(
     with spark_errors():
         prepared = prepare_copy(copy, client, source, dest, saved)
         plan = Plan(
-            options.topic, into, options.groups, options.max_lag_records,
+            options.topic, into, groups, options.max_lag_records,
             options.cutover_timeout_s, options.yes,
         )  # fmt: skip
         with (
@@ -175,9 +177,9 @@ def _following(
     """The follow running on its thread while the phases run; stopped and joined after."""
     follower = _Follower(prepared)
     rounds = replace(prepared.rounds, save=follower.saved(prepared.rounds.save))
-    ends = StableEnds(client, topics[0].name)
+    ends = TopicEnds(client, topics[0].name)
     io = FollowIO(
-        ends=ends,
+        ends=ends.stable,
         check=lambda: same_counts(client, topics),
         wait=follower.stop.wait,
         stopped=follower.stop.is_set,
@@ -222,8 +224,8 @@ class _Checker:
             if mark is None:
                 return Verification(0, 0, 0, 0)
             old, new = mark
-        if old == self.src_from:
-            return Verification(0, 0, 0, 0)
+        if old == self.src_from or any(old[q] < self.src_from[q] for q in old):
+            return Verification(0, 0, 0, 0)  # nothing new since: a mark from before the last
         p = self.prepared
         source, dest = p.topics
         v = verify_ranges(
@@ -247,11 +249,11 @@ def _world(
     """The phases' I/O on the cluster, the follow and the operator."""
     source, dest = prepared.topics
     parts = [p.partition for p in source.partitions]
-    stable = StableEnds(client, source.name)
+    ends = TopicEnds(client, source.name)
     checker = _Checker(prepared, client, follower)
 
     def source_ends() -> SourceEnds:
-        return SourceEnds(high_watermarks(client, source.name, parts), stable())
+        return SourceEnds(ends.high(), ends.stable())
 
     def new_ends() -> dict[int, int]:
         meta = settled(client, dest.name)
@@ -288,4 +290,4 @@ def _world(
     try:
         yield io
     finally:
-        stable.close()
+        ends.close()

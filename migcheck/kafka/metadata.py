@@ -168,21 +168,24 @@ def high_watermarks(client: ClientConfig, topic: str, partitions: Iterable[int])
     return {tp.partition: int(o.offset) for tp, o in found.items()}
 
 
-class StableEnds:
-    """A topic's last stable offsets (where ``read_committed`` reads end), asked again and
-    again through one consumer kept open: ``copy --follow`` asks ten times a second while
-    it waits for records, and a client per ask would open a connection each time.  The
-    partitions are the topic's when it was opened."""
+class TopicEnds:
+    """A topic's last stable offsets (where ``read_committed`` reads end) and its high
+    watermarks, asked again and again through clients kept open: ``copy --follow`` asks
+    ten times a second while it waits for records, ``migrate`` as often while it awaits
+    the barrier, and a client per ask would open a connection each time.  The partitions
+    are the topic's when it was opened."""
 
     def __init__(self, client: ClientConfig, topic: str) -> None:
         from kafka import TopicPartition
 
         self.topic = topic
         self._consumer = open_consumer(client)
+        self._admin: Any = None
+        self._client = client
         parts = sorted(self._consumer.partitions_for_topic(topic) or ())
         self._tps = [TopicPartition(topic, p) for p in parts]
 
-    def __call__(self) -> dict[int, int]:
+    def stable(self) -> dict[int, int]:
         from kafka.errors import KafkaError
 
         try:
@@ -191,5 +194,20 @@ class StableEnds:
             raise ReadError(f"listing the end offsets of {self.topic}: {first_line(e)}") from None
         return {tp.partition: int(end) for tp, end in ends.items()}
 
+    def high(self) -> dict[int, int]:
+        """The high watermarks (read_uncommitted: an open transaction's records count)."""
+        from kafka.admin import OffsetSpec
+        from kafka.errors import KafkaError
+
+        if self._admin is None:
+            self._admin = open_admin(self._client)
+        try:
+            found = self._admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in self._tps})
+        except KafkaError as e:
+            raise ReadError(f"listing the end offsets of {self.topic}: {first_line(e)}") from None
+        return {tp.partition: int(o.offset) for tp, o in found.items()}
+
     def close(self) -> None:
         self._consumer.close(autocommit=False)
+        if self._admin is not None:
+            self._admin.close()

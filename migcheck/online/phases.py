@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
 
-#: How often the source's ends are looked at while the barrier is awaited, and a group's
-#: offsets while it reads up to the barrier.
+#: How often the source's ends are looked at while the barrier is awaited.
 POLL_S = 0.1
+
+#: How often a group is looked at while it reads up to the barrier or stops: after the
+#: pause, so no hurry; a consumer commits every 5 s by default.
+GROUP_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ def move_groups(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[GroupAtBarr
         if not io.ask(stop):
             raise Stopped(f"stopped before moving group {group}")
         while io.has_members(group):
-            io.wait(POLL_S)
+            io.wait(GROUP_POLL_S)
         state = at_barrier(group, io.committed(group), barrier.old, barrier.new)
         if not state.ready:  # it read past its last commit: it commits again on restart
             raise Stopped(f"group {group} stopped short of the barrier: {_behind(state)}")
@@ -169,7 +172,7 @@ def _read_to_barrier(group: str, barrier: Barrier, io: MigrateIO) -> GroupAtBarr
         if said != (left := _behind(state)):
             io.say(f"group {group}: waiting for it to read the old topic to the barrier: {left}")
             said = left
-        io.wait(POLL_S)
+        io.wait(GROUP_POLL_S)
     return state
 
 

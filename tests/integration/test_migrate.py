@@ -181,3 +181,21 @@ def _wait_for(condition, timeout: float = 120) -> None:  # type: ignore[no-untyp
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
+    topic = kafka.create_topic("mig-ref", 3)
+    checkpoint = str(tmp_path / "m.json")
+    cases = [
+        (["--to", "3"], "already has 3"),
+        (["--to", "6", "--group", "no-such-group"], "no such group"),
+    ]
+    for args, words in cases:
+        p = subprocess.run(
+            [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server", kafka.bootstrap,
+             "--topic", topic, "--checkpoint", checkpoint, *args],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert p.stderr.startswith("migcheck: error: ") and words in p.stderr, p.stderr
+        assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr

@@ -65,7 +65,7 @@ def topic_of_six(monkeypatch: pytest.MonkeyPatch) -> None:
     def past(*args: object) -> None:
         raise _PastTheCount
 
-    monkeypatch.setattr(groups_runbook, "_groups", past)
+    monkeypatch.setattr(groups_runbook, "plain_groups", past)
 
 
 @pytest.mark.usefixtures("topic_of_six")
