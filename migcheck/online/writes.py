@@ -5,10 +5,12 @@ moved group's offsets on it.  The copy's own writes stay in :mod:`migcheck.copy`
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line
+from migcheck.kafka.metadata import topic_exists
 
 
 def _admin(client: ClientConfig) -> Any:
@@ -32,6 +34,23 @@ def create_topic(
         raise ReadError(f"creating {topic}: {first_line(e)}") from None
     finally:
         admin.close()
+    _until_listed(client, topic)
+
+
+#: How long a created topic may take to appear in the cluster's metadata, as the runbook's
+#: ensure_topic waits: CreateTopics answers before every broker knows the topic.
+LISTED_TIMEOUT_S = 60.0
+
+
+def _until_listed(client: ClientConfig, topic: str) -> None:
+    deadline = time.monotonic() + LISTED_TIMEOUT_S
+    while not topic_exists(client, topic):
+        if time.monotonic() > deadline:
+            raise ReadError(
+                f"created {topic}, but the cluster's metadata did not list it within "
+                f"{LISTED_TIMEOUT_S:g} s; run again once it does"
+            )
+        time.sleep(0.2)  # metadata propagates on the brokers' own time: ask again
 
 
 def commit_offsets(client: ClientConfig, group: str, topic: str, offsets: dict[int, int]) -> None:
