@@ -94,6 +94,6 @@ def copy_cmd(
         click.echo(LAG_FORMATS[fmt](lag), nl=False)
 
     progress = CopyProgress if fmt == "text" and not follow else None
-    outcome = run_copy(options, progress, on_lag) if progress else run_copy(options, on_lag=on_lag)
+    outcome = run_copy(options, progress, on_lag)
     click.echo(command_output().formats[fmt](outcome.report), nl=False)
     return outcome.exit_code

@@ -65,17 +65,13 @@ class CopyOptions:
 CopyProgress = Callable[[CopyCounters, int], AbstractContextManager[object]]
 
 
-def _no_progress(counters: CopyCounters, total: int) -> AbstractContextManager[object]:
-    return contextlib.nullcontext()
-
-
 def _ignore_lag(lag: CopyLag) -> None:
     return None
 
 
 def run_copy(
     options: CopyOptions,
-    progress: CopyProgress = _no_progress,
+    progress: CopyProgress | None = None,
     on_lag: Callable[[CopyLag], None] = _ignore_lag,
 ) -> Outcome[CopyResult]:
     """Copy, verify, and the exit code: 0 when the copy verifies, 1 when it does not.
@@ -155,18 +151,19 @@ def _copy(
     source: TopicMeta,
     dest: TopicMeta,
     saved: Checkpoint | None,
-    progress: CopyProgress,
+    progress: CopyProgress | None,
     on_lag: Callable[[CopyLag], None],
 ) -> CopyResult:
     p = prepare_copy(options, client, source, dest, saved)
     state, partitioner = p.state, p.spec.partitioner
     done = {q.partition: q.log_end_offset for q in source.partitions}
     if options.follow:
-        state, copied = _follow(options, client, (source, dest), state, p.rounds, on_lag)
+        with _stop_on_signals() as stop, follow_io(client, (source, dest), stop, on_lag) as io:
+            state, copied = follow(state, p.rounds, io, options.reporting_interval_ms / 1000)
         done = {q.partition: state.next.get(q.partition, 0) for q in source.partitions}
     else:
         total = sum(max(0, end - state.next.get(q, end)) for q, end in done.items())
-        with progress(p.counters, total):
+        with progress(p.counters, total) if progress else contextlib.nullcontext():
             _, copied = run_rounds(state, done, p.rounds)
     if options.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
         with contextlib.suppress(OSError):
@@ -181,11 +178,16 @@ def _round_io(options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCo
     the checkpoint (``--checkpoint``, or a temporary one) as the only recovery state."""
     path = options.checkpoint or temporary_checkpoint(options.topic, options.into)
     into = range(spec.into_partitions)
-    launch = _follow_launch(spark, spec, counters) if options.follow else None
+    if options.follow:
+        launch = _follow_launch(spark, spec, counters)
+    else:
+
+        def launch(state: Checkpoint, resumed: bool) -> list[ChunkResult]:
+            return launch_round(spark, spec, state, resumed, counters)
+
     return RoundIO(
         ends=lambda: high_watermarks(spec.client, options.into, into),
-        launch=launch
-        or (lambda state, resumed: launch_round(spark, spec, state, resumed, counters)),
+        launch=launch,
         save=lambda state: save_checkpoint(path, options.topic, options.into, state),
     )
 
@@ -207,31 +209,30 @@ def _follow_launch(
     return launch
 
 
-def _follow(
-    options: CopyOptions,
+@contextlib.contextmanager
+def follow_io(
     client: ClientConfig,
     topics: tuple[TopicMeta, TopicMeta],
-    state: Checkpoint,
-    rounds: RoundIO,
+    stop: threading.Event,
     on_lag: Callable[[CopyLag], None],
-) -> tuple[Checkpoint, dict[int, tuple[int, int]]]:
-    """The history, then the tail, until SIGTERM or SIGINT (:mod:`migcheck.copy.follow`)."""
-    ends = TopicEnds(client, options.topic)
+) -> Iterator[FollowIO]:
+    """A follow's I/O (:mod:`migcheck.copy.follow`): the source's stable ends through a
+    client kept open while it runs, the partition counts checked, ``stop`` ending it, the
+    lag to ``on_lag``; what ``copy --follow`` and ``migrate`` share."""
+    ends = TopicEnds(client, topics[0].name)
     try:
-        with _stop_on_signals() as stop:
-            io = FollowIO(
-                ends=ends.stable,
-                check=lambda: same_counts(client, topics),
-                wait=stop.wait,
-                stopped=stop.is_set,
-                report=on_lag,
-            )
-            return follow(state, rounds, io, options.reporting_interval_ms / 1000)
+        yield FollowIO(
+            ends=ends.stable,
+            check=lambda: _same_counts(client, topics),
+            wait=stop.wait,
+            stopped=stop.is_set,
+            report=on_lag,
+        )
     finally:
         ends.close()
 
 
-def same_counts(client: ClientConfig, topics: tuple[TopicMeta, TopicMeta]) -> None:
+def _same_counts(client: ClientConfig, topics: tuple[TopicMeta, TopicMeta]) -> None:
     """Stop a follow whose source or destination changed its partition count meanwhile."""
     now = describe_topics(client, [t.name for t in topics])
     for was, meta, why in zip(topics, now, _COUNT_CHANGED, strict=True):

@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from migcheck.analysis.errors import spark_errors
-from migcheck.commands.copy import CopyOptions, PreparedCopy, prepare_copy, same_counts
+from migcheck.commands.copy import CopyOptions, PreparedCopy, follow_io, prepare_copy
 from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.copy.checkpoint import Checkpoint, check_destination, load_checkpoint
-from migcheck.copy.follow import FollowIO, follow
+from migcheck.copy.follow import follow
 from migcheck.copy.verify import settled, verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
@@ -80,9 +80,14 @@ def run_migrate(
     dest = _destination(client, source, into, options.to, saved)
     check_destination(options.checkpoint, saved, into, dest.partition_count)
     copy = CopyOptions(
-        options.topic, into, options.partitioner, options.checkpoint, True, 1000,
-        options.connection, options.spark,
-    )  # fmt: skip
+        topic=options.topic,
+        into=into,
+        partitioner=options.partitioner,
+        checkpoint=options.checkpoint,
+        follow=True,
+        connection=options.connection,
+        spark=options.spark,
+    )
     with spark_errors():
         prepared = prepare_copy(copy, client, source, dest, saved)
         plan = Plan(
@@ -177,18 +182,11 @@ def _following(
     """The follow running on its thread while the phases run; stopped and joined after."""
     follower = _Follower(prepared)
     rounds = replace(prepared.rounds, save=follower.saved(prepared.rounds.save))
-    ends = TopicEnds(client, topics[0].name)
-    io = FollowIO(
-        ends=ends.stable,
-        check=lambda: same_counts(client, topics),
-        wait=follower.stop.wait,
-        stopped=follower.stop.is_set,
-        report=follower.reported,
-    )
 
     def run() -> None:
         try:
-            follow(prepared.state, rounds, io, interval_s=1.0)
+            with follow_io(client, topics, follower.stop, follower.reported) as io:
+                follow(prepared.state, rounds, io, interval_s=1.0)
         except BaseException as e:
             follower.error = e
         finally:
@@ -202,7 +200,6 @@ def _following(
     finally:
         follower.stop.set()
         thread.join()
-        ends.close()
     follower.raise_error()
 
 
@@ -249,7 +246,7 @@ def _world(
     """The phases' I/O on the cluster, the follow and the operator."""
     source, dest = prepared.topics
     parts = [p.partition for p in source.partitions]
-    ends = TopicEnds(client, source.name)
+    ends = TopicEnds(client, source.name)  # the phases' own: a client is for one thread
     checker = _Checker(prepared, client, follower)
 
     def source_ends() -> SourceEnds:
