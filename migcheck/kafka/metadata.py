@@ -154,17 +154,23 @@ def high_watermarks(client: ClientConfig, topic: str, partitions: Iterable[int])
     producer's open transaction holds that back before records that already committed,
     which the copy's recovery must see."""
     from kafka import TopicPartition
+
+    admin = open_admin(client)
+    try:
+        return _latest(admin, topic, [TopicPartition(topic, q) for q in partitions])
+    finally:
+        admin.close()
+
+
+def _latest(admin: Any, topic: str, tps: list[Any]) -> dict[int, int]:
+    """The high watermarks of ``tps`` (ListOffsets, read_uncommitted) through ``admin``."""
     from kafka.admin import OffsetSpec
     from kafka.errors import KafkaError
 
-    specs = {TopicPartition(topic, q): OffsetSpec.LATEST for q in partitions}
-    admin = open_admin(client)
     try:
-        found = admin.list_partition_offsets(specs)
+        found = admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps})
     except KafkaError as e:
         raise ReadError(f"listing the end offsets of {topic}: {first_line(e)}") from None
-    finally:
-        admin.close()
     return {tp.partition: int(o.offset) for tp, o in found.items()}
 
 
@@ -196,16 +202,9 @@ class TopicEnds:
 
     def high(self) -> dict[int, int]:
         """The high watermarks (read_uncommitted: an open transaction's records count)."""
-        from kafka.admin import OffsetSpec
-        from kafka.errors import KafkaError
-
         if self._admin is None:
             self._admin = open_admin(self._client)
-        try:
-            found = self._admin.list_partition_offsets({tp: OffsetSpec.LATEST for tp in self._tps})
-        except KafkaError as e:
-            raise ReadError(f"listing the end offsets of {self.topic}: {first_line(e)}") from None
-        return {tp.partition: int(o.offset) for tp, o in found.items()}
+        return _latest(self._admin, self.topic, self._tps)
 
     def close(self) -> None:
         self._consumer.close(autocommit=False)
