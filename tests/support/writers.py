@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +258,7 @@ def runbook_writer(name: str) -> Written:
     quix, ksql, faust = ReaderKind.QUIX_STREAMS, ReaderKind.KSQLDB, ReaderKind.FAUST
     for written in (
         _runbooks(groups_facts(("billing", name)), groups_steps),
+        _runbooks(replace(groups_facts(("billing", name)), strategy=Strategy.ONLINE), groups_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC), app_steps),
         _runbooks(streams_facts(name, Strategy.IN_PLACE), app_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, quix), app_steps),
