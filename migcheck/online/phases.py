@@ -78,13 +78,23 @@ class CheckFailed(Exception):
     """A copied range did not check out: the migration stops before the switch."""
 
 
+#: How often, at most, the copied ranges are checked while the copy catches up: each check
+#: is a Spark job, and the copy's rounds share the cores with it.
+CHECK_EVERY_S = 10.0
+
+
 def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
     """Until the copy is at most ``max_lag_records`` behind, everything it copied so far
-    checked (so that the barrier's own check is small)."""
+    checked (so that the barrier's own check is small): a check every
+    :data:`CHECK_EVERY_S` meanwhile, and one as it becomes ready."""
+    checked_at: float | None = None
     while True:
-        _checked(io, io.check(None, None))
         lag = io.lag()
-        if lag is not None and lag.seconds is not None and lag.records <= plan.max_lag_records:
+        ready = lag is not None and lag.seconds is not None and lag.records <= plan.max_lag_records
+        if ready or checked_at is None or io.clock() - checked_at >= CHECK_EVERY_S:
+            _checked(io, io.check(None, None))
+            checked_at = io.clock()
+        if ready:
             return
         if lag is not None:
             io.say(f"copy: {lag.records} records behind (ready at {plan.max_lag_records})")

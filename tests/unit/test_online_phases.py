@@ -19,6 +19,7 @@ from migcheck.online.phases import (
     Stopped,
     cut_over,
     move_groups,
+    wait_until_ready,
 )
 
 OK = Verification(0, 0, 0, 0)
@@ -186,3 +187,15 @@ def test_a_group_reads_to_the_barrier_stops_and_gets_the_new_ends() -> None:
     assert any("6 records left on 1 partitions" in line for line in world.said)
     assert world.asked[0].startswith("stop every consumer of group g")
     assert "isolation.level=read_committed" in world.asked[1]
+
+
+def test_while_the_copy_catches_up_its_ranges_are_checked_every_ten_seconds_not_each() -> None:
+    # 2,000 records behind until t = 25, then 50 (ready: at most 100)
+    world = _World(lambda t: _ends(10, 20), [])
+    io = world.io()
+    lagging = MigrateIO(
+        **{**io.__dict__, "lag": lambda: CopyLag(2000 if world.t < 25 else 50, 1.0)}
+    )
+    wait_until_ready(_plan(), lagging)
+    assert world.t == 25.0
+    assert len(world.checked) == 4  # at t = 0, 10 and 20, and once ready at t = 25
