@@ -7,6 +7,7 @@ import sys
 import click
 
 from migcheck.cli.common import (
+    application_id_option,
     bootstrap_server_option,
     command_config_option,
     command_output,
@@ -15,6 +16,7 @@ from migcheck.cli.common import (
     master_option,
     partitioner_option,
     spark_of,
+    topology_option,
 )
 from migcheck.commands.migrate import MigrateOptions, run_migrate
 from migcheck.untrusted import visible
@@ -42,6 +44,41 @@ from migcheck.untrusted import visible
     required=True,
     type=click.Path(dir_okay=False),
     help="The copy's checkpoint: a stopped migration resumes from it.",
+)
+@application_id_option(
+    required=False,
+    help="A Kafka Streams app of the topic: a shadow of it rebuilds its state on the new "
+    "topic before the switch, and serves after it.",
+)
+@click.option(
+    "--shadow-application-id",
+    default=None,
+    metavar="ID",
+    help="The shadow's application.id (default: ID-pN).",
+)
+@click.option(
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="TOPIC",
+    help="An output topic of the app (repeatable; --output '' when it writes none); the "
+    "shadow writes TOPIC-pN instead.",
+)
+@topology_option(help="The app's Topology#describe() text: its sinks are its outputs.")
+@click.option(
+    "--downstream-group",
+    "downstream",
+    multiple=True,
+    metavar="GROUP",
+    help="A group reading the app's outputs, moved to the shadow's at the barrier (repeatable).",
+)
+@click.option(
+    "--max-shadow-lag",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="The shadow's lag (records, repartition topics included) under which the cut-over "
+    "is offered.",
 )
 @partitioner_option
 @click.option(
@@ -75,6 +112,12 @@ def migrate_cmd(
     into: str | None,
     groups: tuple[str, ...],
     checkpoint: str,
+    app_id: str | None,
+    shadow_application_id: str | None,
+    outputs: tuple[str, ...],
+    topology_file: str | None,
+    downstream: tuple[str, ...],
+    max_shadow_lag: int,
     partitioner: str,
     max_lag_records: int,
     cutover_timeout: float,
@@ -83,7 +126,9 @@ def migrate_cmd(
     conf: tuple[str, ...],
 ) -> int:
     """Widen --topic online: copy and follow it into a new topic while its readers go on,
-    cut the producers over at a barrier, then move each --group there.
+    and rebuild an --application-id's state in a shadow of it there; cut the producers
+    over at a barrier, then move each --group there and each --downstream-group to the
+    shadow's outputs.
 
     Every manual step prints one MANUAL: line and waits for y on stdin.  Exit 0 once
     every group moved, 1 when it stopped at a step or a check failed, 2 on bad input.
@@ -100,6 +145,12 @@ def migrate_cmd(
         max_lag_records=max_lag_records,
         cutover_timeout_s=cutover_timeout,
         yes=yes,
+        application_id=app_id,
+        shadow_application_id=shadow_application_id,
+        outputs=outputs,
+        topology=topology_file,
+        downstream_groups=downstream,
+        max_shadow_lag=max_shadow_lag,
     )
 
     def say(line: str) -> None:

@@ -78,17 +78,25 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 
 
-def plain_groups(client: ClientConfig, topic: str, named: tuple[str, ...]) -> list[Found]:
+def plain_groups(
+    client: ClientConfig,
+    topic: str,
+    named: tuple[str, ...],
+    skip: tuple[str, ...] = (),
+    none_ok: bool = False,
+) -> list[Found]:
     """The named groups, each checked, or the plain readers found on the topic: what this
-    runbook and ``migrate`` serve; a stateful app's group is refused in one line."""
+    runbook and ``migrate`` serve; a stateful app's group is refused in one line.
+    ``skip``: groups served otherwise (``migrate``'s app and its shadow)."""
     if named:
         return [_named(client, g, topic) for g in dict.fromkeys(named)]
     found = [
         f
         for f in find_readers(client, [topic])[topic]
         if f.evidence.kind is not ReaderKind.SHARE_GROUP  # no order to keep
+        and f.group.group_id not in skip
     ]
-    if not found:
+    if not found and not none_ok:
         raise UsageError(
             f"no consumer group reads {topic}: name the groups that read it with --group G"
         )

@@ -1,9 +1,9 @@
 """``migcheck migrate``: one long-lived process widens a topic online (:mod:`migcheck.online`).
 
-It creates the new topic, runs the copy's follow on a thread of its own, checks each
-copied range as it goes, and drives the phases of :mod:`migcheck.online.phases` with the
-operator at the manual steps: the producers' pause and switch, each group's stop and
-start.
+It creates the new topic (and a Kafka Streams app's shadow outputs), runs the copy's
+follow on a thread of its own, checks each copied range as it goes, and drives the
+phases of :mod:`migcheck.online.phases` with the operator at the manual steps: the
+shadow's start, the producers' pause and switch, each group's stop and start.
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ from migcheck.copy.checkpoint import Checkpoint, check_destination, load_checkpo
 from migcheck.copy.follow import follow
 from migcheck.copy.verify import settled, verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.frameworks.topology import read_topology
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.groups import describe_group
+from migcheck.kafka.groups import describe_group, topics_with_prefix
 from migcheck.kafka.metadata import (
     TopicEnds,
     TopicMeta,
     describe_topics,
+    high_watermarks,
     replication_factor,
     topic_configs,
     topic_exists,
@@ -37,12 +39,16 @@ from migcheck.model.copy import CopyLag, Verification
 from migcheck.model.migrate import MigrateResult
 from migcheck.online.barrier import SourceEnds
 from migcheck.online.phases import (
+    AppPlan,
     CheckFailed,
     MigrateIO,
     Plan,
     Stopped,
     cut_over,
+    move_downstream,
     move_groups,
+    settle_old_app,
+    start_shadow,
     wait_until_ready,
 )
 from migcheck.online.writes import commit_offsets, create_topic
@@ -61,6 +67,12 @@ class MigrateOptions:
     max_lag_records: int = 1000
     cutover_timeout_s: float = 5.0
     yes: bool = False
+    application_id: str | None = None  # a Kafka Streams app of the topic: it gets a shadow
+    shadow_application_id: str | None = None  # default <application id>-p<N>
+    outputs: tuple[str, ...] = ()  # the app's output topics (or from --topology)
+    topology: str | None = None  # the app's Topology#describe(): its sinks
+    downstream_groups: tuple[str, ...] = ()
+    max_shadow_lag: int = 1000
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -74,10 +86,12 @@ def run_migrate(
     if options.to <= source.partition_count:
         raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
     into = options.into or f"{options.topic}-p{options.to}"
-    found = plain_groups(client, options.topic, options.groups)
-    groups = tuple(f.group.group_id for f in found)
+    app = _app_plan(options, client, source)
+    groups = _groups(options, client, app)
     saved = load_checkpoint(options.checkpoint, options.topic, into)
     dest = _destination(client, source, into, options.to, saved)
+    for old, new in app.outputs if app else ():
+        _shadow_output(client, old, new)
     check_destination(options.checkpoint, saved, into, dest.partition_count)
     copy = CopyOptions(
         topic=options.topic,
@@ -92,27 +106,109 @@ def run_migrate(
         prepared = prepare_copy(copy, client, source, dest, saved)
         plan = Plan(
             options.topic, into, groups, options.max_lag_records,
-            options.cutover_timeout_s, options.yes,
+            options.cutover_timeout_s, options.yes, app,
         )  # fmt: skip
         with (
             _following(prepared, client, (source, dest)) as follower,
-            _world(prepared, client, follower, ask, say) as io,
+            _world(prepared, client, follower, app, (ask, say)) as io,
         ):
             say(f"copy: following {options.topic} into {into}")
             return _phases(plan, prepared, io)
 
 
 def _phases(plan: Plan, prepared: PreparedCopy, io: MigrateIO) -> Outcome[MigrateResult]:
-    result = MigrateResult(plan.topic, plan.into, prepared.spec.partitioner)
+    result = MigrateResult(
+        plan.topic, plan.into, prepared.spec.partitioner,
+        shadow=plan.app.shadow_id if plan.app else None,
+    )  # fmt: skip
     try:
+        start_shadow(plan, io)
         wait_until_ready(plan, io)
         barrier = cut_over(plan, io)
         result = replace(result, old_ends=barrier.old, new_ends=barrier.new,
                          cutover_s=barrier.took_s)  # fmt: skip
-        moved = move_groups(plan, barrier, io)
+        hops = settle_old_app(plan, barrier, io)
+        result = replace(result, groups=tuple(move_groups(plan, barrier, io)))
+        result = replace(result, downstream=tuple(move_downstream(plan, hops, io)))
     except (Stopped, CheckFailed) as e:
         return Outcome(replace(result, stopped=str(e)), EXIT_GATE)
-    return Outcome(replace(result, groups=tuple(m.group for m in moved)), EXIT_OK)
+    return Outcome(result, EXIT_OK)
+
+
+def _app_plan(options: MigrateOptions, client: ClientConfig, source: TopicMeta) -> AppPlan | None:
+    """The Kafka Streams app and its shadow, each part checked: the app reads the topic,
+    the topic holds its whole history (the shadow's state is right only then), each
+    output exists, each downstream group reads one of them."""
+    app = options.application_id
+    if app is None:
+        if options.outputs or options.downstream_groups or options.topology:
+            raise UsageError("--output, --topology and --downstream-group need --application-id")
+        return None
+    info = describe_group(client, app)
+    if info is None or not info.reads(source.name):
+        raise UsageError(f"--application-id {app}: no such app reads {source.name}")
+    trimmed = [p.partition for p in source.partitions if p.log_start_offset > 0]
+    if trimmed:
+        raise UsageError(
+            f"{source.name} no longer holds its whole history (log start offset above 0 on "
+            f"partitions {trimmed}): a shadow would rebuild wrong state; use "
+            "runbook --strategy new-topic"
+        )
+    outputs = _outputs(options)
+    describe_topics(client, outputs)  # each must exist: a missing one is refused here
+    shadow = options.shadow_application_id or f"{app}-p{options.to}"
+    for group in options.downstream_groups:
+        _downstream(client, group, outputs)
+    return AppPlan(
+        app, shadow, tuple((o, f"{o}-p{options.to}") for o in outputs),
+        tuple(dict.fromkeys(options.downstream_groups)), options.max_shadow_lag,
+    )  # fmt: skip
+
+
+def _outputs(options: MigrateOptions) -> list[str]:
+    """The app's output topics: named, or its topology's sinks but its repartition
+    topics (internal, named by Kafka Streams after the app)."""
+    if options.outputs:
+        return [o for o in dict.fromkeys(options.outputs) if o]
+    topology = read_topology(options.topology)
+    if topology is None:
+        raise UsageError(
+            "--application-id: name the app's output topics with --output (repeatable; "
+            "none if it writes none: --output '') or give its --topology"
+        )
+    sinks = (t for s in topology.subtopologies for t in s.sink_topics)
+    return list(dict.fromkeys(t for t in sinks if not t.endswith("-repartition")))
+
+
+def _downstream(client: ClientConfig, group: str, outputs: list[str]) -> None:
+    info = describe_group(client, group)
+    if info is None or not any(info.reads(o) for o in outputs):
+        raise UsageError(
+            f"--downstream-group {group}: no such group reads any of the app's outputs "
+            f"({', '.join(outputs) or 'none'})"
+        )
+
+
+def _groups(options: MigrateOptions, client: ClientConfig, app: AppPlan | None) -> tuple[str, ...]:
+    """The plain groups to move: named, or found reading the topic (the app and its
+    shadow left out); with an app, none found is no error."""
+    skip = (app.app_id, app.shadow_id) if app else ()
+    if app and not options.groups:
+        found = plain_groups(client, options.topic, (), skip=skip, none_ok=True)
+    else:
+        found = plain_groups(client, options.topic, options.groups)
+    return tuple(f.group.group_id for f in found)
+
+
+def _shadow_output(client: ClientConfig, old: str, new: str) -> None:
+    """The shadow's output: made like the app's own (its count, configs, replication)."""
+    if topic_exists(client, new):
+        return
+    (meta,) = describe_topics(client, [old])
+    create_topic(
+        client, new, meta.partition_count, replication_factor(client, old),
+        topic_configs(client, old),
+    )  # fmt: skip
 
 
 def _destination(
@@ -240,26 +336,27 @@ def _world(
     prepared: PreparedCopy,
     client: ClientConfig,
     follower: _Follower,
-    ask: Callable[[str], bool],
-    say: Callable[[str], None],
+    app: AppPlan | None,
+    operator: tuple[Callable[[str], bool], Callable[[str], None]],
 ) -> Iterator[MigrateIO]:
     """The phases' I/O on the cluster, the follow and the operator."""
-    source, dest = prepared.topics
-    parts = [p.partition for p in source.partitions]
+    source = prepared.topics[0]
     ends = TopicEnds(client, source.name)  # the phases' own: a client is for one thread
     checker = _Checker(prepared, client, follower)
+    apps = (app.app_id, app.shadow_id) if app else ()
+    ask, say = operator
 
     def source_ends() -> SourceEnds:
         return SourceEnds(ends.high(), ends.stable())
 
-    def new_ends() -> dict[int, int]:
-        meta = settled(client, dest.name)
+    def topic_ends(topic: str) -> dict[int, int]:
+        meta = settled(client, topic)
         return {p.partition: p.log_end_offset for p in meta.partitions}
 
-    def committed(group: str) -> dict[int, int | None]:
+    def committed(group: str, topic: str) -> dict[int, int]:
         info = describe_group(client, group)
         found = info.committed if info else {}
-        return {p: found.get((source.name, p)) for p in parts}
+        return {p: o for (t, p), o in found.items() if t == topic}
 
     def has_members(group: str) -> bool:
         info = describe_group(client, group)
@@ -277,10 +374,11 @@ def _world(
         source_ends=source_ends,
         copied_to=follower.copied_to,
         stop_copy=follower.stop.set,
-        new_ends=new_ends,
+        ends=topic_ends,
+        app_lag=lambda app_id, topic: app_lag(client, app_id, topic, apps),
         committed=committed,
         has_members=has_members,
-        set_offsets=lambda group, offsets: commit_offsets(client, group, dest.name, offsets),
+        set_offsets=lambda group, topic, offsets: commit_offsets(client, group, topic, offsets),
         wait=time.sleep,  # between looks at the broker: nothing to wait on but time
         clock=time.monotonic,
     )
@@ -288,3 +386,24 @@ def _world(
         yield io
     finally:
         ends.close()
+
+
+def app_lag(client: ClientConfig, app: str, topic: str, others: tuple[str, ...] = ()) -> int:
+    """How many records the Kafka Streams app ``app`` has still to read of ``topic`` and
+    of its own repartition topics, by its committed offsets (none committed: from 0).
+    The offsets are read before the ends: lag 0 then means every record written by the
+    time of the look was read, and, since a Streams app flushes its writes before it
+    commits, its outputs hold every result of them."""
+    info = describe_group(client, app)
+    committed = info.committed if info else {}
+    theirs = tuple(f"{o}-" for o in others if o != app)  # a shadow <app>-pN shares the prefix
+    internal = [
+        t
+        for t in topics_with_prefix(client, f"{app}-")
+        if t.endswith("-repartition") and not t.startswith(theirs)
+    ]
+    behind = 0
+    for meta in describe_topics(client, [topic, *internal]):
+        highs = high_watermarks(client, meta.name, [p.partition for p in meta.partitions])
+        behind += sum(max(0, e - committed.get((meta.name, p), 0)) for p, e in highs.items())
+    return behind

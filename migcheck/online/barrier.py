@@ -12,6 +12,7 @@ rather than assumed away.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 #: How long the source's ends must stay unchanged before they are the barrier.
@@ -65,7 +66,10 @@ class GroupAtBarrier:
 
 
 def at_barrier(
-    group: str, committed: dict[int, int | None], old_ends: dict[int, int], new_ends: dict[int, int]
+    group: str,
+    committed: Mapping[int, int | None],
+    old_ends: dict[int, int],
+    new_ends: dict[int, int],
 ) -> GroupAtBarrier:
     """Where ``group`` resumes on the new topic: at the new topic's ends at the barrier,
     since every record before them is a copy of one before the old topic's, which the

@@ -1,12 +1,13 @@
-"""The online migration's phases after the copy has started: wait, cut over (or revert),
-and each plain group's move.  Pure decisions and order; the I/O comes from the caller
-(:class:`MigrateIO`), so the phases are tested without a broker, a clock or an operator.
+"""The online migration's phases after the copy has started: the shadow's start, the
+wait, the cut-over (or its revert), the old app's last commit, and each group's move.
+Pure decisions and order; the I/O comes from the caller (:class:`MigrateIO`), so the
+phases are tested without a broker, a clock or an operator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
@@ -27,9 +28,11 @@ class MigrateIO:
     ``say`` prints a line of progress.  ``lag`` is the copy's latest, and ``check`` checks
     what it copied and nobody has checked yet (up to the barrier, when one is given).
     ``copied_to`` waits, until a deadline on ``clock``, for the copy to settle up to the
-    given ends; ``stop_copy`` ends it.  ``new_ends`` are the new topic's ends, settled.
-    The group calls read a group's committed offsets on the old topic, tell whether it
-    has members, and commit its offsets on the new topic.
+    given ends; ``stop_copy`` ends it.  ``ends`` are a topic's ends, settled (no
+    transaction open).  ``app_lag`` is how many records a Kafka Streams app has still to
+    read of its source topic and its repartition topics, by its committed offsets.  The
+    group calls read a group's committed offsets on a topic, tell whether it has
+    members, and commit its offsets on a topic.
     """
 
     ask: Callable[[str], bool]
@@ -39,12 +42,26 @@ class MigrateIO:
     source_ends: Callable[[], SourceEnds]
     copied_to: Callable[[dict[int, int], float], bool]
     stop_copy: Callable[[], None]
-    new_ends: Callable[[], dict[int, int]]
-    committed: Callable[[str], dict[int, int | None]]
+    ends: Callable[[str], dict[int, int]]
+    app_lag: Callable[[str, str], int]
+    committed: Callable[[str, str], dict[int, int]]
     has_members: Callable[[str], bool]
-    set_offsets: Callable[[str, dict[int, int]], None]
+    set_offsets: Callable[[str, str, dict[int, int]], None]
     wait: Callable[[float], None]
     clock: Callable[[], float]
+
+
+@dataclass(frozen=True)
+class AppPlan:
+    """A Kafka Streams app of the topic and its shadow: the same app under ``shadow_id``,
+    reading the new topic from the start and writing each output's shadow, so that its
+    state is rebuilt before the switch and nothing downstream sees the replay."""
+
+    app_id: str
+    shadow_id: str
+    outputs: tuple[tuple[str, str], ...]  # (the app's output, the shadow's)
+    downstream: tuple[str, ...]  # groups reading the outputs, moved to the shadow's
+    max_lag_records: int
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,7 @@ class Plan:
     max_lag_records: int
     cutover_timeout_s: float
     automatic: bool  # --yes: manual steps are answered y, a revert ends the run
+    app: AppPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,7 @@ class Barrier:
     old: dict[int, int]
     new: dict[int, int]
     took_s: float = 0.0
+    outputs: dict[str, dict[int, int]] = field(default_factory=dict)  # the shadow's ends
 
 
 class Stopped(Exception):
@@ -83,14 +102,34 @@ class CheckFailed(Exception):
 CHECK_EVERY_S = 10.0
 
 
+def start_shadow(plan: Plan, io: MigrateIO) -> None:
+    """The operator starts the app's shadow, with the settings that make its state exact
+    and its barrier quick; a no is a stop."""
+    app = plan.app
+    if app is None:
+        return
+    outputs = ", ".join(f"{old} -> {new}" for old, new in app.outputs) or "none"
+    start = (
+        f"start a shadow of app {app.app_id}: the same app with application.id={app.shadow_id}, "
+        f"reading {plan.into} in place of {plan.topic}, writing each output to its shadow "
+        f"({outputs}), with consumer.isolation.level=read_committed and "
+        "commit.interval.ms=1000 or less (or processing.guarantee=exactly_once_v2), its "
+        f"state directory empty; the old app keeps serving; answer y once it runs"
+    )
+    if not io.ask(start):
+        raise Stopped("stopped before the shadow started; the copy's checkpoint resumes it")
+
+
 def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
-    """Until the copy is at most ``max_lag_records`` behind, everything it copied so far
-    checked (so that the barrier's own check is small): a check every
-    :data:`CHECK_EVERY_S` meanwhile, and one as it becomes ready."""
+    """Until the copy is at most ``max_lag_records`` behind and the shadow (if any) at
+    most its own, everything copied so far checked (so that the barrier's own check is
+    small): a check every :data:`CHECK_EVERY_S` meanwhile, and one as it becomes ready."""
     checked_at: float | None = None
     while True:
         lag = io.lag()
         ready = lag is not None and lag.seconds is not None and lag.records <= plan.max_lag_records
+        shadow = _shadow_behind(plan, io)
+        ready = ready and shadow is None
         if ready or checked_at is None or io.clock() - checked_at >= CHECK_EVERY_S:
             _checked(io, io.check(None, None))
             checked_at = io.clock()
@@ -98,7 +137,20 @@ def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
             return
         if lag is not None:
             io.say(f"copy: {lag.records} records behind (ready at {plan.max_lag_records})")
+        if shadow is not None:
+            io.say(shadow)
         io.wait(1.0)
+
+
+def _shadow_behind(plan: Plan, io: MigrateIO) -> str | None:
+    """What the shadow has still to read before the cut-over is offered; None when ready."""
+    app = plan.app
+    if app is None:
+        return None
+    behind = io.app_lag(app.shadow_id, plan.into)
+    if behind <= app.max_lag_records:
+        return None
+    return f"shadow {app.shadow_id}: {behind} records behind (ready at {app.max_lag_records})"
 
 
 def cut_over(plan: Plan, io: MigrateIO) -> Barrier:
@@ -142,48 +194,117 @@ def attempt(plan: Plan, io: MigrateIO, started: float) -> Barrier | None:
         return None
     if not io.copied_to(ends, deadline):
         return None
-    new = io.new_ends()
+    new = io.ends(plan.into)
     _checked(io, io.check(ends, new))
-    if io.clock() > deadline:  # the pause is bounded, the check included
+    outputs = _shadow_at_barrier(plan, io, deadline)
+    if outputs is None or io.clock() > deadline:  # the pause is bounded, the check included
         return None
-    return Barrier(ends, new, io.clock() - started)
+    return Barrier(ends, new, io.clock() - started, outputs)
 
 
-def move_groups(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[GroupAtBarrier]:
+def _shadow_at_barrier(
+    plan: Plan, io: MigrateIO, deadline: float
+) -> dict[str, dict[int, int]] | None:
+    """Step 3: the shadow at lag 0 on the drained new topic, its commits made; then its
+    outputs' ends, exact since nothing after the barrier exists yet.  None past the
+    deadline (revert); empty without an app."""
+    app = plan.app
+    if app is None:
+        return {}
+    while io.app_lag(app.shadow_id, plan.into) > 0:
+        if io.clock() >= deadline:
+            return None
+        io.wait(POLL_S)
+    return {new: io.ends(new) for _, new in app.outputs}
+
+
+def settle_old_app(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[Hop]:
+    """Step 5, after the pause: the old app reads the old topic to the barrier and
+    commits (its caches flushed into its outputs); then each output's ends are where its
+    downstream groups leave it for the shadow's output, at the barrier's ends there."""
+    app = plan.app
+    if app is None:
+        return []
+    said = None
+    while (behind := io.app_lag(app.app_id, plan.topic)) > 0:
+        if said != behind:
+            io.say(f"app {app.app_id}: {behind} records left to read up to the barrier")
+            said = behind
+        io.wait(GROUP_POLL_S)
+    io.say(f"app {app.app_id}: read to the barrier and committed")
+    return [Hop(old, io.ends(old), new, barrier.outputs[new]) for old, new in app.outputs]
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One topic a group leaves for another: read ``old`` to ``old_ends``, then resume on
+    ``new`` at ``new_offsets`` (every record before them is a copy, or a replayed result,
+    of one before ``old_ends``)."""
+
+    old: str
+    old_ends: dict[int, int]
+    new: str
+    new_offsets: dict[int, int]
+
+
+def move_groups(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[str]:
     """Each plain group, one after another: it reads the old topic to the barrier, stops,
     gets the new topic's barrier ends committed, and restarts there."""
+    hop = Hop(plan.topic, barrier.old, plan.into, barrier.new)
+    return [move_group(group, (hop,), io) for group in plan.groups]
+
+
+def move_downstream(plan: Plan, hops: list[Hop], io: MigrateIO) -> list[str]:
+    """Step 6: each downstream group leaves the old app's outputs it reads for the
+    shadow's, at the ends recorded at the barrier."""
+    if plan.app is None:
+        return []
     moved = []
-    for group in plan.groups:
-        state = _read_to_barrier(group, barrier, io)
-        stop = f"stop every consumer of group {group} (close() them); answer y once stopped"
-        if not io.ask(stop):
-            raise Stopped(f"stopped before moving group {group}")
-        while io.has_members(group):
-            io.wait(GROUP_POLL_S)
-        state = at_barrier(group, io.committed(group), barrier.old, barrier.new)
-        if not state.ready:  # it read past its last commit: it commits again on restart
-            raise Stopped(f"group {group} stopped short of the barrier: {_behind(state)}")
-        io.set_offsets(group, state.offsets)
-        io.say(f"group {group}: offsets on {plan.into} set at the barrier")
-        start = (
-            f"start group {group}'s consumers on {plan.into} with "
-            "isolation.level=read_committed; answer y once they run"
-        )
-        if not io.ask(start):
-            raise Stopped(f"stopped after moving group {group}")
-        moved.append(state)
+    for group in plan.app.downstream:
+        reads = tuple(h for h in hops if io.committed(group, h.old))
+        if not reads:  # checked at the start; a group that lost its offsets since stops here
+            raise Stopped(f"group {group} has no committed offset on any output of the app")
+        moved.append(move_group(group, reads, io))
     return moved
 
 
-def _read_to_barrier(group: str, barrier: Barrier, io: MigrateIO) -> GroupAtBarrier:
-    """Until ``group`` has committed the old topic's barrier ends, saying what is left."""
+def move_group(group: str, hops: tuple[Hop, ...], io: MigrateIO) -> str:
+    """``group`` reads each old topic to its ends, stops, gets the new topics' offsets
+    committed, and restarts on them."""
+    for hop in hops:
+        _read_to_barrier(group, hop, io)
+    stop = f"stop every consumer of group {group} (close() them); answer y once stopped"
+    if not io.ask(stop):
+        raise Stopped(f"stopped before moving group {group}")
+    while io.has_members(group):
+        io.wait(GROUP_POLL_S)
+    for hop in hops:
+        state = at_barrier(group, io.committed(group, hop.old), hop.old_ends, hop.new_offsets)
+        if not state.ready:  # it read past its last commit: it commits again on restart
+            raise Stopped(f"group {group} stopped short of the barrier: {_behind(state)}")
+    for hop in hops:
+        io.set_offsets(group, hop.new, hop.new_offsets)
+        io.say(f"group {group}: offsets on {hop.new} set at the barrier")
+    news = ", ".join(h.new for h in hops)
+    start = (
+        f"start group {group}'s consumers on {news} with "
+        "isolation.level=read_committed; answer y once they run"
+    )
+    if not io.ask(start):
+        raise Stopped(f"stopped after moving group {group}")
+    return group
+
+
+def _read_to_barrier(group: str, hop: Hop, io: MigrateIO) -> None:
+    """Until ``group`` has committed ``hop.old``'s ends, saying what is left."""
     said = None
-    while not (state := at_barrier(group, io.committed(group), barrier.old, barrier.new)).ready:
+    while not (
+        state := at_barrier(group, io.committed(group, hop.old), hop.old_ends, hop.new_offsets)
+    ).ready:
         if said != (left := _behind(state)):
-            io.say(f"group {group}: waiting for it to read the old topic to the barrier: {left}")
+            io.say(f"group {group}: waiting for it to read {hop.old} to the barrier: {left}")
             said = left
         io.wait(GROUP_POLL_S)
-    return state
 
 
 def _behind(state: GroupAtBarrier) -> str:

@@ -20,6 +20,8 @@ def render_migrate_text(r: MigrateResult) -> str:
         f"{visible(r.into)} at {sum(new.values())}",
         f"cut-over (barrier, drain, check): {r.cutover_s or 0.0:.1f} s",
         *(f"group {visible(g)}: moved to {visible(r.into)} at the barrier" for g in r.groups),
+        *([f"app: its shadow {visible(r.shadow)} serves {visible(r.into)}"] if r.shadow else []),
+        *(f"group {visible(g)}: moved to the shadow's outputs" for g in r.downstream),
         f"done: nothing writes {visible(r.topic)} any more; delete it once every reader has moved",
     ]
     return "\n".join(lines) + "\n"

@@ -1,26 +1,37 @@
-"""``migcheck migrate`` on a real broker: a plain group's topic widened online under a
-steady producer, the test acting as the operator at every MANUAL line.
+"""``migcheck migrate`` on a real broker: a topic widened online under a steady producer,
+with every kind of reader moved at one barrier, the test acting as the operator at every
+MANUAL line.
 
 The producer (kafka-python, the Java client's murmur2) writes sequence-numbered records
-per key through the whole migration; the group (kafka-python's consumer at its defaults,
-``read_committed`` on the new topic as the step says) reads them.  The first cut-over is
-answered without pausing the producer, as a forgetful operator would: the barrier never
-comes and the cut-over reverts.  The second holds.  Expected values come from the
-producer's own acknowledgements and the Java rule (``oracles.java_partition``).
+per key through the whole migration.  Its readers:
+- a plain group (kafka-python's consumer at its defaults, ``read_committed`` on the new
+  topic as the step says);
+- a real Kafka Streams app (the fixture's ``count-out``: a count per key behind a
+  repartition topic, each new count written to its output), whose shadow the operator
+  starts on the new topic as the MANUAL line says;
+- a downstream group reading the app's output, moved to the shadow's.
+
+The first cut-over is answered without pausing the producer, as a forgetful operator
+would: the barrier never comes and the cut-over reverts.  The second holds.  Expected
+values come from the producer's own acknowledgements, the Java rule
+(``oracles.java_partition``) and the real app's own stores.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import subprocess
 import sys
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
 from oracles import java_partition
+from streamsapp import StreamsApp
 
 pytestmark = pytest.mark.kafka
 
@@ -110,60 +121,85 @@ class _Group:
         self.thread.join()
 
 
-def test_a_plain_group_moves_online_after_a_reverted_cut_over(kafka: Kafka, tmp_path: Path) -> None:
+def test_every_reader_moves_online_at_one_barrier_after_a_reverted_cut_over(
+    kafka: Kafka, tmp_path: Path
+) -> None:
     topic = kafka.create_topic("mig-src", 3)
-    old_group = _Group(kafka, "mig-g", topic)
-    assert old_group.assigned.wait(60)
-    producer = _Producer(kafka, topic)
-    producer.thread.start()
-    groups = [old_group]
     into = f"{topic}-p6"
-    argv = [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server", kafka.bootstrap,
-            "--topic", topic, "--to", "6", "--group", "mig-g", "--partitioner", "murmur2",
-            "--checkpoint", str(tmp_path / "migrate.json"), "--cutover-timeout", "10"]  # fmt: skip
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
-    assert proc.stdin is not None and proc.stdout is not None
-    lines, pauses = [], 0
-    try:
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
-            if not line.startswith("MANUAL: "):
-                continue
-            step = line[len("MANUAL: ") :]
-            if step.startswith("pause every producer"):
-                pauses += 1
-                if pauses > 1:  # the first time the operator forgets to pause
-                    producer.pause()
-            elif step.startswith("resume every producer"):
-                producer.writing.set()  # on the old topic, after any revert
-            elif step.startswith("switch every producer"):
-                producer.switch(into)
-            elif step.startswith("stop every consumer of group mig-g"):
-                old_group.stop()
-            elif step.startswith("start group mig-g"):
-                groups.append(_Group(kafka, "mig-g", into, isolation_level="read_committed"))
-            proc.stdin.write("y\n")
-            proc.stdin.flush()
-        proc.wait(timeout=60)
-    finally:
-        proc.kill()
-    err = proc.stderr.read() if proc.stderr else ""
-    assert proc.returncode == 0, "\n".join(lines[-20:]) + err[-2000:]
-    assert any(line.startswith("cut-over reverted") for line in lines)
-    assert pauses >= 2  # a loaded machine may revert the second too: the operator retries
-    took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
-    assert took <= 10  # the cut-over that held, within --cutover-timeout
+    old_group = _Group(kafka, "mig-g", topic)
+    app = StreamsApp(kafka, "count-out", shared_input=topic)
+    shadow = _shadow_of(app, into)
+    with app.live(max_seconds=300) as old_app, contextlib.ExitStack() as stack:
+        old_app.wait_for(RUNNING, 120)
+        down = [_Group(kafka, "mig-down", app.output)]
+        assert old_group.assigned.wait(60) and down[0].assigned.wait(60)
+        producer = _Producer(kafka, topic)
+        producer.thread.start()
+        groups = [old_group]
+        argv = [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server",
+                kafka.bootstrap, "--topic", topic, "--to", "6", "--group", "mig-g",
+                "--partitioner", "murmur2", "--checkpoint", str(tmp_path / "migrate.json"),
+                "--cutover-timeout", "10", "--application-id", app.app_id,
+                "--output", app.output, "--downstream-group", "mig-down"]  # fmt: skip
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        lines, pauses, new_app = [], 0, None
+        try:
+            for line in proc.stdout:
+                lines.append(line.rstrip("\n"))
+                if not line.startswith("MANUAL: "):
+                    continue
+                step = line[len("MANUAL: ") :]
+                if step.startswith(f"start a shadow of app {app.app_id}"):
+                    assert f"application.id={shadow.app_id}" in step
+                    assert f"{app.output} -> {shadow.output}" in step
+                    new_app = stack.enter_context(shadow.live(max_seconds=300))
+                    new_app.wait_for(RUNNING, 120)
+                elif step.startswith("pause every producer"):
+                    pauses += 1
+                    if pauses > 1:  # the first time the operator forgets to pause
+                        producer.pause()
+                elif step.startswith("resume every producer"):
+                    producer.writing.set()  # on the old topic, after any revert
+                elif step.startswith("switch every producer"):
+                    producer.switch(into)
+                elif step.startswith("stop every consumer of group mig-g"):
+                    old_group.stop()
+                elif step.startswith("start group mig-g"):
+                    groups.append(_Group(kafka, "mig-g", into, isolation_level="read_committed"))
+                elif step.startswith("stop every consumer of group mig-down"):
+                    down[0].stop()
+                elif step.startswith("start group mig-down"):
+                    assert f"on {shadow.output} with" in step
+                    down.append(_Group(kafka, "mig-down", shadow.output))
+                proc.stdin.write("y\n")
+                proc.stdin.flush()
+            proc.wait(timeout=60)
+        finally:
+            proc.kill()
+        err = proc.stderr.read() if proc.stderr else ""
+        assert proc.returncode == 0, "\n".join(lines[-20:]) + err[-2000:]
+        assert any(line.startswith("cut-over reverted") for line in lines)
+        assert pauses >= 2  # a loaded machine may revert the second too: the operator retries
+        took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
+        assert took <= 10  # the cut-over that held, within --cutover-timeout
+        assert "group mig-down: moved to the shadow's outputs" in lines
 
-    # the producer goes on writing into the new topic for a while
-    _wait_for(lambda: sum(1 for a in producer.acked if a[0] == into) >= 400)
-    producer.stop()
-    new_group = groups[-1]
-    _wait_for(lambda: len(new_group.read) >= sum(1 for a in producer.acked if a[0] == into))
-    new_group.stop()
+        # the producer goes on writing into the new topic for a while
+        _wait_for(lambda: sum(1 for a in producer.acked if a[0] == into) >= 400)
+        producer.stop()
+        produced = dict(producer.seq)
+        new_group = groups[-1]
+        _wait_for(lambda: len(new_group.read) >= sum(1 for a in producer.acked if a[0] == into))
+        new_group.stop()
+        # the downstream group has read each key's last count, on the shadow's output
+        _wait_for(lambda: _last(down[0].read + down[1].read) == produced)
+        down[1].stop()
+        assert new_app is not None
+        shadow_run, old_run = new_app.finish(), old_app.finish()
 
     # every acknowledged record read once, each key's in sequence, across both topics
-    produced = {k: n for k, n in producer.seq.items()}
     read: dict[str, list[int]] = defaultdict(list)
     for key, seq in old_group.read + new_group.read:
         read[key].append(seq)
@@ -174,6 +210,38 @@ def test_a_plain_group_moves_online_after_a_reverted_cut_over(kafka: Kafka, tmp_
     last_old = max(a[4] for a in producer.acked if a[0] == topic)
     first_new = min(a[4] for a in on_new)
     assert first_new - last_old < 15  # the pause: seconds, whatever the topic holds
+
+    # the shadow's stores count every record of both topics; the old app's, the old topic's
+    assert shadow_run.code == 0 and old_run.code == 0, shadow_run.stderr[-2000:]
+    assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == produced
+    on_old = Counter(a[2] for a in producer.acked if a[0] == topic)
+    assert {k: int(v) for s, k, v in old_run.state if s == "counts"} == dict(on_old)
+    # downstream saw each key's counts rise, from the old output to the shadow's, with no
+    # replay of the shadow's history (a count going down) and none missing at the end
+    counts: dict[str, list[int]] = defaultdict(list)
+    for key, n in down[0].read + down[1].read:
+        counts[key].append(n)
+    assert all(v == sorted(set(v)) for v in counts.values())
+    assert all(min(n for k2, n in down[1].read if k2 == k) > on_old[k] for k in produced)
+
+
+RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
+
+
+def _shadow_of(app: StreamsApp, into: str) -> StreamsApp:
+    """The app as the MANUAL line has it run: another application id (the default,
+    ``<id>-p6``), the new topic, the output's shadow, read_committed, its own state."""
+    shadow = copy.copy(app)
+    shadow.app_id, shadow.input = f"{app.app_id}-p6", into
+    shadow.output = f"{app.output}-p6"
+    shadow.state_dir = app.state_dir.parent / shadow.app_id
+    shadow.isolation_level = "read_committed"
+    return shadow
+
+
+def _last(read: list[tuple[str, int]]) -> dict[str, int]:
+    """Each key's last value read."""
+    return dict(read)
 
 
 def _wait_for(condition, timeout: float = 120) -> None:  # type: ignore[no-untyped-def]
@@ -189,6 +257,8 @@ def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
     cases = [
         (["--to", "3"], "already has 3"),
         (["--to", "6", "--group", "no-such-group"], "no such group"),
+        (["--to", "6", "--application-id", "no-such-app", "--output", ""], "no such app reads"),
+        (["--to", "6", "--output", "out"], "need --application-id"),
     ]
     for args, words in cases:
         p = subprocess.run(

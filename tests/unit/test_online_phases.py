@@ -7,18 +7,25 @@ Expected values are worked out by hand from the script.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.online.barrier import BarrierWatch, SourceEnds, at_barrier
 from migcheck.online.phases import (
+    AppPlan,
+    Barrier,
     CheckFailed,
+    Hop,
     MigrateIO,
     Plan,
     Stopped,
     cut_over,
+    move_downstream,
     move_groups,
+    settle_old_app,
+    start_shadow,
     wait_until_ready,
 )
 
@@ -64,15 +71,21 @@ class _World:
         writes: Callable[[float], SourceEnds],
         answers: list[bool],
         copy_delay: float = 0.2,
-        commits: Callable[[float], dict[int, int | None]] = lambda t: {},
+        commits: Callable[[float], dict[int, int]] = lambda t: {},
+        lags: Callable[[str, float], int] = lambda app, t: 0,
     ) -> None:
         self.t, self.writes, self.answers, self.copy_delay = 0.0, writes, answers, copy_delay
-        self.commits = commits
+        self.commits, self.lags = commits, lags
         self.asked: list[str] = []
         self.said: list[str] = []
         self.checked: list[tuple[object, object]] = []
         self.copy_stopped_at: float | None = None
-        self.offsets: dict[str, dict[int, int]] = {}
+        self.offsets: dict[tuple[str, str], dict[int, int]] = {}
+        self.ends_of = {
+            "t-p3": {0: 40, 1: 41, 2: 42},
+            "out": {0: 7, 1: 8},
+            "out-p3": {0: 30, 1: 31},
+        }
         self.members = 1
 
     def wait(self, s: float) -> None:
@@ -100,10 +113,11 @@ class _World:
             source_ends=lambda: self.writes(self.t),
             copied_to=self.copied_to,
             stop_copy=lambda: setattr(self, "copy_stopped_at", self.t),
-            new_ends=lambda: {0: 40, 1: 41, 2: 42},
-            committed=lambda g: self.commits(self.t),
+            ends=lambda topic: self.ends_of[topic],
+            app_lag=lambda app, topic: self.lags(app, self.t),
+            committed=lambda g, topic: self.commits(self.t) if topic in ("t", "out") else {},
             has_members=lambda g: self.members > 0,
-            set_offsets=lambda g, o: self.offsets.__setitem__(g, o),
+            set_offsets=lambda g, topic, o: self.offsets.__setitem__((g, topic), o),
             wait=self.wait,
             clock=lambda: self.t,
         )
@@ -173,8 +187,6 @@ def test_a_failed_check_at_the_barrier_stops_before_the_switch() -> None:
 
 
 def test_a_group_reads_to_the_barrier_stops_and_gets_the_new_ends() -> None:
-    from migcheck.online.phases import Barrier
-
     # the group commits (10, 20) at t = 1
     world = _World(
         lambda t: _ends(10, 20),
@@ -182,8 +194,8 @@ def test_a_group_reads_to_the_barrier_stops_and_gets_the_new_ends() -> None:
         commits=lambda t: {0: 10, 1: 20} if t >= 1 else {0: 4, 1: 20},
     )
     moved = move_groups(_plan(), Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}), world.io())
-    assert world.offsets == {"g": {0: 40, 1: 41, 2: 42}}
-    assert [m.group for m in moved] == ["g"]
+    assert world.offsets == {("g", "t-p3"): {0: 40, 1: 41, 2: 42}}
+    assert moved == ["g"]
     assert any("6 records left on 1 partitions" in line for line in world.said)
     assert world.asked[0].startswith("stop every consumer of group g")
     assert "isolation.level=read_committed" in world.asked[1]
@@ -199,3 +211,80 @@ def test_while_the_copy_catches_up_its_ranges_are_checked_every_ten_seconds_not_
     wait_until_ready(_plan(), lagging)
     assert world.t == 25.0
     assert len(world.checked) == 4  # at t = 0, 10 and 20, and once ready at t = 25
+
+
+# --- a Kafka Streams app and its shadow ----------------------------------------------------
+
+APP = AppPlan("app", "app-p3", (("out", "out-p3"),), ("down",), 50)
+
+
+def _app_plan(timeout: float = 5.0) -> Plan:
+    return Plan("t", "t-p3", (), 100, timeout, False, APP)
+
+
+def test_the_shadow_is_started_with_its_settings_named_and_a_no_stops() -> None:
+    world = _World(lambda t: _ends(10, 20), [False])
+    with pytest.raises(Stopped, match="before the shadow started"):
+        start_shadow(_app_plan(), world.io())
+    (line,) = world.asked
+    for words in ("application.id=app-p3", "reading t-p3 in place of t", "out -> out-p3",
+                  "isolation.level=read_committed", "commit.interval.ms=1000 or less"):  # fmt: skip
+        assert words in line
+
+
+def test_the_cut_over_is_offered_only_once_the_shadow_too_is_close_behind() -> None:
+    # the copy is ready at once; the shadow is 500 behind until t = 12, then 40 (ready: 50)
+    world = _World(lambda t: _ends(10, 20), [], lags=lambda app, t: 500 if t < 12 else 40)
+    wait_until_ready(_app_plan(), world.io())
+    assert world.t == 12.0
+    assert "shadow app-p3: 500 records behind (ready at 50)" in world.said
+
+
+def test_at_the_barrier_the_shadow_reaches_lag_0_and_its_outputs_ends_are_recorded() -> None:
+    # the shadow has 3 records left until t = 3.0 (quiet 2 s + drain 0.2 s, then 0.8 s more)
+    world = _World(
+        lambda t: _ends(10, 20), [True, True],
+        lags=lambda app, t: 3 if app == "app-p3" and t < 3.0 else 0,
+    )  # fmt: skip
+    barrier = cut_over(_app_plan(), world.io())
+    assert barrier.outputs == {"out-p3": {0: 30, 1: 31}}
+    assert barrier.took_s == pytest.approx(3.0)
+
+
+def test_a_shadow_still_behind_at_the_deadline_reverts_the_cut_over() -> None:
+    world = _World(lambda t: _ends(10, 20), [True, True], lags=lambda app, t: 1)
+    automatic = Plan("t", "t-p3", (), 100, 5.0, True, APP)
+    with pytest.raises(Stopped, match="--yes does not retry"):
+        cut_over(automatic, world.io())
+    assert world.copy_stopped_at is None  # the copy goes on: the revert keeps the old topic
+    assert world.t == pytest.approx(5.0)
+
+
+def test_after_the_switch_the_old_app_reads_to_the_barrier_then_downstream_moves() -> None:
+    # the old app has 9 records left until t = 2; the downstream group commits the old
+    # output's ends (7, 8) at t = 4
+    world = _World(
+        lambda t: _ends(10, 20), [True, True],
+        commits=lambda t: {0: 7, 1: 8} if t >= 4 else {0: 7, 1: 2},
+        lags=lambda app, t: 9 if app == "app" and t < 2 else 0,
+    )  # fmt: skip
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 1.0, {"out-p3": {0: 30, 1: 31}})
+    hops = settle_old_app(_app_plan(), barrier, world.io())
+    assert world.t == 2.0
+    assert hops == [Hop("out", {0: 7, 1: 8}, "out-p3", {0: 30, 1: 31})]
+    assert move_downstream(_app_plan(), hops, world.io()) == ["down"]
+    assert world.t >= 4.0
+    assert world.offsets == {("down", "out-p3"): {0: 30, 1: 31}}
+    assert any("waiting for it to read out to the barrier: 6 records" in x for x in world.said)
+
+
+def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -> None:
+    # count-out.txt is the real app's describe(): it writes "enriched", and its
+    # "out-group-repartition" sink is internal
+    from migcheck.commands.migrate import MigrateOptions, _outputs
+
+    describe = Path(__file__).resolve().parents[2] / "fixtures/java/streams/describe"
+    options = MigrateOptions("t", 6, "c.json", application_id="a",
+                             topology=str(describe / "count-out.txt"))  # fmt: skip
+    assert _outputs(options) == ["enriched"]
+    assert _outputs(MigrateOptions("t", 6, "c.json", outputs=("o", "", "o"))) == ["o"]
