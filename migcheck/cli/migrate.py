@@ -57,11 +57,11 @@ from migcheck.untrusted import visible
     help="The shadow's application.id (default: ID-pN).",
 )
 @click.option(
-    "--output",
+    "--output-topic",
     "outputs",
     multiple=True,
     metavar="TOPIC",
-    help="An output topic of the app (repeatable; --output '' when it writes none); the "
+    help="An output topic of the app (repeatable; --output-topic '' when it writes none); the "
     "shadow writes TOPIC-pN instead.",
 )
 @topology_option(help="The app's Topology#describe() text: its sinks are its outputs.")

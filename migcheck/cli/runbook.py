@@ -80,7 +80,24 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     multiple=True,
     metavar="GROUP",
     help="A plain consumer group reading TOPIC in per-key order (repeatable); without it "
-    "and --application-id, every group with committed offsets on TOPIC.",
+    "and --application-id, every group with committed offsets on TOPIC.  With an app's "
+    "--strategy online it moves at the same barrier.",
+)
+@click.option(
+    "--output-topic",
+    "output_topics",
+    multiple=True,
+    metavar="TOPIC",
+    help="--strategy online: an output topic of the app (repeatable; default: its "
+    "--topology's sinks; --output-topic '' when it writes none); its shadow writes TOPIC-pN.",
+)
+@click.option(
+    "--downstream-group",
+    "downstream_groups",
+    multiple=True,
+    metavar="GROUP",
+    help="--strategy online: a group reading the app's outputs, moved to the shadow's at "
+    "the barrier (repeatable).",
 )
 @topology_option()
 @click.option("--topic", required=True, metavar="TOPIC", help="The topic to widen.")
@@ -97,8 +114,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     show_default=True,
     help="new-topic: copy, reset, reprocess; in-place: alter, reset, reprocess (when no "
     "store reads TOPIC directly); auto: in-place when that holds, else new-topic.  For "
-    "plain groups: in-place (auto) pauses, drains and alters; online runs migcheck migrate "
-    "(a live copy, the producers paused for seconds).",
+    "plain groups: in-place (auto) pauses, drains and alters.  online (groups, Kafka "
+    "Streams, ksqlDB) runs migcheck migrate: a live copy, an app's shadow rebuilt on it, "
+    "the producers paused for seconds.",
 )
 @_seconds(
     "--group-timeout",
@@ -162,6 +180,8 @@ def runbook_cmd(
     command_config: str | None,
     app_id: str | None,
     groups: tuple[str, ...],
+    output_topics: tuple[str, ...],
+    downstream_groups: tuple[str, ...],
     topology_file: str | None,
     topic: str,
     to: int,
@@ -222,6 +242,9 @@ def runbook_cmd(
                 lag_timeout=lag_timeout,
                 accept_split_history=accept_split_history,
                 state_dir=state_dir,
+                output_topics=output_topics,
+                downstream_groups=downstream_groups,
+                groups=groups,
             )
         )
     return write_outcome(outcome, fmt, output)

@@ -23,7 +23,8 @@ from migcheck.copy.checkpoint import Checkpoint, check_destination, load_checkpo
 from migcheck.copy.follow import follow
 from migcheck.copy.verify import settled, verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
-from migcheck.frameworks.topology import read_topology
+from migcheck.frameworks.registry import FRAMEWORKS, STATEFUL_KINDS, label
+from migcheck.frameworks.topology import output_topics, read_topology
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import describe_group, topics_with_prefix
 from migcheck.kafka.metadata import (
@@ -36,7 +37,9 @@ from migcheck.kafka.metadata import (
     topic_exists,
 )
 from migcheck.model.copy import CopyLag, Verification
-from migcheck.model.migrate import MigrateResult
+from migcheck.model.migrate import MigrateResult, ShadowStart
+from migcheck.model.readers import ReaderKind
+from migcheck.model.topics import is_repartition_name
 from migcheck.online.barrier import SourceEnds
 from migcheck.online.phases import (
     AppPlan,
@@ -52,6 +55,7 @@ from migcheck.online.phases import (
     wait_until_ready,
 )
 from migcheck.online.writes import commit_offsets, create_topic
+from migcheck.readers.discovery import Found, find_group, find_readers
 
 
 @dataclass
@@ -86,7 +90,7 @@ def run_migrate(
     if options.to <= source.partition_count:
         raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
     into = options.into or f"{options.topic}-p{options.to}"
-    app = _app_plan(options, client, source)
+    app = _app_plan(options, client, source, into)
     groups = _groups(options, client, app)
     saved = load_checkpoint(options.checkpoint, options.topic, into)
     dest = _destination(client, source, into, options.to, saved)
@@ -122,7 +126,8 @@ def _phases(plan: Plan, prepared: PreparedCopy, io: MigrateIO) -> Outcome[Migrat
         shadow=plan.app.shadow_id if plan.app else None,
     )  # fmt: skip
     try:
-        start_shadow(plan, io)
+        plan = start_shadow(plan, io)
+        result = replace(result, shadow=plan.app.shadow_id if plan.app else None)
         wait_until_ready(plan, io)
         barrier = cut_over(plan, io)
         result = replace(result, old_ends=barrier.old, new_ends=barrier.new,
@@ -135,18 +140,24 @@ def _phases(plan: Plan, prepared: PreparedCopy, io: MigrateIO) -> Outcome[Migrat
     return Outcome(result, EXIT_OK)
 
 
-def _app_plan(options: MigrateOptions, client: ClientConfig, source: TopicMeta) -> AppPlan | None:
-    """The Kafka Streams app and its shadow, each part checked: the app reads the topic,
+def _app_plan(
+    options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str
+) -> AppPlan | None:
+    """The stateful app and its shadow, each part checked: the app reads the topic and has
+    a shadow route (Kafka Streams, ksqlDB),
     the topic holds its whole history (the shadow's state is right only then), each
     output exists, each downstream group reads one of them."""
     app = options.application_id
     if app is None:
         if options.outputs or options.downstream_groups or options.topology:
-            raise UsageError("--output, --topology and --downstream-group need --application-id")
+            raise UsageError(
+                "--output-topic, --topology and --downstream-group need --application-id"
+            )
         return None
-    info = describe_group(client, app)
-    if info is None or not info.reads(source.name):
+    found = find_group(client, app)
+    if found is None or not found.group.reads(source.name):
         raise UsageError(f"--application-id {app}: no such app reads {source.name}")
+    kind, shadow_line = _framework(found)
     trimmed = [p.partition for p in source.partitions if p.log_start_offset > 0]
     if trimmed:
         raise UsageError(
@@ -156,13 +167,34 @@ def _app_plan(options: MigrateOptions, client: ClientConfig, source: TopicMeta) 
         )
     outputs = _outputs(options)
     describe_topics(client, outputs)  # each must exist: a missing one is refused here
-    shadow = options.shadow_application_id or f"{app}-p{options.to}"
     for group in options.downstream_groups:
         _downstream(client, group, outputs)
+    # ksqlDB names a new query itself: its shadow is found once started
+    named = kind is ReaderKind.KAFKA_STREAMS
+    shadow = options.shadow_application_id or (f"{app}-p{options.to}" if named else "")
+    pairs = tuple((o, f"{o}-p{options.to}") for o in outputs)
+    start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs))
     return AppPlan(
-        app, shadow, tuple((o, f"{o}-p{options.to}") for o in outputs),
-        tuple(dict.fromkeys(options.downstream_groups)), options.max_shadow_lag,
+        app, shadow, pairs, tuple(dict.fromkeys(options.downstream_groups)),
+        options.max_shadow_lag, start,
     )  # fmt: skip
+
+
+def _framework(found: Found) -> tuple[ReaderKind, Callable[[ShadowStart], str]]:
+    """The app's framework, if it has a shadow route; else one line says why not."""
+    kind = found.evidence.kind
+    if kind not in STATEFUL_KINDS:
+        raise UsageError(
+            f"--application-id {found.group.group_id}: {label(kind)} keeps no state; move "
+            "it with --group"
+        )
+    framework = FRAMEWORKS[kind]
+    if framework.shadow is None:
+        raise UsageError(
+            f"--application-id {found.group.group_id} is {framework.label}: "
+            f"{framework.online_refusal}"
+        )
+    return framework.kind, framework.shadow
 
 
 def _outputs(options: MigrateOptions) -> list[str]:
@@ -173,11 +205,10 @@ def _outputs(options: MigrateOptions) -> list[str]:
     topology = read_topology(options.topology)
     if topology is None:
         raise UsageError(
-            "--application-id: name the app's output topics with --output (repeatable; "
-            "none if it writes none: --output '') or give its --topology"
+            "--application-id: name the app's output topics with --output-topic (repeatable; "
+            "--output-topic '' if it writes none) or give its --topology"
         )
-    sinks = (t for s in topology.subtopologies for t in s.sink_topics)
-    return list(dict.fromkeys(t for t in sinks if not t.endswith("-repartition")))
+    return output_topics(topology)
 
 
 def _downstream(client: ClientConfig, group: str, outputs: list[str]) -> None:
@@ -340,7 +371,7 @@ def _world(
     operator: tuple[Callable[[str], bool], Callable[[str], None]],
 ) -> Iterator[MigrateIO]:
     """The phases' I/O on the cluster, the follow and the operator."""
-    source = prepared.topics[0]
+    source, dest = prepared.topics
     ends = TopicEnds(client, source.name)  # the phases' own: a client is for one thread
     checker = _Checker(prepared, client, follower)
     apps = (app.app_id, app.shadow_id) if app else ()
@@ -376,6 +407,11 @@ def _world(
         stop_copy=follower.stop.set,
         ends=topic_ends,
         app_lag=lambda app_id, topic: app_lag(client, app_id, topic, apps),
+        shadows=lambda: [
+            f.group.group_id
+            for f in find_readers(client, [dest.name])[dest.name]
+            if f.evidence.kind in STATEFUL_KINDS
+        ],
         committed=committed,
         has_members=has_members,
         set_offsets=lambda group, topic, offsets: commit_offsets(client, group, topic, offsets),
@@ -400,7 +436,7 @@ def app_lag(client: ClientConfig, app: str, topic: str, others: tuple[str, ...] 
     internal = [
         t
         for t in topics_with_prefix(client, f"{app}-")
-        if t.endswith("-repartition") and not t.startswith(theirs)
+        if is_repartition_name(t) and not t.startswith(theirs)
     ]
     behind = 0
     for meta in describe_topics(client, [topic, *internal]):

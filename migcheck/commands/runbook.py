@@ -26,7 +26,7 @@ from migcheck.frameworks.registry import (
     framework_said,
     runbook_steps,
 )
-from migcheck.frameworks.topology import read_topology
+from migcheck.frameworks.topology import Topology, output_topics, read_topology
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
@@ -69,6 +69,10 @@ class RunbookOptions:
     accept_split_history: bool = False
     fixed_repartition: list[str] = field(default_factory=list)
     framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
+    # --strategy online only: what moves at the barrier besides the app
+    output_topics: tuple[str, ...] = ()  # empty: the --topology's sinks
+    downstream_groups: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -98,8 +102,45 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
             return _refusal(options, level, stores, keys)
         split = len(keys) or None
     facts = _facts(options, disc, model, client, new_topic, level, split, choice)
-    facts = replace(facts, first_error=first_error(judged))
+    facts = _online(options, replace(facts, first_error=first_error(judged)), topology)
     return Outcome(Runbook(facts, tuple(runbook_steps(facts)), report_header()), EXIT_OK)
+
+
+def _online(
+    options: RunbookOptions, facts: RunbookFacts, topology: Topology | None
+) -> RunbookFacts:
+    """The readers ``--strategy online`` moves besides the app; refused for the other
+    strategies, and where the topic lost history (a shadow would rebuild wrong state) or
+    the app's outputs are unknown."""
+    extra = options.output_topics or options.downstream_groups or options.groups
+    if facts.strategy is not Strategy.ONLINE:
+        if extra:
+            raise UsageError(
+                "--group, --output-topic and --downstream-group go with an app's --strategy "
+                "online, where one barrier moves them all"
+            )
+        return facts
+    if facts.history_lost:
+        raise UsageError(
+            f"--strategy online: {', '.join(facts.history_lost)} no longer holds its whole "
+            "history (a log start offset above 0), so a shadow would rebuild wrong state; "
+            "use --strategy new-topic"
+        )
+    if options.output_topics:
+        outputs = [o for o in dict.fromkeys(options.output_topics) if o]
+    elif topology is not None:
+        outputs = output_topics(topology)
+    else:
+        raise UsageError(
+            "--strategy online: name the app's output topics with --output-topic "
+            "(repeatable; --output-topic '' if it writes none) or give its --topology"
+        )
+    return replace(
+        facts,
+        outputs=tuple(outputs),
+        downstream=tuple(dict.fromkeys(options.downstream_groups)),
+        groups=tuple(dict.fromkeys(options.groups)),
+    )
 
 
 def _splitting_stores(model: Model, topic: str, level: AppLevel) -> tuple[str, ...] | None:

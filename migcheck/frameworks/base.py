@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from migcheck.frameworks.topology import Topology
 from migcheck.kafka.groups import GroupInfo
+from migcheck.model.migrate import ShadowStart
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step
 
@@ -103,6 +104,12 @@ class Framework:
     streams_fails_when: str | None = None
     #: its procedure for ``migcheck runbook`` (None: the command refuses it in one line)
     runbook: Callable[[RunbookFacts], list[Step]] | None = None
+    #: the online migration's MANUAL line that starts one of its apps' shadow on the new
+    #: topic; None: ``migrate`` and ``--strategy online`` refuse it, saying
+    #: :attr:`online_refusal`
+    shadow: Callable[[ShadowStart], str] | None = None
+    #: why there is no shadow route for it (ends the refusal's line)
+    online_refusal: str = ""
     #: (app id, topic, target, new count, its internal topics, whether its state is
     #: rebuilt) to the internal topics the runbook deletes and those the restarted app
     #: creates, with their counts; None: those the reset deletes, sized by the model

@@ -278,6 +278,9 @@ FAUST = Framework(
     evidence=_evidence,
     increase=_increase,
     runbook=faust_steps,
+    online_refusal="a shadow would be the same app under another id (Faust names its "
+    "changelogs after the app), but migcheck offers a shadow route only once it has run one "
+    "against the real framework, and has not for Faust yet; use --strategy new-topic",
     leftovers=lambda app_id, _topic, _target, to, internal, _rebuilt: faust_internal(
         app_id, internal, to
     ),  # whatever the target: a changelog is named after the app

@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 from migcheck.frameworks.base import Framework, some
 from migcheck.kafka.groups import GroupInfo
+from migcheck.model.migrate import ShadowStart
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, Strategy
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_internal, is_repartition_name
@@ -42,6 +43,7 @@ from migcheck.runbook.actions import (
     stop,
     wipe_state,
 )
+from migcheck.runbook.online import app_migrate_step
 
 #: The assignment protocol Kafka Streams' members agree on in a classic group
 #: (StreamsPartitionAssignor's name).
@@ -145,8 +147,25 @@ ALTER_WHY = (
 def steps(f: RunbookFacts) -> list[Step]:
     """Kafka Streams' ordered procedure for ``f.strategy`` (the id is checked by
     :func:`migcheck.frameworks.registry.runbook_steps`, every framework's way in)."""
+    if f.strategy is Strategy.ONLINE:
+        shadow = f"a shadow of the app: the same app with application.id={f.app_id}-p{f.to}"
+        return [prechecks(f), app_migrate_step(f, shadow)]
     change = new_topic_step(f) if f.strategy == Strategy.NEW_TOPIC else alter_step(f, ALTER_WHY)
     return [prechecks(f), stop(f, STOP_WHY), change, _reset(f), _local_state(f), _restart(f)]
+
+
+def streams_shadow(s: ShadowStart) -> str:
+    """The shadow is the same app under another application.id, so that its group, its
+    internal topics and its state start empty, fed by the new topic from the start.  It
+    reads committed records only (a killed copy leaves aborted ones), and commits often,
+    so that it reaches lag 0 at the barrier within the cut-over's few seconds."""
+    return (
+        f"start a shadow of app {s.app_id}: the same app with application.id={s.shadow_id}, "
+        f"reading {s.into} in place of {s.topic}, writing each output to its shadow "
+        f"({s.output_pairs}), with consumer.isolation.level=read_committed and "
+        "commit.interval.ms=1000 or less (or processing.guarantee=exactly_once_v2), its "
+        "state directory empty; the old app keeps serving; answer y once it runs"
+    )
 
 
 #: The reset tool's flag for the config file as written: the one every reset tool of Kafka
@@ -240,6 +259,7 @@ KAFKA_STREAMS = Framework(
     evidence=_evidence,
     increase=_increase,
     runbook=steps,
+    shadow=streams_shadow,
     # Kafka Streams 4.3.1 on a 4.3.1 broker, stopped and running (FINDINGS.md, "Streams
     # protocol through an alter, stopped and running")
     streams_fails_when="at its next heartbeat, when the broker reports "

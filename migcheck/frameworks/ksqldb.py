@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid, streams_releases
 from migcheck.kafka.groups import GroupInfo
+from migcheck.model.migrate import ShadowStart
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import Manual, RunbookFacts, Step, Strategy
 from migcheck.runbook.actions import (
@@ -34,6 +35,7 @@ from migcheck.runbook.actions import (
     prechecks,
     stop,
 )
+from migcheck.runbook.online import app_migrate_step
 
 _KSQL_QUERY = re.compile(r"^_confluent-ksql-(?P<service>.*?)(?P<what>query|transient)_(?P<id>.+)$")
 
@@ -77,6 +79,9 @@ def ksqldb_steps(f: RunbookFacts) -> list[Step]:
     """The ordered procedure for ``f.strategy``: the statement kept, the query terminated,
     the source widened (a copy or the alter), the query created again."""
     query = ksqldb_query(f.app_id) or f.app_id
+    if f.strategy is Strategy.ONLINE:
+        shadow = f"the shadow query: {query}'s statement over {f.new_topic}, into new sinks"
+        return [prechecks(f), _statement(query), app_migrate_step(f, shadow)]
     stopped = stop(f, _STOP_WHY, f"the query {query}: in the ksqlDB CLI, TERMINATE {query};")
     change = _copy(f) if f.strategy == Strategy.NEW_TOPIC else alter_step(f, _ALTER_WHY)
     return [prechecks(f), _statement(query), stopped, change, _recreate(f, query)]
@@ -133,6 +138,24 @@ def _recreate(f: RunbookFacts, query: str) -> Step:
     )
 
 
+def ksqldb_shadow(s: ShadowStart) -> str:
+    """The shadow is a new persistent query: the kept statement over a stream declared on
+    the new topic, into a new sink on the shadow's output topic.  ksqlDB names the query
+    (and so its application id) itself, so ``migrate`` finds it as the one query reading
+    the new topic, unless it is named."""
+    query = ksqldb_query(s.app_id) or s.app_id
+    return (
+        f"start the shadow of query {query} in the ksqlDB CLI: declare a stream over {s.into} "
+        f"with the columns and formats of the one over {s.topic}; SET "
+        "'auto.offset.reset'='earliest'; SET "
+        "'ksql.streams.consumer.isolation.level'='read_committed'; SET "
+        "'ksql.streams.commit.interval.ms'='1000'; then the kept statement (EXPLAIN "
+        f"{query};) reading that stream, each sink a new one WITH (KAFKA_TOPIC=...) on its "
+        f"shadow ({s.output_pairs}); the old query keeps serving; answer y once SHOW QUERIES; "
+        "shows it RUNNING"
+    )
+
+
 #: A persistent query is a Kafka Streams application: the same names and checks.
 KSQLDB = replace(
     KAFKA_STREAMS,
@@ -148,4 +171,5 @@ KSQLDB = replace(
     evidence=_evidence,
     increase=_increase,
     runbook=ksqldb_steps,
+    shadow=ksqldb_shadow,
 )

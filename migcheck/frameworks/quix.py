@@ -317,6 +317,10 @@ QUIX_STREAMS = Framework(
     evidence=_evidence,
     increase=_increase,
     runbook=quix_steps,
+    online_refusal="a shadow would be the same app under another consumer group (Quix names "
+    "its changelogs after the group), but migcheck offers a shadow route only once it has "
+    "run one against the real framework, and has not for Quix Streams yet; use --strategy "
+    "new-topic",
     leftovers=quix_internal,
     names_model=quix_shape,
 )

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from migcheck.errors import MigcheckError, UsageError
+from migcheck.model.topics import is_repartition_name
 
 
 class TopologyParseError(MigcheckError):
@@ -161,6 +162,13 @@ def read_topology(path: str | None) -> Topology | None:
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"--topology {path}: {getattr(e, 'strerror', None) or e}") from None
     return parse_topology(text, f"--topology {path}")
+
+
+def output_topics(topology: Topology) -> list[str]:
+    """The topics a topology writes for others to read: its sinks but its repartition
+    topics (Kafka Streams' own, named ``<application.id>-<name>-repartition``)."""
+    sinks = (t for sub in topology.subtopologies for t in sub.sink_topics)
+    return list(dict.fromkeys(t for t in sinks if not is_repartition_name(t)))
 
 
 def source_topics(topology: Topology) -> list[str]:

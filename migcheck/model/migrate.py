@@ -8,6 +8,24 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class ShadowStart:
+    """What the operator is told to start as a stateful app's shadow: the app, the id the
+    shadow takes ("" where the framework names it, as ksqlDB names a new query), the
+    topic it leaves for the new one, and each output with the shadow's in its place."""
+
+    app_id: str
+    shadow_id: str
+    topic: str
+    into: str
+    outputs: tuple[tuple[str, str], ...]
+
+    @property
+    def output_pairs(self) -> str:
+        """Each output and the shadow's, in words."""
+        return ", ".join(f"{old} -> {new}" for old, new in self.outputs) or "none"
+
+
+@dataclass(frozen=True)
 class MigrateResult:
     topic: str
     into: str

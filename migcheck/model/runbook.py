@@ -25,7 +25,7 @@ class Strategy(StrEnum):
     NEW_TOPIC = "new-topic"  # a copy into a new, wider topic (migcheck copy)
     IN_PLACE = "in-place"  # kafka-topics --alter
     AUTO = "auto"  # in-place when no store reads the topic directly, else new-topic
-    ONLINE = "online"  # a live copy and a cut-over at a barrier (migcheck migrate): plain groups
+    ONLINE = "online"  # a live copy, a stateful app's shadow, a barrier (migcheck migrate)
 
 
 #: How long step 2 waits for a stopped app's members to leave its group by default: a
@@ -71,6 +71,11 @@ class RunbookFacts:
     #: it (``model.app.first_error``: the candidates where the evidence cannot tell); None
     #: when nothing crashes.
     first_error: str | None = None
+    #: ONLINE: the app's output topics (its shadow writes ``<output>-p<N>``), the groups
+    #: reading them, and the topic's plain groups, all moved at the one barrier.
+    outputs: tuple[str, ...] = ()
+    downstream: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # The enums' own values (a saved report's, a test's "classic") become the enums,

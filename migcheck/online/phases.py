@@ -7,7 +7,7 @@ phases are tested without a broker, a clock or an operator.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
@@ -30,9 +30,10 @@ class MigrateIO:
     ``copied_to`` waits, until a deadline on ``clock``, for the copy to settle up to the
     given ends; ``stop_copy`` ends it.  ``ends`` are a topic's ends, settled (no
     transaction open).  ``app_lag`` is how many records a Kafka Streams app has still to
-    read of its source topic and its repartition topics, by its committed offsets.  The
-    group calls read a group's committed offsets on a topic, tell whether it has
-    members, and commit its offsets on a topic.
+    read of its source topic and its repartition topics, by its committed offsets;
+    ``shadows`` are the stateful apps that read the new topic.  The group calls read a
+    group's committed offsets on a topic, tell whether it has members, and commit its
+    offsets on a topic.
     """
 
     ask: Callable[[str], bool]
@@ -44,6 +45,7 @@ class MigrateIO:
     stop_copy: Callable[[], None]
     ends: Callable[[str], dict[int, int]]
     app_lag: Callable[[str, str], int]
+    shadows: Callable[[], list[str]]
     committed: Callable[[str, str], dict[int, int]]
     has_members: Callable[[str], bool]
     set_offsets: Callable[[str, str, dict[int, int]], None]
@@ -58,10 +60,11 @@ class AppPlan:
     state is rebuilt before the switch and nothing downstream sees the replay."""
 
     app_id: str
-    shadow_id: str
+    shadow_id: str  # "": found once started (ksqlDB names a new query itself)
     outputs: tuple[tuple[str, str], ...]  # (the app's output, the shadow's)
     downstream: tuple[str, ...]  # groups reading the outputs, moved to the shadow's
     max_lag_records: int
+    start_line: str  # the MANUAL line, the framework's (Framework.shadow)
 
 
 @dataclass(frozen=True)
@@ -102,22 +105,32 @@ class CheckFailed(Exception):
 CHECK_EVERY_S = 10.0
 
 
-def start_shadow(plan: Plan, io: MigrateIO) -> None:
-    """The operator starts the app's shadow, with the settings that make its state exact
-    and its barrier quick; a no is a stop."""
+#: How long a shadow whose id its framework picks may take to show itself reading the new
+#: topic after the operator said it runs.
+SHADOW_FOUND_S = 60.0
+
+
+def start_shadow(plan: Plan, io: MigrateIO) -> Plan:
+    """The operator starts the app's shadow, with the settings (the framework's line) that
+    make its state exact and its barrier quick; a no is a stop.  A shadow whose id the
+    framework picks is then found: the one stateful app reading the new topic."""
     app = plan.app
     if app is None:
-        return
-    outputs = ", ".join(f"{old} -> {new}" for old, new in app.outputs) or "none"
-    start = (
-        f"start a shadow of app {app.app_id}: the same app with application.id={app.shadow_id}, "
-        f"reading {plan.into} in place of {plan.topic}, writing each output to its shadow "
-        f"({outputs}), with consumer.isolation.level=read_committed and "
-        "commit.interval.ms=1000 or less (or processing.guarantee=exactly_once_v2), its "
-        f"state directory empty; the old app keeps serving; answer y once it runs"
-    )
-    if not io.ask(start):
+        return plan
+    if not io.ask(app.start_line):
         raise Stopped("stopped before the shadow started; the copy's checkpoint resumes it")
+    if app.shadow_id:
+        return plan
+    deadline = io.clock() + SHADOW_FOUND_S
+    while not (found := io.shadows()) and io.clock() < deadline:
+        io.wait(1.0)  # a new query shows itself once it is assigned or commits
+    if len(found) != 1:
+        raise Stopped(
+            f"cannot tell the shadow: {len(found)} apps read {plan.into} "
+            f"({', '.join(found) or 'none'}); run again with --shadow-application-id"
+        )
+    io.say(f"shadow: {found[0]} reads {plan.into}")
+    return replace(plan, app=replace(app, shadow_id=found[0]))
 
 
 def wait_until_ready(plan: Plan, io: MigrateIO) -> None:

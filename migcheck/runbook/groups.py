@@ -35,12 +35,12 @@ from migcheck.model.runbook import (
     Manual,
     Run,
     ShellCheck,
-    ShellHelper,
     Step,
     Strategy,
     check_name,
 )
 from migcheck.runbook.actions import alter_check, kafka_run
+from migcheck.runbook.online import MigrateCall, migrate_step
 from migcheck.untrusted import quoted
 
 
@@ -89,13 +89,10 @@ def _migrate(f: GroupsFacts) -> Step:
     """The online route: one ``migcheck migrate`` process runs every phase, asking at its
     own manual steps (the script's --yes answers them too)."""
     new_topic = f"{f.topic}-p{f.to}"
-    extra = ("--command-config", f.command_config) if f.command_config else ()
-    groups = [a for g in f.group_ids for a in ("--group", g)]
-    checkpoint = f"@{new_topic}.migrate.json"  # in the work directory
-    argv = ("migcheck", "migrate", "--bootstrap-server", f.bootstrap, *extra, "--topic",
-            f.topic, "--to", str(f.to), *groups, "--checkpoint", checkpoint)  # fmt: skip
-    return Step(
-        "Migrate online",
+    groups = tuple(a for g in f.group_ids for a in ("--group", g))
+    call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, new_topic, groups)
+    return migrate_step(
+        call,
         f"migcheck migrate creates {new_topic} with {f.topic}'s configs, copies {f.topic} "
         f"into it and follows it while {_names(f)} go on reading. At the cut-over it asks "
         "you to pause the producers, takes the barrier once the topic's ends stay quiet for "
@@ -104,7 +101,6 @@ def _migrate(f: GroupsFacts) -> Step:
         "asked again). Then it moves each group to the new topic at the barrier's ends. "
         "Its MANUAL: lines ask on this terminal; its checkpoint lets a stopped run go on "
         "(docs/runbooks.md, Online).",
-        (Run(argv, via=ShellHelper.ANSWERING),),
     )
 
 

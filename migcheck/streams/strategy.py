@@ -70,11 +70,9 @@ def choose(
     """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
     reads the topic directly, for certain.  A framework that takes no topology says itself
     why its state may be unseen."""
-    if asked is Strategy.ONLINE:
+    if asked is Strategy.ONLINE and framework.shadow is None:
         raise UsageError(
-            f"--strategy online serves plain consumer groups only (--group): {framework.label}'s "
-            "shadow, which rebuilds its state on the new topic before the switch, is not built "
-            "yet; use --strategy new-topic or in-place"
+            f"--strategy online: this is {framework.label}: {framework.online_refusal}"
         )
     if asked is not Strategy.AUTO:
         return Choice(asked, "")

@@ -140,7 +140,7 @@ def test_every_reader_moves_online_at_one_barrier_after_a_reverted_cut_over(
                 kafka.bootstrap, "--topic", topic, "--to", "6", "--group", "mig-g",
                 "--partitioner", "murmur2", "--checkpoint", str(tmp_path / "migrate.json"),
                 "--cutover-timeout", "10", "--application-id", app.app_id,
-                "--output", app.output, "--downstream-group", "mig-down"]  # fmt: skip
+                "--output-topic", app.output, "--downstream-group", "mig-down"]  # fmt: skip
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
         assert proc.stdin is not None and proc.stdout is not None
@@ -257,8 +257,11 @@ def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
     cases = [
         (["--to", "3"], "already has 3"),
         (["--to", "6", "--group", "no-such-group"], "no such group"),
-        (["--to", "6", "--application-id", "no-such-app", "--output", ""], "no such app reads"),
-        (["--to", "6", "--output", "out"], "need --application-id"),
+        (
+            ["--to", "6", "--application-id", "no-such-app", "--output-topic", ""],
+            "no such app reads",
+        ),
+        (["--to", "6", "--output-topic", "out"], "need --application-id"),
     ]
     for args, words in cases:
         p = subprocess.run(

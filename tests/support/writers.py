@@ -196,7 +196,8 @@ def migrate_writer(name: str) -> Written:
     from migcheck.model.migrate import MigrateResult
     from migcheck.report.migrate import render_migrate_text
 
-    done = MigrateResult(name, f"{name}-p6", "murmur2", {0: 5}, {0: 7}, 2.5, (name,))
+    done = MigrateResult(name, f"{name}-p6", "murmur2", {0: 5}, {0: 7}, 2.5, (name,),
+                         shadow=f"{name}-p6", downstream=(name,))  # fmt: skip
     stopped = MigrateResult(name, f"{name}-p6", "murmur2", stopped=f"group {name} stopped")
     return Written(text=[render_migrate_text(done), render_migrate_text(stopped)])
 
@@ -250,6 +251,11 @@ def streams_facts(
     )
 
 
+def _online(facts: RunbookFacts, name: str) -> RunbookFacts:
+    """An online runbook's facts: the name as an output topic and as the groups moved."""
+    return replace(facts, outputs=("totals", name), downstream=(name,), groups=(name,))
+
+
 def runbook_writer(name: str) -> Written:
     """Every runbook: plain groups (the name among other groups) and an app (the name as
     its id: Kafka Streams both strategies, Quix Streams new topic and in place splitting
@@ -265,6 +271,8 @@ def runbook_writer(name: str) -> Written:
         _runbooks(streams_facts(name, Strategy.IN_PLACE, quix, split=True), app_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, ksql), app_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, faust), app_steps),
+        _runbooks(_online(streams_facts(name, Strategy.ONLINE), name), app_steps),
+        _runbooks(_online(streams_facts(name, Strategy.ONLINE, ksql), name), app_steps),
     ):
         out.markdown += written.markdown
         out.sh += written.sh

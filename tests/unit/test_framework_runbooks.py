@@ -344,3 +344,60 @@ def test_an_app_restarted_on_the_copy_reads_committed_records_only(kind: ReaderK
     in_place = build(strategy=Strategy.IN_PLACE)
     texts = [a.text for s in steps(in_place) for a in s.actions if isinstance(a, Manual)]
     assert not any("read_committed" in t or "exactly_once" in t for t in texts)
+
+
+ONLINE = {
+    "strategy": Strategy.ONLINE,
+    "outputs": ("totals",),
+    "downstream": ("dashboard",),
+    "groups": ("billing",),
+}
+
+
+def test_ksqldb_online_keeps_the_statement_then_one_migrate_step_names_every_reader() -> None:
+    facts = _ksql(**ONLINE)
+    (run,) = [a for s in steps(facts) if s.title == "Migrate online" for a in s.actions]
+    assert isinstance(run, Run)
+    argv = " ".join(run.argv)
+    assert argv.startswith("migcheck migrate --bootstrap-server ")
+    for words in (f"--application-id {facts.app_id}", "--output-topic totals",
+                  "--downstream-group dashboard", "--group billing", "--topic orders --to 6",
+                  "--checkpoint @orders-p6.migrate.json"):  # fmt: skip
+        assert words in argv
+    # nothing is stopped, reset or deleted: the app keeps serving until its shadow takes over
+    titles = [s.title for s in steps(facts)]
+    assert titles == ["Pre-checks", "Keep the query's statement", "Migrate online"]
+    assert not any(s.destructive for s in steps(facts))
+
+
+def test_the_online_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
+    path = tmp_path / "runbook.sh"
+    facts = _ksql(**ONLINE)
+    path.write_text(render_sh(facts, steps(facts), "0.1.0", "2026-11-29T00:00:00+00:00"))
+    p = subprocess.run([str(SHELLCHECK), str(path)], capture_output=True)
+    assert p.returncode == 0, p.stdout.decode()
+    markdown = render_markdown(facts, steps(facts), "0.1.0", "2026-11-29T00:00:00+00:00")
+    assert "migcheck migrate" in markdown and "Stop the application" not in markdown
+
+
+def test_each_shadow_line_names_the_settings_that_keep_its_state_exact_and_barrier_quick() -> None:
+    from migcheck.model.migrate import ShadowStart
+
+    start = ShadowStart("shop", "shop-p6", "orders", "orders-p6", (("totals", "totals-p6"),))
+    streams = FRAMEWORKS[ReaderKind.KAFKA_STREAMS].shadow
+    assert streams is not None
+    line = streams(start)
+    for words in ("application.id=shop-p6", "reading orders-p6 in place of orders",
+                  "totals -> totals-p6", "consumer.isolation.level=read_committed",
+                  "commit.interval.ms=1000 or less", "state directory empty"):  # fmt: skip
+        assert words in line
+    ksql = FRAMEWORKS[ReaderKind.KSQLDB].shadow
+    assert ksql is not None
+    query = ShadowStart("_confluent-ksql-default_query_CTAS_COUNTS_5", "", "orders",
+                        "orders-p6", (("totals", "totals-p6"),))  # fmt: skip
+    line = ksql(query)
+    for words in ("query CTAS_COUNTS_5", "EXPLAIN CTAS_COUNTS_5;", "stream over orders-p6",
+                  "'ksql.streams.consumer.isolation.level'='read_committed'",
+                  "'auto.offset.reset'='earliest'", "totals -> totals-p6",
+                  "SHOW QUERIES;"):  # fmt: skip
+        assert words in line

@@ -496,7 +496,7 @@ def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
     [
         (["--new-topic", "x"], "--new-topic is for a Kafka Streams application"),
         (["--group", "g", "--state-dir", "/x"], "--state-dir is for a Kafka Streams application"),
-        (["--application-id", "a", "--group", "g"], "--group is for plain consumer groups"),
+        (["--group", "g", "--output-topic", "o"], "--output-topic is for a Kafka Streams app"),
         (["--application-id", "a", "--assign-timeout", "9"], "--assign-timeout is for plain"),
         (["--application-id", "a", "--commit-timeout", "9"], "--commit-timeout is for plain"),
         (["--application-id", "a", "--accept-loss-risk", "g"], "--accept-loss-risk is for plain"),
@@ -520,7 +520,8 @@ def test_which_runbook_takes_which_option_comes_from_the_options_dataclasses() -
     assert set(only_in(RunbookOptions, GroupsRunbookOptions, names)) == {
         "app_id", "topology_file", "new_topic", "group_timeout",
         "accept_split_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
+        "output_topics", "downstream_groups",
     }  # fmt: skip
     assert set(only_in(GroupsRunbookOptions, RunbookOptions, names)) == {
-        "groups", "assign_timeout", "commit_timeout", "accept_loss_risk",
+        "assign_timeout", "commit_timeout", "accept_loss_risk",
     }  # fmt: skip

@@ -396,3 +396,21 @@ def test_the_facts_hold_enums_and_refuse_a_word_that_is_none_of_them() -> None:
                 {"verdict": "FINE"}):  # fmt: skip
         with pytest.raises(ValueError):
             _facts(**bad)
+
+
+def test_online_checks_the_history_then_migrate_runs_the_shadow_and_moves_every_reader(
+    tmp_path: Path,
+) -> None:
+    facts = _facts(strategy=Strategy.ONLINE, outputs=(), downstream=(), groups=())
+    assert [s.title for s in steps(facts)] == ["Pre-checks", "Migrate online"]
+    (check, _) = steps(facts)[0].actions
+    assert isinstance(check, Check) and check.function is ShellCheck.HISTORY_INTACT
+    (run,) = steps(facts)[1].actions
+    assert isinstance(run, Run) and run.via is ShellHelper.ANSWERING
+    assert run.argv[:2] == ("migcheck", "migrate")
+    # an app that writes nothing says so: migrate asks for its outputs otherwise
+    assert "--application-id shop-counter --output-topic  --checkpoint" in " ".join(run.argv)
+    assert "application.id=shop-counter-p6" in steps(facts)[1].why
+    script = _script(tmp_path, facts)
+    p = subprocess.run([str(SHELLCHECK), str(script)], capture_output=True)
+    assert p.returncode == 0, p.stdout.decode()
