@@ -18,7 +18,7 @@ from migcheck.cli.common import (
     spark_of,
     topology_option,
 )
-from migcheck.commands.migrate import MigrateOptions, run_migrate
+from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
 from migcheck.untrusted import visible
 
 
@@ -130,8 +130,12 @@ def migrate_cmd(
     over at a barrier, then move each --group there and each --downstream-group to the
     shadow's outputs.
 
-    Every manual step prints one MANUAL: line and waits for y on stdin.  Exit 0 once
-    every group moved, 1 when it stopped at a step or a check failed, 2 on bad input.
+    Then a reverse copy keeps the old topic (and the old app on it) current until the
+    operator completes (y) or rolls back (rollback): the same cut-over the other way.
+
+    Every manual step prints one MANUAL: line and waits for y on stdin.  Exit 0 once it
+    completed or rolled back, 1 when it stopped at a step or a check failed, 2 on bad
+    input.
     """
     options = MigrateOptions(
         connection=connection_of(bootstrap, command_config),
@@ -156,12 +160,10 @@ def migrate_cmd(
     def say(line: str) -> None:
         click.echo(visible(line))
 
-    def ask(line: str) -> bool:
+    def choose(line: str) -> str:
         click.echo(f"MANUAL: {visible(line)}")
-        if yes:
-            return True
-        return sys.stdin.readline().strip() == "y"
+        return "y" if yes else sys.stdin.readline().strip()
 
-    outcome = run_migrate(options, ask, say)
+    outcome = run_migrate(options, Operator(lambda line: choose(line) == "y", choose, say))
     click.echo(command_output().formats["text"](outcome.report), nl=False)
     return outcome.exit_code

@@ -115,9 +115,12 @@ def prepare_copy(
     source: TopicMeta,
     dest: TopicMeta,
     saved: Checkpoint | None,
+    starts: dict[int, int] | None = None,
 ) -> PreparedCopy:
     """The session, the partitioner chosen (nothing is written before the checkpoint pins
-    it), the starting state and the rounds' I/O: what ``copy`` and ``migrate`` share."""
+    it), the starting state and the rounds' I/O: what ``copy`` and ``migrate`` share.
+    ``starts``: where each source partition's copy begins, if not at its log's start
+    (``migrate``'s reverse copy begins at the barrier)."""
     from migcheck.analysis.spark import get_session
 
     spark = get_session(
@@ -130,7 +133,7 @@ def prepare_copy(
     partitioner = choose_partitioner(
         options.partitioner, options.checkpoint, saved, source, read_stats
     )
-    log_starts = {p.partition: p.log_start_offset for p in source.partitions}
+    log_starts = starts or {p.partition: p.log_start_offset for p in source.partitions}
     state = starting_state(saved, partitioner, dest.partition_count, log_starts)
     spec = CopySpec(
         client,

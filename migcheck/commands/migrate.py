@@ -37,19 +37,25 @@ from migcheck.kafka.metadata import (
     topic_exists,
 )
 from migcheck.model.copy import CopyLag, Verification
-from migcheck.model.migrate import MigrateResult, ShadowStart
+from migcheck.model.migrate import MigrateResult, RolledBack, ShadowStart
 from migcheck.model.readers import ReaderKind
 from migcheck.model.topics import is_repartition_name
 from migcheck.online.barrier import SourceEnds
 from migcheck.online.phases import (
     AppPlan,
+    Barrier,
     CheckFailed,
+    Decision,
     MigrateIO,
     Plan,
     Stopped,
+    complete,
     cut_over,
+    mirror,
     move_downstream,
     move_groups,
+    reverse_may_start,
+    rollback_window,
     settle_old_app,
     start_shadow,
     wait_until_ready,
@@ -81,10 +87,20 @@ class MigrateOptions:
     spark: SparkSettings = field(default_factory=SparkSettings)
 
 
-def run_migrate(
-    options: MigrateOptions, ask: Callable[[str], bool], say: Callable[[str], None]
-) -> Outcome[MigrateResult]:
-    """The whole migration; exit 0 once every group moved, 1 when it stopped early."""
+@dataclass(frozen=True)
+class Operator:
+    """The person at the terminal (or their automation): ``ask`` prints a ``MANUAL:``
+    line and says whether they answered y, ``choose`` returns their answer, ``say``
+    prints a line of progress."""
+
+    ask: Callable[[str], bool]
+    choose: Callable[[str], str]
+    say: Callable[[str], None]
+
+
+def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateResult]:
+    """The whole migration, then the rollback window: exit 0 once it completed or rolled
+    back, 1 when it stopped early."""
     client = options.connection.client()
     (source,) = describe_topics(client, [options.topic])
     if options.to <= source.partition_count:
@@ -114,13 +130,60 @@ def run_migrate(
         )  # fmt: skip
         with (
             _following(prepared, client, (source, dest)) as follower,
-            _world(prepared, client, follower, app, (ask, say)) as io,
+            _world(prepared, client, follower, app, operator) as io,
         ):
-            say(f"copy: following {options.topic} into {into}")
-            return _phases(plan, prepared, io)
+            operator.say(f"copy: following {options.topic} into {into}")
+            result, plan, barrier = _phases(plan, prepared, io)
+        if barrier is None:
+            return Outcome(result, EXIT_GATE)
+        return _afterwards(options, client, plan, barrier, result, operator)
 
 
-def _phases(plan: Plan, prepared: PreparedCopy, io: MigrateIO) -> Outcome[MigrateResult]:
+def _afterwards(
+    options: MigrateOptions,
+    client: ClientConfig,
+    plan: Plan,
+    barrier: Barrier,
+    result: MigrateResult,
+    operator: Operator,
+) -> Outcome[MigrateResult]:
+    """The rollback window: a reverse copy keeps the old topic current from the barrier on
+    (the forward copy has stopped: the two never run together), until the operator
+    completes or rolls back."""
+    new, old = describe_topics(client, [plan.into, plan.topic])
+    path = f"{options.checkpoint}.reverse"
+    copy = CopyOptions(
+        topic=plan.into, into=plan.topic, partitioner=result.partitioner, checkpoint=path,
+        follow=True, connection=options.connection, spark=options.spark,
+    )  # fmt: skip
+    saved = load_checkpoint(path, plan.into, plan.topic)
+    prepared = prepare_copy(copy, client, new, old, saved, starts=barrier.new)
+    starts = (barrier.new, barrier.old)
+    back = mirror(plan)
+    with (
+        _following(prepared, client, (new, old)) as follower,
+        _world(prepared, client, follower, back.app, operator, starts) as io,
+    ):
+        operator.say(f"reverse copy: following {plan.into} into {plan.topic}")
+        try:
+            if rollback_window(plan, io) is Decision.COMPLETE:
+                complete(plan, io)
+                return Outcome(replace(result, completed=True), EXIT_OK)
+            wait_until_ready(back, io)
+            again = cut_over(back, io)
+            hops = settle_old_app(back, again, io)
+            groups = move_groups(back, again, io)
+            downstream = move_downstream(back, hops, io)
+        except (Stopped, CheckFailed) as e:
+            return Outcome(replace(result, stopped=str(e)), EXIT_GATE)
+    rolled = RolledBack(again.took_s, tuple(groups), tuple(downstream))
+    return Outcome(replace(result, rolled_back=rolled), EXIT_OK)
+
+
+def _phases(
+    plan: Plan, prepared: PreparedCopy, io: MigrateIO
+) -> tuple[MigrateResult, Plan, Barrier | None]:
+    """The forward migration up to the rollback window; no barrier when it stopped."""
     result = MigrateResult(
         plan.topic, plan.into, prepared.spec.partitioner,
         shadow=plan.app.shadow_id if plan.app else None,
@@ -135,9 +198,10 @@ def _phases(plan: Plan, prepared: PreparedCopy, io: MigrateIO) -> Outcome[Migrat
         hops = settle_old_app(plan, barrier, io)
         result = replace(result, groups=tuple(move_groups(plan, barrier, io)))
         result = replace(result, downstream=tuple(move_downstream(plan, hops, io)))
+        reverse_may_start(plan, barrier, io)
     except (Stopped, CheckFailed) as e:
-        return Outcome(replace(result, stopped=str(e)), EXIT_GATE)
-    return Outcome(result, EXIT_OK)
+        return replace(result, stopped=str(e)), plan, None
+    return result, plan, barrier
 
 
 def _app_plan(
@@ -334,11 +398,19 @@ class _Checker:
     """Checks the copy range by range: from where the last check ended to the follow's
     last consistent mark, or to the barrier's ends."""
 
-    def __init__(self, prepared: PreparedCopy, client: ClientConfig, follower: _Follower) -> None:
+    def __init__(
+        self,
+        prepared: PreparedCopy,
+        client: ClientConfig,
+        follower: _Follower,
+        starts: tuple[dict[int, int], dict[int, int]] | None,
+    ) -> None:
         self.prepared, self.client, self.follower = prepared, client, follower
         source, dest = prepared.topics
         self.src_from = {p.partition: p.log_start_offset for p in source.partitions}
         self.dst_from = {p.partition: p.log_start_offset for p in dest.partitions}
+        if starts is not None:  # the reverse copy: both topics from the barrier on
+            self.src_from, self.dst_from = dict(starts[0]), dict(starts[1])
 
     def check(self, old: dict[int, int] | None, new: dict[int, int] | None) -> Verification:
         self.follower.raise_error()
@@ -368,14 +440,14 @@ def _world(
     client: ClientConfig,
     follower: _Follower,
     app: AppPlan | None,
-    operator: tuple[Callable[[str], bool], Callable[[str], None]],
+    operator: Operator,
+    starts: tuple[dict[int, int], dict[int, int]] | None = None,
 ) -> Iterator[MigrateIO]:
     """The phases' I/O on the cluster, the follow and the operator."""
     source, dest = prepared.topics
     ends = TopicEnds(client, source.name)  # the phases' own: a client is for one thread
-    checker = _Checker(prepared, client, follower)
+    checker = _Checker(prepared, client, follower, starts)
     apps = (app.app_id, app.shadow_id) if app else ()
-    ask, say = operator
 
     def source_ends() -> SourceEnds:
         return SourceEnds(ends.high(), ends.stable())
@@ -398,8 +470,9 @@ def _world(
         return follower.lag
 
     io = MigrateIO(
-        ask=ask,
-        say=say,
+        ask=operator.ask,
+        choose=operator.choose,
+        say=operator.say,
         lag=lag,
         check=checker.check,
         source_ends=source_ends,
@@ -414,6 +487,11 @@ def _world(
         ],
         committed=committed,
         has_members=has_members,
+        readers=lambda topic: [
+            f.group.group_id
+            for f in find_readers(client, [topic])[topic]
+            if any(t == topic for m in f.group.members for t, _ in m.partitions)
+        ],
         set_offsets=lambda group, topic, offsets: commit_offsets(client, group, topic, offsets),
         wait=time.sleep,  # between looks at the broker: nothing to wait on but time
         clock=time.monotonic,

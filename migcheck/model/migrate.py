@@ -26,6 +26,15 @@ class ShadowStart:
 
 
 @dataclass(frozen=True)
+class RolledBack:
+    """A rollback that held: its own cut-over's time, and the groups moved back."""
+
+    cutover_s: float
+    groups: tuple[str, ...]
+    downstream: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class MigrateResult:
     topic: str
     into: str
@@ -36,4 +45,6 @@ class MigrateResult:
     groups: tuple[str, ...] = ()  # the plain groups moved to the new topic
     shadow: str | None = None  # the Kafka Streams app's shadow, serving after the switch
     downstream: tuple[str, ...] = ()  # groups moved from the app's outputs to the shadow's
+    completed: bool = False  # the operator completed: no rollback any more
+    rolled_back: RolledBack | None = None  # the operator rolled back, and it held
     stopped: str | None = None  # why the run ended early (exit 1), None when it finished

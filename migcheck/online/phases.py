@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
@@ -25,18 +26,20 @@ class MigrateIO:
     """What the phases do to the world.
 
     ``ask`` prints one ``MANUAL:`` line and says whether the operator answered ``y``;
-    ``say`` prints a line of progress.  ``lag`` is the copy's latest, and ``check`` checks
-    what it copied and nobody has checked yet (up to the barrier, when one is given).
-    ``copied_to`` waits, until a deadline on ``clock``, for the copy to settle up to the
-    given ends; ``stop_copy`` ends it.  ``ends`` are a topic's ends, settled (no
-    transaction open).  ``app_lag`` is how many records a Kafka Streams app has still to
-    read of its source topic and its repartition topics, by its committed offsets;
-    ``shadows`` are the stateful apps that read the new topic.  The group calls read a
-    group's committed offsets on a topic, tell whether it has members, and commit its
-    offsets on a topic.
+    ``choose`` prints one and returns the answer; ``say`` prints a line of progress.
+    ``lag`` is the copy's latest, and ``check`` checks what it copied and nobody has
+    checked yet (up to the barrier, when one is given).  ``copied_to`` waits, until a
+    deadline on ``clock``, for the copy to settle up to the given ends; ``stop_copy``
+    ends it.  ``ends`` are a topic's ends, settled (no transaction open).  ``app_lag`` is
+    how many records a Kafka Streams app has still to read of its source topic and its
+    repartition topics, by its committed offsets; ``shadows`` are the stateful apps that
+    read the new topic.  The group calls read a group's committed offsets on a topic,
+    tell whether it has members, name the groups whose members hold a topic, and commit
+    a group's offsets on a topic.
     """
 
     ask: Callable[[str], bool]
+    choose: Callable[[str], str]
     say: Callable[[str], None]
     lag: Callable[[], CopyLag | None]
     check: Callable[[dict[int, int] | None, dict[int, int] | None], Verification]
@@ -48,6 +51,7 @@ class MigrateIO:
     shadows: Callable[[], list[str]]
     committed: Callable[[str, str], dict[int, int]]
     has_members: Callable[[str], bool]
+    readers: Callable[[str], list[str]]  # the groups with a member assigned the topic
     set_offsets: Callable[[str, str, dict[int, int]], None]
     wait: Callable[[float], None]
     clock: Callable[[], float]
@@ -332,3 +336,98 @@ def _checked(io: MigrateIO, v: Verification) -> None:
         )
     if v.records:
         io.say(f"checked {v.records} more copied records: none missing, duplicated or misplaced")
+
+
+# --- after the switch: the rollback window, then complete or roll back ------------------
+
+
+class Decision(StrEnum):
+    """What the operator answers in the rollback window."""
+
+    COMPLETE = "y"
+    ROLLBACK = "rollback"
+
+
+#: How often the old topic is looked at while a reader still holds it.
+READERS_POLL_S = 1.0
+
+
+def mirror(plan: Plan) -> Plan:
+    """The rollback's plan: the same cut-over the other way.  The producers go back to the
+    old topic, which the reverse copy has kept current; the old app, kept current on it as
+    the reverse shadow, serves again; each group goes back."""
+    app = plan.app
+    back = None
+    if app is not None:
+        outputs = tuple((new, old) for old, new in app.outputs)
+        back = replace(app, app_id=app.shadow_id, shadow_id=app.app_id, outputs=outputs)
+    return replace(plan, topic=plan.into, into=plan.topic, app=back)
+
+
+def reverse_may_start(plan: Plan, barrier: Barrier, io: MigrateIO) -> None:
+    """The reverse copy writes the old topic from where the barrier left it: only once no
+    reader but the old app holds it (else they would read the new records twice), and no
+    one wrote it after the barrier (else the copy would interleave with their records)."""
+    mine = {plan.app.app_id} if plan.app else set()
+    said = None
+    while others := [g for g in io.readers(plan.topic) if g not in mine]:
+        if said != others:
+            io.say(f"reverse copy: waiting for {', '.join(others)} to stop reading {plan.topic}")
+            said = others
+        io.wait(READERS_POLL_S)
+    ends = io.ends(plan.topic)
+    if ends != barrier.old:
+        written = sum(ends.values()) - sum(barrier.old.values())
+        raise Stopped(
+            f"{written} records were written to {plan.topic} after the barrier: a reverse copy "
+            "would interleave with them, so there is no rollback; the migration stands"
+        )
+
+
+def rollback_window(plan: Plan, io: MigrateIO) -> Decision:
+    """The operator decides, as late as they wish: complete, or roll back.  Until then the
+    reverse copy keeps the old topic current (and the old app on it)."""
+    serving = f" and app {plan.app.app_id} current on it" if plan.app else ""
+    line = (
+        f"the producers write {plan.into}; the reverse copy keeps {plan.topic}{serving}. "
+        f"Answer y to complete (no rollback after), or rollback to go back to {plan.topic}"
+    )
+    answer = io.choose(line)
+    if answer not in set(Decision):
+        raise Stopped(
+            f"stopped in the rollback window ({answer!r} is neither y nor rollback); the "
+            f"producers write {plan.into}"
+        )
+    return Decision(answer)
+
+
+def complete(plan: Plan, io: MigrateIO) -> None:
+    """The reverse copy's last range checked and the copy stopped; the old app stopped;
+    then what is left to delete, each its own confirmed step (migcheck deletes nothing)."""
+    _checked(io, io.check(None, None))
+    io.stop_copy()
+    io.say(f"complete: the reverse copy into {plan.topic} stopped")
+    app = plan.app
+    if app is not None:
+        if not io.ask(
+            f"stop the old app {app.app_id} (close() every instance); answer y once stopped"
+        ):
+            raise Stopped(f"stopped before the old app {app.app_id} stopped")
+        while io.has_members(app.app_id):
+            io.wait(GROUP_POLL_S)
+    for what in _leftovers(plan):
+        if not io.ask(f"delete {what}; answer y once deleted (or kept on purpose)"):
+            raise Stopped(f"stopped before deleting {what}")
+
+
+def _leftovers(plan: Plan) -> list[str]:
+    """What the old side leaves: the old topic, and the old app's group and internal
+    topics (its outputs may have other readers: not named)."""
+    left = [f"topic {plan.topic} (kafka-topics --delete --topic {plan.topic})"]
+    if plan.app is not None:
+        a = plan.app.app_id
+        left += [
+            f"the old app's internal topics (named {a}-...: kafka-topics --delete for each)",
+            f"the old app's group {a} (kafka-consumer-groups --delete --group {a})",
+        ]
+    return left

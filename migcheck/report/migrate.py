@@ -6,6 +6,19 @@ from migcheck.model.migrate import MigrateResult
 from migcheck.untrusted import visible
 
 
+def _ending(r: MigrateResult) -> list[str]:
+    """How the rollback window ended."""
+    back = r.rolled_back
+    if back is None:
+        return [f"complete: the producers write {visible(r.into)}; the old side is to delete"]
+    return [
+        f"rolled back (cut-over {back.cutover_s:.1f} s): the producers write "
+        f"{visible(r.topic)} again, the old app serves",
+        *(f"group {visible(g)}: moved back to {visible(r.topic)}" for g in back.groups),
+        *(f"group {visible(g)}: moved back to the app's outputs" for g in back.downstream),
+    ]
+
+
 def render_migrate_text(r: MigrateResult) -> str:
     """The barrier's ends, the cut-over's time and the moved groups; or why it stopped."""
     head = (
@@ -22,6 +35,6 @@ def render_migrate_text(r: MigrateResult) -> str:
         *(f"group {visible(g)}: moved to {visible(r.into)} at the barrier" for g in r.groups),
         *([f"app: its shadow {visible(r.shadow)} serves {visible(r.into)}"] if r.shadow else []),
         *(f"group {visible(g)}: moved to the shadow's outputs" for g in r.downstream),
-        f"done: nothing writes {visible(r.topic)} any more; delete it once every reader has moved",
+        *_ending(r),
     ]
     return "\n".join(lines) + "\n"

@@ -40,7 +40,8 @@ KEYS = 40
 
 class _Producer:
     """Writes ``k<i>`` = ``<seq>`` records at about ``rate`` per second into ``topic``,
-    which the operator switches; each acknowledged record is kept with its topic."""
+    which the operator switches; each acknowledged record is kept with its topic and the
+    number of switches before it was sent (its phase)."""
 
     def __init__(self, kafka: Kafka, topic: str, rate: int = 400) -> None:
         from kafka import KafkaProducer
@@ -50,7 +51,9 @@ class _Producer:
         self.writing = threading.Event()
         self.writing.set()
         self.done = threading.Event()
-        self.acked: list[tuple[str, int, str, int, float]] = []  # topic, partition, key, seq, t
+        # topic, partition, key, seq, time, phase
+        self.acked: list[tuple[str, int, str, int, float, int]] = []
+        self.phase = 0
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.seq: dict[str, int] = defaultdict(int)
 
@@ -64,11 +67,11 @@ class _Producer:
                 key = f"k{n % KEYS}"
                 seq = self.seq[key]
                 self.seq[key] += 1
-                topic = self.topic
+                topic, phase = self.topic, self.phase
                 meta = self.producer.send(topic, key=key.encode(), value=str(seq).encode())
                 meta.add_callback(
-                    lambda m, k=key, s=seq, t=topic: self.acked.append(
-                        (t, m.partition, k, s, time.monotonic())
+                    lambda m, k=key, s=seq, t=topic, ph=phase: self.acked.append(
+                        (t, m.partition, k, s, time.monotonic(), ph)
                     )
                 )
                 n += 1
@@ -80,7 +83,11 @@ class _Producer:
 
     def switch(self, topic: str) -> None:
         self.topic = topic
+        self.phase += 1
         self.writing.set()
+
+    def in_phase(self, phase: int) -> list[tuple[str, int, str, int, float, int]]:
+        return [a for a in list(self.acked) if a[5] == phase]
 
     def stop(self) -> None:
         self.done.set()
@@ -97,6 +104,7 @@ class _Group:
     def __init__(self, kafka: Kafka, group: str, topic: str, **extra: object) -> None:
         from kafka import KafkaConsumer
 
+        self.topic = topic
         self.consumer = KafkaConsumer(
             topic, bootstrap_servers=kafka.bootstrap, group_id=group, **extra
         )
@@ -121,7 +129,7 @@ class _Group:
         self.thread.join()
 
 
-def test_every_reader_moves_online_at_one_barrier_after_a_reverted_cut_over(
+def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing(
     kafka: Kafka, tmp_path: Path
 ) -> None:
     topic = kafka.create_topic("mig-src", 3)
@@ -129,7 +137,7 @@ def test_every_reader_moves_online_at_one_barrier_after_a_reverted_cut_over(
     old_group = _Group(kafka, "mig-g", topic)
     app = StreamsApp(kafka, "count-out", shared_input=topic)
     shadow = _shadow_of(app, into)
-    with app.live(max_seconds=300) as old_app, contextlib.ExitStack() as stack:
+    with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
         old_app.wait_for(RUNNING, 120)
         down = [_Group(kafka, "mig-down", app.output)]
         assert old_group.assigned.wait(60) and down[0].assigned.wait(60)
@@ -150,11 +158,11 @@ def test_every_reader_moves_online_at_one_barrier_after_a_reverted_cut_over(
                 lines.append(line.rstrip("\n"))
                 if not line.startswith("MANUAL: "):
                     continue
-                step = line[len("MANUAL: ") :]
+                step, answer = line[len("MANUAL: ") :].rstrip("\n"), "y"
                 if step.startswith(f"start a shadow of app {app.app_id}"):
                     assert f"application.id={shadow.app_id}" in step
                     assert f"{app.output} -> {shadow.output}" in step
-                    new_app = stack.enter_context(shadow.live(max_seconds=300))
+                    new_app = stack.enter_context(shadow.live(max_seconds=400))
                     new_app.wait_for(RUNNING, 120)
                 elif step.startswith("pause every producer"):
                     pauses += 1
@@ -163,17 +171,23 @@ def test_every_reader_moves_online_at_one_barrier_after_a_reverted_cut_over(
                 elif step.startswith("resume every producer"):
                     producer.writing.set()  # on the old topic, after any revert
                 elif step.startswith("switch every producer"):
-                    producer.switch(into)
+                    producer.switch(step.split(" to ", 1)[1].split(" and resume")[0])
+                elif step.startswith("the producers write"):  # the rollback window
+                    # the new topic serves a while, the reverse copy keeping the old current
+                    _wait_for(lambda: len(producer.in_phase(1)) >= 400)
+                    answer = "rollback"
                 elif step.startswith("stop every consumer of group mig-g"):
-                    old_group.stop()
+                    groups[-1].stop()
                 elif step.startswith("start group mig-g"):
-                    groups.append(_Group(kafka, "mig-g", into, isolation_level="read_committed"))
+                    on = step.split("consumers on ")[1].split(" with")[0]
+                    groups.append(_Group(kafka, "mig-g", on, isolation_level="read_committed"))
                 elif step.startswith("stop every consumer of group mig-down"):
-                    down[0].stop()
+                    down[-1].stop()
                 elif step.startswith("start group mig-down"):
-                    assert f"on {shadow.output} with" in step
-                    down.append(_Group(kafka, "mig-down", shadow.output))
-                proc.stdin.write("y\n")
+                    down.append(
+                        _Group(kafka, "mig-down", step.split("consumers on ")[1].split(" with")[0])
+                    )
+                proc.stdin.write(f"{answer}\n")
                 proc.stdin.flush()
             proc.wait(timeout=60)
         finally:
@@ -181,48 +195,59 @@ def test_every_reader_moves_online_at_one_barrier_after_a_reverted_cut_over(
         err = proc.stderr.read() if proc.stderr else ""
         assert proc.returncode == 0, "\n".join(lines[-20:]) + err[-2000:]
         assert any(line.startswith("cut-over reverted") for line in lines)
-        assert pauses >= 2  # a loaded machine may revert the second too: the operator retries
+        assert pauses >= 3  # a loaded machine may revert another: the operator retries
         took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
         assert took <= 10  # the cut-over that held, within --cutover-timeout
         assert "group mig-down: moved to the shadow's outputs" in lines
+        assert f"group mig-g: moved back to {topic}" in lines
+        assert "group mig-down: moved back to the app's outputs" in lines
+        assert [g.topic for g in groups] == [topic, into, topic]
+        assert [d.topic for d in down] == [app.output, shadow.output, app.output]
 
-        # the producer goes on writing into the new topic for a while
-        _wait_for(lambda: sum(1 for a in producer.acked if a[0] == into) >= 400)
+        # back on the old topic, the producer writes a while more
+        _wait_for(lambda: len(producer.in_phase(2)) >= 400)
         producer.stop()
         produced = dict(producer.seq)
-        new_group = groups[-1]
-        _wait_for(lambda: len(new_group.read) >= sum(1 for a in producer.acked if a[0] == into))
-        new_group.stop()
-        # the downstream group has read each key's last count, on the shadow's output
-        _wait_for(lambda: _last(down[0].read + down[1].read) == produced)
-        down[1].stop()
+        _wait_for(lambda: len(groups[-1].read) >= len(producer.in_phase(2)))
+        groups[-1].stop()
+        # the downstream group has read each key's last count, on the old output again
+        _wait_for(lambda: _last([r for d in down for r in d.read]) == produced)
+        down[-1].stop()
         assert new_app is not None
         shadow_run, old_run = new_app.finish(), old_app.finish()
 
-    # every acknowledged record read once, each key's in sequence, across both topics
+    # every acknowledged record read once by the plain group, each key's in sequence,
+    # from the old topic to the new one and back
     read: dict[str, list[int]] = defaultdict(list)
-    for key, seq in old_group.read + new_group.read:
+    for key, seq in (r for g in groups for r in g.read):
         read[key].append(seq)
-    assert {k: v for k, v in read.items()} == {k: list(range(n)) for k, n in produced.items()}
-    # the new topic's records sit where the Java client puts their keys among 6
-    on_new = [a for a in producer.acked if a[0] == into]
-    assert all(p == java_partition(k.encode(), 6) for _, p, k, _, _ in on_new)
-    last_old = max(a[4] for a in producer.acked if a[0] == topic)
-    first_new = min(a[4] for a in on_new)
-    assert first_new - last_old < 15  # the pause: seconds, whatever the topic holds
+    assert dict(read) == {k: list(range(n)) for k, n in produced.items()}
+    # the records sit where the Java client puts their keys: among 6 on the new topic,
+    # among 3 on the old one
+    assert all(p == java_partition(k.encode(), 6) for _, p, k, *_ in producer.in_phase(1))
+    assert all(p == java_partition(k.encode(), 3) for _, p, k, *_ in producer.in_phase(2))
+    for before, after in ((0, 1), (1, 2)):  # each pause: seconds, whatever the topic holds
+        assert (
+            min(a[4] for a in producer.in_phase(after))
+            - max(a[4] for a in producer.in_phase(before))
+            < 15
+        )
 
-    # the shadow's stores count every record of both topics; the old app's, the old topic's
+    # the old app, kept current by the reverse copy, counts every record of every phase;
+    # its shadow, the records up to the rollback's barrier
     assert shadow_run.code == 0 and old_run.code == 0, shadow_run.stderr[-2000:]
-    assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == produced
-    on_old = Counter(a[2] for a in producer.acked if a[0] == topic)
-    assert {k: int(v) for s, k, v in old_run.state if s == "counts"} == dict(on_old)
-    # downstream saw each key's counts rise, from the old output to the shadow's, with no
-    # replay of the shadow's history (a count going down) and none missing at the end
+    assert {k: int(v) for s, k, v in old_run.state if s == "counts"} == produced
+    upto = Counter(a[2] for a in producer.acked if a[5] < 2)
+    assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == dict(upto)
+    # downstream saw each key's counts rise, old output, shadow's, old again: no replay
+    # (a count going down) and none missing at the end
     counts: dict[str, list[int]] = defaultdict(list)
-    for key, n in down[0].read + down[1].read:
+    for key, n in (r for d in down for r in d.read):
         counts[key].append(n)
     assert all(v == sorted(set(v)) for v in counts.values())
-    assert all(min(n for k2, n in down[1].read if k2 == k) > on_old[k] for k in produced)
+    first = Counter(a[2] for a in producer.in_phase(0))
+    assert all(min(n for k2, n in down[1].read if k2 == k) > first[k] for k in produced)
+    assert all(min(n for k2, n in down[2].read if k2 == k) > upto[k] for k in produced)
 
 
 RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"

@@ -18,13 +18,18 @@ from migcheck.online.phases import (
     AppPlan,
     Barrier,
     CheckFailed,
+    Decision,
     Hop,
     MigrateIO,
     Plan,
     Stopped,
+    complete,
     cut_over,
+    mirror,
     move_downstream,
     move_groups,
+    reverse_may_start,
+    rollback_window,
     settle_old_app,
     start_shadow,
     wait_until_ready,
@@ -75,9 +80,10 @@ class _World:
         commits: Callable[[float], dict[int, int]] = lambda t: {},
         lags: Callable[[str, float], int] = lambda app, t: 0,
         shadows: Callable[[float], list[str]] = lambda t: [],
+        readers: Callable[[float], list[str]] = lambda t: [],
     ) -> None:
         self.t, self.writes, self.answers, self.copy_delay = 0.0, writes, answers, copy_delay
-        self.commits, self.lags, self.shadows = commits, lags, shadows
+        self.commits, self.lags, self.shadows, self.readers = commits, lags, shadows, readers
         self.asked: list[str] = []
         self.said: list[str] = []
         self.checked: list[tuple[object, object]] = []
@@ -95,7 +101,7 @@ class _World:
 
     def ask(self, line: str) -> bool:
         self.asked.append(line)
-        if line.startswith("stop every consumer"):
+        if line.startswith("stop "):
             self.members = 0
         return self.answers.pop(0)
 
@@ -109,6 +115,7 @@ class _World:
     def io(self) -> MigrateIO:
         return MigrateIO(
             ask=self.ask,
+            choose=lambda line: "y" if self.ask(line) else "rollback",
             say=self.said.append,
             lag=lambda: CopyLag(0, 0.0),
             check=lambda old, new: self.checked.append((old, new)) or OK,  # type: ignore[func-returns-value]
@@ -120,6 +127,7 @@ class _World:
             shadows=lambda: self.shadows(self.t),
             committed=lambda g, topic: self.commits(self.t) if topic in ("t", "out") else {},
             has_members=lambda g: self.members > 0,
+            readers=lambda topic: self.readers(self.t),
             set_offsets=lambda g, topic, o: self.offsets.__setitem__((g, topic), o),
             wait=self.wait,
             clock=lambda: self.t,
@@ -303,3 +311,53 @@ def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -
     options = MigrateOptions("t", 6, "c.json", topology=str(describe / "count-out.txt"))
     assert _outputs(options) == ["enriched"]
     assert _outputs(MigrateOptions("t", 6, "c.json", outputs=("o", "", "o"))) == ["o"]
+
+
+# --- the rollback window ------------------------------------------------------------------
+
+
+def test_the_rollback_is_the_same_cut_over_the_other_way() -> None:
+    back = mirror(_app_plan())
+    assert (back.topic, back.into) == ("t-p3", "t")
+    assert back.app is not None
+    assert (back.app.app_id, back.app.shadow_id) == ("app-p3", "app")
+    assert back.app.outputs == (("out-p3", "out"),) and back.app.downstream == ("down",)
+    assert mirror(back) == _app_plan()
+
+
+def test_the_reverse_copy_waits_for_the_old_topics_readers_and_refuses_if_it_was_written() -> None:
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    # a forgotten consumer holds t until t = 3; the old app itself may stay
+    world = _World(
+        lambda t: _ends(10, 20), [], readers=lambda t: ["app"] + (["x"] if t < 3 else [])
+    )
+    world.ends_of["t"] = {0: 10, 1: 20}
+    reverse_may_start(_app_plan(), barrier, world.io())
+    assert world.t == 3.0 and "reverse copy: waiting for x to stop reading t" in world.said
+    world.ends_of["t"] = {0: 12, 1: 20}  # a producer left on t wrote 2 after the barrier
+    with pytest.raises(Stopped, match="2 records were written to t after the barrier"):
+        reverse_may_start(_app_plan(), barrier, world.io())
+
+
+def test_the_window_completes_on_y_rolls_back_on_rollback_and_stops_on_anything_else() -> None:
+    world = _World(lambda t: _ends(10, 20), [True])
+    assert rollback_window(_app_plan(), world.io()) is Decision.COMPLETE
+    assert "Answer y to complete (no rollback after), or rollback" in world.asked[0]
+    world = _World(lambda t: _ends(10, 20), [False])
+    assert rollback_window(_app_plan(), world.io()) is Decision.ROLLBACK
+    io = world.io()
+    other = MigrateIO(**{**io.__dict__, "choose": lambda line: "n"})
+    with pytest.raises(Stopped, match="'n' is neither y nor rollback"):
+        rollback_window(_app_plan(), other)
+
+
+def test_complete_stops_the_reverse_copy_and_the_old_app_then_names_each_leftover() -> None:
+    world = _World(lambda t: _ends(10, 20), [True, True, True, True])
+    complete(_app_plan(), world.io())
+    assert world.copy_stopped_at == 0.0 and len(world.checked) == 1  # its last range checked
+    assert world.asked[0].startswith("stop the old app app (close() every instance)")
+    assert [a.split(" (")[0] for a in world.asked[1:]] == [
+        "delete topic t",
+        "delete the old app's internal topics",
+        "delete the old app's group app",
+    ]
