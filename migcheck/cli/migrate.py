@@ -75,18 +75,28 @@ from migcheck.untrusted import visible
 @click.option(
     "--max-shadow-lag",
     type=int,
-    default=1000,
+    default=10_000,
     show_default=True,
-    help="The shadow's lag (records, repartition topics included) under which the cut-over "
-    "is offered.",
+    help="The shadow's lag (records, repartition topics included, by its commits) under "
+    "which the cut-over is offered: above the producers' rate times its commit interval.",
 )
 @partitioner_option
 @click.option(
     "--max-lag-records",
     type=int,
-    default=1000,
+    default=10_000,
     show_default=True,
-    help="The copy's lag under which the cut-over is offered.",
+    help="The copy's lag in records under which the cut-over is offered (with --max-lag).",
+)
+@click.option(
+    "--max-lag",
+    "max_lag_s",
+    type=float,
+    default=2.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="The copy's lag in seconds under which the cut-over is offered (gh-ost's "
+    "--max-lag-millis, 1.5 s).",
 )
 @click.option(
     "--cutover-timeout",
@@ -120,6 +130,7 @@ def migrate_cmd(
     max_shadow_lag: int,
     partitioner: str,
     max_lag_records: int,
+    max_lag_s: float,
     cutover_timeout: float,
     yes: bool,
     master: str | None,
@@ -147,6 +158,7 @@ def migrate_cmd(
         checkpoint=checkpoint,
         partitioner=partitioner,
         max_lag_records=max_lag_records,
+        max_lag_s=max_lag_s,
         cutover_timeout_s=cutover_timeout,
         yes=yes,
         application_id=app_id,

@@ -42,6 +42,7 @@ from migcheck.model.readers import ReaderKind
 from migcheck.model.topics import is_repartition_name
 from migcheck.online.barrier import SourceEnds
 from migcheck.online.phases import (
+    CHECK_EVERY_S,
     AppPlan,
     Barrier,
     CheckFailed,
@@ -74,7 +75,8 @@ class MigrateOptions:
     groups: tuple[str, ...] = ()
     into: str | None = None
     partitioner: str = "auto"
-    max_lag_records: int = 1000
+    max_lag_records: int = 10_000
+    max_lag_s: float = 2.0
     cutover_timeout_s: float = 5.0
     yes: bool = False
     application_id: str | None = None  # a Kafka Streams app of the topic: it gets a shadow
@@ -82,7 +84,7 @@ class MigrateOptions:
     outputs: tuple[str, ...] = ()  # the app's output topics (or from --topology)
     topology: str | None = None  # the app's Topology#describe(): its sinks
     downstream_groups: tuple[str, ...] = ()
-    max_shadow_lag: int = 1000
+    max_shadow_lag: int = 10_000
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -125,7 +127,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     with spark_errors():
         prepared = prepare_copy(copy, client, source, dest, saved)
         plan = Plan(
-            options.topic, into, groups, options.max_lag_records,
+            options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
             options.cutover_timeout_s, options.yes, app,
         )  # fmt: skip
         with (
@@ -394,9 +396,16 @@ def _following(
     follower.raise_error()
 
 
+#: A check's counts, summed over the ranges checked since the last report.
+_COUNTS = ("records", "missing", "duplicated", "misplaced")
+
+
 class _Checker:
     """Checks the copy range by range: from where the last check ended to the follow's
-    last consistent mark, or to the barrier's ends."""
+    last consistent mark, or to the barrier's ends.  While the operator takes their time
+    at the pause's prompt, :meth:`checking` goes on checking in the background, so that
+    a postponed cut-over's own check stays small; what it found is reported with the
+    next check the phases ask for."""
 
     def __init__(
         self,
@@ -411,8 +420,35 @@ class _Checker:
         self.dst_from = {p.partition: p.log_start_offset for p in dest.partitions}
         if starts is not None:  # the reverse copy: both topics from the barrier on
             self.src_from, self.dst_from = dict(starts[0]), dict(starts[1])
+        self.lock = threading.Lock()  # one check at a time: the ranges follow each other
+        self.unreported: list[Verification] = []
 
     def check(self, old: dict[int, int] | None, new: dict[int, int] | None) -> Verification:
+        with self.lock:
+            found = [*self.unreported, self._check(old, new)]
+            self.unreported = []
+        return Verification(*(sum(getattr(v, f) for v in found) for f in _COUNTS))
+
+    @contextlib.contextmanager
+    def checking(self) -> Iterator[None]:
+        """Every :data:`CHECK_EVERY_S`, the copied range since the last check, on a thread
+        of its own, until the block ends (a check in flight finishes first)."""
+        done = threading.Event()
+
+        def run() -> None:
+            while not done.wait(CHECK_EVERY_S):
+                with self.lock:
+                    self.unreported.append(self._check(None, None))
+
+        thread = threading.Thread(target=run, name="migcheck-check", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
+    def _check(self, old: dict[int, int] | None, new: dict[int, int] | None) -> Verification:
         self.follower.raise_error()
         if old is None or new is None:
             with self.follower.changed:
@@ -475,6 +511,7 @@ def _world(
         say=operator.say,
         lag=lag,
         check=checker.check,
+        checking=checker.checking,
         source_ends=source_ends,
         copied_to=follower.copied_to,
         stop_copy=follower.stop.set,

@@ -7,6 +7,7 @@ phases are tested without a broker, a clock or an operator.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -28,7 +29,8 @@ class MigrateIO:
     ``ask`` prints one ``MANUAL:`` line and says whether the operator answered ``y``;
     ``choose`` prints one and returns the answer; ``say`` prints a line of progress.
     ``lag`` is the copy's latest, and ``check`` checks what it copied and nobody has
-    checked yet (up to the barrier, when one is given).  ``copied_to`` waits, until a
+    checked yet (up to the barrier, when one is given); within ``checking()`` that goes
+    on in the background.  ``copied_to`` waits, until a
     deadline on ``clock``, for the copy to settle up to the given ends; ``stop_copy``
     ends it.  ``ends`` are a topic's ends, settled (no transaction open).  ``app_lag`` is
     how many records a Kafka Streams app has still to read of its source topic and its
@@ -43,6 +45,7 @@ class MigrateIO:
     say: Callable[[str], None]
     lag: Callable[[], CopyLag | None]
     check: Callable[[dict[int, int] | None, dict[int, int] | None], Verification]
+    checking: Callable[[], AbstractContextManager[None]]
     source_ends: Callable[[], SourceEnds]
     copied_to: Callable[[dict[int, int], float], bool]
     stop_copy: Callable[[], None]
@@ -78,7 +81,7 @@ class Plan:
     topic: str
     into: str
     groups: tuple[str, ...]
-    max_lag_records: int
+    max_lag: tuple[int, float]  # the copy's, records and seconds: ready under both
     cutover_timeout_s: float
     automatic: bool  # --yes: manual steps are answered y, a revert ends the run
     app: AppPlan | None = None
@@ -138,13 +141,13 @@ def start_shadow(plan: Plan, io: MigrateIO) -> Plan:
 
 
 def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
-    """Until the copy is at most ``max_lag_records`` behind and the shadow (if any) at
+    """Until the copy is at most ``max_lag`` behind and the shadow (if any) at
     most its own, everything copied so far checked (so that the barrier's own check is
     small): a check every :data:`CHECK_EVERY_S` meanwhile, and one as it becomes ready."""
     checked_at: float | None = None
     while True:
         lag = io.lag()
-        ready = lag is not None and lag.seconds is not None and lag.records <= plan.max_lag_records
+        ready = _copy_ready(plan, lag)
         shadow = _shadow_behind(plan, io)
         ready = ready and shadow is None
         if ready or checked_at is None or io.clock() - checked_at >= CHECK_EVERY_S:
@@ -153,10 +156,26 @@ def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
         if ready:
             return
         if lag is not None:
-            io.say(f"copy: {lag.records} records behind (ready at {plan.max_lag_records})")
+            records, seconds = plan.max_lag
+            behind = "" if lag.seconds is None else f", {lag.seconds:.1f} s"
+            io.say(
+                f"copy: {lag.records} records{behind} behind (ready at {records}, {seconds:g} s)"
+            )
         if shadow is not None:
             io.say(shadow)
         io.wait(1.0)
+
+
+def _copy_ready(plan: Plan, lag: CopyLag | None) -> bool:
+    """The copy is close enough behind: its history copied, and both its lags in bounds
+    (records bound the barrier's drain; seconds are what a busy topic can keep)."""
+    records, seconds = plan.max_lag
+    return (
+        lag is not None
+        and lag.seconds is not None
+        and lag.records <= records
+        and lag.seconds <= seconds
+    )
 
 
 def _shadow_behind(plan: Plan, io: MigrateIO) -> str | None:
@@ -175,7 +194,9 @@ def cut_over(plan: Plan, io: MigrateIO) -> Barrier:
     operator is asked before each attempt; under --yes a revert ends the run)."""
     while True:
         pause = f"pause every producer of {plan.topic}; answer y once they are paused"
-        if not io.ask(pause):
+        with io.checking():  # the operator may take hours: the copy is checked meanwhile
+            paused = io.ask(pause)
+        if not paused:
             raise Stopped("stopped before the cut-over; the copy's checkpoint resumes it")
         started = io.clock()
         barrier = attempt(plan, io, started)
@@ -392,7 +413,8 @@ def rollback_window(plan: Plan, io: MigrateIO) -> Decision:
         f"the producers write {plan.into}; the reverse copy keeps {plan.topic}{serving}. "
         f"Answer y to complete (no rollback after), or rollback to go back to {plan.topic}"
     )
-    answer = io.choose(line)
+    with io.checking():  # the window may last days: the reverse copy is checked meanwhile
+        answer = io.choose(line)
     if answer not in set(Decision):
         raise Stopped(
             f"stopped in the rollback window ({answer!r} is neither y nor rollback); the "

@@ -6,7 +6,8 @@ Expected values are worked out by hand from the script.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -95,12 +96,23 @@ class _World:
             "out-p3": {0: 30, 1: 31},
         }
         self.members = 1
+        self.in_background = False
+        self.asked_checking: list[bool] = []  # per question: checked in the background
 
     def wait(self, s: float) -> None:
         self.t = round(self.t + s, 6)
 
+    @contextlib.contextmanager
+    def checking(self) -> Iterator[None]:
+        self.in_background = True
+        try:
+            yield
+        finally:
+            self.in_background = False
+
     def ask(self, line: str) -> bool:
         self.asked.append(line)
+        self.asked_checking.append(self.in_background)
         if line.startswith("stop "):
             self.members = 0
         return self.answers.pop(0)
@@ -119,6 +131,7 @@ class _World:
             say=self.said.append,
             lag=lambda: CopyLag(0, 0.0),
             check=lambda old, new: self.checked.append((old, new)) or OK,  # type: ignore[func-returns-value]
+            checking=self.checking,
             source_ends=lambda: self.writes(self.t),
             copied_to=self.copied_to,
             stop_copy=lambda: setattr(self, "copy_stopped_at", self.t),
@@ -135,7 +148,7 @@ class _World:
 
 
 def _plan(automatic: bool = False, timeout: float = 5.0) -> Plan:
-    return Plan("t", "t-p3", ("g",), 100, timeout, automatic)
+    return Plan("t", "t-p3", ("g",), (100, 2.0), timeout, automatic)
 
 
 def test_a_cut_over_takes_the_barrier_drains_checks_and_switches() -> None:
@@ -149,6 +162,9 @@ def test_a_cut_over_takes_the_barrier_drains_checks_and_switches() -> None:
     assert world.checked == [({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})]  # the tail, at the ends
     assert world.asked[0].startswith("pause every producer of t")
     assert world.asked[1].startswith("switch every producer of t to t-p3")
+    # while the operator takes their time before the pause, the copy is checked meanwhile;
+    # the switch is asked once the barrier's own check is done
+    assert world.asked_checking == [True, False]
 
 
 def test_a_producer_that_was_not_paused_reverts_the_cut_over_and_the_operator_retries() -> None:
@@ -224,13 +240,29 @@ def test_while_the_copy_catches_up_its_ranges_are_checked_every_ten_seconds_not_
     assert len(world.checked) == 4  # at t = 0, 10 and 20, and once ready at t = 25
 
 
+def test_a_copy_few_records_but_seconds_behind_is_not_ready_until_it_keeps_up() -> None:
+    # 50 records behind (under 100) but 3 s behind (over 2 s) until t = 5; the history
+    # not copied yet (seconds unknown) until t = 2
+    world = _World(lambda t: _ends(10, 20), [])
+    io = world.io()
+    slow = MigrateIO(
+        **{
+            **io.__dict__,
+            "lag": lambda: CopyLag(50, None if world.t < 2 else 3.0 if world.t < 5 else 1.0),
+        }
+    )
+    wait_until_ready(_plan(), slow)
+    assert world.t == 5.0
+    assert "copy: 50 records, 3.0 s behind (ready at 100, 2 s)" in world.said
+
+
 # --- a Kafka Streams app and its shadow ----------------------------------------------------
 
 APP = AppPlan("app", "app-p3", (("out", "out-p3"),), ("down",), 50, "start the shadow")
 
 
 def _app_plan(timeout: float = 5.0) -> Plan:
-    return Plan("t", "t-p3", (), 100, timeout, False, APP)
+    return Plan("t", "t-p3", (), (100, 2.0), timeout, False, APP)
 
 
 def test_the_shadow_is_started_at_the_frameworks_line_and_a_no_stops() -> None:
@@ -241,7 +273,7 @@ def test_the_shadow_is_started_at_the_frameworks_line_and_a_no_stops() -> None:
 
 
 def test_a_shadow_the_framework_names_is_the_one_app_found_reading_the_new_topic() -> None:
-    unnamed = Plan("t", "t-p3", (), 100, 5.0, False, replace(APP, shadow_id=""))
+    unnamed = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, replace(APP, shadow_id=""))
     # the new query shows itself at t = 3
     world = _World(lambda t: _ends(10, 20), [True], shadows=lambda t: ["q9"] if t >= 3 else [])
     found = start_shadow(unnamed, world.io())
@@ -277,7 +309,7 @@ def test_at_the_barrier_the_shadow_reaches_lag_0_and_its_outputs_ends_are_record
 
 def test_a_shadow_still_behind_at_the_deadline_reverts_the_cut_over() -> None:
     world = _World(lambda t: _ends(10, 20), [True, True], lags=lambda app, t: 1)
-    automatic = Plan("t", "t-p3", (), 100, 5.0, True, APP)
+    automatic = Plan("t", "t-p3", (), (100, 2.0), 5.0, True, APP)
     with pytest.raises(Stopped, match="--yes does not retry"):
         cut_over(automatic, world.io())
     assert world.copy_stopped_at is None  # the copy goes on: the revert keeps the old topic
