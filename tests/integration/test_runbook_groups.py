@@ -189,3 +189,55 @@ def test_a_streams_application_is_refused_with_its_option(kafka: Kafka) -> None:
         assert p.stderr.startswith(f"migcheck: error: group '{app.app_id}' is a Kafka Streams")
         assert f"use --application-id {app.app_id} for its runbook" in p.stderr
         assert p.stderr.count("\n") == 1, p.stderr
+
+
+def test_the_online_runbook_executed_moves_the_group_and_completes(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """``--strategy online`` as a script, run with --execute, every MANUAL line answered
+    y as an operator whose producers are already stopped: one step runs ``migcheck
+    migrate``, which copies, cuts over, moves the group at the barrier, then completes."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    topic = kafka.create_topic("online", OLD)
+    records = [(f"k{i % 40}".encode(), f"{i}".encode(), None) for i in range(2_000)]
+    kafka.produce(topic, records)  # the Java rule places them (kafka-python's producer)
+    group = kafka.unique("online-g")
+    reader = KafkaConsumer(topic, bootstrap_servers=kafka.bootstrap, group_id=group,
+                           auto_offset_reset="earliest", enable_auto_commit=False)  # fmt: skip
+    read = 0
+    while read < len(records):
+        read += sum(len(r) for r in reader.poll(timeout_ms=500).values())
+    reader.commit()
+    reader.close()
+    p = run_cli("runbook", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--to",
+                str(NEW), "--group", group, "--strategy", "online", "--format", "sh")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+    asked: list[str] = []
+    code, out = execute(script, tmp_path / "work", asked.append)
+    assert code == 0, out
+    assert "Runbook complete." in out
+    assert any("Answer y to complete" in line for line in asked)
+    assert any(f"delete topic {topic}" in line for line in asked)
+
+    # the new topic holds every record once, where the Java rule puts its key among 6
+    into = f"{topic}-p{NEW}"
+    copy = KafkaConsumer(bootstrap_servers=kafka.bootstrap, auto_offset_reset="earliest",
+                         isolation_level="read_committed", enable_auto_commit=False)  # fmt: skip
+    parts = [TopicPartition(into, q) for q in range(NEW)]
+    copy.assign(parts)
+    ends = copy.end_offsets(parts)
+    got = []
+    while any(copy.position(tp) < ends[tp] for tp in parts):
+        for tp, batch in copy.poll(timeout_ms=500).items():
+            got += [(r.key, r.value, tp.partition) for r in batch]
+    copy.close()
+    assert sorted(got) == sorted((k, v, java_partition(k, NEW)) for k, v, _ in records)
+    # the group resumes on the new topic at its ends at the barrier: all of it read
+    rc, text, err = kafka.tool("kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap,
+                               "--describe", "--group", group, "--offsets")  # fmt: skip
+    assert rc == 0, err
+    rows = [r.split() for r in text.splitlines() if into in r]
+    assert len(rows) == NEW and all(r[3] == r[4] for r in rows), text  # committed == end

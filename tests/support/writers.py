@@ -257,9 +257,11 @@ def _online(facts: RunbookFacts, name: str) -> RunbookFacts:
 
 
 def runbook_writer(name: str) -> Written:
-    """Every runbook: plain groups (the name among other groups) and an app (the name as
-    its id: Kafka Streams both strategies, Quix Streams new topic and in place splitting
-    state, a ksqlDB query, a Faust app)."""
+    """Every runbook: plain groups (the name among other groups; in place and online) and
+    an app (the name as its id: Kafka Streams new topic, in place and online, the name
+    also an output and the groups moved; Quix Streams new topic and in place splitting
+    state, a ksqlDB query, a Faust app).  ksqlDB's online runbook adds no writer of its
+    own: its steps are the statement's and the migrate step, both here already."""
     out = Written()
     quix, ksql, faust = ReaderKind.QUIX_STREAMS, ReaderKind.KSQLDB, ReaderKind.FAUST
     for written in (
@@ -272,7 +274,6 @@ def runbook_writer(name: str) -> Written:
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, ksql), app_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, faust), app_steps),
         _runbooks(_online(streams_facts(name, Strategy.ONLINE), name), app_steps),
-        _runbooks(_online(streams_facts(name, Strategy.ONLINE, ksql), name), app_steps),
     ):
         out.markdown += written.markdown
         out.sh += written.sh
