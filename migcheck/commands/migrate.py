@@ -209,10 +209,10 @@ def _phases(
 def _app_plan(
     options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str
 ) -> AppPlan | None:
-    """The stateful app and its shadow, each part checked: the app reads the topic and has
-    a shadow route (Kafka Streams, ksqlDB),
-    the topic holds its whole history (the shadow's state is right only then), each
-    output exists, each downstream group reads one of them."""
+    """The stateful app and its shadow, each part checked: the app reads the topic and its
+    framework has a shadow route (Kafka Streams, ksqlDB), the topic holds its whole
+    history (the shadow's state is right only then), each output exists, and each
+    downstream group reads one of them."""
     app = options.application_id
     if app is None:
         if options.outputs or options.downstream_groups or options.topology:
