@@ -158,7 +158,9 @@ def test_the_naive_alter_under_load_breaks_the_order_of_moved_keys_only(
             str(NEW),
         )
         assert rc == 0, err
-        deadline = time.monotonic() + 30  # the producer keeps writing, now to new partitions
+        # the producer keeps writing, now to new partitions once its metadata refreshes: 30 s
+        # was not enough under three workers (run V)
+        deadline = time.monotonic() + 90
         while not any(max(producer.partitions[k], default=0) >= OLD for k in KEYS):
             assert time.monotonic() < deadline, "the producer never used a new partition"
             time.sleep(0.1)
