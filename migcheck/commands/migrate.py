@@ -31,7 +31,6 @@ from migcheck.kafka.metadata import (
     TopicEnds,
     TopicMeta,
     describe_topics,
-    high_watermarks,
     replication_factor,
     topic_configs,
     topic_exists,
@@ -115,15 +114,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     for old, new in app.outputs if app else ():
         _shadow_output(client, old, new)
     check_destination(options.checkpoint, saved, into, dest.partition_count)
-    copy = CopyOptions(
-        topic=options.topic,
-        into=into,
-        partitioner=options.partitioner,
-        checkpoint=options.checkpoint,
-        follow=True,
-        connection=options.connection,
-        spark=options.spark,
-    )
+    copy = _following_copy(options, options.topic, into, options.partitioner, options.checkpoint)
     with spark_errors():
         prepared = prepare_copy(copy, client, source, dest, saved)
         plan = Plan(
@@ -141,6 +132,17 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
         return _afterwards(options, client, plan, barrier, result, operator)
 
 
+def _following_copy(
+    options: MigrateOptions, topic: str, into: str, partitioner: str, checkpoint: str
+) -> CopyOptions:
+    """A copy's follow on the migration's cluster and Spark: the forward one, or the
+    reverse one with the partitioner the forward one pinned."""
+    return CopyOptions(
+        topic=topic, into=into, partitioner=partitioner, checkpoint=checkpoint, follow=True,
+        connection=options.connection, spark=options.spark,
+    )  # fmt: skip
+
+
 def _afterwards(
     options: MigrateOptions,
     client: ClientConfig,
@@ -154,10 +156,7 @@ def _afterwards(
     completes or rolls back."""
     new, old = describe_topics(client, [plan.into, plan.topic])
     path = f"{options.checkpoint}.reverse"
-    copy = CopyOptions(
-        topic=plan.into, into=plan.topic, partitioner=result.partitioner, checkpoint=path,
-        follow=True, connection=options.connection, spark=options.spark,
-    )  # fmt: skip
+    copy = _following_copy(options, plan.into, plan.topic, result.partitioner, path)
     saved = load_checkpoint(path, plan.into, plan.topic)
     prepared = prepare_copy(copy, client, new, old, saved, starts=barrier.new)
     starts = (barrier.new, barrier.old)
@@ -482,6 +481,15 @@ def _world(
     """The phases' I/O on the cluster, the follow and the operator."""
     source, dest = prepared.topics
     ends = TopicEnds(client, source.name)  # the phases' own: a client is for one thread
+    # each topic an app's lag is counted on, its clients kept open: the barrier asks ten
+    # times a second
+    opened: dict[str, TopicEnds] = {}
+
+    def highs(topic: str) -> dict[int, int]:
+        if topic not in opened:
+            opened[topic] = TopicEnds(client, topic)
+        return opened[topic].high()
+
     checker = _Checker(prepared, client, follower, starts)
     apps = (app.app_id, app.shadow_id) if app else ()
 
@@ -516,7 +524,7 @@ def _world(
         copied_to=follower.copied_to,
         stop_copy=follower.stop.set,
         ends=topic_ends,
-        app_lag=lambda app_id, topic: app_lag(client, app_id, topic, apps),
+        app_lag=lambda app_id, topic: app_lag(client, app_id, topic, highs, apps),
         shadows=lambda: [
             f.group.group_id
             for f in find_readers(client, [dest.name])[dest.name]
@@ -537,9 +545,17 @@ def _world(
         yield io
     finally:
         ends.close()
+        for opened_ends in opened.values():
+            opened_ends.close()
 
 
-def app_lag(client: ClientConfig, app: str, topic: str, others: tuple[str, ...] = ()) -> int:
+def app_lag(
+    client: ClientConfig,
+    app: str,
+    topic: str,
+    highs: Callable[[str], dict[int, int]],
+    others: tuple[str, ...] = (),
+) -> int:
     """How many records the Kafka Streams app ``app`` has still to read of ``topic`` and
     of its own repartition topics, by its committed offsets (none committed: from 0).
     The offsets are read before the ends: lag 0 then means every record written by the
@@ -553,8 +569,8 @@ def app_lag(client: ClientConfig, app: str, topic: str, others: tuple[str, ...] 
         for t in topics_with_prefix(client, f"{app}-")
         if is_repartition_name(t) and not t.startswith(theirs)
     ]
-    behind = 0
-    for meta in describe_topics(client, [topic, *internal]):
-        highs = high_watermarks(client, meta.name, [p.partition for p in meta.partitions])
-        behind += sum(max(0, e - committed.get((meta.name, p), 0)) for p, e in highs.items())
-    return behind
+    return sum(
+        max(0, end - committed.get((t, p), 0))
+        for t in (topic, *internal)
+        for p, end in highs(t).items()
+    )
