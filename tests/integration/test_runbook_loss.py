@@ -39,6 +39,7 @@ pytestmark = pytest.mark.kafka
 
 OLD, NEW = 3, 6
 BEFORE, AFTER = 5, 15  # rounds of every key written before the change and after it
+REJOIN_AFTER = 40  # seconds a member may go unassigned before it is restarted
 
 
 class PyReader:
@@ -62,32 +63,50 @@ class PyReader:
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._stop = threading.Event()
-        self.kafka = kafka
-        self._consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=group, **options)
-        subscribe_once_known(self._consumer, topic)
+        self.kafka, self.topic, self._options = kafka, topic, options
+        self.rejoins = 0
+        self._consumer = self._join()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def _join(self) -> KafkaConsumer:
+        consumer = KafkaConsumer(
+            bootstrap_servers=self.kafka.bootstrap, group_id=self.group, **self._options
+        )
+        subscribe_once_known(consumer, self.topic)
+        return consumer
+
     def _run(self) -> None:
-        consumer = self._consumer
         try:
-            while not self._stop.is_set():
-                for records in consumer.poll(timeout_ms=200).values():
-                    for r in records:
-                        if (r.partition, r.offset) not in self.read:
-                            key, seq = r.value.decode().split(":")
-                            self.order[key].append(int(seq))
-                            self.read.add((r.partition, r.offset))
-                            self.last_read = time.monotonic()
-                self.assigned = frozenset(tp.partition for tp in consumer.assignment())
-                if self.assigned and not self.ready.is_set():
-                    if self.settle and not self._committed(consumer):
-                        continue  # a rebalance came first: poll, then commit again
-                    self.ready.set()
+            self._poll()
         except BaseException as e:  # reported by the test thread (_alive)
             self.error = e
         finally:
-            consumer.close()  # commits first when auto-commit is on, and leaves the group
+            self._consumer.close()  # commits first when auto-commit is on, and leaves the group
+
+    def _poll(self) -> None:
+        joined = time.monotonic()
+        while not self._stop.is_set():
+            if not self.ready.is_set() and time.monotonic() - joined > REJOIN_AFTER:
+                # kafka-python 3.0 was seen once, under CI's load, never assigned anything
+                # in 120 s (run W); an application's operator restarts such a member.  It
+                # has read nothing yet, so a new member starts where this one would have.
+                self._consumer.close()
+                self._consumer, joined = self._join(), time.monotonic()
+                self.rejoins += 1
+            consumer = self._consumer
+            for records in consumer.poll(timeout_ms=200).values():
+                for r in records:
+                    if (r.partition, r.offset) not in self.read:
+                        key, seq = r.value.decode().split(":")
+                        self.order[key].append(int(seq))
+                        self.read.add((r.partition, r.offset))
+                        self.last_read = time.monotonic()
+            self.assigned = frozenset(tp.partition for tp in consumer.assignment())
+            if self.assigned and not self.ready.is_set():
+                if self.settle and not self._committed(consumer):
+                    continue  # a rebalance came first: poll, then commit again
+                self.ready.set()
 
     @staticmethod
     def _committed(consumer: KafkaConsumer) -> bool:
@@ -111,7 +130,8 @@ class PyReader:
         while not self.ready.wait(0.2):
             self._alive()
             assert time.monotonic() < deadline, (
-                f"{self.group} was assigned nothing\n{self.kafka.diagnose()}"
+                f"{self.group} was not ready: owns {sorted(self.assigned)} after "
+                f"{self.rejoins} rejoins\n{self.kafka.diagnose()}"
             )
 
     def wait_for(self, records: int, timeout: float = 180) -> None:
