@@ -24,7 +24,7 @@ from migcheck.copy.follow import follow
 from migcheck.copy.verify import settled, verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.frameworks.registry import FRAMEWORKS, STATEFUL_KINDS, label
-from migcheck.frameworks.topology import output_topics, read_topology
+from migcheck.frameworks.topology import Topology, output_topics, read_topology
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import describe_group, topics_with_prefix
 from migcheck.kafka.metadata import (
@@ -62,6 +62,7 @@ from migcheck.online.phases import (
 )
 from migcheck.online.writes import commit_offsets, create_topic
 from migcheck.readers.discovery import Found, find_group, find_readers
+from migcheck.streams.streamtime import changelogs, refusal, stream_time_reasons
 
 
 @dataclass
@@ -230,7 +231,9 @@ def _app_plan(
             f"partitions {trimmed}): a shadow would rebuild wrong state; use "
             "runbook --strategy new-topic"
         )
-    outputs = _outputs(options)
+    topology = read_topology(options.topology)
+    _stream_time(client, kind, app, topology)
+    outputs = _outputs(options, topology)
     describe_topics(client, outputs)  # each must exist: a missing one is refused here
     for group in options.downstream_groups:
         _downstream(client, group, outputs)
@@ -262,12 +265,23 @@ def _framework(found: Found) -> tuple[ReaderKind, Callable[[ShadowStart], str]]:
     return framework.kind, framework.shadow
 
 
-def _outputs(options: MigrateOptions) -> list[str]:
+def _stream_time(
+    client: ClientConfig, kind: ReaderKind, app: str, topology: Topology | None
+) -> None:
+    """Refused in one line when the app's results depend on stream time
+    (:mod:`migcheck.streams.streamtime`): its changelogs' policies, and its topology."""
+    internal = FRAMEWORKS[kind].internal_topics(app, topics_with_prefix(client, ""))
+    policies = {m.name: m.cleanup_policy for m in describe_topics(client, changelogs(internal))}
+    reasons = stream_time_reasons(app, policies, topology)
+    if reasons:
+        raise UsageError(refusal(f"--application-id {app}", reasons))
+
+
+def _outputs(options: MigrateOptions, topology: Topology | None) -> list[str]:
     """The app's output topics: named, or its topology's sinks but its repartition
     topics (internal, named by Kafka Streams after the app)."""
     if options.outputs:
         return [o for o in dict.fromkeys(options.outputs) if o]
-    topology = read_topology(options.topology)
     if topology is None:
         raise UsageError(
             "--application-id: name the app's output topics with --output-topic (repeatable; "

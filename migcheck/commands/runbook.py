@@ -51,6 +51,7 @@ from migcheck.streams.discovery import (
 )
 from migcheck.streams.rules import AppLevel, external_counts, sizes
 from migcheck.streams.strategy import Choice, choose, direct_stores
+from migcheck.streams.streamtime import changelogs, refusal, stream_time_reasons
 
 
 @dataclass
@@ -102,16 +103,17 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
             return _refusal(options, level, stores, keys)
         split = len(keys) or None
     facts = _facts(options, disc, model, client, new_topic, level, split, choice)
-    facts = _online(options, replace(facts, first_error=first_error(judged)), topology)
+    facts = _online(options, replace(facts, first_error=first_error(judged)), disc, topology)
     return Outcome(Runbook(facts, tuple(runbook_steps(facts)), report_header()), EXIT_OK)
 
 
 def _online(
-    options: RunbookOptions, facts: RunbookFacts, topology: Topology | None
+    options: RunbookOptions, facts: RunbookFacts, disc: Discovery, topology: Topology | None
 ) -> RunbookFacts:
     """The readers ``--strategy online`` moves besides the app; refused for the other
-    strategies, and where the topic lost history (a shadow would rebuild wrong state) or
-    the app's outputs are unknown."""
+    strategies, and where the topic lost history or the app's results depend on stream
+    time (a shadow would rebuild wrong state either way), or the app's outputs are
+    unknown."""
     extra = options.output_topics or options.downstream_groups or options.groups
     if facts.strategy is not Strategy.ONLINE:
         if extra:
@@ -126,6 +128,10 @@ def _online(
             "history (a log start offset above 0), so a shadow would rebuild wrong state; "
             "use --strategy new-topic"
         )
+    policies = {t: disc.topics[t].cleanup_policy for t in changelogs(disc.facts.internal)}
+    reasons = stream_time_reasons(options.app_id, policies, topology)
+    if reasons:
+        raise UsageError(refusal("--strategy online", reasons))
     if options.output_topics:
         outputs = [o for o in dict.fromkeys(options.output_topics) if o]
     elif topology is not None:

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pytest
+from kafka.admin import KafkaAdminClient
 from kafkatest import Kafka
-from oracles import java_partition
+from oracles import java_partition, run_cli
 from streamsapp import StreamsApp, moved_keys, phase1
 
 from migcheck.analysis.aggregate import aggregate
@@ -191,3 +192,22 @@ def test_real_streams_changelog_moves_exactly_the_moved_source_keys(
     assert set(moved) == moved_keys(3, 6)
     assert entry["candidates"][0]["moved_keys"] == len(moved)
     assert all("@" in k["key"] for k in entry["candidates"][0]["moved_key_sample"])
+    _online_is_refused(kafka, app, changelog, tmp_path)
+
+
+def _online_is_refused(kafka: Kafka, app: StreamsApp, changelog: str, tmp_path: Path) -> None:
+    """The app's window (or session) counts depend on stream time: both online routes
+    refuse it in one line, from the cleanup policy real Kafka Streams gave its changelog."""
+    said = f"{changelog} is a window or session store's changelog (cleanup.policy compact,delete)"
+    common = ("--bootstrap-server", kafka.bootstrap, "--topic", app.input, "--to", "6",
+              "--application-id", app.app_id, "--output-topic", "")  # fmt: skip
+    for command in (("runbook", "--strategy", "online"),
+                    ("migrate", "--checkpoint", str(tmp_path / "m.json"))):  # fmt: skip
+        p = run_cli(*command, *common)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert said in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    try:
+        assert f"{app.input}-p6" not in admin.list_topics(), "a refused migrate made a topic"
+    finally:
+        admin.close()

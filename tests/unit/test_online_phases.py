@@ -338,11 +338,13 @@ def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -
     # count-out.txt is the real app's describe(): it writes "enriched", and its
     # "out-group-repartition" sink is internal
     from migcheck.commands.migrate import MigrateOptions, _outputs
+    from migcheck.frameworks.topology import read_topology
 
     describe = Path(__file__).resolve().parents[2] / "fixtures/java/streams/describe"
-    options = MigrateOptions("t", 6, "c.json", topology=str(describe / "count-out.txt"))
-    assert _outputs(options) == ["enriched"]
-    assert _outputs(MigrateOptions("t", 6, "c.json", outputs=("o", "", "o"))) == ["o"]
+    topology = read_topology(str(describe / "count-out.txt"))
+    assert _outputs(MigrateOptions("t", 6, "c.json"), topology) == ["enriched"]
+    named = MigrateOptions("t", 6, "c.json", outputs=("o", "", "o"))
+    assert _outputs(named, topology) == ["o"]
 
 
 # --- the rollback window ------------------------------------------------------------------
