@@ -35,7 +35,7 @@ LONGEST_FIRST = (
     "test_analyze_kafka", "test_runbook_streams", "test_runbook_strategy", "test_runbook_close",
     "test_read_only", "test_scale", "test_runbook_loss", "test_kafka_versions",
     "test_untrusted_runbooks", "test_app_joins", "test_plan_streams", "test_app_streams_protocol",
-    "test_gate",
+    "test_gate", "test_migrate",
     "test_faust", "test_jvmarchive", "test_faults", "test_runbook_groups",
 )  # fmt: skip
 
