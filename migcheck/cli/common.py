@@ -16,6 +16,7 @@ from migcheck.files import write_atomically
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, FRAMEWORKS
 from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
 from migcheck.kafka.config import command_config_warnings
+from migcheck.model.migrate import CUTOVER_TIMEOUT_S
 from migcheck.report import FORMATS, OUTPUTS
 from migcheck.report.registry import Output
 
@@ -122,6 +123,15 @@ partitioner_option = click.option(
     default="auto",
     show_default=True,
     help="The producers' partitioner; auto picks the one that placed every key.",
+)
+cutover_timeout_option = click.option(
+    "--cutover-timeout",
+    type=float,
+    default=CUTOVER_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="A cut-over not done within this (barrier, drain, check) reverts: the producers "
+    "resume on the old topic.",
 )
 
 

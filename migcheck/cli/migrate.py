@@ -13,6 +13,7 @@ from migcheck.cli.common import (
     command_output,
     conf_option,
     connection_of,
+    cutover_timeout_option,
     master_option,
     partitioner_option,
     spark_of,
@@ -98,15 +99,7 @@ from migcheck.untrusted import visible
     help="The copy's lag in seconds under which the cut-over is offered (gh-ost's "
     "--max-lag-millis, 1.5 s).",
 )
-@click.option(
-    "--cutover-timeout",
-    type=float,
-    default=5.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="A cut-over not done within this (barrier, drain, check) reverts: the producers "
-    "resume on the old topic.",
-)
+@cutover_timeout_option
 @click.option(
     "--yes",
     is_flag=True,

@@ -17,10 +17,12 @@ from migcheck.cli.common import (
     command_config_option,
     conf_option,
     connection_of,
+    cutover_timeout_option,
     fixed_repartition_option,
     format_option,
     framework_option,
     master_option,
+    partitioner_option,
     spark_of,
     topology_option,
     writable_output,
@@ -30,6 +32,7 @@ from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_ru
 from migcheck.commands.outcome import Outcome
 from migcheck.commands.runbook import RunbookOptions, run_runbook
 from migcheck.errors import UsageError
+from migcheck.model.migrate import MigrateTuning
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     COMMIT_TIMEOUT,
@@ -162,6 +165,8 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 )
 @fixed_repartition_option
 @framework_option
+@partitioner_option
+@cutover_timeout_option
 @format_option(
     ("markdown", "sh"),
     "markdown for the change ticket, sh for a script (prints; acts with --execute).",
@@ -196,6 +201,8 @@ def runbook_cmd(
     state_dir: str | None,
     fixed_repartition: tuple[str, ...],
     framework: str,
+    partitioner: str,
+    cutover_timeout: float,
     fmt: str,
     output: str | None,
     master: str | None,
@@ -210,6 +217,7 @@ def runbook_cmd(
     streams = app_id is not None
     _refuse_options(streams)
     connection = connection_of(bootstrap, command_config)
+    tuning = MigrateTuning(partitioner, cutover_timeout)  # --strategy online's migrate step
     outcome: Outcome[Runbook | SplitRefusal]
     if app_id is None:
         outcome = run_groups_runbook(
@@ -222,6 +230,7 @@ def runbook_cmd(
                 commit_timeout=commit_timeout,
                 accept_loss_risk=accept_loss_risk,
                 strategy=Strategy(strategy),
+                tuning=tuning,
                 connection=connection,
             )
         )
@@ -245,6 +254,7 @@ def runbook_cmd(
                 output_topics=output_topics,
                 downstream_groups=downstream_groups,
                 groups=groups,
+                tuning=tuning,
             )
         )
     return write_outcome(outcome, fmt, output)

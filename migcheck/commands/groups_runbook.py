@@ -20,6 +20,7 @@ from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
+from migcheck.model.migrate import ONLINE_ONLY, MigrateTuning
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
@@ -46,6 +47,7 @@ class GroupsRunbookOptions:
     commit_timeout: int = COMMIT_TIMEOUT
     accept_loss_risk: tuple[str, ...] = ()  # groups of the runbook; steps() checks that
     strategy: Strategy = Strategy.AUTO  # auto and in-place: the alter; online: migrate
+    tuning: MigrateTuning = field(default_factory=MigrateTuning)  # online only
     connection: Connection = field(default_factory=Connection)
 
 
@@ -56,6 +58,9 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
             "--strategy new-topic is for a stateful app (--application-id); plain groups "
             "take in-place (the default) or online"
         )
+    online = options.strategy is Strategy.ONLINE
+    if not online and options.tuning != MigrateTuning():
+        raise UsageError(ONLINE_ONLY)
     client = options.connection.client()
     (meta,) = describe_topics(client, [options.topic])
     check_changes({options.topic: meta.partition_count}, [options.to])
@@ -73,7 +78,8 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
         assign_timeout=options.assign_timeout,
         commit_timeout=options.commit_timeout,
         accept_loss_risk=tuple(dict.fromkeys(options.accept_loss_risk)),
-        strategy=Strategy.ONLINE if options.strategy is Strategy.ONLINE else Strategy.IN_PLACE,
+        strategy=Strategy.ONLINE if online else Strategy.IN_PLACE,
+        tuning=options.tuning,
     )
     return Outcome(Runbook(facts, tuple(steps(facts)), report_header()), EXIT_OK)
 

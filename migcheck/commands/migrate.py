@@ -36,7 +36,7 @@ from migcheck.kafka.metadata import (
     topic_exists,
 )
 from migcheck.model.copy import CopyLag, Verification
-from migcheck.model.migrate import MigrateResult, RolledBack, ShadowStart
+from migcheck.model.migrate import CUTOVER_TIMEOUT_S, MigrateResult, RolledBack, ShadowStart
 from migcheck.model.readers import ReaderKind
 from migcheck.model.topics import is_repartition_name
 from migcheck.online.barrier import SourceEnds
@@ -77,7 +77,7 @@ class MigrateOptions:
     partitioner: str = "auto"
     max_lag_records: int = 10_000
     max_lag_s: float = 2.0
-    cutover_timeout_s: float = 5.0
+    cutover_timeout_s: float = CUTOVER_TIMEOUT_S
     yes: bool = False
     application_id: str | None = None  # a Kafka Streams app of the topic: it gets a shadow
     shadow_application_id: str | None = None  # default <application id>-p<N>

@@ -33,6 +33,7 @@ from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import topic_configs
 from migcheck.model.app import first_error
 from migcheck.model.header import report_header
+from migcheck.model.migrate import ONLINE_ONLY, MigrateTuning
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
@@ -74,6 +75,7 @@ class RunbookOptions:
     output_topics: tuple[str, ...] = ()  # empty: the --topology's sinks
     downstream_groups: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    tuning: MigrateTuning = field(default_factory=MigrateTuning)
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -121,6 +123,8 @@ def _online(
                 "--group, --output-topic and --downstream-group go with an app's --strategy "
                 "online, where one barrier moves them all"
             )
+        if options.tuning != MigrateTuning():
+            raise UsageError(ONLINE_ONLY)
         return facts
     if facts.history_lost:
         raise UsageError(
@@ -146,6 +150,7 @@ def _online(
         outputs=tuple(outputs),
         downstream=tuple(dict.fromkeys(options.downstream_groups)),
         groups=tuple(dict.fromkeys(options.groups)),
+        tuning=options.tuning,
     )
 
 

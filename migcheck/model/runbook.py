@@ -15,6 +15,7 @@ from enum import StrEnum
 from migcheck.errors import UsageError
 from migcheck.model.app import AppLevel
 from migcheck.model.header import Header
+from migcheck.model.migrate import MigrateTuning
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.untrusted import arg_problem, path_problem, quoted
 
@@ -76,6 +77,7 @@ class RunbookFacts:
     outputs: tuple[str, ...] = ()
     downstream: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
 
     def __post_init__(self) -> None:
         # The enums' own values (a saved report's, a test's "classic") become the enums,
@@ -142,6 +144,7 @@ class GroupsFacts:
     accept_loss_risk: tuple[str, ...] = ()
     #: IN_PLACE: pause, drain, alter, resume; ONLINE: migcheck migrate's live copy.
     strategy: Strategy = Strategy.IN_PLACE
+    tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
 
     @property
     def group_ids(self) -> tuple[str, ...]:

@@ -90,7 +90,7 @@ def _migrate(f: GroupsFacts) -> Step:
     own manual steps (the script's --yes answers them too)."""
     new_topic = f"{f.topic}-p{f.to}"
     groups = tuple(a for g in f.group_ids for a in ("--group", g))
-    call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, new_topic, groups)
+    call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, new_topic, groups, f.tuning)
     return migrate_step(
         call,
         f"migcheck migrate creates {new_topic} with {f.topic}'s configs, copies {f.topic} "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migcheck.model.migrate import MigrateTuning
 from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, check_name
 
 
@@ -21,6 +22,7 @@ class MigrateCall:
     to: int
     new_topic: str
     readers: tuple[str, ...]  # --group, --application-id, --output-topic... and values
+    tuning: MigrateTuning
 
 
 def migrate_step(call: MigrateCall, why: str) -> Step:
@@ -30,8 +32,8 @@ def migrate_step(call: MigrateCall, why: str) -> Step:
     into = ("--into", call.new_topic) if call.new_topic != f"{call.topic}-p{call.to}" else ()
     checkpoint = f"@{call.new_topic}.migrate.json"  # in the work directory
     argv = ("migcheck", "migrate", "--bootstrap-server", call.bootstrap, *extra, "--topic",
-            call.topic, "--to", str(call.to), *into, *call.readers, "--checkpoint",
-            checkpoint)  # fmt: skip
+            call.topic, "--to", str(call.to), *into, *call.readers, *call.tuning.args(),
+            "--checkpoint", checkpoint)  # fmt: skip
     return Step("Migrate online", why, (Run(argv, via=ShellHelper.ANSWERING),))
 
 
@@ -49,7 +51,7 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
         *(a for g in f.downstream for a in ("--downstream-group", g)),
         *(a for g in f.groups for a in ("--group", g)),
     )  # fmt: skip
-    call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, f.new_topic, readers)
+    call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, f.new_topic, readers, f.tuning)
     sinks = ", ".join(f.outputs) or "none"
     why = (
         f"migcheck migrate creates {f.new_topic} with {f.topic}'s configs and each output's "

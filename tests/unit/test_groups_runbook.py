@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from oracles import run_cli
 
+from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
 from migcheck.errors import UsageError
+from migcheck.model.migrate import MigrateTuning
 from migcheck.model.runbook import (
     Check,
     GroupLag,
@@ -145,8 +147,23 @@ def test_online_is_one_migrate_step_after_the_prechecks() -> None:
     assert run.argv == (
         "migcheck", "migrate", "--bootstrap-server", "broker-1:9092,broker-2:9092",
         "--command-config", CONFIG, "--topic", "orders", "--to", "6",
-        "--group", "billing", "--group", "audit log", "--checkpoint", "@orders-p6.migrate.json",
+        "--group", "billing", "--group", "audit log", "--partitioner", "auto",
+        "--cutover-timeout", "5", "--checkpoint", "@orders-p6.migrate.json",
     )  # fmt: skip
+
+
+def test_the_online_step_carries_the_partitioner_and_the_cutover_timeout() -> None:
+    tuned = _facts(strategy=Strategy.ONLINE, tuning=MigrateTuning("murmur2", 10.0))
+    (run,) = steps(tuned)[1].actions
+    assert isinstance(run, Run)
+    assert run.argv[-6:-2] == ("--partitioner", "murmur2", "--cutover-timeout", "10")
+
+
+def test_the_migrate_steps_options_are_refused_without_the_online_route() -> None:
+    # refused before any broker is asked: the options name no step of the alter
+    options = GroupsRunbookOptions("orders", 6, tuning=MigrateTuning(cutover_timeout_s=9.0))
+    with pytest.raises(UsageError, match="go with --strategy online"):
+        run_groups_runbook(options)
 
 
 def test_the_online_script_passes_its_yes_on_to_migrate(tmp_path: Path) -> None:
@@ -156,7 +173,8 @@ def test_the_online_script_passes_its_yes_on_to_migrate(tmp_path: Path) -> None:
         "run answering migcheck migrate --bootstrap-server broker-1:9092,broker-2:9092 "
         "--command-config '/etc/kafka/client admin.properties' --topic orders --to 6 "
         "--group billing "
-        "--group 'audit log' --checkpoint \"$WORKDIR\"/orders-p6.migrate.json"
+        "--group 'audit log' --partitioner auto --cutover-timeout 5 --checkpoint "
+        '"$WORKDIR"/orders-p6.migrate.json'
     ) in text
     assert "RUNBOOK_ID='groups orders 3->6 billing,audit log online'" in text
     function = text[text.index("answering() {") : text.index("}", text.index("answering() {")) + 1]

@@ -409,7 +409,10 @@ def test_online_checks_the_history_then_migrate_runs_the_shadow_and_moves_every_
     assert isinstance(run, Run) and run.via is ShellHelper.ANSWERING
     assert run.argv[:2] == ("migcheck", "migrate")
     # an app that writes nothing says so: migrate asks for its outputs otherwise
-    assert "--application-id shop-counter --output-topic  --checkpoint" in " ".join(run.argv)
+    assert (
+        "--application-id shop-counter --output-topic  --partitioner auto --cutover-timeout 5 "
+        "--checkpoint" in " ".join(run.argv)
+    )
     assert "application.id=shop-counter-p6" in steps(facts)[1].why
     script = _script(tmp_path, facts)
     p = subprocess.run([str(SHELLCHECK), str(script)], capture_output=True)
