@@ -1,6 +1,6 @@
-"""``migcheck migrate`` on a real broker: a topic widened online under a steady producer,
-with every kind of reader moved at one barrier, the test acting as the operator at every
-MANUAL line.
+"""``runbook --strategy online``, executed on a real broker: its one step, ``migcheck
+migrate``, widens a topic online under a steady producer, with every kind of reader moved
+at one barrier, the test acting as the operator at every MANUAL line.
 
 The producer (kafka-python, the Java client's murmur2) writes sequence-numbered records
 per key through the whole migration.  Its readers:
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import subprocess
 import sys
 import threading
@@ -30,7 +31,8 @@ from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
-from oracles import java_partition
+from oracles import java_partition, run_cli
+from runbookops import plain_tools
 from streamsapp import StreamsApp
 
 pytestmark = pytest.mark.kafka
@@ -144,13 +146,11 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
         producer = _Producer(kafka, topic)
         producer.thread.start()
         groups = [old_group]
-        argv = [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server",
-                kafka.bootstrap, "--topic", topic, "--to", "6", "--group", "mig-g",
-                "--partitioner", "murmur2", "--checkpoint", str(tmp_path / "migrate.json"),
-                "--cutover-timeout", "10", "--application-id", app.app_id,
-                "--output-topic", app.output, "--downstream-group", "mig-down"]  # fmt: skip
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        script = _online_runbook(kafka, topic, app.app_id, app.output, tmp_path)
+        env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+        proc = subprocess.Popen(["bash", str(script), "--execute"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)  # fmt: skip
         assert proc.stdin is not None and proc.stdout is not None
         lines, pauses, new_app = [], 0, None
         try:
@@ -194,6 +194,7 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
             proc.kill()
         err = proc.stderr.read() if proc.stderr else ""
         assert proc.returncode == 0, "\n".join(lines[-20:]) + err[-2000:]
+        assert lines[-1] == "Runbook complete."
         assert any(line.startswith("cut-over reverted") for line in lines)
         assert pauses >= 3  # a loaded machine may revert another: the operator retries
         took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
@@ -251,6 +252,23 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
 
 
 RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
+
+
+def _online_runbook(kafka: Kafka, topic: str, app_id: str, output: str, tmp_path: Path) -> Path:
+    """``runbook --strategy online --format sh`` for every reader: the app (its output and
+    the group reading it) and the plain group.  A loaded machine's barrier is given 10 s,
+    and the producer's partitioner is named (the topic holds few keys when it starts)."""
+    p = run_cli(
+        "runbook", "--bootstrap-server", kafka.bootstrap, "--application-id", app_id,
+        "--topic", topic, "--to", "6", "--strategy", "online", "--group", "mig-g",
+        "--output-topic", output, "--downstream-group", "mig-down",
+        "--partitioner", "murmur2", "--cutover-timeout", "10", "--format", "sh",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert f"migcheck migrate --bootstrap-server {kafka.bootstrap}" in p.stdout
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+    return script
 
 
 def _shadow_of(app: StreamsApp, into: str) -> StreamsApp:
