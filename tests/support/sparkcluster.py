@@ -114,11 +114,24 @@ def ensure_venv(path: Path, python: str, requirements: Sequence[str]) -> Path:
         if _marker(path) == wanted and (path / "bin" / "python").exists():
             return path
         shutil.rmtree(path, ignore_errors=True)
-        _checked([python, "-m", "venv", str(path)], "python -m venv")
-        pip = [str(path / "bin" / "python"), "-m", "pip", "install", "-q"]
-        _checked([*pip, "--disable-pip-version-check", *requirements], "pip install", 900)
+        _install(path, python, requirements)
         (path / MARKER).write_text(json.dumps(wanted), encoding="utf-8")
     return path
+
+
+def _install(path: Path, python: str, requirements: Sequence[str]) -> None:
+    """uv where the test extra installed it (half pip's time: 21 s against 41 s for a
+    Python 3.12 virtualenv with pyspark, pandas, pyarrow and numpy, docs/development.md),
+    else venv and pip."""
+    uv = Path(sys.executable).with_name("uv")
+    if uv.exists():
+        _checked([str(uv), "venv", "-q", "--python", python, str(path)], "uv venv")
+        into = ["--python", str(path / "bin" / "python")]
+        _checked([str(uv), "pip", "install", "-q", *into, *requirements], "uv pip install", 900)
+        return
+    _checked([python, "-m", "venv", str(path)], "python -m venv")
+    pip = [str(path / "bin" / "python"), "-m", "pip", "install", "-q"]
+    _checked([*pip, "--disable-pip-version-check", *requirements], "pip install", 900)
 
 
 def workers_venv(state: Path, python: str | None = None) -> Path:
