@@ -9,6 +9,7 @@ shadow's start, the producers' pause and switch, each group's stop and start.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -60,6 +61,7 @@ from migcheck.online.phases import (
     start_shadow,
     wait_until_ready,
 )
+from migcheck.online.record import keep, refuse_after_cutover
 from migcheck.online.writes import commit_offsets, create_topic
 from migcheck.readers.discovery import Found, find_group, find_readers
 from migcheck.streams.streamtime import changelogs, refusal, stream_time_reasons
@@ -103,6 +105,7 @@ class Operator:
 def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateResult]:
     """The whole migration, then the rollback window: exit 0 once it completed or rolled
     back, 1 when it stopped early."""
+    refuse_after_cutover(options.checkpoint)
     client = options.connection.client()
     (source,) = describe_topics(client, [options.topic])
     if options.to <= source.partition_count:
@@ -122,9 +125,10 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
             options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
             options.cutover_timeout_s, options.yes, app,
         )  # fmt: skip
+        kept = functools.partial(keep, options.checkpoint, plan)
         with (
             _following(prepared, client, (source, dest)) as follower,
-            _world(prepared, client, follower, app, operator) as io,
+            _world(prepared, client, follower, app, operator, kept) as io,
         ):
             operator.say(f"copy: following {options.topic} into {into}")
             result, plan, barrier = _phases(plan, prepared, io)
@@ -164,7 +168,7 @@ def _afterwards(
     back = mirror(plan)
     with (
         _following(prepared, client, (new, old)) as follower,
-        _world(prepared, client, follower, back.app, operator, starts) as io,
+        _world(prepared, client, follower, back.app, operator, _nothing_kept, starts) as io,
     ):
         operator.say(f"reverse copy: following {plan.into} into {plan.topic}")
         try:
@@ -180,6 +184,10 @@ def _afterwards(
             return Outcome(replace(result, stopped=str(e)), EXIT_GATE)
     rolled = RolledBack(again.took_s, tuple(groups), tuple(downstream))
     return Outcome(replace(result, rolled_back=rolled), EXIT_OK)
+
+
+def _nothing_kept(barrier: Barrier) -> None:
+    """A rollback's barrier: the forward cut-over's record already refuses a new run."""
 
 
 def _phases(
@@ -490,9 +498,11 @@ def _world(
     follower: _Follower,
     app: AppPlan | None,
     operator: Operator,
+    taken: Callable[[Barrier], None],
     starts: tuple[dict[int, int], dict[int, int]] | None = None,
 ) -> Iterator[MigrateIO]:
-    """The phases' I/O on the cluster, the follow and the operator."""
+    """The phases' I/O on the cluster, the follow and the operator; ``taken`` keeps a
+    barrier before its switch is asked."""
     source, dest = prepared.topics
     ends = TopicEnds(client, source.name)  # the phases' own: a client is for one thread
     # each topic an app's lag is counted on, its clients kept open: the barrier asks ten
@@ -552,6 +562,7 @@ def _world(
             if any(t == topic for m in f.group.members for t, _ in m.partitions)
         ],
         set_offsets=lambda group, topic, offsets: commit_offsets(client, group, topic, offsets),
+        taken=taken,
         wait=time.sleep,  # between looks at the broker: nothing to wait on but time
         clock=time.monotonic,
     )

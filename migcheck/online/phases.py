@@ -37,7 +37,8 @@ class MigrateIO:
     repartition topics, by its committed offsets; ``shadows`` are the stateful apps that
     read the new topic.  The group calls read a group's committed offsets on a topic,
     tell whether it has members, name the groups whose members hold a topic, and commit
-    a group's offsets on a topic.
+    a group's offsets on a topic.  ``taken`` keeps the barrier before the switch is asked:
+    once a producer may write the new topic, a run that stops must not start over.
     """
 
     ask: Callable[[str], bool]
@@ -56,6 +57,7 @@ class MigrateIO:
     has_members: Callable[[str], bool]
     readers: Callable[[str], list[str]]  # the groups with a member assigned the topic
     set_offsets: Callable[[str, str, dict[int, int]], None]
+    taken: Callable[[Barrier], None]
     wait: Callable[[float], None]
     clock: Callable[[], float]
 
@@ -203,6 +205,7 @@ def cut_over(plan: Plan, io: MigrateIO) -> Barrier:
         if barrier is not None:
             io.stop_copy()
             io.say(f"cut-over: barrier taken, copy drained and checked in {barrier.took_s:.1f} s")
+            io.taken(barrier)
             switch = (
                 f"switch every producer of {plan.topic} to {plan.into} and resume them "
                 "(the pause ends here); answer y once they write there"

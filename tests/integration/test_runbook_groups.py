@@ -19,6 +19,7 @@ partitions.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -243,3 +244,12 @@ def test_the_online_runbook_executed_moves_the_group_and_completes(
     assert rc == 0, err
     rows = [r.split() for r in text.splitlines() if into in r]
     assert len(rows) == NEW and all(r[3] == r[4] for r in rows), text  # committed == end
+    # the same migration run again is refused: it reached its cut-over, whose record
+    # keeps both topics' ends at the barrier
+    checkpoint = tmp_path / "work" / f"{into}.migrate.json"
+    again = run_cli("migrate", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--to",
+                    str(NEW), "--group", group, "--checkpoint", str(checkpoint))  # fmt: skip
+    assert again.returncode == 2, again.stdout + again.stderr
+    assert "reached its cut-over" in again.stderr and again.stderr.count("\n") == 1
+    kept = json.loads(Path(f"{checkpoint}.cutover.json").read_text(encoding="utf-8"))
+    assert kept["new_ends"] == {r[2]: int(r[3]) for r in rows}  # where the tool saw it start

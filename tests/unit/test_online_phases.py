@@ -7,6 +7,7 @@ Expected values are worked out by hand from the script.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -90,6 +91,7 @@ class _World:
         self.checked: list[tuple[object, object]] = []
         self.copy_stopped_at: float | None = None
         self.offsets: dict[tuple[str, str], dict[int, int]] = {}
+        self.taken: list[tuple[int, Barrier]] = []  # (questions asked before it, barrier)
         self.ends_of = {
             "t-p3": {0: 40, 1: 41, 2: 42},
             "out": {0: 7, 1: 8},
@@ -142,6 +144,7 @@ class _World:
             has_members=lambda g: self.members > 0,
             readers=lambda topic: self.readers(self.t),
             set_offsets=lambda g, topic, o: self.offsets.__setitem__((g, topic), o),
+            taken=lambda barrier: self.taken.append((len(self.asked), barrier)),
             wait=self.wait,
             clock=lambda: self.t,
         )
@@ -165,6 +168,8 @@ def test_a_cut_over_takes_the_barrier_drains_checks_and_switches() -> None:
     # while the operator takes their time before the pause, the copy is checked meanwhile;
     # the switch is asked once the barrier's own check is done
     assert world.asked_checking == [True, False]
+    # the barrier is kept after the pause's question and before the switch's
+    assert world.taken == [(1, barrier)]
 
 
 def test_a_producer_that_was_not_paused_reverts_the_cut_over_and_the_operator_retries() -> None:
@@ -178,6 +183,7 @@ def test_a_producer_that_was_not_paused_reverts_the_cut_over_and_the_operator_re
     assert world.asked[2].startswith("pause every producer of t")  # the retry
     assert barrier.old == {0: 60, 1: 20}
     assert barrier.took_s == pytest.approx(3.2)  # the attempt that held: paused at t = 5
+    assert world.taken == [(3, barrier)]  # a reverted attempt keeps nothing
     assert world.copy_stopped_at is not None and world.copy_stopped_at >= 8.0
 
 
@@ -211,6 +217,7 @@ def test_a_failed_check_at_the_barrier_stops_before_the_switch() -> None:
     with pytest.raises(CheckFailed, match="1 missing"):
         cut_over(_plan(), failing)
     assert len(world.asked) == 1  # never asked to switch
+    assert world.taken == []  # nor kept a barrier: a new run may start over
 
 
 def test_a_group_reads_to_the_barrier_stops_and_gets_the_new_ends() -> None:
@@ -395,3 +402,24 @@ def test_complete_stops_the_reverse_copy_and_the_old_app_then_names_each_leftove
         "delete the old app's internal topics",
         "delete the old app's group app",
     ]
+
+
+# --- the cut-over record -----------------------------------------------------------------
+
+
+def test_a_run_after_the_cut_over_is_refused_before_anything_is_asked(tmp_path: Path) -> None:
+    from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
+    from migcheck.errors import UsageError
+    from migcheck.online.record import keep, record_path
+
+    checkpoint = str(tmp_path / "m.json")
+    barrier = Barrier({0: 10, 1: 20}, {0: 12, 1: 9, 2: 9}, 3.1)
+    keep(checkpoint, _plan(), barrier)
+    kept = json.loads(record_path(checkpoint).read_text(encoding="utf-8"))
+    assert kept["old_ends"] == {"0": 10, "1": 20} and kept["new_ends"]["2"] == 9
+    assert (kept["topic"], kept["into"], kept["groups"]) == ("t", "t-p3", ["g"])
+    operator = Operator(ask=lambda line: pytest.fail(line), choose=str, say=print)
+    # no broker at this address: the refusal comes before any connection
+    options = MigrateOptions("t", 3, checkpoint)
+    with pytest.raises(UsageError, match=r"reached its cut-over.*cannot start over"):
+        run_migrate(options, operator)
