@@ -101,7 +101,9 @@ def other_minor_python() -> str | None:
     return None
 
 
-def ensure_venv(path: Path, python: str, requirements: Sequence[str]) -> Path:
+def ensure_venv(
+    path: Path, python: str, requirements: Sequence[str], uv_if_there: bool = True
+) -> Path:
     """A virtualenv at ``path`` made by ``python`` holding exactly ``requirements``.
 
     Reused when its marker records the same interpreter version and requirements
@@ -114,17 +116,19 @@ def ensure_venv(path: Path, python: str, requirements: Sequence[str]) -> Path:
         if _marker(path) == wanted and (path / "bin" / "python").exists():
             return path
         shutil.rmtree(path, ignore_errors=True)
-        _install(path, python, requirements)
+        _install(path, python, requirements, uv_if_there)
         (path / MARKER).write_text(json.dumps(wanted), encoding="utf-8")
     return path
 
 
-def _install(path: Path, python: str, requirements: Sequence[str]) -> None:
-    """uv where the test extra installed it (half pip's time: 21 s against 41 s for a
-    Python 3.12 virtualenv with pyspark, pandas, pyarrow and numpy, docs/development.md),
-    else venv and pip."""
+def _install(path: Path, python: str, requirements: Sequence[str], uv_if_there: bool) -> None:
+    """uv where the test extra installed it, else venv and pip.  uv installs pandas,
+    pyarrow and numpy far faster (a Python 3.12 workers' virtualenv: 21 s against pip's
+    41 s) but builds pyspark's source distribution again each time (17 s), where pip
+    reuses the wheel it built once: pyspark alone takes pip 6.5 s, uv 19 s
+    (docs/development.md)."""
     uv = Path(sys.executable).with_name("uv")
-    if uv.exists():
+    if uv_if_there and uv.exists():
         _checked([str(uv), "venv", "-q", "--python", python, str(path)], "uv venv")
         into = ["--python", str(path / "bin" / "python")]
         _checked([str(uv), "pip", "install", "-q", *into, *requirements], "uv pip install", 900)
@@ -148,7 +152,7 @@ def pyspark_only_venv(state: Path) -> Path:
     """The driver's Python with pyspark and nothing else (no pandas, pyarrow, numpy)."""
     python, version = base_python(), pyspark_version()
     path = state / "spark-cluster" / f"pyspark-only-{_tag(python)}-pyspark{version}"
-    return ensure_venv(path, python, [f"pyspark=={version}"])
+    return ensure_venv(path, python, [f"pyspark=={version}"], uv_if_there=False)  # pip: faster
 
 
 def _tag(python: str) -> str:
