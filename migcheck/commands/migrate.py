@@ -31,6 +31,7 @@ from migcheck.kafka.groups import describe_group, topics_with_prefix
 from migcheck.kafka.metadata import (
     TopicEnds,
     TopicMeta,
+    cleanup_policies,
     describe_topics,
     replication_factor,
     topic_configs,
@@ -64,7 +65,7 @@ from migcheck.online.phases import (
 from migcheck.online.record import keep, refuse_after_cutover
 from migcheck.online.writes import commit_offsets, create_topic
 from migcheck.readers.discovery import Found, find_group, find_readers
-from migcheck.streams.streamtime import changelogs, refusal, stream_time_reasons
+from migcheck.streams.streamtime import changelogs, refuse_stream_time
 
 
 @dataclass
@@ -279,10 +280,8 @@ def _stream_time(
     """Refused in one line when the app's results depend on stream time
     (:mod:`migcheck.streams.streamtime`): its changelogs' policies, and its topology."""
     internal = FRAMEWORKS[kind].internal_topics(app, topics_with_prefix(client, ""))
-    policies = {m.name: m.cleanup_policy for m in describe_topics(client, changelogs(internal))}
-    reasons = stream_time_reasons(app, policies, topology)
-    if reasons:
-        raise UsageError(refusal(f"--application-id {app}", reasons))
+    policies = cleanup_policies(client, changelogs(internal))  # configs only, no offsets
+    refuse_stream_time(f"--application-id {app}", app, policies, topology)
 
 
 def _outputs(options: MigrateOptions, topology: Topology | None) -> list[str]:

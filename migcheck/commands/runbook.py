@@ -52,7 +52,7 @@ from migcheck.streams.discovery import (
 )
 from migcheck.streams.rules import AppLevel, external_counts, sizes
 from migcheck.streams.strategy import Choice, choose, direct_stores
-from migcheck.streams.streamtime import changelogs, refusal, stream_time_reasons
+from migcheck.streams.streamtime import changelogs, refuse_stream_time
 
 
 @dataclass
@@ -133,9 +133,7 @@ def _online(
             "use --strategy new-topic"
         )
     policies = {t: disc.topics[t].cleanup_policy for t in changelogs(disc.facts.internal)}
-    reasons = stream_time_reasons(options.app_id, policies, topology)
-    if reasons:
-        raise UsageError(refusal("--strategy online", reasons))
+    refuse_stream_time("--strategy online", options.app_id, policies, topology)
     if options.output_topics:
         outputs = [o for o in dict.fromkeys(options.output_topics) if o]
     elif topology is not None:

@@ -66,7 +66,7 @@ def describe_topics(client: ClientConfig, topics: Iterable[str]) -> list[TopicMe
         missing = [t for t in topics if t not in existing]
         if missing:
             raise ReadError(f"topic {missing[0]!r} does not exist at {client.bootstrap_servers}")
-        policies = _cleanup_policies(client, topics)
+        policies = cleanup_policies(client, topics)
         metas = []
         for topic in topics:
             parts = sorted(consumer.partitions_for_topic(topic) or ())
@@ -122,7 +122,11 @@ def _describe_configs(client: ClientConfig, topics: list[str]) -> dict[str, dict
     return {t: described.get(t, {}) for t in topics}
 
 
-def _cleanup_policies(client: ClientConfig, topics: list[str]) -> dict[str, str]:
+def cleanup_policies(client: ClientConfig, topics: list[str]) -> dict[str, str]:
+    """Each topic's ``cleanup.policy`` (Kafka's default, delete, where none is set): one
+    DescribeConfigs request, no offsets read."""
+    if not topics:
+        return {}
     described = _describe_configs(client, topics)
     return {t: (described[t].get("cleanup.policy") or {}).get("value") or "delete" for t in topics}
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from migcheck.errors import UsageError
 from migcheck.frameworks.topology import Topology
 
 CHANGELOG = "-changelog"
@@ -61,6 +62,15 @@ def _from_topology(app_id: str, changelogs: Mapping[str, str], topology: Topolog
 def changelogs(internal: Iterable[str]) -> list[str]:
     """The changelog topics among an app's internal topics."""
     return [t for t in internal if t.endswith(CHANGELOG)]
+
+
+def refuse_stream_time(
+    subject: str, app_id: str, changelogs: Mapping[str, str], topology: Topology | None
+) -> None:
+    """One line (UsageError) when :func:`stream_time_reasons` finds any."""
+    reasons = stream_time_reasons(app_id, changelogs, topology)
+    if reasons:
+        raise UsageError(refusal(subject, reasons))
 
 
 def refusal(subject: str, reasons: tuple[str, ...]) -> str:
