@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from migcheck.analysis.errors import spark_errors
 from migcheck.commands.copy import CopyOptions, PreparedCopy, follow_io, prepare_copy
@@ -60,9 +61,19 @@ from migcheck.online.phases import (
     rollback_window,
     settle_old_app,
     start_shadow,
+    switch,
     wait_until_ready,
 )
-from migcheck.online.record import keep, refuse_after_cutover
+from migcheck.online.record import (
+    Resumed,
+    Stage,
+    ended,
+    keep,
+    keep_rollback,
+    record_path,
+    resumable,
+    same_migration,
+)
 from migcheck.online.writes import commit_offsets, create_topic
 from migcheck.readers.discovery import Found, find_group, find_readers
 from migcheck.streams.streamtime import changelogs, refuse_stream_time
@@ -105,14 +116,17 @@ class Operator:
 
 def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateResult]:
     """The whole migration, then the rollback window: exit 0 once it completed or rolled
-    back, 1 when it stopped early."""
-    refuse_after_cutover(options.checkpoint)
+    back, 1 when it stopped early.  A migration whose cut-over is recorded resumes after
+    its barrier (:mod:`migcheck.online.record`)."""
+    resumed = resumable(options.checkpoint)
     client = options.connection.client()
     (source,) = describe_topics(client, [options.topic])
     if options.to <= source.partition_count:
         raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
     into = options.into or f"{options.topic}-p{options.to}"
     app = _app_plan(options, client, source, into)
+    if app is not None and resumed is not None and resumed.shadow_id:
+        app = replace(app, shadow_id=resumed.shadow_id)  # the one the first run started
     groups = _groups(options, client, app)
     saved = load_checkpoint(options.checkpoint, options.topic, into)
     dest = _destination(client, source, into, options.to, saved)
@@ -126,13 +140,22 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
             options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
             options.cutover_timeout_s, options.yes, app,
         )  # fmt: skip
+        if resumed is not None:
+            same_migration(options.checkpoint, plan)
         kept = functools.partial(keep, options.checkpoint, plan)
         with (
-            _following(prepared, client, (source, dest)) as follower,
+            _following(prepared, client, (source, dest), running=resumed is None) as follower,
             _world(prepared, client, follower, app, operator, kept) as io,
         ):
-            operator.say(f"copy: following {options.topic} into {into}")
-            result, plan, barrier = _phases(plan, prepared, io)
+            if resumed is None:
+                operator.say(f"copy: following {options.topic} into {into}")
+                result, plan, barrier = _phases(plan, prepared, io)
+            else:
+                operator.say(
+                    f"resuming after the cut-over recorded in {record_path(options.checkpoint)}"
+                )
+                reversing = Path(_reverse_checkpoint(options)).exists()
+                result, barrier = _resume(plan, prepared, resumed, io, reversing)
         if barrier is None:
             return Outcome(result, EXIT_GATE)
         return _afterwards(options, client, plan, barrier, result, operator)
@@ -161,20 +184,22 @@ def _afterwards(
     (the forward copy has stopped: the two never run together), until the operator
     completes or rolls back."""
     new, old = describe_topics(client, [plan.into, plan.topic])
-    path = f"{options.checkpoint}.reverse"
+    path = _reverse_checkpoint(options)
     copy = _following_copy(options, plan.into, plan.topic, result.partitioner, path)
     saved = load_checkpoint(path, plan.into, plan.topic)
     prepared = prepare_copy(copy, client, new, old, saved, starts=barrier.new)
     starts = (barrier.new, barrier.old)
     back = mirror(plan)
+    kept = functools.partial(keep_rollback, options.checkpoint)
     with (
         _following(prepared, client, (new, old)) as follower,
-        _world(prepared, client, follower, back.app, operator, _nothing_kept, starts) as io,
+        _world(prepared, client, follower, back.app, operator, kept, starts) as io,
     ):
         operator.say(f"reverse copy: following {plan.into} into {plan.topic}")
         try:
             if rollback_window(plan, io) is Decision.COMPLETE:
                 complete(plan, io)
+                ended(options.checkpoint, Stage.COMPLETE)
                 return Outcome(replace(result, completed=True), EXIT_OK)
             wait_until_ready(back, io)
             again = cut_over(back, io)
@@ -183,12 +208,14 @@ def _afterwards(
             downstream = move_downstream(back, hops, io)
         except (Stopped, CheckFailed) as e:
             return Outcome(replace(result, stopped=str(e)), EXIT_GATE)
+    ended(options.checkpoint, Stage.ROLLED_BACK)
     rolled = RolledBack(again.took_s, tuple(groups), tuple(downstream))
     return Outcome(replace(result, rolled_back=rolled), EXIT_OK)
 
 
-def _nothing_kept(barrier: Barrier) -> None:
-    """A rollback's barrier: the forward cut-over's record already refuses a new run."""
+def _reverse_checkpoint(options: MigrateOptions) -> str:
+    """The reverse copy's checkpoint, beside the forward one's."""
+    return f"{options.checkpoint}.reverse"
 
 
 def _phases(
@@ -206,13 +233,41 @@ def _phases(
         barrier = cut_over(plan, io)
         result = replace(result, old_ends=barrier.old, new_ends=barrier.new,
                          cutover_s=barrier.took_s)  # fmt: skip
-        hops = settle_old_app(plan, barrier, io)
-        result = replace(result, groups=tuple(move_groups(plan, barrier, io)))
-        result = replace(result, downstream=tuple(move_downstream(plan, hops, io)))
-        reverse_may_start(plan, barrier, io)
+        result = _after_switch(plan, barrier, result, io)
     except (Stopped, CheckFailed) as e:
         return replace(result, stopped=str(e)), plan, None
     return result, plan, barrier
+
+
+def _resume(
+    plan: Plan, prepared: PreparedCopy, resumed: Resumed, io: MigrateIO, reversing: bool
+) -> tuple[MigrateResult, Barrier | None]:
+    """A run that stopped after its barrier, resumed there: the switch asked again, then
+    every step after it (a group already moved is left where it is); the forward copy
+    does not run again.  ``reversing``: the reverse copy had started."""
+    barrier = resumed.barrier
+    result = MigrateResult(
+        plan.topic, plan.into, prepared.spec.partitioner,
+        old_ends=barrier.old, new_ends=barrier.new, cutover_s=barrier.took_s,
+        shadow=plan.app.shadow_id if plan.app else None,
+    )  # fmt: skip
+    try:
+        switch(plan, io)
+        result = _after_switch(plan, barrier, result, io, reversing)
+    except (Stopped, CheckFailed) as e:
+        return replace(result, stopped=str(e)), None
+    return result, barrier
+
+
+def _after_switch(
+    plan: Plan, barrier: Barrier, result: MigrateResult, io: MigrateIO, reversing: bool = False
+) -> MigrateResult:
+    """Steps 5 to 7, then the wait for the reverse copy's start."""
+    hops = settle_old_app(plan, barrier, io)
+    result = replace(result, groups=tuple(move_groups(plan, barrier, io)))
+    result = replace(result, downstream=tuple(move_downstream(plan, hops, io)))
+    reverse_may_start(plan, barrier, io, reversing)
+    return result
 
 
 def _app_plan(
@@ -390,10 +445,17 @@ class _Follower:
 
 @contextlib.contextmanager
 def _following(
-    prepared: PreparedCopy, client: ClientConfig, topics: tuple[TopicMeta, TopicMeta]
+    prepared: PreparedCopy,
+    client: ClientConfig,
+    topics: tuple[TopicMeta, TopicMeta],
+    running: bool = True,
 ) -> Iterator[_Follower]:
-    """The follow running on its thread while the phases run; stopped and joined after."""
+    """The follow running on its thread while the phases run; stopped and joined after.
+    Not ``running``: a resumed run's forward copy, stopped at the barrier for good."""
     follower = _Follower(prepared)
+    if not running:
+        yield follower
+        return
     rounds = replace(prepared.rounds, save=follower.saved(prepared.rounds.save))
 
     def run() -> None:

@@ -206,12 +206,7 @@ def cut_over(plan: Plan, io: MigrateIO) -> Barrier:
             io.stop_copy()
             io.say(f"cut-over: barrier taken, copy drained and checked in {barrier.took_s:.1f} s")
             io.taken(barrier)
-            switch = (
-                f"switch every producer of {plan.topic} to {plan.into} and resume them "
-                "(the pause ends here); answer y once they write there"
-            )
-            if not io.ask(switch):
-                raise Stopped("stopped after the barrier: producers still paused")
+            switch(plan, io)
             return barrier
         io.say(f"cut-over reverted: not done within {plan.cutover_timeout_s:g} s")
         if not io.ask(f"resume every producer on {plan.topic}; answer y once they write"):
@@ -219,6 +214,18 @@ def cut_over(plan: Plan, io: MigrateIO) -> Barrier:
         if plan.automatic:
             raise Stopped("cut-over reverted (--yes does not retry it): run again to retry")
         wait_until_ready(plan, io)
+
+
+def switch(plan: Plan, io: MigrateIO) -> None:
+    """Step 4, the pause's end: the producers write the new topic.  Asked again by a run
+    that resumes after the barrier (the operator may have answered no, or the process
+    died): a switch already made is answered y at once."""
+    line = (
+        f"switch every producer of {plan.topic} to {plan.into} and resume them "
+        "(the pause ends here); answer y once they write there"
+    )
+    if not io.ask(line):
+        raise Stopped("stopped after the barrier: producers still paused")
 
 
 def attempt(plan: Plan, io: MigrateIO, started: float) -> Barrier | None:
@@ -311,7 +318,14 @@ def move_downstream(plan: Plan, hops: list[Hop], io: MigrateIO) -> list[str]:
 
 def move_group(group: str, hops: tuple[Hop, ...], io: MigrateIO) -> str:
     """``group`` reads each old topic to its ends, stops, gets the new topics' offsets
-    committed, and restarts on them."""
+    committed, and restarts on them.  A hop the group has already made (its offsets on
+    the new topic at or past the barrier's, as a run that stopped after moving it left
+    them) is not made again: setting them back would have it read records twice."""
+    news = ", ".join(h.new for h in hops)
+    hops = tuple(h for h in hops if not _made(group, h, io))
+    if not hops:
+        io.say(f"group {group}: already on {news}")
+        return group
     for hop in hops:
         _read_to_barrier(group, hop, io)
     stop = f"stop every consumer of group {group} (close() them); answer y once stopped"
@@ -326,7 +340,6 @@ def move_group(group: str, hops: tuple[Hop, ...], io: MigrateIO) -> str:
     for hop in hops:
         io.set_offsets(group, hop.new, hop.new_offsets)
         io.say(f"group {group}: offsets on {hop.new} set at the barrier")
-    news = ", ".join(h.new for h in hops)
     start = (
         f"start group {group}'s consumers on {news} with "
         "isolation.level=read_committed; answer y once they run"
@@ -334,6 +347,13 @@ def move_group(group: str, hops: tuple[Hop, ...], io: MigrateIO) -> str:
     if not io.ask(start):
         raise Stopped(f"stopped after moving group {group}")
     return group
+
+
+def _made(group: str, hop: Hop, io: MigrateIO) -> bool:
+    """Whether ``group`` holds offsets on every partition of ``hop.new`` at or past the
+    barrier's there: only a move puts them there."""
+    committed = io.committed(group, hop.new)
+    return bool(committed) and all(committed.get(p, -1) >= o for p, o in hop.new_offsets.items())
 
 
 def _read_to_barrier(group: str, hop: Hop, io: MigrateIO) -> None:
@@ -388,10 +408,14 @@ def mirror(plan: Plan) -> Plan:
     return replace(plan, topic=plan.into, into=plan.topic, app=back)
 
 
-def reverse_may_start(plan: Plan, barrier: Barrier, io: MigrateIO) -> None:
+def reverse_may_start(
+    plan: Plan, barrier: Barrier, io: MigrateIO, resuming_it: bool = False
+) -> None:
     """The reverse copy writes the old topic from where the barrier left it: only once no
     reader but the old app holds it (else they would read the new records twice), and no
-    one wrote it after the barrier (else the copy would interleave with their records)."""
+    one wrote it after the barrier (else the copy would interleave with their records).
+    ``resuming_it``: the reverse copy of a run that stopped has written there already,
+    and resumes from its own checkpoint, which knows what it wrote."""
     mine = {plan.app.app_id} if plan.app else set()
     said = None
     while others := [g for g in io.readers(plan.topic) if g not in mine]:
@@ -400,7 +424,7 @@ def reverse_may_start(plan: Plan, barrier: Barrier, io: MigrateIO) -> None:
             said = others
         io.wait(READERS_POLL_S)
     ends = io.ends(plan.topic)
-    if ends != barrier.old:
+    if ends != barrier.old and not resuming_it:
         written = sum(ends.values()) - sum(barrier.old.values())
         raise Stopped(
             f"{written} records were written to {plan.topic} after the barrier: a reverse copy "

@@ -20,6 +20,7 @@ partitions.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from keyorder import (
     until_lagging,
 )
 from oracles import java_partition, run_cli
+from runbookops import plain_tools, run_script
 from streamsapp import StreamsApp
 
 pytestmark = pytest.mark.kafka
@@ -197,9 +199,10 @@ def test_a_streams_application_is_refused_with_its_option(kafka: Kafka) -> None:
 def test_the_online_runbook_executed_moves_the_group_and_completes(
     kafka: Kafka, tmp_path: Path
 ) -> None:
-    """``--strategy online`` as a script, run with --execute, every MANUAL line answered
-    y as an operator whose producers are already stopped: one step runs ``migcheck
-    migrate``, which copies, cuts over, moves the group at the barrier, then completes."""
+    """``--strategy online`` as a script, run with --execute, as an operator whose
+    producers are already stopped: one step runs ``migcheck migrate``, which copies and
+    cuts over; the operator answers n when asked to stop the group, then runs the script
+    again, which resumes after the barrier, moves the group there, and completes."""
     from kafka import KafkaConsumer, TopicPartition
 
     topic = kafka.create_topic("online", OLD)
@@ -218,10 +221,16 @@ def test_the_online_runbook_executed_moves_the_group_and_completes(
     assert p.returncode == 0, p.stderr
     script = tmp_path / "runbook.sh"
     script.write_text(p.stdout, encoding="utf-8")
+    env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+    code, out = run_script(script, env, lambda line: "stop every consumer of group" not in line)
+    assert code != 0 and f"stopped before moving group {group}" in out, out
     asked: list[str] = []
     code, out = execute(script, tmp_path / "work", asked.append)
     assert code == 0, out
     assert "Runbook complete." in out
+    assert "resuming after the cut-over recorded in" in out  # not a second barrier
+    assert any(f"switch every producer of {topic} to" in line for line in asked)
+    assert not any("pause every producer" in line for line in asked)
     assert any("Answer y to complete" in line for line in asked)
     assert any(f"delete topic {topic}" in line for line in asked)
 
@@ -244,12 +253,13 @@ def test_the_online_runbook_executed_moves_the_group_and_completes(
     assert rc == 0, err
     rows = [r.split() for r in text.splitlines() if into in r]
     assert len(rows) == NEW and all(r[3] == r[4] for r in rows), text  # committed == end
-    # the same migration run again is refused: it reached its cut-over, whose record
-    # keeps both topics' ends at the barrier
+    # the same migration run again is refused: it completed; its record keeps both
+    # topics' ends at the barrier
     checkpoint = tmp_path / "work" / f"{into}.migrate.json"
     again = run_cli("migrate", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--to",
                     str(NEW), "--group", group, "--checkpoint", str(checkpoint))  # fmt: skip
     assert again.returncode == 2, again.stdout + again.stderr
-    assert "reached its cut-over" in again.stderr and again.stderr.count("\n") == 1
+    assert "migration complete: there is nothing left" in again.stderr
+    assert again.stderr.count("\n") == 1
     kept = json.loads(Path(f"{checkpoint}.cutover.json").read_text(encoding="utf-8"))
     assert kept["new_ends"] == {r[2]: int(r[3]) for r in rows}  # where the tool saw it start

@@ -407,19 +407,73 @@ def test_complete_stops_the_reverse_copy_and_the_old_app_then_names_each_leftove
 # --- the cut-over record -----------------------------------------------------------------
 
 
-def test_a_run_after_the_cut_over_is_refused_before_anything_is_asked(tmp_path: Path) -> None:
+def test_the_record_resumes_after_its_barrier_and_refuses_once_the_migration_ended(
+    tmp_path: Path,
+) -> None:
     from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
     from migcheck.errors import UsageError
-    from migcheck.online.record import keep, record_path
+    from migcheck.online.record import (
+        Stage,
+        ended,
+        keep,
+        keep_rollback,
+        record_path,
+        resumable,
+        same_migration,
+    )
 
     checkpoint = str(tmp_path / "m.json")
-    barrier = Barrier({0: 10, 1: 20}, {0: 12, 1: 9, 2: 9}, 3.1)
-    keep(checkpoint, _plan(), barrier)
+    assert resumable(checkpoint) is None  # nothing recorded: a migration from the start
+    barrier = Barrier({0: 10, 1: 20}, {0: 12, 1: 9, 2: 9}, 3.1, {"out-p3": {0: 5, 1: 6}})
+    keep(checkpoint, _app_plan(), barrier)
     kept = json.loads(record_path(checkpoint).read_text(encoding="utf-8"))
     assert kept["old_ends"] == {"0": 10, "1": 20} and kept["new_ends"]["2"] == 9
-    assert (kept["topic"], kept["into"], kept["groups"]) == ("t", "t-p3", ["g"])
+    assert (kept["topic"], kept["into"], kept["stage"]) == ("t", "t-p3", "switching")
+    resumed = resumable(checkpoint)
+    assert resumed is not None and resumed.barrier == barrier  # JSON's keys back to ints
+    assert resumed.shadow_id == "app-p3"
+    same_migration(checkpoint, _app_plan())
+    with pytest.raises(UsageError, match=r"records groups \[\], this run \['g'\]"):
+        same_migration(checkpoint, replace(_app_plan(), groups=("g",)))
+
+    keep_rollback(checkpoint, Barrier({0: 40}, {0: 11, 1: 20}))
+    assert json.loads(record_path(checkpoint).read_text(encoding="utf-8"))["rollback"]
     operator = Operator(ask=lambda line: pytest.fail(line), choose=str, say=print)
-    # no broker at this address: the refusal comes before any connection
+    # no broker at this address: each refusal comes before any connection
     options = MigrateOptions("t", 3, checkpoint)
-    with pytest.raises(UsageError, match=r"reached its cut-over.*cannot start over"):
+    with pytest.raises(UsageError, match=r"stopped within its rollback's cut-over.*by hand"):
         run_migrate(options, operator)
+    for stage, words in ((Stage.COMPLETE, "complete"), (Stage.ROLLED_BACK, "rolled back")):
+        ended(checkpoint, stage)
+        with pytest.raises(UsageError, match=f"this migration {words}: there is nothing left"):
+            run_migrate(options, operator)
+    record_path(checkpoint).write_text('{"stage": "switching"}', encoding="utf-8")
+    with pytest.raises(UsageError, match="not a whole cut-over record"):
+        resumable(checkpoint)
+
+
+def test_a_resumed_run_leaves_a_group_it_already_moved_where_it_is() -> None:
+    # g committed the new topic's barrier ends (or later) before the run stopped
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    world = _World(lambda t: _ends(10, 20), [])
+    io = world.io()
+    moved = MigrateIO(**{**io.__dict__, "committed": lambda g, topic: {0: 40, 1: 45, 2: 42}})
+    assert move_groups(_plan(), barrier, moved) == ["g"]
+    assert world.asked == [] and world.offsets == {}
+    assert "group g: already on t-p3" in world.said
+    # one partition short of the barrier: not a move of ours, so it is moved
+    world = _World(lambda t: _ends(10, 20), [True, True], commits=lambda t: {0: 10, 1: 20})
+    io = world.io()
+    short = {"t": {0: 10, 1: 20}, "t-p3": {0: 40, 1: 41, 2: 3}}
+    partial = MigrateIO(**{**io.__dict__, "committed": lambda g, topic: short[topic]})
+    assert move_groups(_plan(), barrier, partial) == ["g"]
+    assert world.offsets == {("g", "t-p3"): {0: 40, 1: 41, 2: 42}}
+
+
+def test_a_resumed_reverse_copy_may_find_the_old_topic_past_the_barrier() -> None:
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    world = _World(lambda t: _ends(10, 20), [])
+    world.ends_of["t"] = {0: 15, 1: 26}  # what the reverse copy wrote before the stop
+    reverse_may_start(_app_plan(), barrier, world.io(), resuming_it=True)
+    with pytest.raises(Stopped, match="11 records were written to t after the barrier"):
+        reverse_may_start(_app_plan(), barrier, world.io())
