@@ -139,7 +139,8 @@ def migrate_cmd(
 
     Every manual step prints one MANUAL: line and waits for y on stdin.  Exit 0 once it
     completed or rolled back, 1 when it stopped at a step or a check failed, 2 on bad
-    input.
+    input.  Run it again with the same --checkpoint after a stop: before the cut-over the
+    copy resumes; after it, the run resumes at the recorded barrier.
     """
     options = MigrateOptions(
         connection=connection_of(bootstrap, command_config),
