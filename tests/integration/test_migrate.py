@@ -30,7 +30,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from kafkatest import Kafka
+from kafka import KafkaConsumer
+from kafkatest import REJOIN_AFTER_S, Kafka
 from oracles import java_partition, run_cli
 from runbookops import plain_tools
 from streamsapp import StreamsApp
@@ -104,20 +105,25 @@ class _Group:
     each record's (key, seq) in the order read."""
 
     def __init__(self, kafka: Kafka, group: str, topic: str, **extra: object) -> None:
-        from kafka import KafkaConsumer
-
-        self.topic = topic
-        self.consumer = KafkaConsumer(
-            topic, bootstrap_servers=kafka.bootstrap, group_id=group, **extra
-        )
+        self.kafka, self.group, self.topic, self.extra = kafka, group, topic, extra
+        self.consumer = self._join()
         self.read: list[tuple[str, int]] = []
         self.stopped = threading.Event()
         self.assigned = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
+    def _join(self) -> KafkaConsumer:
+        return KafkaConsumer(
+            self.topic, bootstrap_servers=self.kafka.bootstrap, group_id=self.group, **self.extra
+        )
+
     def _run(self) -> None:
+        joined = time.monotonic()
         while not self.stopped.is_set():
+            if not self.assigned.is_set() and time.monotonic() - joined > REJOIN_AFTER_S:
+                self.consumer.close()  # unassigned for long: restarted (kafkatest)
+                self.consumer, joined = self._join(), time.monotonic()
             for records in self.consumer.poll(timeout_ms=100).values():
                 self.read += [(r.key.decode(), int(r.value)) for r in records]
             if self.consumer.assignment() and not self.assigned.is_set():
@@ -142,7 +148,7 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
     with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
         old_app.wait_for(RUNNING, 120)
         down = [_Group(kafka, "mig-down", app.output)]
-        assert old_group.assigned.wait(60) and down[0].assigned.wait(60)
+        assert old_group.assigned.wait(180) and down[0].assigned.wait(180)
         producer = _Producer(kafka, topic)
         producer.thread.start()
         groups = [old_group]

@@ -31,7 +31,7 @@ import pytest
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient
 from kafka.errors import CommitFailedError, RebalanceInProgressError
-from kafkatest import Kafka, subscribe_once_known
+from kafkatest import REJOIN_AFTER_S, Kafka, subscribe_once_known
 from keyorder import KEYS, Producer, Reader, execute, until_committed
 from oracles import run_cli
 
@@ -39,7 +39,6 @@ pytestmark = pytest.mark.kafka
 
 OLD, NEW = 3, 6
 BEFORE, AFTER = 5, 15  # rounds of every key written before the change and after it
-REJOIN_AFTER = 40  # seconds a member may go unassigned before it is restarted
 
 
 class PyReader:
@@ -87,10 +86,7 @@ class PyReader:
     def _poll(self) -> None:
         joined = time.monotonic()
         while not self._stop.is_set():
-            if not self.ready.is_set() and time.monotonic() - joined > REJOIN_AFTER:
-                # kafka-python 3.0 was seen once, under CI's load, never assigned anything
-                # in 120 s (run W); an application's operator restarts such a member.  It
-                # has read nothing yet, so a new member starts where this one would have.
+            if not self.ready.is_set() and time.monotonic() - joined > REJOIN_AFTER_S:
                 self._consumer.close()
                 self._consumer, joined = self._join(), time.monotonic()
                 self.rejoins += 1

@@ -188,6 +188,13 @@ def _encode(record: Record) -> str:
     return f"{k}\t{v}" + ("" if partition is None else f"\t{partition}")
 
 
+#: Seconds a kafka-python member may go unassigned before a test restarts it, as an
+#: operator restarts a stuck consumer.  kafka-python 3.0 was seen, under CI's load,
+#: assigning a member nothing for 120 s (runs W and G, docs/development.md); such a
+#: member has read nothing, so a new one starts where it would have.
+REJOIN_AFTER_S = 40
+
+
 def subscribe_once_known(consumer: KafkaConsumer, topic: str, timeout: float = 60) -> None:
     """Subscribe ``consumer`` (kafka-python's, with a group) to ``topic`` once its own
     metadata lists the topic's partitions.
