@@ -20,7 +20,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
-from kafkatest import Kafka, subscribe_once_known
+from kafkatest import Kafka, commit_settled, subscribe_once_known
 from oracles import run_cli
 from streamsapp import ran_once
 
@@ -35,7 +35,7 @@ def _consume_all(consumer: KafkaConsumer, count: int, timeout: float = 60) -> No
     while seen < count and time.monotonic() < deadline:
         seen += sum(len(batch) for batch in consumer.poll(timeout_ms=500).values())
     assert seen == count, f"read {seen} of {count}"
-    consumer.commit()
+    assert not commit_settled(consumer)  # a commit that meets a rebalance is made again
 
 
 def _group(kafka: Kafka, topic: str, group_id: str, **config: object) -> KafkaConsumer:
