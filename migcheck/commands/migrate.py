@@ -70,7 +70,6 @@ from migcheck.online.record import (
     ended,
     keep,
     keep_rollback,
-    record_path,
     resumable,
     same_migration,
 )
@@ -141,7 +140,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
             options.cutover_timeout_s, options.yes, app,
         )  # fmt: skip
         if resumed is not None:
-            same_migration(options.checkpoint, plan)
+            same_migration(resumed, plan)
         kept = functools.partial(keep, options.checkpoint, plan)
         with (
             _following(prepared, client, (source, dest), running=resumed is None) as follower,
@@ -151,9 +150,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
                 operator.say(f"copy: following {options.topic} into {into}")
                 result, plan, barrier = _phases(plan, prepared, io)
             else:
-                operator.say(
-                    f"resuming after the cut-over recorded in {record_path(options.checkpoint)}"
-                )
+                operator.say(f"resuming after the cut-over recorded in {resumed.path}")
                 reversing = Path(_reverse_checkpoint(options)).exists()
                 result, barrier = _resume(plan, prepared, resumed, io, reversing)
         if barrier is None:

@@ -85,10 +85,13 @@ def ended(checkpoint: str, stage: Stage) -> None:
 @dataclass(frozen=True)
 class Resumed:
     """A recorded migration to resume after its barrier: the barrier, and the shadow the
-    first run started (a ksqlDB query names its own, found only then)."""
+    first run started (a ksqlDB query names its own, found only then); the record as read,
+    for :func:`same_migration`."""
 
     barrier: Barrier
     shadow_id: str | None
+    path: Path
+    record: dict[str, Any]
 
 
 def resumable(checkpoint: str) -> Resumed | None:
@@ -116,12 +119,12 @@ def resumable(checkpoint: str) -> Resumed | None:
         )
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise UsageError(f"{path}: not a whole cut-over record ({e!r}); restore it") from e
-    return Resumed(barrier, record.get("shadow_application_id"))
+    return Resumed(barrier, record.get("shadow_application_id"), path, record)
 
 
-def same_migration(checkpoint: str, plan: Plan) -> None:
+def same_migration(resumed: Resumed, plan: Plan) -> None:
     """The run resuming names what the recorded one moved; else one line says which."""
-    record = _read(checkpoint)
+    record = resumed.record
     app = plan.app
     mine = {
         "topic": plan.topic,
@@ -135,7 +138,7 @@ def same_migration(checkpoint: str, plan: Plan) -> None:
         kept = sorted(kept) if isinstance(kept, list) else kept
         if kept != value:
             raise UsageError(
-                f"{record_path(checkpoint)} records {name} {kept!r}, this run {value!r}: "
+                f"{resumed.path} records {name} {kept!r}, this run {value!r}: "
                 "resume with the recorded migration's options"
             )
 

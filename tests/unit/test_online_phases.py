@@ -432,9 +432,9 @@ def test_the_record_resumes_after_its_barrier_and_refuses_once_the_migration_end
     resumed = resumable(checkpoint)
     assert resumed is not None and resumed.barrier == barrier  # JSON's keys back to ints
     assert resumed.shadow_id == "app-p3"
-    same_migration(checkpoint, _app_plan())
+    same_migration(resumed, _app_plan())
     with pytest.raises(UsageError, match=r"records groups \[\], this run \['g'\]"):
-        same_migration(checkpoint, replace(_app_plan(), groups=("g",)))
+        same_migration(resumed, replace(_app_plan(), groups=("g",)))
 
     keep_rollback(checkpoint, Barrier({0: 40}, {0: 11, 1: 20}))
     assert json.loads(record_path(checkpoint).read_text(encoding="utf-8"))["rollback"]
