@@ -29,6 +29,7 @@ from migcheck.copy.checkpoint import (
 )
 from migcheck.copy.errors import CountChangedError
 from migcheck.copy.follow import FollowIO, follow, in_driver
+from migcheck.copy.held import new_run
 from migcheck.copy.placement import choose_partitioner, spark_key_stats
 from migcheck.copy.producer import Producers
 from migcheck.copy.rounds import ChunkResult, RoundIO, run_rounds, starting_state
@@ -127,8 +128,10 @@ def prepare_copy(
         options.spark.master, options.spark.conf, bootstrap=client.bootstrap_servers
     )
 
+    run = new_run()  # the detection's read holds the records for this run's tasks
+
     def read_stats(units, names):
-        return spark_key_stats(spark, client, source, units, names, dest.partition_count)
+        return spark_key_stats(spark, client, source, units, names, dest.partition_count, run)
 
     partitioner = choose_partitioner(
         options.partitioner, options.checkpoint, saved, source, read_stats
@@ -142,6 +145,7 @@ def prepare_copy(
         partitioner,
         source.partition_count,
         dest.partition_count,
+        run,
     )
     counters = new_counters(spark)
     rounds = _round_io(options, spark, spec, counters)
@@ -172,7 +176,7 @@ def _copy(
         with contextlib.suppress(OSError):
             os.unlink(temporary_checkpoint(options.topic, options.into))
     verification = verify(p.spark, client, source, dest, partitioner, done)
-    partitions = tuple(PartitionCopied(q, *copied.get(q, (0, 0))) for q in sorted(done))
+    partitions = tuple(PartitionCopied(q, *copied.get(q, (0, 0, 0))) for q in sorted(done))
     return CopyResult(options.topic, options.into, partitioner, partitions, verification)
 
 

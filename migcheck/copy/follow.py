@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from migcheck.copy.checkpoint import Checkpoint
-from migcheck.copy.rounds import CHUNK, Copied, RoundIO, run_rounds
+from migcheck.copy.rounds import CHUNK, Copied, RoundIO, add_copied, run_rounds
 from migcheck.model.copy import CopyLag
 
 #: A round of at most this many offsets, a follow's usual tail, runs in the driver with its
@@ -127,6 +127,5 @@ def _report_when_due(f: _Follow, state: Checkpoint, io: FollowIO, interval_s: fl
 
 
 def _add(total: Copied, more: Copied) -> None:
-    for p, (n, nulls) in more.items():
-        before = total.get(p, (0, 0))
-        total[p] = (before[0] + n, before[1] + nulls)
+    for p, counts in more.items():
+        add_copied(total, p, counts)

@@ -17,6 +17,7 @@ from migcheck.analysis.figures import figure_spec
 from migcheck.analysis.verdicts import PartitionerScore, choose_placement, placed_alike
 from migcheck.copy.checkpoint import Checkpoint
 from migcheck.copy.errors import CheckpointError, PlacementError
+from migcheck.copy.held import reader
 from migcheck.hashing.partitioners import AUTO_CANDIDATES, UNHASHED, partition_array
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit
@@ -154,15 +155,22 @@ def spark_key_stats(
     units: list[WorkUnit],
     names: list[str],
     into_partitions: int,
+    held: str | None = None,
 ) -> KeyStats | None:
     """Partitioner scores of every key in ``units``, read and scored as ``analyze --full``
     does (histories grouped and hashed by the read tasks), with the splits of tied
-    partitioners at the destination's count; None when there is no keyed record."""
+    partitioners at the destination's count; None when there is no keyed record.  With
+    ``held`` (a copy's run), the read tasks hold the records for the copy
+    (:mod:`migcheck.copy.held`): one read serves both."""
     from migcheck.analysis.scan.chunks import FullScan
+    from migcheck.analysis.scan.tasks import Reader
+    from migcheck.kafka.fetch import read_units
 
     scored = [(KeyLayout.PLAIN, name) for name in names]
     spec = figure_spec([source], scored, [into_partitions], 0)
-    histories, _ = FullScan(client, units, spec, figures=False).histories(spark)
+    read: Reader = reader(held, units) if held else read_units
+    scan = FullScan(client, units, spec, figures=False, reader=read)
+    histories, _ = scan.histories(spark)
     try:
         return score_partitioners(histories).get(source.name)
     finally:

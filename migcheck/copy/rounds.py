@@ -36,6 +36,7 @@ class ChunkResult(NamedTuple):
     round_robin: int  # the round-robin position after the chunk
     committed: bool  # found already committed: an earlier attempt wrote it
     bytes: int = 0  # the chunk's keys and values, in bytes (progress only)
+    held: bool = False  # its records came from the detection's read (copy.held)
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,15 @@ class RoundIO:
     save: Callable[[Checkpoint], None]
 
 
-#: Per source partition: (records copied this run, of them with a null key).
-Copied = dict[int, tuple[int, int]]
+#: Per source partition: (records copied this run, of them with a null key, of them taken
+#: from the partitioner's detection read rather than read again).
+Copied = dict[int, tuple[int, int, int]]
+
+
+def add_copied(total: Copied, partition: int, counts: tuple[int, int, int]) -> None:
+    """Add ``counts`` to ``partition``'s in ``total``."""
+    n, nulls, held = total.get(partition, (0, 0, 0))
+    total[partition] = (n + counts[0], nulls + counts[1], held + counts[2])
 
 
 def starting_state(
@@ -146,8 +154,7 @@ def _launch(state: Checkpoint, io: RoundIO, copied: Copied, resumed: bool) -> Ch
     results = io.launch(state, resumed)
     for r in results:
         n, nulls = copied_this_run(r, resumed)
-        before = copied.get(r.partition, (0, 0))
-        copied[r.partition] = (before[0] + n, before[1] + nulls)
+        add_copied(copied, r.partition, (n, nulls, n if r.held else 0))
     state = settled(state, results)
     io.save(state)
     return state

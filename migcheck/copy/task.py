@@ -1,20 +1,21 @@
 """One Spark task: settle one chunk of a source partition, and copy it if it never committed.
 
-Every attempt of the task does the same, whether it is the first, a retry on
-another worker after an executor was lost, or a task of a later run that resumes
-a killed driver's round: it gets its chunk, its round-robin position and the
-destination's recorded ends from the driver (:class:`ChunkJob`), never from a
-local disk.  It first initialises the partition's stable transactional id, which
-fences a zombie attempt and makes Kafka finish or abort the transaction it left
-open, so the destination is final.  It then reads the chunk again from the
-source and places it as recorded.  Where an earlier attempt may have run (a
-round resumed from a killed run, or Spark's retry: :func:`_may_have_run`), it
-reads the destination back: if, in every destination partition it writes to, all
-its records appear in order after the recorded end offset, the chunk committed
-and is skipped.  Otherwise it is copied in one transaction.  One record proves
-nothing: another task may have written an equal one (two null-key records with
-the same value and timestamp in two source partitions), which is why tasks never
-share a partition for their records
+Every attempt of the task does the same, whether it is the first, a retry on another
+worker after an executor was lost, or a task of a later run that resumes a killed
+driver's round: it gets its chunk, its round-robin position and the destination's
+recorded ends from the driver (:class:`ChunkJob`), never from a local disk.  It
+first initialises the partition's stable transactional id, which fences a zombie
+attempt and makes Kafka finish or abort the transaction it left open, so the
+destination is final.  It then reads the chunk again from the source (or takes it
+from the partitioner's detection read, which held it on this task's disk:
+:mod:`migcheck.copy.held`) and places it as recorded.  Where an earlier attempt may
+have run (a round resumed from a killed run, or Spark's retry:
+:func:`_may_have_run`), it reads the destination back: if, in every destination
+partition it writes to, all its records appear in order after the recorded end
+offset, the chunk committed and is skipped.  Otherwise it is copied in one
+transaction.  One record proves nothing: another task may have written an equal one
+(two null-key records with the same value and timestamp in two source partitions),
+which is why tasks never share a partition for their records
 (:func:`~migcheck.copy.placement.unhashed_share`).
 
 The decisions are pure (:func:`holds_in_order`, :func:`written_since`,
@@ -30,6 +31,7 @@ from typing import Any
 
 from migcheck.copy.checkpoint import Checkpoint, Chunk
 from migcheck.copy.errors import RecoveryError, UnwritableError
+from migcheck.copy.held import release, take
 from migcheck.copy.identity import Identity, identities, identity
 from migcheck.copy.placement import targets, unhashed_share
 from migcheck.copy.producer import (
@@ -58,6 +60,7 @@ class CopySpec:
     partitioner: str
     partitions: int  # the source's partition count
     into_partitions: int
+    held: str | None = None  # the run whose detection held chunks (copy.held), if any
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,7 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
     producer = producers.get(txn_id) if producers else open_transactional_producer(s.client, txn_id)
     consumer = open_consumer(s.client)
     try:
-        records = _reread(job, consumer)
+        records, held = _chunk_records(job, consumer)
         placed, next_rr, nulls = _targets(job, records)
         may_have_run = job.resumed if in_driver else _may_have_run(job)
         committed = bool(records) and may_have_run and _committed(job, consumer, records, placed)
@@ -169,8 +172,9 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
                     "neither librdkafka nor kafka-python writes both as they are; nothing "
                     "of the chunk was written"
                 )
+        release(s.held, job.partition, job.chunk.start)
         size = sum(len(r.key or b"") + len(r.value or b"") for r in records)
-        return ChunkResult(job.partition, len(records), nulls, next_rr, committed, size)
+        return ChunkResult(job.partition, len(records), nulls, next_rr, committed, size, held)
     except BaseException:
         if producers:
             producers.forget(txn_id)  # a failed transaction's producer is never reused
@@ -189,10 +193,19 @@ def _write_released(
         released.close()
 
 
+def _chunk_records(job: ChunkJob, consumer: Any) -> tuple[list[Any], bool]:
+    """The chunk's records, and whether they were taken from the detection's read
+    (:mod:`migcheck.copy.held`) rather than read again."""
+    c = job.chunk
+    held = take(job.spec.held, job.partition, c.start, c.end)
+    return (list(held), True) if held is not None else (_reread(job, consumer), False)
+
+
 def _reread(job: ChunkJob, consumer: Any) -> list[Any]:
     """The chunk's committed source records; they never change, so every attempt reads
-    the same ones.  Gone to retention, the survivors still settle it (a transaction
-    commits all its records or none); with none left nothing can tell, so it is refused."""
+    the same ones (or takes them from the detection's read: :mod:`migcheck.copy.held`).
+    Gone to retention, the survivors still settle it (a transaction commits all its
+    records or none); with none left nothing can tell, so it is refused."""
     s, c = job.spec, job.chunk
     records: list[Any] = read_whole(s.client, s.topic, job.partition, c.start, c.end)
     if not records and _log_start(consumer, s.topic, job.partition) > c.start:

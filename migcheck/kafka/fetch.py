@@ -164,39 +164,60 @@ def read_units(
     With ``digest`` the batches are of :data:`DIGEST_SCHEMA`: a copy's check compares
     records by key, timestamp and this digest, decoded in compiled code as keys are.
     """
+    listed = list(units) if together else []
+    if together and _together_fits(listed):
+        held = _read_together(client, listed, idle_timeout_s, every_record, digest)
+        if held is not None:
+            for unit in listed:
+                for chunk in held[unit]:
+                    yield columns_batch(unit, chunk)
+            return
+    read = read_columns(client, listed or units, idle_timeout_s, every_record, digest)
+    for unit, chunk in read:
+        yield columns_batch(unit, chunk)
+
+
+def read_columns(
+    client: ClientConfig,
+    units: Iterable[WorkUnit],
+    idle_timeout_s: float = 30.0,
+    every_record: bool = False,
+    digest: bool = False,
+    bodies: bool = False,
+) -> Iterator[tuple[WorkUnit, Columns]]:
+    """Each unit's committed records, a unit after another through one consumer, as
+    columns (:func:`read_units`' read, before the columns become Arrow batches).  With
+    ``bodies``, the columns hold each record's value and headers too
+    (:func:`~migcheck.kafka.recordbatch.whole_records`), unless the hooks are fenced
+    off: kafka-python's own records then become columns without them."""
     from kafka import TopicPartition
 
     from migcheck.kafka.private_hooks import fetch_columns
 
-    # A poll with nothing in flight yet (a new consumer, before its first fetch) sleeps
-    # retry_backoff_ms: kafka-python's 100 ms default was a third of a small topic's
-    # read task.
-    # A full scan keeps the consumer's 8 MiB fetch (open_consumer): it reads each
-    # partition to its end, and each fetch is a round trip through kafka-python's
-    # network thread: fewer round trips, a faster scan; 32 MiB gained nothing more
-    # (docs/benchmarks.md).
-    fetch = {} if every_record else {"max_partition_fetch_bytes": SAMPLE_FETCH_BYTES}
-    consumer = open_consumer(
-        client, retry_backoff_ms=READ_RETRY_BACKOFF_MS, fail_on_deleted=every_record, **fetch
-    )
+    consumer = _reading_consumer(client, every_record)
     ends: dict[TopicPartition, int] = {}
-    hooked = fetch_columns(consumer, ends, digest)
+    hooked = fetch_columns(consumer, ends, digest, bodies)
     read = _fetched_columns if hooked else functools.partial(_records_as_columns, digest=digest)
     try:
-        if together:
-            units = list(units)
-            if hooked and _together_fits(units):
-                held = _read_together(consumer, units, ends, idle_timeout_s)
-                for unit in units:
-                    for chunk in held[unit]:
-                        yield _batch(unit, chunk)
-                return
         for unit in units:
             ends[TopicPartition(unit.topic, unit.partition)] = unit.end
             for chunk in read(consumer, unit, idle_timeout_s):
-                yield _batch(unit, chunk)
+                yield unit, chunk
     finally:
         consumer.close(autocommit=False)
+
+
+def _reading_consumer(client: ClientConfig, every_record: bool) -> KafkaConsumer:
+    """A read's consumer.  A poll with nothing in flight yet (a new consumer, before its
+    first fetch) sleeps retry_backoff_ms: kafka-python's 100 ms default was a third of a
+    small topic's read task.  A full scan keeps the consumer's 8 MiB fetch
+    (open_consumer): it reads each partition to its end, and each fetch is a round trip
+    through kafka-python's network thread: fewer round trips, a faster scan; 32 MiB
+    gained nothing more (docs/benchmarks.md)."""
+    fetch = {} if every_record else {"max_partition_fetch_bytes": SAMPLE_FETCH_BYTES}
+    return open_consumer(
+        client, retry_backoff_ms=READ_RETRY_BACKOFF_MS, fail_on_deleted=every_record, **fetch
+    )
 
 
 def _fetched_columns(
@@ -392,20 +413,32 @@ def _together_fits(units: list[WorkUnit]) -> bool:
 
 
 def _read_together(
-    consumer: KafkaConsumer,
+    client: ClientConfig,
     units: list[WorkUnit],
-    ends: dict[TopicPartition, int],
     idle_timeout_s: float,
-) -> dict[WorkUnit, list[Columns]]:
+    every_record: bool,
+    digest: bool,
+) -> dict[WorkUnit, list[Columns]] | None:
     """Each unit's chunks, read in rounds: a round reads the next unit of every partition,
-    all of them fetched at once (a partition has one position at a time)."""
-    held: dict[WorkUnit, list[Columns]] = {u: [] for u in units}
-    by_partition: dict[tuple[str, int], list[WorkUnit]] = {}
-    for unit in units:
-        by_partition.setdefault((unit.topic, unit.partition), []).append(unit)
-    for round_ in itertools.zip_longest(*by_partition.values()):
-        _poll_together([u for u in round_ if u is not None], consumer, ends, idle_timeout_s, held)
-    return held
+    all of them fetched at once (a partition has one position at a time).  None where
+    the hooks are fenced off: the units are then read one after another."""
+    from migcheck.kafka.private_hooks import fetch_columns
+
+    consumer = _reading_consumer(client, every_record)
+    ends: dict[TopicPartition, int] = {}
+    try:
+        if not fetch_columns(consumer, ends, digest):
+            return None
+        held: dict[WorkUnit, list[Columns]] = {u: [] for u in units}
+        by_partition: dict[tuple[str, int], list[WorkUnit]] = {}
+        for unit in units:
+            by_partition.setdefault((unit.topic, unit.partition), []).append(unit)
+        for round_ in itertools.zip_longest(*by_partition.values()):
+            live = [u for u in round_ if u is not None]
+            _poll_together(live, consumer, ends, idle_timeout_s, held)
+        return held
+    finally:
+        consumer.close(autocommit=False)
 
 
 def _poll_together(
@@ -500,7 +533,7 @@ def _append(units: list[WorkUnit], unit: WorkUnit) -> None:
         units.append(unit)
 
 
-def _batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:
+def columns_batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:
     """One chunk of decoded records as :data:`RECORD_SCHEMA` (:data:`DIGEST_SCHEMA` with
     its digests), built from its arrays."""
     n = c.n

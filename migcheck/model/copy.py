@@ -38,6 +38,7 @@ class PartitionCopied:
     partition: int
     records: int
     null_keys: int
+    from_detection: int = 0  # of them, taken from the partitioner's detection read
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,16 @@ class CopyResult:
     def null_keys(self) -> int:
         return sum(p.null_keys for p in self.partitions)
 
+    @property
+    def from_detection(self) -> int:
+        return sum(p.from_detection for p in self.partitions)
+
 
 class CopyPartitionEntry(TypedDict):
     partition: int
     records: int
     null_keys: int
+    from_detection: int
 
 
 class CopyVerificationEntry(TypedDict):
@@ -85,5 +91,6 @@ class CopySummary(TypedDict):
     partitioner: str
     copied: int
     null_keys: int
+    from_detection: int
     partitions: list[CopyPartitionEntry]
     verification: CopyVerificationEntry

@@ -15,11 +15,19 @@ def render_copy_summary(r: CopyResult) -> str:
     lines = [
         f"migcheck copy: {visible(r.topic)} -> {visible(r.into)} (partitioner {r.partitioner})",
         f"copied this run: {r.copied} records ({r.null_keys} with a null key, round-robin)",
+        *_read_once(r),
         *(f"  source partition {p.partition}: {p.records}" for p in r.partitions),
         f"verified: {v.records} source records; missing {v.missing}, duplicated "
         f"{v.duplicated}, misplaced {v.misplaced}: {'OK' if v.ok else 'FAILED'}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _read_once(r: CopyResult) -> list[str]:
+    """How much of the source was read once, for the detection and the copy together."""
+    if not r.from_detection:
+        return []
+    return [f"read once: {r.from_detection} of them from the read that detected the partitioner"]
 
 
 def copy_summary(r: CopyResult) -> CopySummary:
@@ -32,8 +40,14 @@ def copy_summary(r: CopyResult) -> CopySummary:
         "partitioner": r.partitioner,
         "copied": r.copied,
         "null_keys": r.null_keys,
+        "from_detection": r.from_detection,
         "partitions": [
-            {"partition": p.partition, "records": p.records, "null_keys": p.null_keys}
+            {
+                "partition": p.partition,
+                "records": p.records,
+                "null_keys": p.null_keys,
+                "from_detection": p.from_detection,
+            }
             for p in r.partitions
         ],
         "verification": {

@@ -112,6 +112,8 @@ def test_copy_places_every_record_once_and_catches_up(kafka: Kafka, tmp_path: Pa
     p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
     assert p.returncode == 0, p.stderr[-2000:]
     assert "copied this run: 2003 records (3 with a null key, round-robin)" in p.stdout
+    # one read: every chunk's task took its records from the partitioner's detection read
+    assert "read once: 2003 of them from the read that detected the partitioner" in p.stdout
     assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout
     _check_exact_copy(kafka, topic, into, 6)
     _check_null_keys_round_robin(kafka, topic, into, 3, 6)

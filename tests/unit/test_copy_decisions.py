@@ -166,12 +166,18 @@ def test_a_chunk_found_committed_counts_for_the_run_that_wrote_it() -> None:
 
 class _Driver:
     """The driver's I/O, faked: a destination whose ends grow, a launch that copies every
-    chunk (or dies at a given round), and a checkpoint kept as the last saved state."""
+    chunk (or dies at a given round), the chunks of ``held`` partitions taken from the
+    detection's read, and a checkpoint kept as the last saved state."""
 
-    def __init__(self, die_at: int | None = None, committed: frozenset[int] = frozenset()):
+    def __init__(
+        self,
+        die_at: int | None = None,
+        committed: frozenset[int] = frozenset(),
+        held: frozenset[int] = frozenset(),
+    ):
         self.saved: list[Checkpoint] = []
         self.launched: list[Checkpoint] = []
-        self.die_at, self.committed, self.end = die_at, committed, 0
+        self.die_at, self.committed, self.held, self.end = die_at, committed, held, 0
 
     def io(self) -> RoundIO:
         return RoundIO(ends=self.ends, launch=self.launch, save=self.saved.append)
@@ -188,14 +194,15 @@ class _Driver:
         if len(self.launched) == self.die_at:
             raise KeyboardInterrupt("killed")
         assert state.pending is not None
-        return [
-            ChunkResult(p, c.end - c.start, 1, state.round_robin.get(p, p) + 1, p in self.committed)
-            for p, c in state.pending.chunks.items()
-        ]
+        return [self._result(state, p, c) for p, c in state.pending.chunks.items()]
+
+    def _result(self, state: Checkpoint, p: int, c: Chunk) -> ChunkResult:
+        rr = state.round_robin.get(p, p) + 1
+        return ChunkResult(p, c.end - c.start, 1, rr, p in self.committed, held=p in self.held)
 
 
 def test_rounds_copy_each_partition_chunk_by_chunk_up_to_its_end() -> None:
-    driver = _Driver()
+    driver = _Driver(held=frozenset({0}))
     start = Checkpoint({0: 0, 1: 20}, "murmur2", 3)
     final, copied = run_rounds(start, {0: 250, 1: 120}, driver.io(), size=100)
     rounds = [s.pending.chunks for s in driver.launched if s.pending]
@@ -211,7 +218,7 @@ def test_rounds_copy_each_partition_chunk_by_chunk_up_to_its_end() -> None:
     ]
     assert final == Checkpoint({0: 250, 1: 120}, "murmur2", 3, {0: 3, 1: 2}, None)
     assert driver.saved[-1] == final
-    assert copied == {0: (250, 3), 1: (100, 1)}
+    assert copied == {0: (250, 3, 250), 1: (100, 1, 0)}  # partition 0's read once
 
 
 def test_a_killed_drivers_round_is_resumed_as_recorded_before_any_new_one(
@@ -233,7 +240,7 @@ def test_a_killed_drivers_round_is_resumed_as_recorded_before_any_new_one(
     assert again.launched[0] == in_flight  # the very same round first
     assert [s.pending.chunks for s in again.launched[1:] if s.pending] == [{0: Chunk(200, 250)}]
     assert final.next == {0: 250, 1: 150} and final.pending is None
-    assert copied == {0: (150, 2), 1: (0, 0)}  # partition 1's last chunk was the dead run's
+    assert copied == {0: (150, 2, 0), 1: (0, 0, 0)}  # partition 1's last chunk was the dead run's
 
 
 def test_a_resumed_round_gives_each_task_its_recorded_chunk_position_and_ends() -> None:

@@ -91,7 +91,7 @@ def test_a_follow_copies_the_history_then_each_new_commit_up_to_the_stable_ends(
     ]
     assert final.next == {0: 260, 1: 45} and final.pending is None
     assert source.saved[-1] == final
-    assert copied == {0: (260, 0), 1: (45, 0)}
+    assert copied == {0: (260, 0, 0), 1: (45, 0, 0)}
 
 
 def test_a_stop_during_a_round_ends_the_follow_once_that_round_has_committed() -> None:
@@ -100,7 +100,7 @@ def test_a_stop_during_a_round_ends_the_follow_once_that_round_has_committed() -
     final, copied = follow(Checkpoint({0: 0}, "murmur2", 4), *source.io(), 60, size=100)
     assert source.rounds == [{0: Chunk(0, 100)}, {0: Chunk(100, 200)}]  # no third round
     assert final.next == {0: 200} and final.pending is None  # nothing left to settle
-    assert copied == {0: (200, 0)}
+    assert copied == {0: (200, 0, 0)}
 
 
 def test_the_lag_is_reported_at_each_interval_with_the_seconds_unknown_until_caught_up() -> None:

@@ -11,7 +11,7 @@ RESULT = CopyResult(
     topic="orders\n",
     into="orders-v2",
     partitioner="murmur2",
-    partitions=(PartitionCopied(0, 120, 3), PartitionCopied(1, 80, 0)),
+    partitions=(PartitionCopied(0, 120, 3, 100), PartitionCopied(1, 80, 0, 80)),
     verification=Verification(records=500, missing=0, duplicated=1, misplaced=0),
 )
 
@@ -19,12 +19,13 @@ RESULT = CopyResult(
 def test_the_json_summary_holds_each_count_in_the_documented_order() -> None:
     summary = json.loads(render_copy_json(RESULT))
     assert list(summary) == ["migcheck_version", "topic", "into", "partitioner", "copied",
-                             "null_keys", "partitions", "verification"]  # fmt: skip
+                             "null_keys", "from_detection", "partitions",
+                             "verification"]  # fmt: skip
     assert summary["topic"] == "orders\n"  # a name is data: JSON escapes it
-    assert (summary["copied"], summary["null_keys"]) == (200, 3)
+    assert (summary["copied"], summary["null_keys"], summary["from_detection"]) == (200, 3, 180)
     assert summary["partitions"] == [
-        {"partition": 0, "records": 120, "null_keys": 3},
-        {"partition": 1, "records": 80, "null_keys": 0},
+        {"partition": 0, "records": 120, "null_keys": 3, "from_detection": 100},
+        {"partition": 1, "records": 80, "null_keys": 0, "from_detection": 80},
     ]
     assert summary["verification"] == {
         "records": 500, "missing": 0, "duplicated": 1, "misplaced": 0, "ok": False,

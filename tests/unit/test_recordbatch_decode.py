@@ -27,7 +27,7 @@ from kafka.record.memory_records import MemoryRecords
 
 from migcheck.errors import ReadError
 from migcheck.kafka import recordbatch
-from migcheck.kafka.fetch import WorkUnit, _batch
+from migcheck.kafka.fetch import WorkUnit, columns_batch
 from migcheck.kafka.private_hooks import chunk_records
 from migcheck.kafka.recordbatch import Columns, columns_of_records, decode, whole_records
 
@@ -134,8 +134,10 @@ def test_kafka_pythons_records_make_the_arrow_batch_the_hook_makes(seed: int) ->
     records, _ = fetched.kafka_pythons()
     ours = fetched.partition_records(chunk_records(Fetcher.PartitionRecords, {TP: fetched.end}))
     unit = WorkUnit(TP.topic, TP.partition, fetched.first, fetched.end)
-    fast = pa.Table.from_batches([_batch(unit, c) for c in ours.take()] or [_batch(unit, _none())])
-    public = _batch(unit, columns_of_records(records))
+    fast = pa.Table.from_batches(
+        [columns_batch(unit, c) for c in ours.take()] or [columns_batch(unit, _none())]
+    )
+    public = columns_batch(unit, columns_of_records(records))
     assert pa.Table.from_batches([public]).equals(fast.combine_chunks())
 
 

@@ -29,9 +29,15 @@ from migcheck.analysis.histories import (
 from migcheck.analysis.scan.frame import HistoryFigures
 from migcheck.analysis.scan.share import DriverShare
 from migcheck.analysis.scan.strategy import Counter, Loaded
-from migcheck.analysis.scan.tasks import RECORDS_PER_TASK, TaskFigures, WholePartitions, read_tasks
+from migcheck.analysis.scan.tasks import (
+    RECORDS_PER_TASK,
+    Reader,
+    TaskFigures,
+    WholePartitions,
+    read_tasks,
+)
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in
+from migcheck.kafka.fetch import WorkUnit, pack_spans, read_units, records_in
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -46,7 +52,8 @@ class FullScan:
     Spark's Python tasks compute the figures (:class:`~migcheck.analysis.scan.tasks.TaskFigures`):
     the read tasks of whole partitions, or tasks over the merged partials.  Tasks of
     whole partitions share them with the driver's ``share`` if there is one.  Records
-    deleted under the read fail it."""
+    deleted under the read fail it.  ``reader`` reads a task's units (the copy's keeps
+    its records whole on the way: :mod:`migcheck.copy.held`)."""
 
     client: ClientConfig
     units: list[WorkUnit]
@@ -55,6 +62,7 @@ class FullScan:
     share: DriverShare | None = None
     records_per_task: int = RECORDS_PER_TASK
     chunk_records: int = CHUNK_RECORDS
+    reader: Reader = read_units
 
     def load(self, spark: SparkSession) -> Loaded:
         if not self.figures:
@@ -88,7 +96,7 @@ class FullScan:
         if not whole_partitions(self.units, self.chunk_records):
             return None
         return WholePartitions(self.client, self.units, self.spec, self._tasks(spark), True,
-                               self.figures, self.share)  # fmt: skip
+                               self.figures, self.share, self.reader)  # fmt: skip
 
     def _merged(self, spark: SparkSession) -> tuple[DataFrame, Counter]:
         """Tasks of chunks, and Spark's merge of their partial histories."""
@@ -96,7 +104,8 @@ class FullScan:
         group = functools.partial(histories_by_chunk, scored=scored, limit=self.chunk_records)
         spans = pack_spans(self.units, self._tasks(spark))
         ddl = history_ddl(scored, partial=True)
-        partials, counter = read_tasks(spark, self.client, spans, group, ddl, every_record=True)
+        partials, counter = read_tasks(spark, self.client, spans, group, ddl, every_record=True,
+                                       reader=self.reader)  # fmt: skip
         return merged_histories(partials, scored), counter
 
 

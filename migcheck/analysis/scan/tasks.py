@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 #: Groups a task's record batches into the rows its DataFrame holds.
 Group = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
+#: Reads a task's units as record batches: :func:`~migcheck.kafka.fetch.read_units`, or
+#: a read that keeps more of them on the way (the copy's, which holds the records whole).
+Reader = Callable[..., Iterator[pa.RecordBatch]]
+
 #: Records a sample's or a full scan's read task reads, about.
 RECORDS_PER_TASK = 500_000
 
@@ -80,6 +84,7 @@ class WholePartitions:
     every_record: bool
     figures: bool
     share: DriverShare | None = None
+    reader: Reader = read_units
 
     def load(self, spark: SparkSession) -> Loaded:
         if not self.figures:
@@ -96,7 +101,8 @@ class WholePartitions:
         group = functools.partial(histories_by_partition, scored=self.spec.scored, windows=windows)
         packed = pack_units(self.units, self.tasks)
         ddl = history_ddl(self.spec.scored)
-        frame, counter = read_tasks(spark, self.client, packed, group, ddl, self.every_record)
+        frame, counter = read_tasks(spark, self.client, packed, group, ddl, self.every_record,
+                                    reader=self.reader)  # fmt: skip
         return HistoryFigures(frame, self.spec), counter
 
     def _figure_tasks(self, spark: SparkSession, counter: Accumulator[int]) -> DataFrame:
@@ -111,7 +117,7 @@ class WholePartitions:
 
         claims = share.claims if share else None
         return read_tasks(spark, self.client, packed, group, FIGURES_DDL, self.every_record,
-                          counter, claims)[0]  # fmt: skip
+                          counter, claims, reader=self.reader)[0]  # fmt: skip
 
 
 class TaskFigures:
@@ -170,11 +176,12 @@ def read_tasks(
     counter: Accumulator[int] | None = None,
     claims: Claims | None = None,
     digest: bool = False,
+    reader: Reader = read_units,
 ) -> tuple[DataFrame, Counter]:
-    """A task per bin of ``packed``: its units read (:func:`~migcheck.kafka.fetch.read_units`,
-    with each record's ``digest`` if asked), counted for the progress bar and grouped by
-    ``group`` into rows of ``ddl``.  With ``claims``, a task reads only the partitions of
-    its bin that it claims.
+    """A task per bin of ``packed``: its units read (``reader``, by default
+    :func:`~migcheck.kafka.fetch.read_units`, with each record's ``digest`` if asked),
+    counted for the progress bar and grouped by ``group`` into rows of ``ddl``.  With
+    ``claims``, a task reads only the partitions of its bin that it claims.
 
     A read that fails in a task (a broker gone mid-scan) names Spark's log, as any
     failed task's line does: the driver prints only the error's message, and the log
@@ -191,7 +198,7 @@ def read_tasks(
         if claims is not None:  # a retried task's bin, and so its owner, is the same
             mine = claims.claimed(mine, owner=f"task {bins[0] if bins else -1}")
         try:
-            read = read_units(client, mine, every_record=every_record, digest=digest)
+            read = reader(client, mine, every_record=every_record, digest=digest)
             yield from group(_counted(read, count))
         except ReadError as e:
             raise ReadError(f"{e} (Spark's log: {log})") from e

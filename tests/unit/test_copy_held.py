@@ -1,0 +1,110 @@
+"""One read for the detection and the copy (migcheck.copy.held): the chunks the detection
+reads are cut where the copy's rounds cut them, held whole on the task's disk, and taken
+back as kafka-python reads the same bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from batches import Record, batch
+from kafka import TopicPartition
+from kafka.consumer.fetcher import Fetcher
+from kafka.record.memory_records import MemoryRecords
+
+from migcheck.copy import held
+from migcheck.kafka.fetch import WorkUnit
+from migcheck.kafka.recordbatch import decode
+
+
+def test_units_are_cut_where_the_rounds_cut_chunks() -> None:
+    grid = {0: (100, 350), 1: (0, 40)}
+    units = [WorkUnit("t", 0, 100, 350), WorkUnit("t", 1, 0, 40)]
+    cut = held.on_grid(units, grid, size=100)
+    assert [(u.partition, u.start, u.end) for u in cut] == [
+        (0, 100, 200),
+        (0, 200, 300),
+        (0, 300, 350),
+        (1, 0, 40),
+    ]
+    assert all(held.is_chunk(u, grid, size=100) for u in cut)
+
+
+def test_a_span_cut_off_the_grid_holds_only_its_whole_chunks() -> None:
+    """A full scan's span of a large partition may begin or end inside a chunk: the
+    pieces are read, but only whole chunks are held (a piece is not the copy's chunk)."""
+    grid = {0: (0, 1000)}
+    cut = held.on_grid([WorkUnit("t", 0, 150, 420)], grid, size=100)
+    assert [(u.start, u.end) for u in cut] == [(150, 200), (200, 300), (300, 400), (400, 420)]
+    assert [held.is_chunk(u, grid, size=100) for u in cut] == [False, True, True, False]
+    assert not held.is_chunk(WorkUnit("t", 2, 0, 100), grid, size=100)  # not on the grid
+
+
+RECORDS = [
+    Record(1_700_000_000_000, b"k1", b"tab\there\nnewline"),
+    Record(1_700_000_000_001, None, b"\x00\xff binary", headers=(("h", b"v"), ("n", None))),
+    Record(1_700_000_000_002, b"k2", None, gap=3),  # a tombstone after a compaction gap
+    Record(1_700_000_000_003, b"", b""),
+]
+
+
+def _decoded(first: int) -> tuple[list[tuple[object, ...]], object]:
+    """kafka-python's records of one batch at ``first``, and our decoder's columns of it
+    with bodies."""
+    data = batch(first, RECORDS)
+    theirs = Fetcher.PartitionRecords(first, TopicPartition("t", 0), MemoryRecords(data)).take()
+    want = [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in theirs]
+    return want, decode(data, first, 2**62, [], "t-0", bodies=True).columns
+
+
+def test_a_held_chunk_is_taken_back_as_kafka_python_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", f"{tmp_path},/elsewhere")
+    want, columns = _decoded(10)
+    unit = WorkUnit("t", 0, 10, 20)
+    assert held.hold("run-a", unit, [columns])
+    assert held.take("run-b", 0, 10, 20) is None  # another run's
+    assert held.take("run-a", 0, 10, 19) is None  # other bounds
+    got = held.take("run-a", 0, 10, 20)
+    assert got is not None and [tuple(r) for r in got] == want
+    held.release("run-a", 0, 10)
+    assert held.take("run-a", 0, 10, 20) is None
+    assert list(tmp_path.glob("*/*")) == []
+
+
+def test_release_drops_a_chunk_held_with_other_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A follow's rounds may cut a partition's last chunk at later ends than the
+    detection read: settling the chunk drops the one held at the same start."""
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    _, first = _decoded(0)
+    _, later = _decoded(50)
+    assert held.hold("r", WorkUnit("t", 0, 0, 10), [first])
+    assert held.hold("r", WorkUnit("t", 0, 50, 60), [later])
+    held.release("r", 0, 0)
+    assert held.take("r", 0, 0, 10) is None
+    assert held.take("r", 0, 50, 60) is not None
+
+
+def test_nothing_is_held_outside_a_task_or_without_bodies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SPARK_LOCAL_DIRS", raising=False)
+    _, columns = _decoded(0)
+    assert not held.hold("r", WorkUnit("t", 0, 0, 10), [columns])
+    assert held.take("r", 0, 0, 10) is None
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    keys_only = decode(batch(0, RECORDS), 0, 2**62, [], "t-0").columns
+    assert not held.hold("r", WorkUnit("t", 0, 0, 10), [keys_only])
+
+
+def test_nothing_is_held_past_the_disks_free_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    monkeypatch.setattr(held, "FREE_SHARE", 1.0)  # no disk is ever that free
+    _, columns = _decoded(0)
+    assert not held.hold("r", WorkUnit("t", 0, 0, 10), [columns])
+    assert held.take("r", 0, 0, 10) is None
