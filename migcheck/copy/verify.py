@@ -2,19 +2,24 @@
 
 A record's identity is its key, timestamp and a digest of value and headers.  Both
 sides are read by parallel tasks in compiled code, as a full scan reads (the digest
-decoded beside the key), and aggregated per identity in Spark; only three counts
-reach the driver, never the keys.
+decoded beside the key).  Each task first tallies its records per destination
+partition (:mod:`migcheck.copy.tally`); only where the two sides' tallies differ are
+the identities read again and aggregated per identity in Spark, to count what is
+missing, duplicated or misplaced.  Only those counts reach the driver, never the keys.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from migcheck.analysis.scan.tasks import RECORDS_PER_TASK, read_tasks
+from migcheck.analysis.scan.tasks import RECORDS_PER_TASK, Group, read_tasks
+from migcheck.copy.tally import Tally, buckets, identity_hashes, tallied, tally_of
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in
 from migcheck.kafka.metadata import TopicMeta, describe_topics, high_watermarks
@@ -58,6 +63,9 @@ def verify_ranges(
     source, on its key's partition among ``partitions``: the whole copy's check, or
     ``migrate``'s of one copied range (the destination's ranges then hold exactly the
     copies of the source's, since the copy's marks pair them)."""
+    quick = _tallies(spark, client, src, dst, partitions, partitioner)
+    if quick[0] == quick[1]:  # each identity as often, on its key's partition
+        return Verification(quick[0].records, 0, 0, 0)
     src_ids, dst_ids = _identities(spark, client, src), _identities(spark, client, dst)
     row = compared(src_ids, dst_ids, partitions, partitioner).first()
     return Verification(*(int(row[c] or 0) for c in ("records", "missing", "duplicated",
@@ -116,19 +124,64 @@ def settled(client: ClientConfig, topic: str, timeout_s: float = SETTLE_TIMEOUT_
         time.sleep(0.1)  # markers land within milliseconds to seconds: ask again
 
 
-def _identities(spark: Any, client: ClientConfig, ranges: list[tuple[str, int, int, int]]) -> Any:
-    """Every record of ``ranges`` as (key, timestamp, digest, partition), read by Spark's
+def _identities(spark: Any, client: ClientConfig, ranges: Ranges) -> Any:
+    """Every record of ``ranges`` as (key, timestamp, digest, partition)."""
+    return _read(spark, client, ranges, _identity_batches, _SCHEMA)
+
+
+def _read(spark: Any, client: ClientConfig, ranges: Ranges, group: Group, ddl: str) -> Any:
+    """The records of ``ranges`` grouped by ``group`` into rows of ``ddl``, read by Spark's
     tasks in compiled code (:func:`~migcheck.kafka.fetch.read_units` with digests), the
     ranges cut into equal runs as a full scan's are.  A record deleted under the read
     fails it: a check must never pass on records it did not see."""
     units = [WorkUnit(topic, p, start, end) for topic, p, start, end in ranges if start < end]
     if not units:
-        return spark.createDataFrame([], _SCHEMA)
+        return spark.createDataFrame([], ddl)
     tasks = max(spark.sparkContext.defaultParallelism, -(-records_in(units) // RECORDS_PER_TASK))
     packed = pack_spans(units, tasks)
-    frame, _ = read_tasks(spark, client, packed, _identity_batches, _SCHEMA, every_record=True,
-                          digest=True)  # fmt: skip
+    frame, _ = read_tasks(spark, client, packed, group, ddl, every_record=True, digest=True)
     return frame
+
+
+_TALLY_SCHEMA = "side int, bucket int, n long, h long"
+
+
+def _tallies(
+    spark: Any, client: ClientConfig, src: Ranges, dst: Ranges, partitions: int, partitioner: str
+) -> tuple[Tally, Tally]:
+    """Both sides tallied per destination partition (:mod:`migcheck.copy.tally`) in one
+    Spark job, a row per bucket and task."""
+    frames = [
+        _read(spark, client, ranges, functools.partial(
+            _tally_batches, side=side, partitions=partitions, partitioner=partitioner),
+            _TALLY_SCHEMA)
+        for side, ranges in enumerate((src, dst))
+    ]  # fmt: skip
+    both = frames[0].unionByName(frames[1]).collect()
+    rows = [(r["side"], r["bucket"], r["n"], r["h"]) for r in both]
+    return tally_of(rows, 0, partitions), tally_of(rows, 1, partitions)
+
+
+def _tally_batches(
+    batches: Iterator[pa.RecordBatch], side: int, partitions: int, partitioner: str
+) -> Iterator[pa.RecordBatch]:
+    """A read task's records tallied per bucket: the source's (``side`` 0) by where their
+    keys belong, the destination's by where they sit."""
+    size = partitions + 1
+    counts, sums = np.zeros(size, np.int64), np.zeros(size, np.uint64)
+    for batch in batches:
+        keys = batch.column("key")
+        sits = None if side == 0 else batch.column("partition").to_numpy()
+        idx = buckets(keys, partitions, partitioner, sits)
+        hashes = identity_hashes(keys, batch.column("timestamp"), batch.column("digest"))
+        n, h = tallied(idx, hashes, size)
+        counts += n
+        sums += h
+    yield pa.RecordBatch.from_arrays(
+        [pa.array([side] * size, pa.int32()), pa.array(range(size), pa.int32()),
+         pa.array(counts, pa.int64()), pa.array(sums.view(np.int64), pa.int64())],
+        ["side", "bucket", "n", "h"],
+    )  # fmt: skip
 
 
 def _identity_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

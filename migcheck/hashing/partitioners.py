@@ -388,7 +388,8 @@ def partition(key: bytes, num_partitions: int, partitioner: str = "murmur2") -> 
 def compile_kernels() -> int:
     """Every partitioner's loops compiled now, or loaded from the kernel cache
     (:mod:`migcheck.jit`), for each argument type the checks pass (Arrow keys and listed
-    keys, placements and partitions); the number of hashes.  ``migcheck warm`` calls it,
+    keys, placements and partitions, and the raw hashes of Arrow keys that the copy's
+    check sums); the number of hashes.  ``migcheck warm`` calls it,
     so that no check compiles in front of its user."""
     import pyarrow as pa
 
@@ -398,5 +399,7 @@ def compile_kernels() -> int:
         for keys in (pa.array(listed, pa.binary()), listed):
             placement_array(keys, p.name)
             partition_array(keys, 7, p.name)
+        offsets, data = arrow_buffers(pa.array(listed, pa.binary()))
+        kernels.raw_hashes(p.hash_id, offsets, data, np.empty(len(listed), np.int64))
     murmur2(b"migcheck-warm")
     return len({p.hash_id for p in PARTITIONERS.values()})
