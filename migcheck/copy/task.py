@@ -152,7 +152,7 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
     txn_id = transactional_id(s.topic, s.into, job.partition)
     in_driver = producers is not None
     producer = producers.get(txn_id) if producers else open_transactional_producer(s.client, txn_id)
-    consumer = open_consumer(s.client)
+    consumer = _Consumer(s.client)
     try:
         records, held = _chunk_records(job, consumer)
         placed, next_rr, nulls = _targets(job, records)
@@ -180,7 +180,7 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
             producers.forget(txn_id)  # a failed transaction's producer is never reused
         raise
     finally:
-        consumer.close(autocommit=False)
+        consumer.close()
 
 
 def _write_released(
@@ -193,7 +193,25 @@ def _write_released(
         released.close()
 
 
-def _chunk_records(job: ChunkJob, consumer: Any) -> tuple[list[Any], bool]:
+class _Consumer:
+    """A kafka-python consumer opened on first use: a first attempt whose chunk reads
+    records needs none (its bootstrap and version probe cost each of a copy's hundred
+    tasks tens of milliseconds), a retry or a resumed round reads the destination back."""
+
+    def __init__(self, client: ClientConfig) -> None:
+        self.client, self._open = client, None
+
+    def __call__(self) -> Any:
+        if self._open is None:
+            self._open = open_consumer(self.client)
+        return self._open
+
+    def close(self) -> None:
+        if self._open is not None:
+            self._open.close(autocommit=False)
+
+
+def _chunk_records(job: ChunkJob, consumer: _Consumer) -> tuple[list[Any], bool]:
     """The chunk's records, and whether they were taken from the detection's read
     (:mod:`migcheck.copy.held`) rather than read again."""
     c = job.chunk
@@ -201,14 +219,14 @@ def _chunk_records(job: ChunkJob, consumer: Any) -> tuple[list[Any], bool]:
     return (list(held), True) if held is not None else (_reread(job, consumer), False)
 
 
-def _reread(job: ChunkJob, consumer: Any) -> list[Any]:
+def _reread(job: ChunkJob, consumer: _Consumer) -> list[Any]:
     """The chunk's committed source records; they never change, so every attempt reads
     the same ones (or takes them from the detection's read: :mod:`migcheck.copy.held`).
     Gone to retention, the survivors still settle it (a transaction commits all its
     records or none); with none left nothing can tell, so it is refused."""
     s, c = job.spec, job.chunk
     records: list[Any] = read_whole(s.client, s.topic, job.partition, c.start, c.end)
-    if not records and _log_start(consumer, s.topic, job.partition) > c.start:
+    if not records and _log_start(consumer(), s.topic, job.partition) > c.start:
         raise RecoveryError(
             f"{job.where}: the records of a chunk in flight are no longer there (retention?); "
             "cannot tell whether they were copied"
@@ -242,7 +260,7 @@ def _targets(job: ChunkJob, records: list[Any]) -> tuple[list[int], int, int]:
     return targets(keys, s.partitioner, share, s.into_partitions, job.round_robin)
 
 
-def _committed(job: ChunkJob, consumer: Any, records: list[Any], placed: list[int]) -> bool:
+def _committed(job: ChunkJob, consumer: _Consumer, records: list[Any], placed: list[int]) -> bool:
     """Whether an earlier attempt committed the chunk: all of it, in order, after the
     recorded ends, read up to where the destination ends now."""
     s = job.spec
@@ -251,7 +269,7 @@ def _committed(job: ChunkJob, consumer: Any, records: list[Any], placed: list[in
     if not written_since(set(placed), job.ends, now):
         return False
     return all(
-        holds_in_order(identities(consumer, s.into, q, job.ends[q], now[q]), ids)
+        holds_in_order(identities(consumer(), s.into, q, job.ends[q], now[q]), ids)
         for q, ids in wanted_by_partition(records, placed).items()
     )
 
