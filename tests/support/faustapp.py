@@ -145,6 +145,20 @@ class Worker:
                 return
             time.sleep(0.5)
 
+    def logged(self, texts: list[str], timeout: float) -> bool:
+        """Whether the worker's log holds ``texts``, in this order, within ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            log, at = self.err.read_text(encoding="utf-8"), 0
+            for text in texts:
+                at = log.find(text, at)
+                if at < 0:
+                    break
+            else:
+                return True
+            time.sleep(0.5)
+        return False
+
     def exited(self, timeout: float) -> bool:
         """Whether the worker exits by itself within ``timeout`` s."""
         try:
