@@ -41,7 +41,8 @@ def verify(
 ) -> Verification:
     """Each identity of the copied source range (up to ``done`` per partition) as often in
     the whole destination, as it is now, as in the source, on its key's partition: one
-    Spark job, each topic read once."""
+    Spark job, each topic read once, when the copy is right (the tallies agree); both
+    read again to count what differs when it is not."""
     src_ranges = [
         (source.name, p.partition, p.log_start_offset, done[p.partition]) for p in source.partitions
     ]
