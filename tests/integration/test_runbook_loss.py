@@ -295,8 +295,11 @@ def test_groups_running_through_the_runbook_commit_the_new_partitions_and_lose_n
         assert code == 0, out
         for group in (python_group, java_group):
             assert f"{group} owns all {NEW} partitions of {topic}" in out
-            assert f"{group} holds an offset on every new partition of {topic}\n" in out
-        assert "--reset-offsets" not in out  # a group with members commits for itself
+            assert f"{group} holds an offset on every new partition of {topic}" in out
+        # a group with members commits for itself; kafka-python 3.0's member, under the
+        # suite's load, may be out of its group between a failed commit and its rejoin
+        # (run J), and the runbook then commits the start for the empty group, as it should
+        assert f"--reset-offsets --group {java_group}" not in out
         placed = resume.placed()
         assert set(placed.values()) == set(range(NEW)), "a partition got no record"
         total = (BEFORE + AFTER) * len(KEYS)
