@@ -39,9 +39,11 @@ from migcheck.kafka.recordbatch import Columns, WholeRecord, whole_records
 #: Per source partition: where the copy starts and where the detection read ends.
 Grid = dict[int, tuple[int, int]]
 
-#: The share of a local disk a held chunk must leave free: past it, chunks are not held,
-#: and their copy reads them from the source again.
-FREE_SHARE = 0.1
+#: The bytes a held chunk must leave free on the local disk: past it, chunks are not held,
+#: and their copy reads them from the source again.  A fixed floor, not a share of the
+#: disk: a shared filesystem's size says little of what is free for this task (CI's run K
+#: had 15 GB free of 252 GB, and a tenth would have held nothing).
+RESERVE_BYTES = 2 * 2**30
 
 
 def new_run() -> str:
@@ -132,7 +134,7 @@ _ARRAYS = [f.name for f in fields(Columns)]
 def hold(run: str, unit: WorkUnit, chunks: list[Columns]) -> bool:
     """Keep ``unit``'s records (``chunks``, decoded with bodies) for the copy's task; False,
     and nothing kept, outside a task, without bodies, or where it would leave the disk
-    with less than :data:`FREE_SHARE` free."""
+    with less than :data:`RESERVE_BYTES` free."""
     path = _file(run, unit.partition, unit.start, unit.end)
     if path is None or any(c.body_data is None for c in chunks):
         return False
@@ -143,8 +145,7 @@ def hold(run: str, unit: WorkUnit, chunks: list[Columns]) -> bool:
         if getattr(c, name) is not None
     }
     path.parent.mkdir(exist_ok=True)
-    disk = shutil.disk_usage(path.parent)
-    if disk.free - sum(a.nbytes for a in arrays.values()) < FREE_SHARE * disk.total:
+    if shutil.disk_usage(path.parent).free - sum(a.nbytes for a in arrays.values()) < RESERVE_BYTES:
         return False
     part = path.with_suffix(f".{uuid.uuid4().hex}.part")
     with open(part, "wb") as f:

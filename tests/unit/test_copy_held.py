@@ -61,6 +61,7 @@ def test_a_held_chunk_is_taken_back_as_kafka_python_reads_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SPARK_LOCAL_DIRS", f"{tmp_path},/elsewhere")
+    monkeypatch.setattr(held, "RESERVE_BYTES", 0)  # whatever this machine's disk holds
     want, columns = _decoded(10)
     unit = WorkUnit("t", 0, 10, 20)
     assert held.hold("run-a", unit, [columns])
@@ -79,6 +80,7 @@ def test_release_drops_a_chunk_held_with_other_bounds(
     """A follow's rounds may cut a partition's last chunk at later ends than the
     detection read: settling the chunk drops the one held at the same start."""
     monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    monkeypatch.setattr(held, "RESERVE_BYTES", 0)
     _, first = _decoded(0)
     _, later = _decoded(50)
     assert held.hold("r", WorkUnit("t", 0, 0, 10), [first])
@@ -104,7 +106,7 @@ def test_nothing_is_held_past_the_disks_free_share(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
-    monkeypatch.setattr(held, "FREE_SHARE", 1.0)  # no disk is ever that free
+    monkeypatch.setattr(held, "RESERVE_BYTES", 2**62)  # no disk is ever that free
     _, columns = _decoded(0)
     assert not held.hold("r", WorkUnit("t", 0, 0, 10), [columns])
     assert held.take("r", 0, 0, 10) is None
