@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from kafka import KafkaConsumer
-from kafkatest import REPO, Kafka, commit_settled, subscribe_once_known
+from kafkatest import REPO, Kafka, read_and_commit, subscribe_once_known
 from oracles import java_partition, run_cli
 from quixapp import QuixApp
 from streamsapp import KEYS, StreamsApp, moved_keys, phase1, phase2
@@ -77,19 +77,25 @@ def _gate(kafka: Kafka, *args: str) -> tuple[int, dict, str]:
 def _consume(kafka: Kafka, topic: str, group: str, reset: str, idle: float = 8) -> list[str]:
     """A kafka-python consumer of ``group`` with ``reset``: the keys it reads until idle;
     it commits them and closes, as a plain consumer does."""
-    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=group,
-                             auto_offset_reset=reset)  # fmt: skip
-    subscribe_once_known(consumer, topic)
-    keys, last = [], time.monotonic()
-    try:
+
+    def make() -> KafkaConsumer:
+        consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=group,
+                                 auto_offset_reset=reset)  # fmt: skip
+        subscribe_once_known(consumer, topic)
+        return consumer
+
+    def read(consumer: KafkaConsumer) -> list[Any]:
+        records: list[Any] = []
+        last = time.monotonic()
         while time.monotonic() - last < idle:
             for batch in consumer.poll(timeout_ms=500).values():
-                keys += [r.key.decode() for r in batch]
+                records += batch
                 last = time.monotonic()
-        keys += [r.key.decode() for r in commit_settled(consumer)]
-    finally:
-        consumer.close()
-    return keys
+        return records
+
+    consumer, records = read_and_commit(make, read)
+    consumer.close()
+    return [r.key.decode() for r in records]
 
 
 @pytest.fixture(scope="module")

@@ -15,12 +15,13 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
-from kafkatest import Kafka, commit_settled, subscribe_once_known
+from kafkatest import Kafka, read_and_commit, subscribe_once_known
 from oracles import run_cli
 from streamsapp import ran_once
 
@@ -29,25 +30,32 @@ pytestmark = pytest.mark.kafka
 RECORDS = 30
 
 
-def _consume_all(consumer: KafkaConsumer, count: int, timeout: float = 60) -> None:
-    """Poll until ``count`` records arrived, then commit them."""
-    seen, deadline = 0, time.monotonic() + timeout
-    while seen < count and time.monotonic() < deadline:
-        seen += sum(len(batch) for batch in consumer.poll(timeout_ms=500).values())
-    assert seen == count, f"read {seen} of {count}"
-    assert not commit_settled(consumer)  # a commit that meets a rebalance is made again
+def _read_all(consumer: KafkaConsumer, timeout: float = 60) -> list[Any]:
+    """Poll until the topic's ``RECORDS`` records arrived."""
+    records: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(records) < RECORDS and time.monotonic() < deadline:
+        records += [r for batch in consumer.poll(timeout_ms=500).values() for r in batch]
+    assert len(records) == RECORDS, f"read {len(records)} of {RECORDS}"
+    return records
 
 
 def _group(kafka: Kafka, topic: str, group_id: str, **config: object) -> KafkaConsumer:
-    """A kafka-python consumer of ``group_id`` with its defaults, that read ``topic`` whole."""
-    consumer = KafkaConsumer(
-        bootstrap_servers=kafka.bootstrap,
-        group_id=group_id,
-        auto_offset_reset="earliest",  # it joins after the records were written
-        **config,
-    )
-    subscribe_once_known(consumer, topic)
-    _consume_all(consumer, RECORDS)
+    """A kafka-python consumer of ``group_id`` with its defaults, that read ``topic`` whole
+    and committed it."""
+
+    def make() -> KafkaConsumer:
+        consumer = KafkaConsumer(
+            bootstrap_servers=kafka.bootstrap,
+            group_id=group_id,
+            auto_offset_reset="earliest",  # it joins after the records were written
+            **config,
+        )
+        subscribe_once_known(consumer, topic)
+        return consumer
+
+    consumer, records = read_and_commit(make, _read_all)
+    assert len(records) == RECORDS, "a commit that meets a rebalance is made again"
     return consumer
 
 
