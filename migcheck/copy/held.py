@@ -34,7 +34,7 @@ import pyarrow as pa
 from migcheck.copy.rounds import CHUNK
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, columns_batch, read_columns
-from migcheck.kafka.recordbatch import Columns, WholeRecord, whole_records
+from migcheck.kafka.recordbatch import Columns, WholeChunk
 
 #: Per source partition: where the copy starts and where the detection read ends.
 Grid = dict[int, tuple[int, int]]
@@ -154,7 +154,7 @@ def hold(run: str, unit: WorkUnit, chunks: list[Columns]) -> bool:
     return True
 
 
-def take(run: str | None, partition: int, start: int, end: int) -> list[WholeRecord] | None:
+def take(run: str | None, partition: int, start: int, end: int) -> WholeChunk | None:
     """The held records of the chunk ``[start, end)`` of ``partition``, in offset order;
     None when this task's disk does not hold them."""
     path = _file(run, partition, start, end) if run else None
@@ -166,11 +166,11 @@ def take(run: str | None, partition: int, start: int, end: int) -> list[WholeRec
             Columns(**{n: stored[f"{i}.{n}"] for n in _ARRAYS if f"{i}.{n}" in stored.files})
             for i in range(count)
         ]
-    records = [r for c in chunks for r in whole_records(c)]
-    offsets = [r.offset for r in records]
-    if offsets != sorted(offsets) or any(not start <= o < end for o in offsets):
+    offsets = np.concatenate([c.offsets for c in chunks]) if chunks else np.zeros(0, np.int64)
+    in_order = bool(np.all(offsets[1:] > offsets[:-1]))
+    if not in_order or (offsets.size and not start <= offsets[0] <= offsets[-1] < end):
         return None  # not this chunk's: read it from the source
-    return records
+    return WholeChunk(chunks)
 
 
 def release(run: str | None, partition: int, start: int) -> None:

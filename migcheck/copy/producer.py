@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line
+from migcheck.kafka.recordbatch import Fields
 
 #: kafka-python's security options (what :class:`ClientConfig` holds) as librdkafka
 #: names them; an option missing here is refused, never dropped.
@@ -47,10 +48,14 @@ TRANSACTION_TIMEOUT_S = 60.0
 class Record(Protocol):
     """What the copy writes of a source record (a kafka-python ``ConsumerRecord``)."""
 
-    key: bytes | None
-    value: bytes | None
-    timestamp: int
-    headers: Sequence[tuple[str, bytes | None]] | None
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def value(self) -> bytes | None: ...
+    @property
+    def timestamp(self) -> int: ...
+    @property
+    def headers(self) -> Sequence[tuple[str, bytes | None]] | None: ...
 
 
 def transactional_id(topic: str, into: str, partition: int) -> str:
@@ -143,17 +148,17 @@ class Producers:
 
 
 def write_transaction(
-    producer: Any, topic: str, records: Sequence[Record], placed: Sequence[int]
+    producer: Any, topic: str, records: Iterable[Fields], placed: Sequence[int]
 ) -> None:
-    """``records`` into ``topic``, each on its partition in ``placed``, in one
-    transaction: all of them commit, or none."""
+    """``records`` (each one's fields: :meth:`~migcheck.kafka.recordbatch.WholeChunk.fields`)
+    into ``topic``, each on its partition in ``placed``, in one transaction: all of them
+    commit, or none."""
     producer.begin_transaction()
     produce, poll = producer.produce, producer.poll
-    for r, q in zip(records, placed, strict=True):
-        headers = list(r.headers) if r.headers else None
+    for (value, key, timestamp, headers), q in zip(records, placed, strict=True):
         while True:
             try:
-                produce(topic, r.value, r.key, q, timestamp=r.timestamp, headers=headers)
+                produce(topic, value, key, q, timestamp=timestamp, headers=headers)
                 break
             except BufferError:  # librdkafka's queue is full: let it drain
                 poll(0.05)

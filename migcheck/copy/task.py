@@ -25,7 +25,7 @@ The decisions are pure (:func:`holds_in_order`, :func:`written_since`,
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,7 @@ from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.fetch import read_whole
 from migcheck.kafka.metadata import high_watermarks
+from migcheck.kafka.recordbatch import WholeChunk
 
 
 @dataclass(frozen=True)
@@ -154,17 +155,17 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
     producer = producers.get(txn_id) if producers else open_transactional_producer(s.client, txn_id)
     consumer = _Consumer(s.client)
     try:
-        records, held = _chunk_records(job, consumer)
-        placed, next_rr, nulls = _targets(job, records)
+        chunk, held = _chunk_records(job, consumer)
+        placed, next_rr, nulls = _targets(job, chunk)
         may_have_run = job.resumed if in_driver else _may_have_run(job)
-        committed = bool(records) and may_have_run and _committed(job, consumer, records, placed)
-        if records and not committed:
-            if librdkafka_writes(r.timestamp for r in records):
-                write_transaction(producer, s.into, records, placed)
-            elif kafka_python_writes(records):
+        committed = len(chunk) > 0 and may_have_run and _committed(job, consumer, chunk, placed)
+        if len(chunk) and not committed:
+            if librdkafka_writes(chunk.timestamps()):
+                write_transaction(producer, s.into, chunk.fields(), placed)
+            elif kafka_python_writes(chunk.records):
                 if producers:
                     producers.forget(txn_id)  # the released producer's initialisation fences it
-                _write_released(s.client, txn_id, s.into, records, placed)
+                _write_released(s.client, txn_id, s.into, chunk.records, placed)
             else:
                 raise UnwritableError(
                     f"{job.where}: a record with a timestamp of 0 or less and one with a "
@@ -173,8 +174,7 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
                     "of the chunk was written"
                 )
         release(s.held, job.partition, job.chunk.start)
-        size = sum(len(r.key or b"") + len(r.value or b"") for r in records)
-        return ChunkResult(job.partition, len(records), nulls, next_rr, committed, size, held)
+        return ChunkResult(job.partition, len(chunk), nulls, next_rr, committed, chunk.size(), held)
     except BaseException:
         if producers:
             producers.forget(txn_id)  # a failed transaction's producer is never reused
@@ -184,7 +184,7 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
 
 
 def _write_released(
-    client: ClientConfig, txn_id: str, into: str, records: list[Any], placed: list[int]
+    client: ClientConfig, txn_id: str, into: str, records: Sequence[Any], placed: list[int]
 ) -> None:
     released = open_released_producer(client, txn_id)
     try:
@@ -211,22 +211,24 @@ class _Consumer:
             self._open.close(autocommit=False)
 
 
-def _chunk_records(job: ChunkJob, consumer: _Consumer) -> tuple[list[Any], bool]:
+def _chunk_records(job: ChunkJob, consumer: _Consumer) -> tuple[WholeChunk, bool]:
     """The chunk's records, and whether they were taken from the detection's read
     (:mod:`migcheck.copy.held`) rather than read again."""
     c = job.chunk
     held = take(job.spec.held, job.partition, c.start, c.end)
-    return (list(held), True) if held is not None else (_reread(job, consumer), False)
+    if held is not None:
+        return held, True
+    return _reread(job, consumer), False
 
 
-def _reread(job: ChunkJob, consumer: _Consumer) -> list[Any]:
+def _reread(job: ChunkJob, consumer: _Consumer) -> WholeChunk:
     """The chunk's committed source records; they never change, so every attempt reads
     the same ones (or takes them from the detection's read: :mod:`migcheck.copy.held`).
     Gone to retention, the survivors still settle it (a transaction commits all its
     records or none); with none left nothing can tell, so it is refused."""
     s, c = job.spec, job.chunk
-    records: list[Any] = read_whole(s.client, s.topic, job.partition, c.start, c.end)
-    if not records and _log_start(consumer(), s.topic, job.partition) > c.start:
+    records = read_whole(s.client, s.topic, job.partition, c.start, c.end)
+    if not len(records) and _log_start(consumer(), s.topic, job.partition) > c.start:
         raise RecoveryError(
             f"{job.where}: the records of a chunk in flight are no longer there (retention?); "
             "cannot tell whether they were copied"
@@ -253,14 +255,13 @@ def _may_have_run(job: ChunkJob) -> bool:
     return job.resumed or task is None or task.attemptNumber() > 0
 
 
-def _targets(job: ChunkJob, records: list[Any]) -> tuple[list[int], int, int]:
+def _targets(job: ChunkJob, chunk: WholeChunk) -> tuple[list[int], int, int]:
     s = job.spec
     share = unhashed_share(job.partition, s.partitions, s.into_partitions)
-    keys = [r.key for r in records]
-    return targets(keys, s.partitioner, share, s.into_partitions, job.round_robin)
+    return targets(chunk.keys(), s.partitioner, share, s.into_partitions, job.round_robin)
 
 
-def _committed(job: ChunkJob, consumer: _Consumer, records: list[Any], placed: list[int]) -> bool:
+def _committed(job: ChunkJob, consumer: _Consumer, chunk: WholeChunk, placed: list[int]) -> bool:
     """Whether an earlier attempt committed the chunk: all of it, in order, after the
     recorded ends, read up to where the destination ends now."""
     s = job.spec
@@ -270,7 +271,7 @@ def _committed(job: ChunkJob, consumer: _Consumer, records: list[Any], placed: l
         return False
     return all(
         holds_in_order(identities(consumer(), s.into, q, job.ends[q], now[q]), ids)
-        for q, ids in wanted_by_partition(records, placed).items()
+        for q, ids in wanted_by_partition(chunk.records, placed).items()
     )
 
 

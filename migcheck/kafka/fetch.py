@@ -23,7 +23,7 @@ import pyarrow as pa
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line, open_consumer
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.kafka.recordbatch import Columns, WholeRecord, columns_of_records, whole_records
+from migcheck.kafka.recordbatch import Columns, WholeChunk, columns_of_records
 
 if TYPE_CHECKING:
     from kafka import KafkaConsumer, TopicPartition
@@ -276,7 +276,7 @@ def read_range(
 def read_whole(
     client: ClientConfig, topic: str, partition: int, start: int, end: int,
     idle_timeout_s: float = 30.0,
-) -> list[WholeRecord] | list[ConsumerRecord]:  # fmt: skip
+) -> WholeChunk:  # fmt: skip
     """The committed records of ``topic``-``partition`` in ``[start, end)``, whole (key,
     value, headers, timestamp), in offset order: what a copy writes.
 
@@ -292,9 +292,10 @@ def read_whole(
     consumer = open_consumer(client, retry_backoff_ms=READ_RETRY_BACKOFF_MS)
     try:
         if not fetch_columns(consumer, {TopicPartition(topic, partition): end}, bodies=True):
-            return list(read_range(consumer, topic, partition, start, end, idle_timeout_s))
+            return WholeChunk([], list(read_range(consumer, topic, partition, start, end,
+                                                  idle_timeout_s)))  # fmt: skip
         polls = _polls(consumer, topic, partition, start, end, idle_timeout_s, lambda _: 100)
-        return [r for polled in polls for c in polled for r in whole_records(c)]
+        return WholeChunk([c for polled in polls for c in polled])
     finally:
         consumer.close(autocommit=False)
 

@@ -21,7 +21,7 @@ import functools
 import struct
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -284,25 +284,43 @@ class WholeRecord(NamedTuple):
     headers: list[tuple[str, bytes | None]]
 
 
+#: A record's fields in the order librdkafka's ``produce`` takes them: value, key,
+#: timestamp, and its headers (None for none).
+Fields = tuple[bytes | None, bytes | None, int, list[tuple[str, bytes | None]] | None]
+
+
 def whole_records(c: Columns) -> list[WholeRecord]:
     """The records of columns decoded with ``bodies``, each with its key, value and
-    headers as bytes: for a copy, which writes them as they are."""
+    headers as bytes: for a copy's rarer paths, which need an object per record."""
+    rows = zip(c.offsets.tolist(), record_fields(c), strict=True)
+    return [
+        WholeRecord(offset, ts, key, value, headers or [])
+        for offset, (value, key, ts, headers) in rows
+    ]
+
+
+def record_fields(c: Columns) -> Iterator[Fields]:
+    """Each record of columns decoded with ``bodies``, as the fields a copy writes, one
+    at a time: a copy's write takes them straight from the columns' bytes, for a
+    ``WholeRecord`` kept per record of a chunk cost a 5 M-record copy more than the
+    writes (docs/benchmarks.md)."""
     if c.body_ends is None or c.body_data is None:
         raise ValueError("columns decoded without bodies")
     keys, bodies = c.key_data.tobytes(), c.body_data.tobytes()
-    out = []
     k = b = 0
-    rows = zip(c.offsets.tolist(), c.timestamps.tolist(), c.key_null.tolist(),
-               c.value_sizes.tolist(), c.key_ends.tolist(), c.body_ends.tolist(),
-               strict=True)  # fmt: skip
-    for offset, ts, null, size, key_end, body_end in rows:
+    rows = zip(c.timestamps.tolist(), c.key_null.tolist(), c.value_sizes.tolist(),
+               c.key_ends.tolist(), c.body_ends.tolist(), strict=True)  # fmt: skip
+    for ts, null, size, key_end, body_end in rows:
         value_end = b + size if size > 0 else b
         # a header count of 0 is one byte: no headers (the most records)
-        headers = [] if body_end - value_end == 1 else _headers(bodies[value_end:body_end])
-        key = None if null else keys[k:key_end]
-        out.append(WholeRecord(offset, ts, key, None if size < 0 else bodies[b:value_end], headers))
+        headers = None if body_end - value_end == 1 else _headers(bodies[value_end:body_end])
+        yield (
+            None if size < 0 else bodies[b:value_end],
+            None if null else keys[k:key_end],
+            ts,
+            headers,
+        )
         k, b = key_end, body_end
-    return out
 
 
 def _headers(encoded: bytes) -> list[tuple[str, bytes | None]]:
@@ -319,6 +337,59 @@ def _headers(encoded: bytes) -> list[tuple[str, bytes | None]]:
         out.append((key, None if size < 0 else encoded[pos : pos + size]))
         pos += max(size, 0)
     return out
+
+
+def record_keys(c: Columns) -> list[bytes | None]:
+    """Each record's key, as bytes (None for a null key)."""
+    keys, ends = c.key_data.tobytes(), c.key_ends.tolist()
+    starts = [0, *ends[:-1]]
+    rows = zip(starts, ends, c.key_null.tolist(), strict=True)
+    return [None if null else keys[a:e] for a, e, null in rows]
+
+
+@dataclass
+class WholeChunk:
+    """A range's records whole, as a copy writes them: ``columns`` decoded with bodies,
+    or, where the hooks are fenced off, kafka-python's own records (``given``).  The
+    write takes :meth:`fields` straight from the columns; only a copy's rarer paths (a
+    retry's look at the destination, kafka-python's producer) need :attr:`records`."""
+
+    columns: list[Columns]
+    given: list[ConsumerRecord] | None = None
+
+    def __len__(self) -> int:
+        return len(self.given) if self.given is not None else sum(c.n for c in self.columns)
+
+    @functools.cached_property
+    def records(self) -> Sequence[WholeRecord | ConsumerRecord]:
+        """An object per record, with kafka-python's names."""
+        if self.given is not None:
+            return self.given
+        return [r for c in self.columns for r in whole_records(c)]
+
+    def fields(self) -> Iterator[Fields]:
+        if self.given is None:
+            return (f for c in self.columns for f in record_fields(c))
+        return ((r.value, r.key, r.timestamp, list(r.headers) or None) for r in self.given)
+
+    def keys(self) -> list[bytes | None]:
+        if self.given is not None:
+            return [r.key for r in self.given]
+        return [key for c in self.columns for key in record_keys(c)]
+
+    def timestamps(self) -> list[int]:
+        if self.given is not None:
+            return [r.timestamp for r in self.given]
+        return [t for c in self.columns for t in c.timestamps.tolist()]
+
+    def size(self) -> int:
+        """The bytes of the keys and values."""
+        if self.given is not None:
+            return sum(len(r.key or b"") + len(r.value or b"") for r in self.given)
+        return sum(
+            int(c.key_ends[-1]) + int(np.clip(c.value_sizes, 0, None).sum()) if c.n else 0
+            for c in self.columns
+        )
 
 
 def columns_of_records(records: Sequence[ConsumerRecord], digest: bool = False) -> Columns:

@@ -95,7 +95,7 @@ def test_a_producer_opened_after_a_read_runs_on_kafka_python_as_released(
 
     producer = open_transactional_producer(client, f"hooks-{topic}")
     assert isinstance(producer, confluent_kafka.Producer)  # librdkafka's
-    write_transaction(producer, topic, [_Record(b"k3", b"3", 3)], [0])
+    write_transaction(producer, topic, [(b"3", b"k3", 3, None)], [0])  # value, key, time, headers
 
     released = open_released_producer(client, f"hooks-{topic}")  # fences librdkafka's
     try:

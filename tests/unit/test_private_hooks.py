@@ -274,19 +274,23 @@ def test_a_copys_whole_records_are_kafka_pythons_with_and_without_the_hooks(
     ends = [p.end for p in broker.topics["events"]]
     windows = [(0, 0, ends[0]), (1, 7, ends[1] // 2), (2, 500, ends[2])]
 
-    def read() -> list[tuple[object, ...]]:
-        return [
+    def read() -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], int]:
+        chunks = [read_whole(client, "events", p, a, b, idle_timeout_s=5) for p, a, b in windows]
+        records = [
             (r.offset, r.timestamp, r.key, r.value, list(r.headers))
-            for p, start, end in windows
-            for r in read_whole(client, "events", p, start, end, idle_timeout_s=5)
+            for chunk in chunks
+            for r in chunk.records
         ]
+        return records, [f for chunk in chunks for f in chunk.fields()], sum(map(len, chunks))
 
     _hooks(monkeypatch, on=True)
-    fast = read()
+    fast, fast_fields, count = read()
     _hooks(monkeypatch, on=False)
-    public = read()
+    public, public_fields, _ = read()
     assert len(fast) > 300 and any(h for *_, h in fast) and any(v is None for *_, v, _ in fast)
     assert fast == public
+    assert fast_fields == public_fields == [(v, k, t, h or None) for _, t, k, v, h in public]
+    assert count == len(public)
 
 
 @pytest.mark.parametrize(("hooks", "together"), [(True, False), (False, False), (True, True)])
