@@ -12,13 +12,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from migcheck.analysis.aggregate import KeyStats, score_partitioners
 from migcheck.analysis.figures import figure_spec
 from migcheck.analysis.verdicts import PartitionerScore, choose_placement, placed_alike
 from migcheck.copy.checkpoint import Checkpoint
 from migcheck.copy.errors import CheckpointError, PlacementError
 from migcheck.copy.held import reader
-from migcheck.hashing.partitioners import AUTO_CANDIDATES, UNHASHED, partition_array
+from migcheck.hashing.partitioners import (
+    AUTO_CANDIDATES,
+    UNHASHED,
+    Keys,
+    partition_array,
+)
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit
 from migcheck.kafka.metadata import TopicMeta
@@ -39,25 +46,20 @@ def unhashed_share(partition: int, partitions: int, into_partitions: int) -> lis
 
 
 def targets(
-    keys: Sequence[bytes | None],
+    keys: Keys,
     partitioner: str,
     share: list[int],
     into_partitions: int,
     rr: int,
 ) -> tuple[list[int], int, int]:
     """Each key's destination partition, the next round-robin position and the number of
-    unhashed keys; unhashed keys round-robin from ``rr`` over ``share``."""
-    placed = partition_array(list(keys), into_partitions, partitioner)
-    out = []
-    nulls = 0
-    for p in placed:
-        if p == UNHASHED:
-            out.append(share[rr % len(share)])
-            rr += 1
-            nulls += 1
-        else:
-            out.append(int(p))
-    return out, rr, nulls
+    unhashed keys; unhashed keys round-robin from ``rr`` over ``share``, in their order."""
+    placed = partition_array(keys, into_partitions, partitioner)
+    unhashed = placed == UNHASHED
+    nulls = int(unhashed.sum())
+    if nulls:
+        placed[unhashed] = np.asarray(share)[(rr + np.arange(nulls)) % len(share)]
+    return placed.tolist(), rr + nulls, nulls
 
 
 def choose_partitioner(

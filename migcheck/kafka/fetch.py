@@ -23,7 +23,7 @@ import pyarrow as pa
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig, first_line, open_consumer
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.kafka.recordbatch import Columns, WholeChunk, columns_of_records
+from migcheck.kafka.recordbatch import Columns, WholeChunk, columns_of_records, key_array
 
 if TYPE_CHECKING:
     from kafka import KafkaConsumer, TopicPartition
@@ -538,18 +538,13 @@ def columns_batch(unit: WorkUnit, c: Columns) -> pa.RecordBatch:
     """One chunk of decoded records as :data:`RECORD_SCHEMA` (:data:`DIGEST_SCHEMA` with
     its digests), built from its arrays."""
     n = c.n
-    key_offsets = np.zeros(n + 1, np.int32)
-    key_offsets[1:] = c.key_ends
-    valid = np.packbits(~c.key_null, bitorder="little")
-    keys = pa.Array.from_buffers(
-        pa.binary(), n, [pa.py_buffer(valid), pa.py_buffer(key_offsets), pa.py_buffer(c.key_data)]
-    )
+    keys = key_array(c)
     arrays = [
         pa.repeat(pa.scalar(unit.topic, pa.string()), n),
         pa.repeat(pa.scalar(unit.partition, pa.int32()), n),
         pa.array(c.offsets, pa.int64()),
         keys,
-        pa.array(np.diff(key_offsets), pa.int32(), mask=c.key_null),
+        pa.array(np.diff(c.key_ends, prepend=0), pa.int32(), mask=c.key_null),
         pa.array(c.value_sizes, pa.int32(), mask=c.value_sizes < 0),
         pa.array(c.timestamps, pa.int64()),
     ]

@@ -30,6 +30,7 @@ import numpy as np
 from migcheck.errors import ReadError
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from kafka.consumer.fetcher import ConsumerRecord
 
 #: A v2 batch header: base offset, length, leader epoch, magic, CRC, attributes,
@@ -339,12 +340,18 @@ def _headers(encoded: bytes) -> list[tuple[str, bytes | None]]:
     return out
 
 
-def record_keys(c: Columns) -> list[bytes | None]:
-    """Each record's key, as bytes (None for a null key)."""
-    keys, ends = c.key_data.tobytes(), c.key_ends.tolist()
-    starts = [0, *ends[:-1]]
-    rows = zip(starts, ends, c.key_null.tolist(), strict=True)
-    return [None if null else keys[a:e] for a, e, null in rows]
+def key_array(c: Columns) -> pa.Array:
+    """The records' keys as an Arrow binary array (null for a null key), over the
+    columns' own buffers: no Python object per key."""
+    import pyarrow as pa
+
+    n = c.n
+    key_offsets = np.zeros(n + 1, np.int32)
+    key_offsets[1:] = c.key_ends
+    valid = np.packbits(~c.key_null, bitorder="little")
+    return pa.Array.from_buffers(
+        pa.binary(), n, [pa.py_buffer(valid), pa.py_buffer(key_offsets), pa.py_buffer(c.key_data)]
+    )
 
 
 @dataclass
@@ -372,10 +379,14 @@ class WholeChunk:
             return (f for c in self.columns for f in record_fields(c))
         return ((r.value, r.key, r.timestamp, list(r.headers) or None) for r in self.given)
 
-    def keys(self) -> list[bytes | None]:
+    def keys(self) -> pa.Array:
+        """The keys as an Arrow binary array, as the partitioners take them: over the
+        columns' own buffers."""
+        import pyarrow as pa
+
         if self.given is not None:
-            return [r.key for r in self.given]
-        return [key for c in self.columns for key in record_keys(c)]
+            return pa.array([r.key for r in self.given], pa.binary())
+        return pa.concat_arrays([key_array(c) for c in self.columns] or [pa.array([], pa.binary())])
 
     def timestamps(self) -> list[int]:
         if self.given is not None:

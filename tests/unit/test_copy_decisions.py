@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pyarrow as pa
 import pytest
 from oracles import crc_partition, java_partition
 
@@ -69,9 +70,10 @@ def test_a_narrower_destination_gives_each_task_one_shared_partition() -> None:
 
 def test_targets_hash_keys_and_round_robin_null_keys_from_the_saved_position() -> None:
     keys = [b"k1", None, b"k2", None, None]
-    placed, rr, nulls = targets(keys, "murmur2", [1, 5, 9], 12, rr=1)
-    assert placed == [java_partition(b"k1", 12), 5, java_partition(b"k2", 12), 9, 1]
-    assert (rr, nulls) == (4, 3)
+    want = [java_partition(b"k1", 12), 5, java_partition(b"k2", 12), 9, 1]
+    assert targets(keys, "murmur2", [1, 5, 9], 12, rr=1) == (want, 4, 3)
+    # as a chunk's keys come: an Arrow array over the decoded columns' buffers
+    assert targets(pa.array(keys, pa.binary()), "murmur2", [1, 5, 9], 12, rr=1) == (want, 4, 3)
     crc, _, _ = targets([b"k1"], "consistent", [0], 12, rr=0)
     assert crc == [crc_partition(b"k1", 12)]
 
