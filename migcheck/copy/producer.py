@@ -78,6 +78,10 @@ def librdkafka_config(client: ClientConfig, txn_id: str) -> dict[str, Any]:
         "client.id": "migcheck-copy",
         # every task of every round initialises its id: 20 ms, not 100, between retries
         "retry.backoff.ms": 20,
+        # and connects at once to every broker: with sparse connections, librdkafka drops
+        # the bootstrap connection, then waits out a connection suppression (about 50 ms)
+        # or its producer-id timer (500 ms, one time in three) before it asks for an id
+        "enable.sparse.connections": False,
     }
     for name, value in client.options.items():
         if name == "ssl_check_hostname":

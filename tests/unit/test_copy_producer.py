@@ -50,6 +50,14 @@ def test_plaintext_is_idempotent_and_waits_for_every_replica() -> None:
     assert config["enable.idempotence"] is True and config["acks"] == "all"
 
 
+def test_each_tasks_producer_connects_to_every_broker_at_once() -> None:
+    """A task's producer lives for one chunk: sparse connections cost each one's
+    initialisation 50 to 500 ms of waiting (docs/benchmarks.md, 2026-11-30, tenth
+    session)."""
+    config = librdkafka_config(ClientConfig.load("b:9092", None), "t")
+    assert config["enable.sparse.connections"] is False
+
+
 def test_an_option_librdkafka_is_not_given_a_name_for_is_refused() -> None:
     client = ClientConfig("b:9092", {"security_protocol": "SSL", "ssl_crlfile": "/x.pem"})
     with pytest.raises(ReadError, match="ssl_crlfile"):
