@@ -145,6 +145,11 @@ class FigureSource(Protocol):
         """Every moved key, or None when the source keeps no row per key."""
         ...
 
+    def release(self) -> None:
+        """Drop what Spark caches for this source: a long-lived session (``migrate``'s)
+        scores a copy's source once and goes on."""
+        ...
+
 
 def figure_spec(
     topics: Sequence[TopicMeta], scored: Sequence[Scored], candidates: Sequence[int], sample: int

@@ -160,8 +160,10 @@ def spark_key_stats(
     held: str | None = None,
 ) -> KeyStats | None:
     """Partitioner scores of every key in ``units``, read and scored as ``analyze --full``
-    does (histories grouped and hashed by the read tasks), with the splits of tied
-    partitioners at the destination's count; None when there is no keyed record.  With
+    does (histories grouped, hashed and turned into figures by the read tasks: a history
+    row each would cross into Spark's JVM, be cached, and cross back to be scored), with
+    the splits of tied partitioners at the destination's count; None when there is no
+    keyed record.  With
     ``held`` (a copy's run), the read tasks hold the records for the copy
     (:mod:`migcheck.copy.held`): one read serves both."""
     from migcheck.analysis.scan.chunks import FullScan
@@ -171,9 +173,8 @@ def spark_key_stats(
     scored = [(KeyLayout.PLAIN, name) for name in names]
     spec = figure_spec([source], scored, [into_partitions], 0)
     read: Reader = reader(held, units) if held else read_units
-    scan = FullScan(client, units, spec, figures=False, reader=read)
-    histories, _ = scan.histories(spark)
+    scored_by, _ = FullScan(client, units, spec, figures=True, reader=read).load(spark)
     try:
-        return score_partitioners(histories).get(source.name)
+        return score_partitioners(scored_by).get(source.name)
     finally:
-        histories.unpersist()  # cached for the figures' and the distinct keys' jobs
+        scored_by.release()

@@ -80,3 +80,6 @@ class DriverFigures:
 
     def moved_keys(self, chosen: Chosen) -> None:
         return None
+
+    def release(self) -> None:
+        return None  # nothing in Spark

@@ -56,8 +56,7 @@ class HistoryFigures:
         moved = by_candidate.where(by_candidate["new"] != by_candidate["partition"])
         return SparkMovedKeys(_moved_keys_frame(moved))
 
-    def unpersist(self) -> None:
-        """Drop the cached histories (``copy`` scores them once and goes on)."""
+    def release(self) -> None:
         self.histories.unpersist()
 
 

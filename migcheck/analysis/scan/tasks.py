@@ -165,6 +165,10 @@ class TaskFigures:
     def moved_keys(self, chosen: Chosen) -> None:
         return None
 
+    def release(self) -> None:
+        if self._tasks is not None:
+            self._tasks.unpersist()
+
 
 def read_tasks(
     spark: SparkSession,
