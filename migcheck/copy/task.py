@@ -25,7 +25,7 @@ The decisions are pure (:func:`holds_in_order`, :func:`written_since`,
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,11 +112,31 @@ def launch_round(
     resumed: bool,
     counters: CopyCounters | None = None,
 ) -> list[ChunkResult]:
-    """Run the recorded round as one Spark job, a task per chunk; each task's result."""
+    """Run the recorded round as one Spark job, a task per chunk; each task's result.
+
+    A ``mapInArrow`` job over a row per chunk, as the detection's read tasks are, so that
+    Spark hands its tasks the Python workers those left, their imports and compiled
+    kernels loaded: an RDD job would start workers of its own."""
+    import pyarrow as pa
+
     jobs = chunk_jobs(spec, state, resumed)
-    rdd = spark.sparkContext.parallelize(jobs, max(1, len(jobs)))
     settle = settle_chunk if counters is None else functools.partial(_counted, counters=counters)
-    return list(rdd.map(settle).collect())
+
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for i in batch.column("id").to_pylist():
+                yield pa.RecordBatch.from_pylist([settle(jobs[i])._asdict()])
+
+    ids = spark.range(0, len(jobs), 1, max(1, len(jobs)))  # a row, and a task, per chunk
+    return [ChunkResult(**row.asDict()) for row in ids.mapInArrow(run, _RESULT_DDL).collect()]
+
+
+#: A :class:`ChunkResult` as a row of the round's job (Arrow's types for Python's ints
+#: and bools, which ``from_pylist`` infers).
+_RESULT_DDL = (
+    "partition long, records long, null_keys long, round_robin long, committed boolean, "
+    "bytes long, held boolean"
+)
 
 
 #: Threads a driver settles a round's chunks with: a chunk's time is mostly waiting on the
