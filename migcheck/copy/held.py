@@ -124,10 +124,13 @@ def _local_dir(run: str) -> Path | None:
 
 def _file(run: str, partition: int, start: int, end: int) -> Path | None:
     where = _local_dir(run)
-    return where / f"{partition}-{start}-{end}.npz" if where else None
+    return where / f"{partition}-{start}-{end}.npy" if where else None
 
 
-#: The arrays of a chunk's columns, each stored as ``<index>.<name>``.
+#: The arrays of a chunk's columns, each stored as ``<index>.<name>``: a file holds the
+#: list of those names, then each array, as ``numpy.save`` writes them one after another
+#: (``numpy.savez``'s zip computed a CRC-32 of every byte both ways: a fifth of the
+#: detection's read in a profile, docs/benchmarks.md).
 _ARRAYS = [f.name for f in fields(Columns)]
 
 
@@ -149,7 +152,9 @@ def hold(run: str, unit: WorkUnit, chunks: list[Columns]) -> bool:
         return False
     part = path.with_suffix(f".{uuid.uuid4().hex}.part")
     with open(part, "wb") as f:
-        np.savez(f, **arrays)
+        np.save(f, np.array(list(arrays)), allow_pickle=False)
+        for array in arrays.values():
+            np.save(f, array, allow_pickle=False)
     os.replace(part, path)
     return True
 
@@ -160,12 +165,14 @@ def take(run: str | None, partition: int, start: int, end: int) -> WholeChunk | 
     path = _file(run, partition, start, end) if run else None
     if path is None or not path.exists():
         return None
-    with np.load(path, allow_pickle=False) as stored:
-        count = 1 + max((int(k.split(".")[0]) for k in stored.files), default=-1)
-        chunks = [
-            Columns(**{n: stored[f"{i}.{n}"] for n in _ARRAYS if f"{i}.{n}" in stored.files})
-            for i in range(count)
-        ]
+    with open(path, "rb") as f:
+        names = [str(name) for name in np.load(f, allow_pickle=False)]
+        stored = {name: np.load(f, allow_pickle=False) for name in names}
+    count = 1 + max((int(k.split(".")[0]) for k in names), default=-1)
+    chunks = [
+        Columns(**{n: stored[f"{i}.{n}"] for n in _ARRAYS if f"{i}.{n}" in stored})
+        for i in range(count)
+    ]
     offsets = np.concatenate([c.offsets for c in chunks]) if chunks else np.zeros(0, np.int64)
     in_order = bool(np.all(offsets[1:] > offsets[:-1]))
     if not in_order or (offsets.size and not start <= offsets[0] <= offsets[-1] < end):
@@ -180,7 +187,7 @@ def release(run: str | None, partition: int, start: int) -> None:
     where = _local_dir(run) if run else None
     if where is None or not where.is_dir():
         return
-    for path in where.glob(f"{partition}-*.npz"):
+    for path in where.glob(f"{partition}-*.npy"):
         if int(path.name.split("-")[1]) <= start:
             with contextlib.suppress(OSError):
                 path.unlink()
