@@ -19,7 +19,8 @@ The eight hooks, each with why (and its public path):
 2. A connection's parser's ``receive_bytes``: parses a ``memoryview`` of what was
    received, so the parser's slices are views, not copies (public: kafka-python's own).
 3. A connection's parser's ``_process_response``: a frame's long reads are copied once,
-   not twice (public: kafka-python's own).
+   not twice, and the read of all that is left, which kafka-python's decoder makes of a
+   whole response, is a view, not a copy (public: kafka-python's own).
 4. The fetcher's ``PartitionRecords`` (``consumer._fetcher``), subclassed per consumer: a
    fetched partition's bytes become one :class:`~migcheck.kafka.recordbatch.Columns` chunk
    (:func:`~migcheck.kafka.recordbatch.decode`), not a Python object per record (public:
@@ -216,12 +217,19 @@ def frame_bytes() -> type[KafkaBytes]:
     return type("FrameBytes", (KafkaBytes,), {"read": frame_read})
 
 
-def frame_read(self: KafkaBytes, nbytes: int | None = None) -> bytes:
-    """Hook 3's ``read``: the next ``nbytes`` of the frame (all that is left when None), as
-    ``bytes``, copied once."""
+def frame_read(self: KafkaBytes, nbytes: int | None = None) -> bytes | memoryview:
+    """Hook 3's ``read``: the next ``nbytes`` of the frame as ``bytes``, copied once; all
+    that is left (``nbytes`` None) as a read-only view.
+
+    Why a view: kafka-python's ``ApiMessage.decode`` reads a whole response so, only to
+    wrap it in a ``memoryview`` and copy each field's bytes out of that (a fetch's records
+    too), so the copy of the whole was a third copy of every fetched byte.  The frame is
+    never written again once parsed: the parser drops it for a new one."""
     start = self._idx
     end = len(self) if nbytes is None else min(start + nbytes, len(self))
     self._idx = end
+    if nbytes is None:
+        return memoryview(self)[start:end].toreadonly()
     if end - start >= VIEW_READ_BYTES:
         return bytes(memoryview(self)[start:end])
     return bytes(self[start:end])
