@@ -46,7 +46,7 @@ from migcheck.copy.producer import (
 )
 from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
-from migcheck.kafka.fetch import read_whole
+from migcheck.kafka.fetch import WorkUnit, pack_units, read_whole
 from migcheck.kafka.metadata import high_watermarks
 from migcheck.kafka.recordbatch import WholeChunk
 
@@ -112,23 +112,37 @@ def launch_round(
     resumed: bool,
     counters: CopyCounters | None = None,
 ) -> list[ChunkResult]:
-    """Run the recorded round as one Spark job, a task per chunk; each task's result.
+    """Run the recorded round as one Spark job, each chunk's result: a task per core, each
+    settling its share of the chunks (:func:`shares`) one after another.
 
-    A ``mapInArrow`` job over a row per chunk, as the detection's read tasks are, so that
-    Spark hands its tasks the Python workers those left, their imports and compiled
-    kernels loaded: an RDD job would start workers of its own."""
+    Why a share, not a task per chunk: a task costs Spark about a tenth of a second
+    beyond its chunk, and a 5 M-record copy on two cores ran 120 of them
+    (docs/benchmarks.md).  A retried task settles its whole share again, each chunk as
+    any retry does (:func:`_may_have_run`).  A ``mapInArrow`` job over a row per share, as
+    the detection's read tasks are, so that Spark hands its tasks the Python workers those
+    left, their imports and compiled kernels loaded: an RDD job starts workers of its own."""
     import pyarrow as pa
 
-    jobs = chunk_jobs(spec, state, resumed)
+    parts = shares(chunk_jobs(spec, state, resumed), spark.sparkContext.defaultParallelism)
     settle = settle_chunk if counters is None else functools.partial(_counted, counters=counters)
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for i in batch.column("id").to_pylist():
-                yield pa.RecordBatch.from_pylist([settle(jobs[i])._asdict()])
+                for job in parts[i]:
+                    yield pa.RecordBatch.from_pylist([settle(job)._asdict()])
 
-    ids = spark.range(0, len(jobs), 1, max(1, len(jobs)))  # a row, and a task, per chunk
+    ids = spark.range(0, len(parts), 1, max(1, len(parts)))  # a row, and a task, per share
     return [ChunkResult(**row.asDict()) for row in ids.mapInArrow(run, _RESULT_DDL).collect()]
+
+
+def shares(jobs: Sequence[ChunkJob], tasks: int) -> list[list[ChunkJob]]:
+    """A round's chunks over at most ``tasks`` tasks of about equal records, each task's
+    in offset order (:func:`~migcheck.kafka.fetch.pack_units`: largest first, each to the
+    task with the least so far)."""
+    by_partition = {job.partition: job for job in jobs}  # a round has a chunk per partition
+    units = [WorkUnit(j.spec.topic, j.partition, j.chunk.start, j.chunk.end) for j in jobs]
+    return [[by_partition[u.partition] for u in share] for share in pack_units(units, tasks)]
 
 
 #: A :class:`ChunkResult` as a row of the round's job (Arrow's types for Python's ints

@@ -43,6 +43,7 @@ from migcheck.copy.task import (
     check_placed_as_recorded,
     chunk_jobs,
     holds_in_order,
+    shares,
     wanted_by_partition,
     written_since,
 )
@@ -264,6 +265,18 @@ def test_a_resumed_round_gives_each_task_its_recorded_chunk_position_and_ends() 
     assert [j.resumed for j in fresh] == [False, False]
     # outside a Spark task nothing says it is a first attempt: the chunk is checked
     assert _may_have_run(fresh[0])
+
+
+def test_a_rounds_chunks_are_shared_out_over_the_tasks_by_records() -> None:
+    spec = CopySpec(ClientConfig("b:9092"), "t", "u", "murmur2", 5, 8)
+    sizes = {0: 50, 1: 50, 2: 50, 3: 10, 4: 40}
+    jobs = [ChunkJob(spec, p, Chunk(1000, 1000 + n), 0, {}) for p, n in sizes.items()]
+    # largest first, each to the task with the fewest records so far: 50 | 50, then the
+    # third 50 to the first task (ties go to the first), 40 and 10 to the second: 100 | 100
+    got = [[j.partition for j in share] for share in shares(jobs, 2)]
+    assert got == [[0, 2], [1, 3, 4]]
+    assert [[j.partition for j in share] for share in shares(jobs[:3], 8)] == [[0], [1], [2]]
+    assert shares([], 2) == []
 
 
 # --- settling a chunk in its task -------------------------------------------------------
