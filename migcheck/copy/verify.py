@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from migcheck.analysis.scan.tasks import RECORDS_PER_TASK, Group, read_tasks
+from migcheck.analysis.scan.tasks import Group, read_tasks
 from migcheck.copy.tally import Tally, buckets, identity_hashes, tallied, tally_of
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in
@@ -130,6 +130,14 @@ def _identities(spark: Any, client: ClientConfig, ranges: Ranges) -> Any:
     return _read(spark, client, ranges, _identity_batches, _SCHEMA)
 
 
+#: Records a check's task reads, about: five times a full scan's task
+#: (:data:`~migcheck.analysis.scan.tasks.RECORDS_PER_TASK`), since its tallies stream and
+#: its memory does not grow with them, while each task costs Spark about a tenth of a
+#: second beyond its records (the 5 M copy's check: 21 tasks 7.4 to 8.2 s, 4 tasks 6.1 to
+#: 6.7 s; docs/benchmarks.md).  A failed task reads this much again.
+RECORDS_PER_CHECK = 2_500_000
+
+
 def _read(spark: Any, client: ClientConfig, ranges: Ranges, group: Group, ddl: str) -> Any:
     """The records of ``ranges`` grouped by ``group`` into rows of ``ddl``, read by Spark's
     tasks in compiled code (:func:`~migcheck.kafka.fetch.read_units` with digests), the
@@ -138,7 +146,7 @@ def _read(spark: Any, client: ClientConfig, ranges: Ranges, group: Group, ddl: s
     units = [WorkUnit(topic, p, start, end) for topic, p, start, end in ranges if start < end]
     if not units:
         return spark.createDataFrame([], ddl)
-    tasks = max(spark.sparkContext.defaultParallelism, -(-records_in(units) // RECORDS_PER_TASK))
+    tasks = max(spark.sparkContext.defaultParallelism, -(-records_in(units) // RECORDS_PER_CHECK))
     packed = pack_spans(units, tasks)
     frame, _ = read_tasks(spark, client, packed, group, ddl, every_record=True, digest=True)
     return frame
