@@ -66,7 +66,7 @@ class RecordsProgress:
 class CopyProgress(RecordsProgress):
     """A copy's records and bytes written, its rate and the time left, from the tasks'
     accumulators (:class:`~migcheck.copy.task.CopyCounters`), which Spark updates as each
-    chunk's task ends."""
+    task ends (a task settles a share of a round's chunks)."""
 
     label = "copying records"
 

@@ -46,7 +46,7 @@ from migcheck.copy.producer import (
 )
 from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
-from migcheck.kafka.fetch import WorkUnit, pack_units, read_whole
+from migcheck.kafka.fetch import WorkUnit, pack_units, read_whole, records_in
 from migcheck.kafka.metadata import high_watermarks
 from migcheck.kafka.recordbatch import WholeChunk
 
@@ -95,7 +95,7 @@ def chunk_jobs(spec: CopySpec, state: Checkpoint, resumed: bool = True) -> list[
 @dataclass(frozen=True)
 class CopyCounters:
     """Spark accumulators of the records and bytes (keys and values) the tasks settle: a
-    progress bar reads them as each chunk's task ends."""
+    progress bar reads them as each task ends (:func:`shares`)."""
 
     records: Any
     bytes: Any
@@ -112,8 +112,9 @@ def launch_round(
     resumed: bool,
     counters: CopyCounters | None = None,
 ) -> list[ChunkResult]:
-    """Run the recorded round as one Spark job, each chunk's result: a task per core, each
-    settling its share of the chunks (:func:`shares`) one after another.
+    """Run the recorded round as one Spark job, each chunk's result: a task per core (more
+    where a round is large), each settling its share of the chunks (:func:`shares`) one
+    after another.
 
     Why a share, not a task per chunk: a task costs Spark about a tenth of a second
     beyond its chunk, and a 5 M-record copy on two cores ran 120 of them
@@ -136,12 +137,21 @@ def launch_round(
     return [ChunkResult(**row.asDict()) for row in ids.mapInArrow(run, _RESULT_DDL).collect()]
 
 
-def shares(jobs: Sequence[ChunkJob], tasks: int) -> list[list[ChunkJob]]:
-    """A round's chunks over at most ``tasks`` tasks of about equal records, each task's
-    in offset order (:func:`~migcheck.kafka.fetch.pack_units`: largest first, each to the
-    task with the least so far)."""
+#: The offsets a task's share of a round holds, about, at most: its records reach the
+#: progress bar when the task ends, and a failed task settles its share again.  A round of
+#: 24 chunks of :data:`~migcheck.copy.rounds.CHUNK` is a task per core on two cores; one of
+#: 1,000 partitions is 50 tasks.
+SHARE_OFFSETS = 1_000_000
+
+
+def shares(jobs: Sequence[ChunkJob], cores: int, most: int = SHARE_OFFSETS) -> list[list[ChunkJob]]:
+    """A round's chunks over tasks of about equal offsets, each task's in offset order
+    (:func:`~migcheck.kafka.fetch.pack_units`: largest first, each to the task with the
+    least so far): a multiple of ``cores`` tasks (a last wave with idle cores would cost a
+    whole task's time) of at most about ``most`` offsets each."""
     by_partition = {job.partition: job for job in jobs}  # a round has a chunk per partition
     units = [WorkUnit(j.spec.topic, j.partition, j.chunk.start, j.chunk.end) for j in jobs]
+    tasks = cores * max(1, -(-records_in(units) // (most * cores)))
     return [[by_partition[u.partition] for u in share] for share in pack_units(units, tasks)]
 
 

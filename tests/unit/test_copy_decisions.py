@@ -277,6 +277,8 @@ def test_a_rounds_chunks_are_shared_out_over_the_tasks_by_records() -> None:
     assert got == [[0, 2], [1, 3, 4]]
     assert [[j.partition for j in share] for share in shares(jobs[:3], 8)] == [[0], [1], [2]]
     assert shares([], 2) == []
+    # 200 offsets of at most 60 a task on two cores: 2 * ceil(200 / 120) = 4 tasks
+    assert [[j.partition for j in s] for s in shares(jobs, 2, most=60)] == [[0], [1], [2], [3, 4]]
 
 
 # --- settling a chunk in its task -------------------------------------------------------
