@@ -1,6 +1,7 @@
-"""One Spark task: settle one chunk of a source partition, and copy it if it never committed.
+"""Settle a chunk of a source partition, and copy it if it never committed: what a round's
+Spark task does for each chunk of its share (:func:`shares`), one after another.
 
-Every attempt of the task does the same, whether it is the first, a retry on another
+Every attempt at a chunk does the same, whether it is the first, a retry on another
 worker after an executor was lost, or a task of a later run that resumes a killed
 driver's round: it gets its chunk, its round-robin position and the destination's
 recorded ends from the driver (:class:`ChunkJob`), never from a local disk.  It
