@@ -132,7 +132,9 @@ def launch_round(
         for batch in batches:
             for i in batch.column("id").to_pylist():
                 for job in parts[i]:
-                    yield pa.RecordBatch.from_pylist([settle(job)._asdict()])
+                    result = settle(job)
+                    row = [pa.array([getattr(result, name)]) for name in _RESULT_NAMES]
+                    yield pa.RecordBatch.from_arrays(row, _RESULT_NAMES)
 
     ids = spark.range(0, len(parts), 1, max(1, len(parts)))  # a row, and a task, per share
     return [ChunkResult(**row.asDict()) for row in ids.mapInArrow(run, _RESULT_DDL).collect()]
@@ -156,12 +158,19 @@ def shares(jobs: Sequence[ChunkJob], cores: int, most: int = SHARE_OFFSETS) -> l
     return [[by_partition[u.partition] for u in share] for share in pack_units(units, tasks)]
 
 
-#: A :class:`ChunkResult` as a row of the round's job (Arrow's types for Python's ints
-#: and bools, which ``from_pylist`` infers).
-_RESULT_DDL = (
-    "partition long, records long, null_keys long, round_robin long, committed boolean, "
-    "bytes long, held boolean"
+#: A :class:`ChunkResult` as a row of the round's job, field by field (Arrow's types for
+#: Python's ints and bools, which ``pa.array`` infers).
+_RESULT_COLUMNS = (
+    ("partition", "long"),
+    ("records", "long"),
+    ("null_keys", "long"),
+    ("round_robin", "long"),
+    ("committed", "boolean"),
+    ("bytes", "long"),
+    ("held", "boolean"),
 )
+_RESULT_NAMES = [name for name, _ in _RESULT_COLUMNS]
+_RESULT_DDL = ", ".join(f"{name} {kind}" for name, kind in _RESULT_COLUMNS)
 
 
 #: Threads a driver settles a round's chunks with: a chunk's time is mostly waiting on the

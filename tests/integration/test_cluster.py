@@ -33,6 +33,8 @@ from oracles import java_partition
 from sparkcluster import Run, SparkCluster
 from streamsapp import KEYS, moved_keys, ran_once
 
+from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
+
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 SCRAM_SECRET = "scram-alice-secret"  # scripts/kafka-local's SCRAM-SHA-512 user
@@ -85,8 +87,16 @@ def _fill(kafka: Kafka, prefix: str, partitions: int, records: int, keys: int) -
 @pytest.fixture(scope="module")
 def big(kafka: Kafka) -> Topic:
     """150,000 records of 8,000 keys over 6 partitions: more than a default sample reads
-    (20,000 a partition), and enough chunks (5,000 records) for a copy to be killed."""
+    (20,000 a partition)."""
     return _fill(kafka, "cluster-big", 6, 150_000, 8_000)
+
+
+@pytest.fixture(scope="module")
+def rounds(kafka: Kafka) -> Topic:
+    """Three rounds of the copy's chunks over 3 partitions, of 8,000 keys: a copy killed
+    once its first chunks committed leaves rounds to the resumed run (a round's chunks are
+    settled by a task per core, one after another, too quickly to be killed between)."""
+    return _fill(kafka, "cluster-rounds", 3, 3 * (2 * CHUNK + CHUNK // 5), 8_000)
 
 
 @pytest.fixture(scope="module")
@@ -362,9 +372,9 @@ def _copied(checkpoint: Path) -> int:
 
 def _until_progress(kafka: Kafka, into: str, checkpoint: Path, proc: subprocess.Popen) -> None:
     """Until some chunk committed: the checkpoint's offsets advanced, or committed records
-    reached the destination (kcat reads it whole, so twice a second at most).  A round has
-    a chunk per partition and runs in waves of two tasks: records of the first wave in the
-    destination leave the next waves to the resumed run."""
+    reached the destination (kcat reads it whole, so twice a second at most).  The source
+    holds three rounds: records of the first in the destination leave the others to the
+    resumed run."""
     deadline, next_look = time.monotonic() + 300, 0.0
     while time.monotonic() < deadline and proc.poll() is None:
         if _copied(checkpoint) > 0:
@@ -378,14 +388,14 @@ def _until_progress(kafka: Kafka, into: str, checkpoint: Path, proc: subprocess.
 
 
 def test_a_killed_copy_resumes_on_the_remaining_worker(
-    spark_cluster: SparkCluster, kafka: Kafka, big: Topic, tmp_path: Path
+    spark_cluster: SparkCluster, kafka: Kafka, rounds: Topic, tmp_path: Path
 ) -> None:
     """SIGKILL the copy's driver once a chunk committed, lose worker 1 (its JVMs killed),
     resume with the same checkpoint: the tasks run on worker 0, every record once, in order."""
     into = kafka.create_topic("cluster-kill", 8)
     checkpoint = tmp_path / "copy.json"
-    copy = ["copy", "--bootstrap-server", kafka.bootstrap, "--topic", big.name, "--into", into,
-            "--checkpoint", str(checkpoint)]  # fmt: skip
+    copy = ["copy", "--bootstrap-server", kafka.bootstrap, "--topic", rounds.name, "--into",
+            into, "--checkpoint", str(checkpoint)]  # fmt: skip
     log = tmp_path / "killed.err"
     with log.open("w") as err:
         proc = subprocess.Popen(
@@ -398,7 +408,7 @@ def test_a_killed_copy_resumes_on_the_remaining_worker(
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and its Spark JVM
         proc.wait(timeout=30)
-    assert 0 < len(kcat_dump(kafka, into)) < len(big.records), log.read_text()[-2000:]
+    assert 0 < len(kcat_dump(kafka, into)) < len(rounds.records), log.read_text()[-2000:]
 
     spark_cluster.stop_worker(1)
     try:
@@ -411,7 +421,7 @@ def test_a_killed_copy_resumes_on_the_remaining_worker(
     assert r.code == 0, r.why()
     assert "missing 0, duplicated 0, misplaced 0: OK" in r.stdout, r.stdout
     assert ran_on and spark_cluster.app_dirs(1) == lost  # only worker 0 ran the resumed copy
-    _check_exact_copy(kafka, big, into, 8)
+    _check_exact_copy(kafka, rounds, into, 8)
 
 
 # ---------------------------------------------------------------- the probe
