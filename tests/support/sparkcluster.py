@@ -288,7 +288,25 @@ class SparkCluster:
         start = time.monotonic()
         p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False,
                            env=self.driver_env(log))  # fmt: skip
+        self.drop_finished_deps()
         return Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, log)
+
+    def drop_finished_deps(self) -> None:
+        """Remove what the executors of finished applications unpacked from migcheck's
+        archive (some 260 MB per executor per run), keeping everything else they wrote.
+
+        A standalone worker keeps each application's directory until its own cleanup
+        (``spark.worker.cleanup.enabled``, off by default, and it would take the
+        executors' logs the tests read): nine cluster runs left 4.4 GB, which with
+        the rest filled CI's disk (docs/development.md, run R)."""
+        if self.master is None:
+            return
+        running = {a.get("id") for a in self.state().get("activeapps", [])}
+        for app in self.root.glob("work-*/app-*"):
+            if app.name in running:
+                continue
+            for fetched in app.glob("*/migcheck-deps*"):
+                _remove(fetched)
 
     # ---- lifecycle
 
