@@ -3,7 +3,8 @@
 A newcomer runs ``pip install .`` from the clone into an environment of their own; the
 tool must then be ``<env>/bin/migcheck``, answering ``--version`` and ``--help``.  This
 installs the repository into a fresh virtualenv the way the README says, with pip's
-cache as the machine has it (warm in CI: the wheels are reused, nothing is pinned here).
+cache as the machine has it (warm in CI: the wheels are reused, nothing is pinned here)
+and, under scripts/test, pyspark's wheel from its wheelhouse (``PIP_FIND_LINKS``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -27,8 +29,14 @@ def version_in_source() -> str:
     return line.split("=", 1)[1].strip().strip("\"'")
 
 
-def test_pip_install_from_the_clone_puts_migcheck_on_path(tmp_path: Path) -> None:
-    env_dir = tmp_path / "env"
+def test_pip_install_from_the_clone_puts_migcheck_on_path() -> None:
+    # Not pytest's tmp_path, which keeps the environment (1.1 GB: pip copies, it does not
+    # link) until three sessions later; this one is gone when the test ends.
+    with tempfile.TemporaryDirectory(prefix="migcheck-install-") as where:
+        _install_and_run(Path(where) / "env")
+
+
+def _install_and_run(env_dir: Path) -> None:
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / "bin"
     pip = subprocess.run(
