@@ -10,9 +10,11 @@ from kafka-python's murmur2 (tests/oracles.py), never from migcheck.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import threading
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +49,25 @@ def phase2() -> list[tuple[str, str]]:
 def moved_keys(old: int, new: int) -> set[str]:
     """The keys the Java producer's rule sends elsewhere, by kafka-python's murmur2."""
     return {k for k in KEYS if java_partition(k.encode(), old) != java_partition(k.encode(), new)}
+
+
+def rocksdb_native(cp: str) -> Path:
+    """A directory holding RocksDB's JNI library, unpacked once from the rocksdbjni jar on
+    ``cp``, for ``-Djava.library.path``.  RocksDB looks there first (its
+    NativeLibraryLoader's ``System.loadLibrary("rocksdbjni-linux64")``); without it, each
+    JVM unpacks its own 15 MB copy into ``java.io.tmpdir``, which an app the test kills
+    leaves behind: 28 a run, 420 MB (docs/development.md, run R)."""
+    jar = next(Path(e) for e in cp.split(os.pathsep) if Path(e).name.startswith("rocksdbjni-"))
+    where = state_dir() / "rocksdb-native" / jar.stem
+    lib = where / "librocksdbjni-linux64.so"
+    if not lib.exists():
+        where.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(jar) as z:
+            data = z.read(lib.name)
+        tmp = where / f"{lib.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_bytes(data)
+        tmp.replace(lib)  # whole or not at all: another session may load it now
+    return where
 
 
 @dataclass(frozen=True)
@@ -196,6 +217,7 @@ class StreamsApp:
                 "run",
                 *cds_options(self.cp, "StreamsFixture"),
                 f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+                f"-Djava.library.path={rocksdb_native(self.cp)}",
             ),
             "--bootstrap-server",
             self.kafka.bootstrap,
