@@ -47,7 +47,7 @@ from migcheck.copy.producer import (
 )
 from migcheck.copy.rounds import ChunkResult, round_robin_of
 from migcheck.kafka.config import ClientConfig, open_consumer
-from migcheck.kafka.fetch import WorkUnit, pack_units, read_whole, records_in
+from migcheck.kafka.fetch import WorkUnit, pack_units, read_whole, records_in, task_count
 from migcheck.kafka.metadata import high_watermarks
 from migcheck.kafka.recordbatch import WholeChunk
 
@@ -150,11 +150,11 @@ SHARE_OFFSETS = 1_000_000
 def shares(jobs: Sequence[ChunkJob], cores: int, most: int = SHARE_OFFSETS) -> list[list[ChunkJob]]:
     """A round's chunks over tasks of about equal offsets, each task's in offset order
     (:func:`~migcheck.kafka.fetch.pack_units`: largest first, each to the task with the
-    least so far): a multiple of ``cores`` tasks (a last wave with idle cores would cost a
-    whole task's time) of at most about ``most`` offsets each."""
+    least so far), as many tasks as :func:`~migcheck.kafka.fetch.task_count` gives for
+    ``cores`` and at most about ``most`` offsets each."""
     by_partition = {job.partition: job for job in jobs}  # a round has a chunk per partition
     units = [WorkUnit(j.spec.topic, j.partition, j.chunk.start, j.chunk.end) for j in jobs]
-    tasks = cores * max(1, -(-records_in(units) // (most * cores)))
+    tasks = task_count(records_in(units), cores, most)
     return [[by_partition[u.partition] for u in share] for share in pack_units(units, tasks)]
 
 

@@ -480,6 +480,13 @@ def _poll_together(
                 progress[tp] = (when, True)
 
 
+def task_count(records: int, cores: int, per_task: int) -> int:
+    """How many tasks share ``records`` out: a multiple of ``cores``, since a last wave
+    with idle cores costs a whole task's time, and each of at most about ``per_task``
+    records, so that a wide topic still retries and shows progress a task at a time."""
+    return cores * max(1, -(-records // (per_task * cores)))
+
+
 def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
     """Share units out over at most ``tasks`` tasks of about equal size.
 

@@ -16,7 +16,7 @@ from migcheck.analysis.statistics import (
     stratified_total,
     wilson_interval,
 )
-from migcheck.kafka.fetch import WorkUnit, pack_units, plan_units
+from migcheck.kafka.fetch import WorkUnit, pack_units, plan_units, task_count
 from migcheck.kafka.metadata import PartitionMeta, TopicMeta
 
 
@@ -116,6 +116,16 @@ def test_sample_windows_spread_over_the_range() -> None:
     assert all(a.end <= b.start for a, b in itertools.pairwise(big))  # no overlap
     small = [u for u in units if u.partition == 1]
     assert [(u.start, u.end) for u in small] == [(0, 500)]  # small partitions are read fully
+
+
+def test_task_count_is_a_multiple_of_the_cores_of_at_most_per_task_records() -> None:
+    # worked by hand: the fewest tasks of at most per_task records, rounded up to whole waves
+    assert task_count(0, 2, 100) == 2
+    assert task_count(200, 2, 100) == 2
+    assert task_count(201, 2, 100) == 4
+    assert task_count(5_000_000, 2, 2_500_000) == 2
+    assert task_count(10, 1, 3) == 4
+    assert task_count(10, 3, 3) == 6
 
 
 def test_pack_units_balances_and_keeps_all() -> None:

@@ -37,7 +37,7 @@ from migcheck.analysis.scan.tasks import (
     read_tasks,
 )
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.fetch import WorkUnit, pack_spans, read_units, records_in
+from migcheck.kafka.fetch import WorkUnit, pack_spans, read_units, records_in, task_count
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -88,8 +88,7 @@ class FullScan:
 
     def _tasks(self, spark: SparkSession) -> int:
         cores = spark.sparkContext.defaultParallelism
-        total = records_in(self.units)
-        return cores * max(1, -(-total // (self.records_per_task * cores)))
+        return task_count(records_in(self.units), cores, self.records_per_task)
 
     def _whole(self, spark: SparkSession) -> WholePartitions | None:
         """Tasks of whole partitions, when every partition fits in a chunk."""
