@@ -220,12 +220,13 @@ def _read(
     every_record: bool,
     fetch_bytes: int = 4096,
     together: bool = False,
+    idle_timeout_s: float = 5,
 ) -> pa.Table:
     """``read_units``' batches, the consumer fetching ``fetch_bytes`` a partition (several
     fetches a partition)."""
     client = ClientConfig(broker.bootstrap, {}, {"max_partition_fetch_bytes": fetch_bytes})
-    batches = read_units(client, units, idle_timeout_s=5, every_record=every_record,
-                         together=together)  # fmt: skip
+    batches = read_units(client, units, idle_timeout_s=idle_timeout_s,
+                         every_record=every_record, together=together)  # fmt: skip
     return pa.Table.from_batches(list(batches)).combine_chunks()
 
 
@@ -340,15 +341,17 @@ def test_a_topic_deleted_under_a_read_ends_it(
     broker: FakeBroker, monkeypatch: pytest.MonkeyPatch, hooks: bool, together: bool, says: str
 ) -> None:
     """Hook 5: kafka-python drops a deleted topic from its metadata cache, and the read
-    stops at once, saying so; without the hook it ends at its idle timeout (5 s here),
-    the one line saying only that no records came.  Read together with a partition
-    that is done, the same."""
+    stops at once, saying so; without the hook it ends at its idle timeout (5 s with the
+    hook, which must come first; 2 s without, which only waits it out), the one line
+    saying only that no records came.  Read together with a partition that is done, the
+    same."""
     _hooks(monkeypatch, on=hooks)
     end = broker.topics["trimmed"][0].end
     other = [WorkUnit("events", 0, 0, broker.topics["events"][0].end)] if together else []
     threading.Timer(1.0, broker.delete, args=("trimmed",)).start()
+    units = [*other, WorkUnit("trimmed", 0, 100, end + 50)]
     with pytest.raises(ReadError, match=says):
-        _read(broker, [*other, WorkUnit("trimmed", 0, 100, end + 50)], True, together=together)
+        _read(broker, units, True, together=together, idle_timeout_s=5 if hooks else 2)
 
 
 def test_a_partition_that_stops_short_times_out_while_another_is_read_together(
@@ -360,7 +363,7 @@ def test_a_partition_that_stops_short_times_out_while_another_is_read_together(
     units = [WorkUnit("events", 0, 0, broker.topics["events"][0].end),
              WorkUnit("trimmed", 0, 100, end + 50)]  # fmt: skip
     with pytest.raises(ReadError, match=rf"^trimmed-0: no records between offset {end} "):
-        _read(broker, units, every_record=False, together=True)
+        _read(broker, units, every_record=False, together=True, idle_timeout_s=2)
 
 
 def test_the_consumers_metadata_refreshes_are_spaced_as_it_was_told(
