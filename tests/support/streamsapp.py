@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import platform
 import subprocess
 import threading
 import time
@@ -51,23 +52,30 @@ def moved_keys(old: int, new: int) -> set[str]:
     return {k for k in KEYS if java_partition(k.encode(), old) != java_partition(k.encode(), new)}
 
 
-def rocksdb_native(cp: str) -> Path:
-    """A directory holding RocksDB's JNI library, unpacked once from the rocksdbjni jar on
-    ``cp``, for ``-Djava.library.path``.  RocksDB looks there first (its
-    NativeLibraryLoader's ``System.loadLibrary("rocksdbjni-linux64")``); without it, each
-    JVM unpacks its own 15 MB copy into ``java.io.tmpdir``, which an app the test kills
+#: RocksDB's name for this machine's JNI library inside its jar, by ``platform.machine()``.
+ROCKSDB_JNI = {"x86_64": "linux64", "aarch64": "linux-aarch64"}
+
+
+def rocksdb_native(cp: str) -> list[str]:
+    """``-Djava.library.path`` to a directory holding RocksDB's JNI library, unpacked once
+    from the rocksdbjni jar on ``cp``; none where the jar has no library of this machine's
+    name (RocksDB then unpacks its own, as without the option).  RocksDB looks there first
+    (its NativeLibraryLoader's ``System.loadLibrary("rocksdbjni-linux64")``); without it,
+    each JVM unpacks its own 15 MB copy into ``java.io.tmpdir``, which an app the test kills
     leaves behind: 28 a run, 420 MB (docs/development.md, run R)."""
     jar = next(Path(e) for e in cp.split(os.pathsep) if Path(e).name.startswith("rocksdbjni-"))
     where = state_dir() / "rocksdb-native" / jar.stem
-    lib = where / "librocksdbjni-linux64.so"
+    lib = where / f"librocksdbjni-{ROCKSDB_JNI.get(platform.machine(), 'none')}.so"
     if not lib.exists():
-        where.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(jar) as z:
+            if lib.name not in z.namelist():
+                return []
             data = z.read(lib.name)
+        where.mkdir(parents=True, exist_ok=True)
         tmp = where / f"{lib.name}.{os.getpid()}.{threading.get_ident()}.tmp"
         tmp.write_bytes(data)
         tmp.replace(lib)  # whole or not at all: another session may load it now
-    return where
+    return [f"-Djava.library.path={where}"]
 
 
 @dataclass(frozen=True)
@@ -217,7 +225,7 @@ class StreamsApp:
                 "run",
                 *cds_options(self.cp, "StreamsFixture"),
                 f"-Dlog4j2.configurationFile={LOG_CONFIG}",
-                f"-Djava.library.path={rocksdb_native(self.cp)}",
+                *rocksdb_native(self.cp),
             ),
             "--bootstrap-server",
             self.kafka.bootstrap,
