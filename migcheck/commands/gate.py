@@ -25,9 +25,9 @@ from migcheck.gate.inputs import read_proposals
 from migcheck.gate.judge import (
     Judged,
     app_reader,
-    grown,
+    judge_by_readers,
+    judge_without_readers,
     plain_reader,
-    settled,
     unknown_reader,
 )
 from migcheck.gate.next_steps import next_steps
@@ -123,7 +123,7 @@ def _live_counts(client: ClientConfig, proposals: Sequence[Proposal]) -> dict[st
 
 def _grows(p: Proposal, live: Mapping[str, int]) -> bool:
     """Whether the change reaches the topic and grows it (its readers then decide)."""
-    return settled(p, live[p.topic]) is None
+    return judge_without_readers(p, live[p.topic]) is None
 
 
 def _moved(
@@ -187,12 +187,12 @@ class _Gate:
 
 
 def _change(gate: _Gate, p: Proposal, live: int) -> GateChange:
-    judged = settled(p, live)
+    judged = judge_without_readers(p, live)
     readers = gate.judged_readers(p, live, grows=judged is None)
     measured = None
     if judged is None:  # the topic grows: its readers decide
         measured = gate.moved.get((p.topic, p.after)) if p.after is not None else None
-        judged = grown(p, live, readers, measured, gate.options.max_moved_fraction)
+        judged = judge_by_readers(p, live, readers, measured, gate.options.max_moved_fraction)
     acceptance, covered = _acceptance(p, judged, gate.accepted, gate.today)
     return {
         "topic": p.topic,
@@ -248,11 +248,20 @@ def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader
     unseen = [r for r in cand["reasons"] if r.get("check") == Check.UNSEEN_STATE]
     if cand["verdict"] == AppLevel.CORRUPT and len(unseen) == len(cand["reasons"]):
         return unknown_reader(kind, id, f"{unseen[0]['text']}; {TOPOLOGY_SETTLES}")
-    first = first_error(cand)  # as migcheck app and the runbook's header quote it
-    reasons = [first] if first else [r["text"] for r in cand["reasons"]]
+    return app_reader(kind, id, cand["verdict"], _app_reasons(cand), stalls=_stalls(cand))
+
+
+def _app_reasons(cand: AppCandidate) -> list[tuple[str, str]]:
+    """The app's reasons as the gate cites them, each with its level: its first error (as
+    migcheck app and the runbook's header quote it) at the app's level, else every reason;
+    then the split state its clean-up leaves (CORRUPT)."""
+    first = first_error(cand)
+    reasons = (
+        [(cand["verdict"], first)] if first else [(r["level"], r["text"]) for r in cand["reasons"]]
+    )
     if cand.get("after_cleanup"):
-        reasons.append(cand["after_cleanup"] or "")
-    return app_reader(kind, id, cand["verdict"], reasons, stalls=_stalls(cand))
+        reasons.append((AppLevel.CORRUPT, cand["after_cleanup"] or ""))
+    return reasons
 
 
 def _stalls(cand: AppCandidate) -> bool:

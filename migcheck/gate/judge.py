@@ -35,6 +35,7 @@ from migcheck.model.gate import (
     GateReader,
     GateVerdict,
     Proposal,
+    RuleCode,
     RuleRef,
     SourceKind,
     worst,
@@ -44,35 +45,30 @@ from migcheck.model.readers import ReaderJudgement, ReaderRisk
 #: The plain readers' risks as gate rules.  Every risk has its entry (a unit test
 #: enumerates them): APP belongs to a stateful app, judged by ``migcheck app``, so a plain
 #: reader that carries it is one the gate cannot judge.
-RISK_RULES: Mapping[ReaderRisk, str] = {
-    ReaderRisk.LOSS_RISK: "MC301",
-    ReaderRisk.UNKNOWN: "MC302",
-    ReaderRisk.ORDER: "MC303",
-    ReaderRisk.APP: "MC302",
+RISK_RULES: Mapping[ReaderRisk, RuleCode] = {
+    ReaderRisk.LOSS_RISK: RuleCode.MAY_SKIP_RECORDS,
+    ReaderRisk.UNKNOWN: RuleCode.CANNOT_JUDGE,
+    ReaderRisk.ORDER: RuleCode.ORDER_BREAKS,
+    ReaderRisk.APP: RuleCode.CANNOT_JUDGE,
 }
 
 #: A stateful app's verdict (``migcheck app``'s level) as a gate rule; SAFE cites none.
 #: Every level has its entry (a unit test enumerates them).
-APP_RULES: Mapping[AppLevel, str | None] = {
-    AppLevel.CRASH: "MC201",
-    AppLevel.CORRUPT: "MC202",
+APP_RULES: Mapping[AppLevel, RuleCode | None] = {
+    AppLevel.CRASH: RuleCode.APP_CRASHES,
+    AppLevel.CORRUPT: RuleCode.APP_SPLITS_STATE,
     AppLevel.SAFE: None,
 }
 
-#: A CRASH that no check of Kafka Streams raises: joined topics of unequal counts in a
-#: classic app without repartition topics, whose group stalls in REBALANCING until
-#: task.timeout.ms (FINDINGS.md, join-nochangelog).  Cited instead of MC201.
-STALLS = "MC203"
-
 #: The rule of whatever the gate cannot map: it blocks (the gate fails closed).
-UNMAPPED = "MC302"
+UNMAPPED = RuleCode.CANNOT_JUDGE
 
 
 @dataclass(frozen=True)
 class Refusal:
     """How a tool refuses a partition change, in its own words."""
 
-    code: str
+    code: RuleCode
     words: str  # formatted with topic, before (the live count) and after
     any_change: bool = False  # it refuses an increase too, not only a decrease
 
@@ -81,18 +77,18 @@ class Refusal:
 #: decrease (KRaft's controller, checked against a 4.3 broker).
 REFUSALS: Mapping[SourceKind, Refusal] = {
     SourceKind.STRIMZI: Refusal(
-        "MC401",
+        RuleCode.OPERATOR_REFUSES,
         f"Strimzi's Topic Operator sets Ready=False, reason {STRIMZI_DECREASE_REASON}: "
         f"{STRIMZI_DECREASE} (the rest of the edit is still applied)",
     ),
     SourceKind.CONDUKTOR: Refusal(
-        "MC402", f"Conduktor refuses it: {CONDUKTOR_DECREASE}", any_change=True
+        RuleCode.TOOL_REFUSES, f"Conduktor refuses it: {CONDUKTOR_DECREASE}", any_change=True
     ),
 }
-KAFKA_REFUSAL = Refusal("MC402", f"Kafka refuses it: {KAFKA_DECREASE}")
+KAFKA_REFUSAL = Refusal(RuleCode.TOOL_REFUSES, f"Kafka refuses it: {KAFKA_DECREASE}")
 
 
-def rule(code: str, text: str) -> RuleRef:
+def rule(code: RuleCode, text: str) -> RuleRef:
     """A reason citing ``code``, linked to its page."""
     r = GATE_RULES[code]
     return RuleRef(code=code, verdict=r.verdict, text=text, doc=f"{RULES_DOC}#{r.anchor}")
@@ -108,22 +104,43 @@ def plain_reader(kind: str, id: str, judgements: Sequence[ReaderJudgement]) -> G
 
 
 def app_reader(
-    kind: str, id: str, level: str, reasons: Sequence[str], stalls: bool = False
+    kind: str, id: str, level: str, reasons: Sequence[tuple[str, str]], stalls: bool = False
 ) -> GateReader:
-    """A stateful app, by ``migcheck app``'s verdict for the change and its reasons.  A
-    level the gate does not know (a newer report's, a typo) is UNKNOWN, which blocks.
-    ``stalls``: its first error, for certain, is the unchecked join's stall (:data:`STALLS`)."""
+    """A stateful app, by ``migcheck app``'s verdict for the change and its reasons, each a
+    (level, text) pair cited with its own level's rule.  A level the gate does not know (a
+    newer report's, a typo) is UNKNOWN, which blocks: the app's makes the app a reader the
+    gate cannot judge, a reason's cites :data:`UNMAPPED`.  ``stalls``: its first error, for
+    certain, is the unchecked join's stall, so a CRASH cites MC203 (:func:`_app_rule`)."""
+    texts = [text for _, text in reasons]
     try:
-        code = APP_RULES[AppLevel(level)]
+        code = _app_rule(level, stalls)
     except (ValueError, KeyError):
         why = f"migcheck app's verdict {level!r} is not one the gate knows, so it blocks"
         return unknown_reader(kind, id, why)
-    if stalls and code == APP_RULES[AppLevel.CRASH]:
-        code = STALLS
-    verdict = GATE_RULES[code].verdict if code else GateVerdict.SAFE
+    if code is None:  # SAFE: its reasons, if any, cite no rule
+        return GateReader(kind=kind, id=id, verdict=GateVerdict.SAFE, reasons=texts, rules=[])
+    codes = [_reason_rule(reason_level, stalls) for reason_level, _ in reasons]
     return GateReader(
-        kind=kind, id=id, verdict=verdict, reasons=list(reasons), rules=[code] if code else []
+        kind=kind, id=id, verdict=GATE_RULES[code].verdict, reasons=texts, rules=codes
     )
+
+
+def _app_rule(level: str, stalls: bool = False) -> RuleCode | None:
+    """The rule an app's level cites (None: SAFE cites none); ValueError (or KeyError) for
+    a level the gate does not know.  With ``stalls``, a CRASH is the unchecked join's:
+    joined topics of unequal counts in a classic app without repartition topics, whose
+    group stalls in REBALANCING until task.timeout.ms (FINDINGS.md, join-nochangelog)."""
+    code = APP_RULES[AppLevel(level)]
+    return RuleCode.APP_STALLS if stalls and code is RuleCode.APP_CRASHES else code
+
+
+def _reason_rule(level: str, stalls: bool) -> RuleCode:
+    """One reason's rule: its level's, or :data:`UNMAPPED` for a level that cites none or
+    that the gate does not know (it blocks: a reason is never dropped)."""
+    try:
+        return _app_rule(level, stalls) or UNMAPPED
+    except (ValueError, KeyError):
+        return UNMAPPED
 
 
 def unknown_reader(kind: str, id: str, why: str) -> GateReader:
@@ -154,18 +171,21 @@ def judge(
     max_moved_fraction: float | None,
 ) -> Judged:
     """The verdict of ``p`` against the live count."""
-    return settled(p, live) or grown(p, live, readers, moved, max_moved_fraction)
+    return judge_without_readers(p, live) or judge_by_readers(
+        p, live, readers, moved, max_moved_fraction
+    )
 
 
-def settled(p: Proposal, live: int) -> Judged | None:
-    """The verdict of a change its readers cannot change: a destroyed topic, a refused
-    change, no change of the count; None for a topic that grows (its readers decide)."""
+def judge_without_readers(p: Proposal, live: int) -> Judged | None:
+    """Decides the verdict of a change its readers cannot change: a destroyed topic, a
+    refused change, no change of the count; None for a topic that grows (its readers
+    decide: :func:`judge_by_readers`)."""
     drift = _drift(p, live)
     if p.destroys:
-        code = "MC102" if p.after is None else "MC101"
+        code = RuleCode.DELETED if p.after is None else RuleCode.REPLACED
         return Judged(GateVerdict.DATA_LOSS, (rule(code, _destroyed(p)), *drift))
     if p.refused:
-        return Judged(GateVerdict.REFUSED, (rule("MC402", p.refused), *drift))
+        return Judged(GateVerdict.REFUSED, (rule(RuleCode.TOOL_REFUSES, p.refused), *drift))
     assert p.after is not None  # only a destroying change has none
     if p.after == live:
         return Judged(GateVerdict.SAFE, drift)
@@ -176,21 +196,18 @@ def settled(p: Proposal, live: int) -> Judged | None:
     return None
 
 
-def grown(
+def judge_by_readers(
     p: Proposal,
     live: int,
     readers: Sequence[GateReader],
     moved: GateMoved | None,
     max_moved_fraction: float | None,
 ) -> Judged:
-    """A growing topic's verdict: its worst reader's; MOVES when keys move and no reader
-    is at risk (blocking past ``max_moved_fraction``); SAFE when nothing moves."""
+    """Decides a growing topic's verdict: its worst reader's, citing every reason of every
+    reader; MOVES when keys move and no reader is at risk (blocking past
+    ``max_moved_fraction``); SAFE when nothing moves."""
     drift = _drift(p, live)
-    cited = [
-        rule(code, f"{r['kind']} {r['id']}: {text}")
-        for r in readers
-        for code, text in zip(r["rules"], r["reasons"], strict=False)
-    ]
+    cited = [c for r in readers for c in _cited(r)]
     cited.sort(key=lambda r: SEVERITY.index(r["verdict"]))  # worst first, stable
     at_risk = worst([r["verdict"] for r in readers])
     if at_risk is not GateVerdict.SAFE:
@@ -200,8 +217,19 @@ def grown(
     share = f"{moved['keys']:,} keys ({moved['fraction']:.1%} of the topic's) change partition"
     if max_moved_fraction is not None and moved["fraction"] > max_moved_fraction:
         text = f"{share}: more than --max-moved-fraction {max_moved_fraction:g}"
-        return Judged(GateVerdict.MOVES, (rule("MC502", text), *drift))
-    return Judged(GateVerdict.MOVES, (rule("MC501", share), *drift))
+        return Judged(GateVerdict.MOVES, (rule(RuleCode.TOO_MANY_MOVE, text), *drift))
+    return Judged(GateVerdict.MOVES, (rule(RuleCode.KEYS_MOVE, share), *drift))
+
+
+def _cited(r: GateReader) -> list[RuleRef]:
+    """Each reason of a reader with its own rule (a reader's rules and reasons pair one to
+    one; a SAFE app's reasons, if any, cite none)."""
+    if not r["rules"]:
+        return []
+    return [
+        rule(code, f"{r['kind']} {r['id']}: {text}")
+        for code, text in zip(r["rules"], r["reasons"], strict=True)
+    ]
 
 
 #: What keeps a topic that Terraform would destroy.
@@ -227,7 +255,7 @@ def _drift(p: Proposal, live: int) -> tuple[RuleRef, ...]:
         return ()
     return (
         rule(
-            "MC601",
+            RuleCode.DRIFT,
             f"the plan says {p.topic} has {p.before} partitions; the cluster has {live}: "
             "the change is judged against the cluster",
         ),

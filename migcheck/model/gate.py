@@ -80,11 +80,31 @@ class Proposal:
     refused: str | None = None
 
 
+class RuleCode(StrEnum):
+    """Every rule the gate can cite, by what it flags; each code is written here alone, and
+    :data:`GATE_RULES` says its verdict and title.  A code is never reused for another
+    meaning."""
+
+    REPLACED = "MC101"
+    DELETED = "MC102"
+    APP_CRASHES = "MC201"
+    APP_SPLITS_STATE = "MC202"
+    APP_STALLS = "MC203"
+    MAY_SKIP_RECORDS = "MC301"
+    CANNOT_JUDGE = "MC302"
+    ORDER_BREAKS = "MC303"
+    OPERATOR_REFUSES = "MC401"
+    TOOL_REFUSES = "MC402"
+    KEYS_MOVE = "MC501"
+    TOO_MANY_MOVE = "MC502"
+    DRIFT = "MC601"
+
+
 @dataclass(frozen=True)
 class Rule:
     """A rule code: what it flags, at which verdict; docs/rules.md#<code> explains it."""
 
-    code: str
+    code: RuleCode
     verdict: GateVerdict
     title: str
     blocks: bool = True  # False: reported, never a reason to fail (drift, a MOVES)
@@ -95,25 +115,44 @@ class Rule:
         return self.code.lower()
 
 
-def _rules(*rules: Rule) -> Mapping[str, Rule]:
+def _rules(*rules: Rule) -> Mapping[RuleCode, Rule]:
     return {r.code: r for r in rules}
 
 
-#: Every rule the gate can cite, by code.  A code is never reused for another meaning.
-GATE_RULES: Mapping[str, Rule] = _rules(
-    Rule("MC101", GateVerdict.DATA_LOSS, "the topic is replaced (deleted and created)"),
-    Rule("MC102", GateVerdict.DATA_LOSS, "the topic is deleted"),
-    Rule("MC201", GateVerdict.CRASH, "a stateful app crashes on its internal topics"),
-    Rule("MC202", GateVerdict.CORRUPT, "a stateful app runs on with its state split"),
-    Rule("MC203", GateVerdict.STALL, "a stateful app's group stalls"),
-    Rule("MC301", GateVerdict.LOSS_RISK, "a reader may skip a new partition's first records"),
-    Rule("MC302", GateVerdict.UNKNOWN, "a reader migcheck cannot judge"),
-    Rule("MC303", GateVerdict.ORDER, "per-key order breaks for a reader with lag"),
-    Rule("MC401", GateVerdict.REFUSED, "the operator refuses a partition decrease"),
-    Rule("MC402", GateVerdict.REFUSED, "the tool refuses a partition decrease"),
-    Rule("MC501", GateVerdict.MOVES, "keys change partition", blocks=False),
-    Rule("MC502", GateVerdict.MOVES, "more keys move than --max-moved-fraction allows"),
-    Rule("MC601", GateVerdict.SAFE, "the plan's count differs from the cluster's", blocks=False),
+#: Every rule the gate can cite, by code (a unit test holds it to :class:`RuleCode`).
+GATE_RULES: Mapping[RuleCode, Rule] = _rules(
+    Rule(RuleCode.REPLACED, GateVerdict.DATA_LOSS, "the topic is replaced (deleted and created)"),
+    Rule(RuleCode.DELETED, GateVerdict.DATA_LOSS, "the topic is deleted"),
+    Rule(RuleCode.APP_CRASHES, GateVerdict.CRASH, "a stateful app crashes on its internal topics"),
+    Rule(
+        RuleCode.APP_SPLITS_STATE,
+        GateVerdict.CORRUPT,
+        "a stateful app runs on with its state split",
+    ),
+    Rule(RuleCode.APP_STALLS, GateVerdict.STALL, "a stateful app's group stalls"),
+    Rule(
+        RuleCode.MAY_SKIP_RECORDS,
+        GateVerdict.LOSS_RISK,
+        "a reader may skip a new partition's first records",
+    ),
+    Rule(RuleCode.CANNOT_JUDGE, GateVerdict.UNKNOWN, "a reader migcheck cannot judge"),
+    Rule(RuleCode.ORDER_BREAKS, GateVerdict.ORDER, "per-key order breaks for a reader with lag"),
+    Rule(
+        RuleCode.OPERATOR_REFUSES, GateVerdict.REFUSED, "the operator refuses a partition decrease"
+    ),
+    Rule(RuleCode.TOOL_REFUSES, GateVerdict.REFUSED, "the tool refuses a partition decrease"),
+    Rule(RuleCode.KEYS_MOVE, GateVerdict.MOVES, "keys change partition", blocks=False),
+    Rule(
+        RuleCode.TOO_MANY_MOVE,
+        GateVerdict.MOVES,
+        "more keys move than --max-moved-fraction allows",
+    ),
+    Rule(
+        RuleCode.DRIFT,
+        GateVerdict.SAFE,
+        "the plan's count differs from the cluster's",
+        blocks=False,
+    ),
 )
 
 
@@ -146,7 +185,7 @@ RULES_DOC = "docs/rules.md"
 
 
 class RuleRef(TypedDict):
-    code: str  # a key of GATE_RULES
+    code: RuleCode
     verdict: GateVerdict
     text: str  # this change's reason, in the words of what happens
     doc: str  # RULES_DOC#<anchor>
@@ -163,7 +202,7 @@ class GateReader(TypedDict):
     id: str
     verdict: GateVerdict
     reasons: list[str]
-    rules: list[str]  # its codes, in the order of its reasons
+    rules: list[RuleCode]  # one per reason, in the order of its reasons
 
 
 class GateMoved(TypedDict):

@@ -288,7 +288,9 @@ def gate_writer(name: str) -> Written:
     source = Source(SourceKind.TERRAFORM, f"plans/{name}.json", f"kafka_topic.{name}")
     p = Proposal(name, 3, 6, source)
     readers = [
-        app_reader("kafka-streams", name, "CRASH", [f"Existing internal topic {name}-c"]),
+        app_reader(
+            "kafka-streams", name, "CRASH", [("CRASH", f"Existing internal topic {name}-c")]
+        ),
         plain_reader("consumer-group", name, [{"risk": ReaderRisk.ORDER, "text": name}]),
     ]
     judged = judge(p, 4, readers, None, None)  # 4 live: the plan's 3 is drift

@@ -5,7 +5,10 @@ reader; MOVES when keys move and no reader is at risk)."""
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +21,7 @@ from migcheck.model.gate import (
     GateMoved,
     GateVerdict,
     Proposal,
+    RuleCode,
     Source,
     SourceKind,
     worst,
@@ -27,7 +31,7 @@ from migcheck.model.readers import ReaderRisk
 TF = Source(SourceKind.TERRAFORM, "plan.json", "module.kafka.kafka_topic.orders")
 CHANGE = Source(SourceKind.CHANGE, None, "--change")
 MOVED: GateMoved = {"keys": 205, "fraction": 0.5125, "records": 400, "bytes": 4000, "exact": True}
-CRASHING = app_reader("kafka-streams", "shop", "CRASH", ["Existing internal topic ..."])
+CRASHING = app_reader("kafka-streams", "shop", "CRASH", [("CRASH", "Existing internal topic ...")])
 LOSING = plain_reader("consumer-group", "billing", [{"risk": ReaderRisk.LOSS_RISK, "text": "x"}])
 QUIET = plain_reader("consumer-group", "audit", [])
 
@@ -102,9 +106,66 @@ def test_a_plan_that_believes_another_count_is_drift_which_never_blocks() -> Non
 
 def test_unknown_and_app_readers_carry_their_codes() -> None:
     assert unknown_reader("kafka-streams", "a", "why")["rules"] == ["MC302"]
-    assert app_reader("quix-streams", "q", "CORRUPT", ["r"])["verdict"] == "CORRUPT"
+    assert app_reader("quix-streams", "q", "CORRUPT", [("CORRUPT", "r")])["verdict"] == "CORRUPT"
     assert app_reader("kafka-streams", "s", "SAFE", [])["rules"] == []
     assert set(GATE_RULES) >= {"MC201", "MC202", "MC301", "MC302", "MC303"}
+
+
+def test_every_rule_code_is_in_the_table_once() -> None:
+    """docs/rules.md's codes, by hand: each a RuleCode with its rule."""
+    codes = ["MC101", "MC102", "MC201", "MC202", "MC203", "MC301", "MC302", "MC303", "MC401",
+             "MC402", "MC501", "MC502", "MC601"]  # fmt: skip
+    assert [c.value for c in RuleCode] == codes
+    assert sorted(GATE_RULES) == codes
+    assert all(GATE_RULES[c].code is c for c in RuleCode)
+
+
+def test_no_module_but_the_rule_table_writes_a_rule_code() -> None:
+    """A code is written once, in model/gate.py: every other module names its RuleCode."""
+    package = Path(__file__).resolve().parents[2] / "migcheck"
+    literal = [
+        f"{path.relative_to(package)}:{node.lineno}: {node.value}"
+        for path in sorted(package.rglob("*.py"))
+        if path != package / "model" / "gate.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"MC\d{3}", node.value)
+    ]
+    assert literal == []
+
+
+def test_an_app_with_two_reasons_cites_both_each_with_its_own_rule() -> None:
+    """The first error (a CRASH) and the split state its clean-up leaves (CORRUPT): both
+    cited, worst first, before the plain reader's."""
+    crash = "Existing internal topic shop-counts-changelog has invalid partitions"
+    split = "CORRUPT after the clean-up the error leads to: counts read orders directly"
+    app = app_reader("kafka-streams", "shop", "CRASH", [("CRASH", crash), ("CORRUPT", split)])
+    assert (app["verdict"], app["rules"]) == (GateVerdict.CRASH, ["MC201", "MC202"])
+    j = judge(Proposal("orders", None, 6, CHANGE), 3, [LOSING, app], MOVED, None)
+    assert j.verdict is GateVerdict.CRASH and j.blocks
+    assert list(j.rules) == [
+        {"code": "MC201", "verdict": "CRASH", "text": f"kafka-streams shop: {crash}",
+         "doc": "docs/rules.md#mc201"},
+        {"code": "MC202", "verdict": "CORRUPT", "text": f"kafka-streams shop: {split}",
+         "doc": "docs/rules.md#mc202"},
+        {"code": "MC301", "verdict": "LOSS_RISK", "text": "consumer-group billing: x",
+         "doc": "docs/rules.md#mc301"},
+    ]  # fmt: skip
+
+
+def test_a_corrupt_app_cites_each_of_its_split_stores() -> None:
+    app = app_reader("kafka-streams", "shop", "CORRUPT", [("CORRUPT", "a"), ("CORRUPT", "b")])
+    j = judge(Proposal("orders", None, 6, CHANGE), 3, [app], MOVED, None)
+    assert [(r["code"], r["text"]) for r in j.rules] == [
+        ("MC202", "kafka-streams shop: a"),
+        ("MC202", "kafka-streams shop: b"),
+    ]
+
+
+def test_a_reason_of_a_level_the_gate_cannot_map_is_cited_as_unknown_not_dropped() -> None:
+    app = app_reader("kafka-streams", "shop", "CORRUPT", [("CORRUPT", "a"), ("NEW", "b")])
+    assert app["rules"] == ["MC202", "MC302"]
 
 
 #: Each app verdict's gate verdict and rule, by hand from docs/rules.md: a new level fails
@@ -127,19 +188,30 @@ RISK_EXPECTED = {
 def test_every_app_verdict_is_mapped() -> None:
     assert set(APP_EXPECTED) == set(AppLevel)
     for level, (verdict, rules) in APP_EXPECTED.items():
-        r = app_reader("kafka-streams", "s", level.value, ["why"])
+        r = app_reader("kafka-streams", "s", level.value, [(level.value, "why")])
         assert (r["verdict"], r["rules"]) == (verdict, rules), level
 
 
 def test_a_crash_that_is_the_unchecked_joins_stall_cites_mc203_and_blocks() -> None:
     """docs/rules.md: MC203, verdict STALL, blocks; the stall is a CRASH in the end
     (task.timeout.ms), so only a CRASH becomes it."""
-    r = app_reader("kafka-streams", "s", "CRASH", ["joined topics ..."], stalls=True)
+    r = app_reader("kafka-streams", "s", "CRASH", [("CRASH", "joined topics ...")], stalls=True)
     assert (r["verdict"], r["rules"]) == (GateVerdict.STALL, ["MC203"])
     j = judge(Proposal("orders", None, 6, CHANGE), 3, [r], MOVED, None)
     assert j.verdict is GateVerdict.STALL and j.blocks
-    corrupt = app_reader("kafka-streams", "s", "CORRUPT", ["split"], stalls=True)
+    corrupt = app_reader("kafka-streams", "s", "CORRUPT", [("CORRUPT", "split")], stalls=True)
     assert corrupt["rules"] == ["MC202"]
+
+
+def test_the_gate_gives_an_apps_first_error_and_its_clean_ups_split_with_their_levels() -> None:
+    from migcheck.commands.gate import _app_reasons
+
+    cand = {"verdict": "CRASH", "error": "boom", "after_cleanup": "CORRUPT after ...",
+            "reasons": [_reason("changelog"), _reason("unchecked-state", "CORRUPT")]}  # fmt: skip
+    assert _app_reasons(cand) == [("CRASH", "boom"), ("CORRUPT", "CORRUPT after ...")]  # type: ignore[arg-type]
+    cand = {"verdict": "CORRUPT", "error": None, "after_cleanup": None,
+            "reasons": [_reason("a", "CORRUPT"), _reason("b", "CORRUPT")]}  # fmt: skip
+    assert _app_reasons(cand) == [("CORRUPT", "a"), ("CORRUPT", "b")]  # type: ignore[arg-type]
 
 
 def _reason(check: str, level: str = "CRASH") -> dict[str, object]:
@@ -178,7 +250,7 @@ def test_every_plain_risk_is_mapped_and_none_is_dropped() -> None:
 
 @pytest.mark.parametrize("level", ["STALL", "crash", "", "SOMETHING_NEW"])
 def test_an_app_verdict_the_gate_cannot_map_blocks_as_unknown(level: str) -> None:
-    r = app_reader("kafka-streams", "s", level, ["why"])
+    r = app_reader("kafka-streams", "s", level, [(level, "why")])
     assert (r["verdict"], r["rules"]) == (GateVerdict.UNKNOWN, ["MC302"])
     assert repr(level) in r["reasons"][0]
     j = judge(Proposal("orders", None, 6, CHANGE), 3, [r], MOVED, None)
@@ -201,7 +273,7 @@ def _words(line: str) -> list[str]:
 @pytest.mark.parametrize("hostile", ["shop; rm -rf /", "$(touch x)", "a'b", "--all-groups"])
 def test_next_steps_pass_each_id_as_one_shell_word(hostile: str) -> None:
     p = Proposal("orders", None, 6, CHANGE)
-    app = app_reader("kafka-streams", hostile, "CRASH", ["e"])
+    app = app_reader("kafka-streams", hostile, "CRASH", [("CRASH", "e")])
     group = plain_reader("consumer-group", hostile, [{"risk": ReaderRisk.ORDER, "text": "t"}])
     lines = next_steps("b:9092", "/etc/c.properties", p, GateVerdict.CRASH, [app, group])
     assert [_words(line) for line in lines] == [
