@@ -251,7 +251,7 @@ def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader
     return app_reader(kind, id, cand["verdict"], _app_reasons(cand), stalls=_stalls(cand))
 
 
-def _app_reasons(cand: AppCandidate) -> list[tuple[str, str]]:
+def _app_reasons(cand: AppCandidate) -> list[tuple[AppLevel, str]]:
     """The app's reasons as the gate cites them, each with its level: its first error (as
     migcheck app and the runbook's header quote it) at the app's level, else every reason;
     then the split state its clean-up leaves (CORRUPT)."""

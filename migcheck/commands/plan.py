@@ -155,7 +155,7 @@ def _proposal(options: PlanOptions, setting: _Setting, today: Figures) -> PlanPr
     return {
         **_figures(changed, after, advice.recommend_change(today, after, v.level)),
         "changes": dict(options.changes),
-        "verdict": str(v.level),
+        "verdict": v.level,
         "verdict_reasons": [r.text for r in v.reasons],
     }
 

@@ -270,7 +270,5 @@ def _split_keys(o: RunbookOptions) -> list[str]:
 def _refusal(
     options: RunbookOptions, level: AppLevel, stores: tuple[str, ...] | None, keys: list[str]
 ) -> Outcome[Runbook | SplitRefusal]:
-    refusal = SplitRefusal(
-        options.app_id, options.topic, options.to, str(level), stores, tuple(keys)
-    )
+    refusal = SplitRefusal(options.app_id, options.topic, options.to, level, stores, tuple(keys))
     return Outcome(refusal, EXIT_GATE)

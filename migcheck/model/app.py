@@ -48,7 +48,7 @@ class AppSubtopology(TypedDict):
 
 
 class AppReason(TypedDict):
-    level: str  # SAFE, CORRUPT or CRASH
+    level: AppLevel
     subtopology: int | None
     text: str
     topics: list[str]
@@ -67,7 +67,7 @@ class SubtopologyVerdict(TypedDict):
     id: int
     tasks: int
     new_tasks: int
-    verdict: str
+    verdict: AppLevel
 
 
 class StoreImpact(TypedDict):
@@ -91,14 +91,14 @@ class ErrorCandidate(TypedDict):
     """What the app prints first in one of the shapes the evidence allows."""
 
     error: str | None  # None: nothing crashes in that shape
-    verdict: str
+    verdict: AppLevel
     check: str | None  # the check that fails first, or None
     condition: str  # when the app is of that shape
 
 
 class AppCandidate(TypedDict):
     partitions: int
-    verdict: str
+    verdict: AppLevel
     error: str | None
     # the client releases whose words ``error`` is (None without an error); absent in
     # reports of migcheck before the Kafka versions issue (26)
@@ -164,5 +164,5 @@ class AppReport(Kind):
     health: list[AppReason]
     changes: list[str]
     candidates: list[AppCandidate]
-    verdict: str
+    verdict: AppLevel
     state: AppState | None

@@ -11,6 +11,7 @@ what an operator reads before anything else.
 
 from typing import TypedDict
 
+from migcheck.model.app import AppLevel
 from migcheck.model.header import Kind
 
 
@@ -70,7 +71,7 @@ class PlanFigures(TypedDict):
 
 class PlanProposal(PlanFigures):
     changes: dict[str, int]
-    verdict: str
+    verdict: AppLevel  # migcheck app's, for the proposed change
     verdict_reasons: list[str]
 
 

@@ -266,6 +266,10 @@ class SplitRefusal:
     app_id: str
     topic: str
     to: int
-    verdict: str  # migcheck app's verdict of the in-place change
+    verdict: AppLevel  # migcheck app's verdict of the in-place change
     stores: tuple[str, ...] | None  # the stores that read the topic; None: unseen state may
     keys: tuple[str, ...]  # every key whose history would split, printable
+
+    def __post_init__(self) -> None:
+        # as RunbookFacts: a level's own value becomes the level, any other word fails here
+        object.__setattr__(self, "verdict", AppLevel(self.verdict))

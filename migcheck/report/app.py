@@ -16,6 +16,7 @@ from migcheck.frameworks.registry import FRAMEWORKS
 from migcheck.model.app import (
     TOPOLOGY_SETTLES,
     AppCandidate,
+    AppLevel,
     AppReason,
     AppReport,
     AppState,
@@ -35,9 +36,9 @@ from migcheck.report.formatting import (
 from migcheck.report.htmlpage import blocks_html
 
 _MEANING = {
-    "SAFE": "only the order of in-flight records changes",
-    "CORRUPT": "the app runs on, with state split between old and new tasks (wrong answers)",
-    "CRASH": "{name} fails at its next rebalance, whether it is stopped or running",
+    AppLevel.SAFE: "only the order of in-flight records changes",
+    AppLevel.CORRUPT: "the app runs on, with state split between old and new tasks (wrong answers)",
+    AppLevel.CRASH: "{name} fails at its next rebalance, whether it is stopped or running",
 }
 
 
@@ -58,7 +59,7 @@ def _blocks(r: AppReport) -> Iterator[Block]:
     yield Block("h", f"migcheck app: {r['application_id']}")
     counts = ", ".join(str(c["partitions"]) for c in r["candidates"])
     framework = _framework(r)
-    crash = framework.crash_words if framework and r["verdict"] == "CRASH" else None
+    crash = framework.crash_words if framework and r["verdict"] == AppLevel.CRASH else None
     meaning = (crash or _MEANING[r["verdict"]]).format(name=_name(r))
     yield Block(
         "p",

@@ -11,31 +11,35 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from migcheck.model.analyze import Level
+from migcheck.model.gate import GateVerdict
+from migcheck.model.readers import ReaderRisk
 from migcheck.untrusted import html_text
 
 #: Verdict word -> badge background, worst first.  Red: the change stops a reader or
 #: destroys data; orange: it corrupts state or stalls; amber: a risk to look at; grey:
 #: what cannot be said; purple: not a verdict on the data (refused, judged elsewhere);
 #: blue: keys move, no reader at risk; green: nothing to fear.  Each colour holds white
-#: text at a contrast of 4.5:1 or more (WCAG AA).
+#: text at a contrast of 4.5:1 or more (WCAG AA).  Each word is its enum's (``app``'s
+#: levels are the gate's words: an AppLevel's value is a GateVerdict's).
 VERDICT_COLOURS: dict[str, str] = {
-    "DATA_LOSS": "#82071e",
-    "CRASH": "#cf222e",
-    "CORRUPT": "#bc4c00",
-    "STALL": "#bc4c00",
-    "LOSS_RISK": "#9a6700",
-    "ORDER": "#9a6700",
-    "UNPREDICTABLE": "#57606a",
-    "UNKNOWN": "#57606a",
-    "APP": "#8250df",
-    "REFUSED": "#8250df",
-    "MOVES": "#0969da",
-    "SAFE": "#1a7f37",
-    "EMPTY": "#1a7f37",
+    GateVerdict.DATA_LOSS: "#82071e",
+    GateVerdict.CRASH: "#cf222e",
+    GateVerdict.CORRUPT: "#bc4c00",
+    GateVerdict.STALL: "#bc4c00",
+    GateVerdict.LOSS_RISK: "#9a6700",
+    GateVerdict.ORDER: "#9a6700",
+    Level.UNPREDICTABLE.upper(): "#57606a",
+    GateVerdict.UNKNOWN: "#57606a",
+    ReaderRisk.APP: "#8250df",
+    GateVerdict.REFUSED: "#8250df",
+    GateVerdict.MOVES: "#0969da",
+    GateVerdict.SAFE: "#1a7f37",
+    Level.EMPTY.upper(): "#1a7f37",
 }
 
 #: A word the registry does not know (a report from a newer migcheck, rendered again).
-UNKNOWN_COLOUR = VERDICT_COLOURS["UNKNOWN"]
+UNKNOWN_COLOUR = VERDICT_COLOURS[GateVerdict.UNKNOWN]
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,8 @@ def worst(words: Iterable[str]) -> str | None:
     lower-case in its JSON); a word it does not know counts as UNKNOWN.  None for none."""
     order = list(VERDICT_COLOURS)
     known = [w.upper() for w in words]
-    rank = {w: order.index(w) if w in VERDICT_COLOURS else order.index("UNKNOWN") for w in known}
+    unknown = order.index(GateVerdict.UNKNOWN)
+    rank = {w: order.index(w) if w in VERDICT_COLOURS else unknown for w in known}
     return min(known, key=rank.__getitem__, default=None)
 
 

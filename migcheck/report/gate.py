@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from migcheck.model.gate import GateChange, GateReader, GateReport, RuleRef
+from migcheck.model.gate import GateChange, GateReader, GateReport, GateVerdict, RuleRef
 from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_text, md_table
 from migcheck.report.htmlpage import blocks_html
@@ -44,7 +44,7 @@ def _source(c: GateChange) -> str:
 
 
 def _readers(c: GateChange) -> str:
-    risky = [r for r in c["readers"] if r["verdict"] != "SAFE"]
+    risky = [r for r in c["readers"] if r["verdict"] != GateVerdict.SAFE]
     return f"{len(c['readers'])}, {len(risky)} at risk" if c["readers"] else "none"
 
 

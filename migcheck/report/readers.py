@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from migcheck.model.gate import GateVerdict
 from migcheck.model.readers import ReaderEntry, ReaderPartition, ReadersReport, ReadersTopic
 from migcheck.report.badge import Badge, worst
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
@@ -90,5 +91,5 @@ def render_readers_html(report: ReadersReport) -> str:
     """The readers as one self-contained HTML page, for a browser; the worst risk first,
     as a badge (SAFE when a proposed count was judged and no reader is at risk)."""
     risks = [j["risk"] for t in report["topics"] for g in t["readers"] for j in g["judgements"]]
-    verdict = worst(risks) or ("SAFE" if report["to"] else None)
+    verdict = worst(risks) or (GateVerdict.SAFE if report["to"] else None)
     return blocks_html(_blocks(report), Badge(verdict, "the worst risk") if verdict else None)

@@ -45,7 +45,7 @@ from migcheck.report.readers import (
     render_readers_text,
 )
 from migcheck.report.runbook import render_runbook_markdown, render_runbook_sh
-from migcheck.report.schema import kind_of
+from migcheck.report.schema import kind_of, typed
 from migcheck.report.warm import render_warm_text
 from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines, runbook_lines
 
@@ -145,13 +145,14 @@ def render(report: Report | AppReport | PlanReport | ReadersReport | GateReport,
     """The report in ``fmt`` (one of :data:`FORMATS`): one entry point for every JSON
     report, ``analyze``'s, ``app``'s and ``plan``'s alike, found in :data:`REPORTS` by
     its kind (:func:`~migcheck.report.schema.kind_of`: an unknown one is a
-    :class:`~migcheck.errors.ReportFormatError`)."""
+    :class:`~migcheck.errors.ReportFormatError`).  A saved report's words become its
+    enums' members here, at the boundary (:func:`~migcheck.report.schema.typed`)."""
     output = REPORTS[kind_of(report)]
     try:
         renderer = output.formats[fmt]
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {FORMATS}") from None
-    return renderer(report)
+    return renderer(typed(report, output.model))
 
 
 #: Every command's output, by the command's name (``migcheck.cli.main.COMMANDS``).

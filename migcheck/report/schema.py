@@ -2,7 +2,8 @@
 
 :mod:`migcheck.model` defines every object of the JSON reports as a TypedDict.  From
 those, this module derives the key order of the JSON output (:func:`ordered`), the check
-that a saved report is complete before it is rendered again (:func:`check_report`), which
+that a saved report is complete before it is rendered again (:func:`check_report`), its
+verdicts, levels and other words made their enums' members again (:func:`typed`), which
 kind of report a saved one is (:func:`kind_of`), and the map from each documented section
 of ``docs/report-schema.md`` to its TypedDict, which the tests hold the document to.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import functools
 import types
 import typing
+from collections.abc import Callable
+from enum import Enum
 from typing import Any
 
 from migcheck.errors import ReportFormatError
@@ -105,17 +108,27 @@ def fields(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _nested(tp: Any) -> type | None:
-    """The TypedDict a field holds: itself, or its items' for a list, or inside ``| None``."""
-    if typing.is_typeddict(tp):
+def _held(tp: Any, kind: Callable[[Any], bool]) -> Any:
+    """The type of ``kind`` a field holds: itself, or its items' for a list, or inside
+    ``| None``; None when it holds none."""
+    if kind(tp):
         return tp
-    origin = typing.get_origin(tp)
-    if origin in (list, typing.Union, types.UnionType):
+    if typing.get_origin(tp) in (list, typing.Union, types.UnionType):
         for arg in typing.get_args(tp):
-            found = _nested(arg)
+            found = _held(arg, kind)
             if found is not None:
                 return found
     return None
+
+
+def _nested(tp: Any) -> type | None:
+    """The TypedDict a field holds."""
+    return _held(tp, typing.is_typeddict)
+
+
+def _enum(tp: Any) -> type[Enum] | None:
+    """The enum a field holds."""
+    return _held(tp, lambda t: isinstance(t, type) and issubclass(t, Enum))
 
 
 def ordered(value: Any, cls: type) -> Any:
@@ -132,6 +145,38 @@ def ordered(value: Any, cls: type) -> Any:
         child = _nested(known[k]) if k in known else None
         out[k] = ordered(value[k], child) if child is not None else value[k]
     return out
+
+
+def typed(value: Any, cls: type) -> Any:
+    """A saved report (of TypedDict ``cls``) with each enum field's word as its member, as
+    the command built it: the renderers compare members, never strings.  A word this
+    migcheck does not know (a newer report's) stays as written, as :func:`ordered` keeps a
+    newer report's fields: the renderers show it as it is."""
+    if isinstance(value, list):
+        return [typed(v, cls) for v in value]
+    if not isinstance(value, dict):
+        return value
+    known = fields(cls)
+    return {k: _typed_field(v, known[k]) if k in known else v for k, v in value.items()}
+
+
+def _typed_field(value: Any, tp: Any) -> Any:
+    child = _nested(tp)
+    if child is not None:
+        return typed(value, child)
+    enum = _enum(tp)
+    if enum is None:
+        return value
+    if isinstance(value, list):
+        return [_member(enum, v) for v in value]
+    return _member(enum, value)
+
+
+def _member(enum: type[Enum], value: Any) -> Any:
+    try:
+        return enum(value)
+    except (ValueError, TypeError):
+        return value
 
 
 def check_report(value: Any, cls: type, path: str = "") -> None:

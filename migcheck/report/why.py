@@ -11,7 +11,7 @@ Each function returns the lines as the CLI prints them, after ``migcheck: ``.
 from __future__ import annotations
 
 from migcheck.model.analyze import Report
-from migcheck.model.app import AppCandidate, AppReport
+from migcheck.model.app import AppCandidate, AppLevel, AppReport
 from migcheck.model.gate import GateReport
 from migcheck.model.plan import PlanReport
 from migcheck.model.runbook import Runbook, SplitRefusal
@@ -41,7 +41,7 @@ def app_lines(report: AppReport) -> list[str]:
     lines = [
         f"{c['verdict']} at {c['partitions']} partitions: {_first(c)}"
         for c in report["candidates"]
-        if c["verdict"] != "SAFE" and c["reasons"]
+        if c["verdict"] != AppLevel.SAFE and c["reasons"]
     ]
     state = report.get("state")
     for t in state["topics"] if state else []:
@@ -58,7 +58,7 @@ def _first(candidate: AppCandidate) -> str:
 def plan_lines(report: PlanReport) -> list[str]:
     """The proposed change's verdict when it is not SAFE, with its first reason."""
     proposed = report.get("proposed")
-    if not proposed or proposed["verdict"] == "SAFE":
+    if not proposed or proposed["verdict"] == AppLevel.SAFE:
         return []
     reasons = proposed["verdict_reasons"]
     return [_one_line(f"{proposed['verdict']}: {reasons[0] if reasons else 'see the report'}")]

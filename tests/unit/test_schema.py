@@ -11,8 +11,11 @@ from sample_report import report as _report
 
 from migcheck.errors import ReportFormatError
 from migcheck.model.analyze import Report
+from migcheck.model.app import AppLevel, AppReport
+from migcheck.model.gate import GateReport, GateVerdict, RuleCode
+from migcheck.model.gate import SourceKind as GateSourceKind
 from migcheck.report import render
-from migcheck.report.schema import DOC_SECTIONS, check_report, fields
+from migcheck.report.schema import DOC_SECTIONS, check_report, fields, typed
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "report-schema.md"
 
@@ -63,3 +66,29 @@ def test_check_report_accepts_a_whole_report_and_names_the_first_gap() -> None:
     broken["topics"][0]["verdict"] = "moves"
     with pytest.raises(ReportFormatError, match=r"topics\[0\]\.verdict is not an object"):
         check_report(broken, Report)
+
+
+def test_a_saved_reports_words_become_their_enums_members_and_a_newer_word_stays() -> None:
+    """What ``migcheck render`` reads back: JSON strings, as the boundary receives them."""
+    saved = json.loads(
+        '{"verdict": "DATA_LOSS", "passed": false, "notes": [], "changes": [{"verdict": "CRASH",'
+        ' "rules": [{"code": "MC201", "verdict": "CRASH"}, {"code": "MC999", "verdict": "NEW"}],'
+        ' "readers": [{"kind": "kafka-streams", "verdict": "SAFE", "rules": ["MC202"]}],'
+        ' "source": {"kind": "change"}, "moved": null, "acceptance": null}]}'
+    )
+    back = typed(saved, GateReport)
+    change = back["changes"][0]
+    assert back["verdict"] is GateVerdict.DATA_LOSS and change["verdict"] is GateVerdict.CRASH
+    assert change["rules"][0]["code"] is RuleCode.APP_CRASHES
+    assert change["rules"][1] == {"code": "MC999", "verdict": "NEW"}  # a newer report's
+    assert type(change["rules"][1]["code"]) is str
+    assert change["readers"][0]["verdict"] is GateVerdict.SAFE
+    assert change["readers"][0]["rules"] == [RuleCode.APP_SPLITS_STATE]
+    assert change["readers"][0]["kind"] == "kafka-streams"  # a plain string field stays one
+    assert change["source"]["kind"] is GateSourceKind.CHANGE and change["moved"] is None
+    app = typed(
+        {"verdict": "CORRUPT", "candidates": [{"reasons": [{"level": "CRASH"}]}]}, AppReport
+    )
+    assert app["verdict"] is AppLevel.CORRUPT
+    assert app["candidates"][0]["reasons"][0]["level"] is AppLevel.CRASH
+    assert json.dumps(back) == json.dumps(saved)  # the same JSON again
