@@ -21,7 +21,6 @@ from migcheck.analysis.scan.frame import HistoryFigures
 from migcheck.analysis.scan.strategy import Loaded
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, read_units, window_starts
-from migcheck.pyarrow_alone import hide_pandas
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,7 +39,6 @@ class DriverRead:
     ) -> None:
         self.spec, self.figures = spec, figures
         self._result: pa.Table | BaseException | None = None
-        hide_pandas()  # the read and its figures are Arrow's alone
         args = (client, units, every)
         self._thread = threading.Thread(target=self._run, args=args, name="migcheck-read")
         self._thread.daemon = True
