@@ -46,6 +46,7 @@ from migcheck.analysis.verdicts import (
     placing,
 )
 from migcheck.model.analyze import KeyLayout
+from migcheck.model.partitioner import PartitionerChoice
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ class TopicAggregates:
 
 
 def aggregate(
-    source: FigureSource, partitioner: str = "auto"
+    source: FigureSource, partitioner: PartitionerChoice = PartitionerChoice.AUTO
 ) -> tuple[dict[str, TopicAggregates], MovedKeys | None]:
     """Aggregate the figures of ``source`` per topic of its spec; return them and every
     moved key (None when the source keeps no row per key).
@@ -145,7 +146,7 @@ def aggregate(
     alike = {
         topic: ties
         for topic, (name, layout) in chosen.items()
-        if partitioner == "auto"
+        if partitioner == PartitionerChoice.AUTO
         and (ties := placed_alike(scores.get(topic, {}).get(layout, {}), name))
     }
     splits = {t: _splits(figures[t], chosen[t], ties, candidates) for t, ties in alike.items()}
@@ -153,7 +154,7 @@ def aggregate(
         topic: (None, layout) if any(splits.get(topic, {}).values()) else (name, layout)
         for topic, (name, layout) in chosen.items()
     }
-    either = _either(figures, unplaced, spec) if partitioner == "auto" else {}
+    either = _either(figures, unplaced, spec) if partitioner == PartitionerChoice.AUTO else {}
     stats = _key_stats(figures, scores, _distinct(figures, source), either)
     layouts = tuple(dict.fromkeys(layout for layout, _ in scored))
     result = {
@@ -209,7 +210,7 @@ def _distinct(figures: Figures, source: FigureSource) -> dict[str, int]:
 
 
 def _layered_scores(
-    figures: Figures, scored: list[Scored], partitioner: str
+    figures: Figures, scored: list[Scored], partitioner: PartitionerChoice
 ) -> dict[str, dict[KeyLayout, dict[str, PartitionerScore]]]:
     """Per topic with a keyed record: the first key layout's scores, and the other
     layouts' only when no partitioner placed the topic under the first.
@@ -305,7 +306,7 @@ def score_partitioners(source: FigureSource) -> dict[str, KeyStats]:
     counts: a tie that changes nothing there (FNV-1a masked and unsigned at a power of
     two) is no reason to refuse the copy."""
     figures = source.figures()
-    scores = _layered_scores(figures, list(source.spec.scored), "auto")
+    scores = _layered_scores(figures, list(source.spec.scored), PartitionerChoice.AUTO)
     stats = _key_stats(figures, scores, _distinct(figures, source))
     counts = source.spec.candidates
     return {t: replace(s, splits=_tie_splits(figures[t], s, counts)) for t, s in stats.items()}
@@ -313,6 +314,6 @@ def score_partitioners(source: FigureSource) -> dict[str, KeyStats]:
 
 def _tie_splits(f: TopicFigures, stats: KeyStats, counts: Sequence[int]) -> dict[int, int]:
     """The splits at ``counts`` of a topic that ``auto`` finds tied (empty otherwise)."""
-    name, layout = choose_placement("auto", stats.scores)
+    name, layout = choose_placement(PartitionerChoice.AUTO, stats.scores)
     ties = placed_alike(stats.scores.get(layout, {}), name)
     return _splits(f, (name, layout), ties, counts) if ties and counts else {}

@@ -31,6 +31,7 @@ from migcheck.analysis.verdicts import KEY_SUFFIX
 from migcheck.hashing.partitioners import AUTO_CANDIDATES, placement_values
 from migcheck.hashing.sampling import sample_ranks
 from migcheck.model.analyze import KeyLayout
+from migcheck.model.partitioner import PartitionerChoice
 
 #: A full scan's task groups at most this many records at a time: its memory's bound
 #: (a million records' keys and sizes, some tens of MiB).  A larger partition is read in
@@ -48,10 +49,10 @@ def ordered_layouts(key_layouts: Sequence[KeyLayout]) -> tuple[KeyLayout, ...]:
     return tuple(sorted(set(key_layouts), key=KEY_SUFFIX.__getitem__))
 
 
-def scored_pairs(partitioner: str, key_layouts: Sequence[KeyLayout]) -> list[Scored]:
+def scored_pairs(partitioner: PartitionerChoice, key_layouts: Sequence[KeyLayout]) -> list[Scored]:
     """Every (key layout, partitioner) pair scored, in preference order: layouts as
     :func:`ordered_layouts`, then each partitioner in the order ``auto`` tries them."""
-    names = list(AUTO_CANDIDATES) if partitioner == "auto" else [partitioner]
+    names = list(AUTO_CANDIDATES) if partitioner == PartitionerChoice.AUTO else [partitioner]
     return [(layout, name) for layout in ordered_layouts(key_layouts) for name in names]
 
 

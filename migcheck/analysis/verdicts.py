@@ -18,6 +18,7 @@ from migcheck.model.analyze import (
     TopicEntry,
     Verdict,
 )
+from migcheck.model.partitioner import PartitionerChoice
 
 #: The bytes each key layout appends to the hashed (inner) key, from Kafka Streams'
 #: WindowKeySchema.toStoreKeyBinary (8-byte window start, 4-byte seqnum) and
@@ -48,7 +49,9 @@ class PartitionerScore:
 LayoutScores = Mapping[KeyLayout, Mapping[str, PartitionerScore]]
 
 
-def choose_placement(requested: str, scores: LayoutScores | None) -> tuple[str | None, KeyLayout]:
+def choose_placement(
+    requested: PartitionerChoice, scores: LayoutScores | None
+) -> tuple[str | None, KeyLayout]:
     """The partitioner the prediction uses (None: refuse to predict) and the key layout.
 
     The first layout under which the partitioner (``auto``: the first that does,
@@ -65,11 +68,11 @@ def choose_placement(requested: str, scores: LayoutScores | None) -> tuple[str |
     return choose_partitioner(requested, {}), best
 
 
-def placing(requested: str, by_name: Mapping[str, PartitionerScore]) -> str | None:
+def placing(requested: PartitionerChoice, by_name: Mapping[str, PartitionerScore]) -> str | None:
     """The partitioner that placed every hashed key under one layout's scores: ``auto``'s
     first that did, or the requested one if it did; None when none did."""
-    if requested == "auto":
-        return choose_partitioner("auto", by_name)
+    if requested == PartitionerChoice.AUTO:
+        return choose_partitioner(requested, by_name)
     score = by_name.get(requested)
     return requested if score is not None and score.placed_every_key else None
 
@@ -78,7 +81,9 @@ def _best_conformance(scores: Iterable[PartitionerScore]) -> float:
     return max((s.conformance for s in scores if s.conformance is not None), default=-1.0)
 
 
-def choose_partitioner(requested: str, scores: Mapping[str, PartitionerScore] | None) -> str | None:
+def choose_partitioner(
+    requested: PartitionerChoice, scores: Mapping[str, PartitionerScore] | None
+) -> str | None:
     """The partitioner the prediction uses, or None when migcheck must refuse to predict.
 
     A forced one (``requested`` is not ``auto``) is used as given.  ``auto``
@@ -87,7 +92,7 @@ def choose_partitioner(requested: str, scores: Mapping[str, PartitionerScore] | 
     guess is what an approval gate must not run on.  Without keyed records
     there is nothing to identify it by.
     """
-    if requested != "auto":
+    if requested != PartitionerChoice.AUTO:
         return requested
     if scores is None:
         return None

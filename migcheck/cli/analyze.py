@@ -27,6 +27,7 @@ from migcheck.cli.common import (
 from migcheck.cli.progress import RecordsProgress
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.hashing.keys import KEY_ENCODINGS
+from migcheck.model.partitioner import PartitionerChoice
 
 
 @click.command("analyze")
@@ -92,7 +93,7 @@ def analyze_cmd(
     to: tuple[str, ...],
     full: bool,
     sample_per_partition: int,
-    partitioner: str,
+    partitioner: PartitionerChoice,
     fmt: str,
     output: str | None,
     moved_keys_out: str | None,

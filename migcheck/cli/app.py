@@ -26,6 +26,7 @@ from migcheck.cli.common import (
     write_outcome,
 )
 from migcheck.commands.app import AppOptions, run_app
+from migcheck.model.partitioner import PartitionerChoice
 
 
 @click.command("app")
@@ -70,7 +71,7 @@ def app_cmd(
     state: bool,
     full: bool,
     sample_per_partition: int,
-    partitioner: str,
+    partitioner: PartitionerChoice,
     fmt: str,
     output: str | None,
     moved_keys_out: str | None,

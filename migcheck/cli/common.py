@@ -14,9 +14,10 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, FRAMEWORKS
-from migcheck.hashing.partitioners import MAX_PARTITIONS, PARTITIONERS, check_partition_count
+from migcheck.hashing.partitioners import MAX_PARTITIONS, check_partition_count
 from migcheck.kafka.config import command_config_warnings
 from migcheck.model.migrate import CUTOVER_TIMEOUT_S
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.report import FORMATS, OUTPUTS
 from migcheck.report.registry import Output
 
@@ -117,11 +118,26 @@ sample_option = click.option(
     callback=_full_or_sample,
     help="Records to read per partition, in windows spread over its offsets.",
 )
+
+
+def partitioner_choices(auto: bool = True) -> click.Choice:
+    """``--partitioner``'s choices, the enum's values (Click would offer an enum's member
+    names); ``auto`` where the command detects the partitioner."""
+    offered = [c for c in PartitionerChoice if auto or c != PartitionerChoice.AUTO]
+    return click.Choice([c.value for c in offered])
+
+
+def partitioner_member(ctx: click.Context, param: click.Parameter, value: str) -> PartitionerChoice:
+    """The chosen value as its member: the commands take a :class:`PartitionerChoice`."""
+    return PartitionerChoice(value)
+
+
 partitioner_option = click.option(
     "--partitioner",
-    type=click.Choice(["auto", *PARTITIONERS]),
-    default="auto",
+    type=partitioner_choices(),
+    default=PartitionerChoice.AUTO.value,
     show_default=True,
+    callback=partitioner_member,
     help="The producers' partitioner; auto picks the one that placed every key.",
 )
 cutover_timeout_option = click.option(

@@ -18,6 +18,7 @@ from migcheck.cli.common import (
 from migcheck.cli.progress import CopyProgress
 from migcheck.commands.copy import CopyOptions, run_copy
 from migcheck.model.copy import CopyLag
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.report.copy import LAG_FORMATS
 
 
@@ -63,7 +64,7 @@ def copy_cmd(
     command_config: str | None,
     topic: str,
     into: str,
-    partitioner: str,
+    partitioner: PartitionerChoice,
     checkpoint: str | None,
     follow: bool,
     reporting_interval: int,

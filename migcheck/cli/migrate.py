@@ -20,6 +20,7 @@ from migcheck.cli.common import (
     topology_option,
 )
 from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.untrusted import visible
 
 
@@ -121,7 +122,7 @@ def migrate_cmd(
     topology_file: str | None,
     downstream: tuple[str, ...],
     max_shadow_lag: int,
-    partitioner: str,
+    partitioner: PartitionerChoice,
     max_lag_records: int,
     max_lag_s: float,
     cutover_timeout: float,

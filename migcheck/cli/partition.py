@@ -7,11 +7,18 @@ from collections.abc import Sequence
 
 import click
 
-from migcheck.cli.common import PARTITION_COUNT, command_output, format_option
+from migcheck.cli.common import (
+    PARTITION_COUNT,
+    command_output,
+    format_option,
+    partitioner_choices,
+    partitioner_member,
+)
 from migcheck.commands.partition import run_partition
 from migcheck.errors import UsageError
 from migcheck.hashing.keys import KEY_ENCODINGS, KEY_TYPES
-from migcheck.hashing.partitioners import PARTITIONERS, check_can_grow
+from migcheck.hashing.partitioners import check_can_grow
+from migcheck.model.partitioner import PartitionerChoice
 
 
 def _read_keys(args: Sequence[str]) -> list[str]:
@@ -42,9 +49,10 @@ def _read_keys(args: Sequence[str]) -> list[str]:
 )
 @click.option(
     "--partitioner",
-    type=click.Choice(list(PARTITIONERS)),
-    default="murmur2",
+    type=partitioner_choices(auto=False),
+    default=PartitionerChoice.MURMUR2.value,
     show_default=True,
+    callback=partitioner_member,
     help="The producing client's partitioner.",
 )
 @click.option(
@@ -66,7 +74,7 @@ def _read_keys(args: Sequence[str]) -> list[str]:
 def partition_cmd(
     partitions: int,
     to: int | None,
-    partitioner: str,
+    partitioner: PartitionerChoice,
     key_encoding: str,
     key_type: str,
     fmt: str,

@@ -33,6 +33,7 @@ from migcheck.commands.outcome import Outcome
 from migcheck.commands.runbook import RunbookOptions, run_runbook
 from migcheck.errors import UsageError
 from migcheck.model.migrate import MigrateTuning
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     COMMIT_TIMEOUT,
@@ -201,7 +202,7 @@ def runbook_cmd(
     state_dir: str | None,
     fixed_repartition: tuple[str, ...],
     framework: str,
-    partitioner: str,
+    partitioner: PartitionerChoice,
     cutover_timeout: float,
     fmt: str,
     output: str | None,

@@ -33,6 +33,7 @@ from migcheck.hashing.partitioners import check_can_grow, check_changes
 from migcheck.kafka.metadata import describe_topics
 from migcheck.model.analyze import KeyLayout, Mode, Report, Source, SourceKind, TopicEntry
 from migcheck.model.header import report_header
+from migcheck.model.partitioner import PartitionerChoice
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -53,7 +54,7 @@ class AnalyzeOptions:
     topics: list[str] = field(default_factory=list)
     full: bool = False
     sample_per_partition: int = 20_000
-    partitioner: str = "auto"
+    partitioner: PartitionerChoice = PartitionerChoice.AUTO
     moved_keys_out: str | None = None
     moved_key_sample: int = 10
     fail_if_moved: bool = False
@@ -270,7 +271,7 @@ def _analyze(
     if moved is not None and options.moved_keys_out:
         rows = kept if options.collect_moved_keys else moved.rows()
         _write_moved_keys(rows, options.moved_keys_out)
-    forced = options.partitioner != "auto"
+    forced = options.partitioner != PartitionerChoice.AUTO
     entries = [
         topic_entry(meta, options.candidates, aggregates[meta.name], forced, _sample(options))
         for meta in plan.topics

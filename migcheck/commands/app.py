@@ -32,6 +32,7 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.streams.build import WOULD_ADD, Model
 from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
 from migcheck.streams.judgement import Case, judge
@@ -59,7 +60,7 @@ class AppOptions:
     state: bool = False
     full: bool = False
     sample_per_partition: int = 20_000
-    partitioner: str = "auto"
+    partitioner: PartitionerChoice = PartitionerChoice.AUTO
     moved_keys_out: str | None = None
     framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
     connection: Connection = field(default_factory=Connection)

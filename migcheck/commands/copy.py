@@ -45,6 +45,7 @@ from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import TopicEnds, TopicMeta, describe_topics, high_watermarks
 from migcheck.model.copy import CopyLag, CopyResult, PartitionCopied
+from migcheck.model.partitioner import PartitionerChoice
 
 
 @dataclass
@@ -53,7 +54,7 @@ class CopyOptions:
 
     topic: str
     into: str
-    partitioner: str = "auto"
+    partitioner: PartitionerChoice = PartitionerChoice.AUTO
     checkpoint: str | None = None
     follow: bool = False  # after the history, the tail, until SIGTERM or SIGINT
     reporting_interval_ms: int = 5000  # how often a follow reports its lag

@@ -40,6 +40,7 @@ from migcheck.kafka.metadata import (
 )
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.model.migrate import CUTOVER_TIMEOUT_S, MigrateResult, RolledBack, ShadowStart
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import ReaderKind
 from migcheck.model.topics import is_repartition_name
 from migcheck.online.barrier import SourceEnds
@@ -87,7 +88,7 @@ class MigrateOptions:
     checkpoint: str
     groups: tuple[str, ...] = ()
     into: str | None = None
-    partitioner: str = "auto"
+    partitioner: PartitionerChoice = PartitionerChoice.AUTO
     max_lag_records: int = 10_000
     max_lag_s: float = 2.0
     cutover_timeout_s: float = CUTOVER_TIMEOUT_S
@@ -164,7 +165,8 @@ def _following_copy(
     """A copy's follow on the migration's cluster and Spark: the forward one, or the
     reverse one with the partitioner the forward one pinned."""
     return CopyOptions(
-        topic=topic, into=into, partitioner=partitioner, checkpoint=checkpoint, follow=True,
+        topic=topic, into=into, partitioner=PartitionerChoice(partitioner), checkpoint=checkpoint,
+        follow=True,
         connection=options.connection, spark=options.spark,
     )  # fmt: skip
 

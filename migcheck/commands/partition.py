@@ -13,13 +13,14 @@ from migcheck.errors import EXIT_OK
 from migcheck.hashing.keys import encode_key
 from migcheck.hashing.partitioners import UNHASHED, partition_array
 from migcheck.model.partition import KeyRow, Placements
+from migcheck.model.partitioner import PartitionerChoice
 
 
 def run_partition(
     texts: Sequence[str],
     partitions: int,
     to: int | None,
-    partitioner: str,
+    partitioner: PartitionerChoice,
     key_type: str,
     key_encoding: str,
 ) -> Outcome[Placements]:

@@ -30,6 +30,7 @@ from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import KeyLayout
+from migcheck.model.partitioner import PartitionerChoice
 
 
 def unhashed_share(partition: int, partitions: int, into_partitions: int) -> list[int]:
@@ -63,7 +64,7 @@ def targets(
 
 
 def choose_partitioner(
-    requested: str,
+    requested: PartitionerChoice,
     checkpoint_path: str | None,
     saved: Checkpoint | None,
     source: TopicMeta,
@@ -80,12 +81,12 @@ def choose_partitioner(
     records that arrived since were placed by the checkpoint's partitioner too.
     """
     pinned = saved.partitioner if saved else None
-    if pinned and requested not in ("auto", pinned):
+    if pinned and requested not in (PartitionerChoice.AUTO, pinned):
         raise CheckpointError(
             f"--checkpoint {checkpoint_path} placed keys with {pinned}: a later run must use "
             f"the same partitioner, or a key's new records land away from its history"
         )
-    if requested != "auto":
+    if requested != PartitionerChoice.AUTO:
         return requested
     start = saved.next if saved else {}
     ranges = {
@@ -96,7 +97,7 @@ def choose_partitioner(
     names = [pinned] if pinned else list(AUTO_CANDIDATES)
     stats = read_stats(units, names) if units else None
     if stats is None:  # no keyed record: nothing is placed by hash, all go round-robin
-        return pinned or "murmur2"
+        return pinned or PartitionerChoice.MURMUR2
     return placed_every_key(source, stats, pinned)
 
 
@@ -115,7 +116,7 @@ def placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> 
             f"by {pinned} ({_percent(score)} of keys are); pass --partitioner {pinned} to "
             "copy them anyway"
         )
-    name, layout = choose_placement("auto", stats.scores)
+    name, layout = choose_placement(PartitionerChoice.AUTO, stats.scores)
     alike = placed_alike(stats.scores.get(layout, {}), name)
     if alike and any(stats.splits.values()):
         raise _tie_error(source, [str(name), *alike], stats.splits)

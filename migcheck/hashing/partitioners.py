@@ -20,6 +20,7 @@ import numpy as np
 
 from migcheck.errors import NothingChanges, UnhashedKeyError, UsageError
 from migcheck.hashing import kernels
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.topics import MAX_PARTITIONS, CountChange, compare_count
 
 if TYPE_CHECKING:  # pyarrow is imported only for Arrow input: a one-key lookup skips it
@@ -46,7 +47,7 @@ class Partitioner:
     only make every detection ambiguous.
     """
 
-    name: str
+    name: PartitionerChoice  # never AUTO: a choice, not a partitioner
     hash_id: int
     rule: int
     hashes_empty_key: bool
@@ -54,11 +55,12 @@ class Partitioner:
     auto_detect: bool = False
 
 
+#: Every partitioner by its name (a :class:`PartitionerChoice`'s, in the enum's order).
 PARTITIONERS: dict[str, Partitioner] = {
     p.name: p
     for p in (
         Partitioner(
-            "murmur2",
+            PartitionerChoice.MURMUR2,
             kernels.MURMUR2,
             kernels.TO_POSITIVE,
             True,
@@ -67,21 +69,21 @@ PARTITIONERS: dict[str, Partitioner] = {
             auto_detect=True,
         ),
         Partitioner(
-            "murmur2_random",
+            PartitionerChoice.MURMUR2_RANDOM,
             kernels.MURMUR2,
             kernels.TO_POSITIVE,
             True,
             "librdkafka murmur2_random",
         ),
         Partitioner(
-            "consistent",
+            PartitionerChoice.CONSISTENT,
             kernels.CRC32,
             kernels.UNSIGNED,
             True,
             "librdkafka consistent (CRC-32), kafka-go CRC32Balancer",
         ),
         Partitioner(
-            "consistent_random",
+            PartitionerChoice.CONSISTENT_RANDOM,
             kernels.CRC32,
             kernels.UNSIGNED,
             False,
@@ -92,7 +94,7 @@ PARTITIONERS: dict[str, Partitioner] = {
             auto_detect=True,
         ),
         Partitioner(
-            "fnv1a",
+            PartitionerChoice.FNV1A,
             kernels.FNV1A,
             kernels.ABS,
             True,
@@ -100,7 +102,7 @@ PARTITIONERS: dict[str, Partitioner] = {
             auto_detect=True,
         ),
         Partitioner(
-            "fnv1a_random",
+            PartitionerChoice.FNV1A_RANDOM,
             kernels.FNV1A,
             kernels.ABS,
             True,
@@ -108,7 +110,7 @@ PARTITIONERS: dict[str, Partitioner] = {
         ),
         # KafkaJS's partitioner checks only for a null (or undefined) key: "" is hashed.
         Partitioner(
-            "kafkajs-legacy",
+            PartitionerChoice.KAFKAJS_LEGACY,
             kernels.MURMUR2_KAFKAJS,
             kernels.TO_POSITIVE,
             True,
@@ -118,7 +120,7 @@ PARTITIONERS: dict[str, Partitioner] = {
         # Sarama's hash partitioners send only a nil key to the random partitioner;
         # kafka-go's ReferenceHash only a nil key to its random balancer.
         Partitioner(
-            "sarama-reference",
+            PartitionerChoice.SARAMA_REFERENCE,
             kernels.FNV1A,
             kernels.TO_POSITIVE,
             True,
@@ -126,7 +128,7 @@ PARTITIONERS: dict[str, Partitioner] = {
             auto_detect=True,
         ),
         Partitioner(
-            "sarama-crc32",
+            PartitionerChoice.SARAMA_CRC32,
             kernels.CRC32,
             kernels.ABS,
             True,
@@ -135,7 +137,7 @@ PARTITIONERS: dict[str, Partitioner] = {
         ),
         # franz-go's StickyKeyPartitioner hashes every non-nil key, an empty one too.
         Partitioner(
-            "franz-sarama-fnv1a",
+            PartitionerChoice.FRANZ_SARAMA_FNV1A,
             kernels.FNV1A,
             kernels.UNSIGNED,
             True,
@@ -144,7 +146,7 @@ PARTITIONERS: dict[str, Partitioner] = {
         ),
         # kafka-rust sends an empty key as a null key (producer.rs to_option): never hashed.
         Partitioner(
-            "kafka-rust",
+            PartitionerChoice.KAFKA_RUST,
             kernels.XXHASH32,
             kernels.UNSIGNED,
             False,
@@ -155,7 +157,9 @@ PARTITIONERS: dict[str, Partitioner] = {
 }
 
 #: What ``--partitioner auto`` scores, in order of preference: the registry's order.
-AUTO_CANDIDATES: tuple[str, ...] = tuple(p.name for p in PARTITIONERS.values() if p.auto_detect)
+AUTO_CANDIDATES: tuple[PartitionerChoice, ...] = tuple(
+    p.name for p in PARTITIONERS.values() if p.auto_detect
+)
 
 
 def get_partitioner(name: str) -> Partitioner:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migcheck.model.partitioner import PartitionerChoice
+
 #: gh-ost's lock is held at most 3 s by default; a barrier also drains and checks the copy
 #: and waits for a shadow's commit, so migrate's default is 5 s (issue 56).
 CUTOVER_TIMEOUT_S = 5.0
@@ -17,13 +19,13 @@ class MigrateTuning:
     the producers' partitioner (``auto``: detected from the data) and how long a cut-over
     may take before it reverts."""
 
-    partitioner: str = "auto"
+    partitioner: PartitionerChoice = PartitionerChoice.AUTO
     cutover_timeout_s: float = CUTOVER_TIMEOUT_S
 
     def args(self) -> tuple[str, ...]:
         """migrate's options, each value given (the step says what it runs)."""
         timeout = f"{self.cutover_timeout_s:g}"
-        return ("--partitioner", self.partitioner, "--cutover-timeout", timeout)
+        return ("--partitioner", self.partitioner.value, "--cutover-timeout", timeout)
 
 
 #: A runbook given :class:`MigrateTuning` without the online route, which alone runs migrate.

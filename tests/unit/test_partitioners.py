@@ -29,6 +29,7 @@ from oracles import (
 import migcheck
 from migcheck import UnhashedKeyError
 from migcheck.hashing import kernels
+from migcheck.model.partitioner import PartitionerChoice
 
 # Kafka's clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java#testMurmur2
 KAFKA_UTILS_TEST_VECTORS = {
@@ -169,6 +170,27 @@ def test_bad_partition_counts(n: object, error: type[Exception]) -> None:
 def test_unknown_partitioner() -> None:
     with pytest.raises(ValueError, match=r"unknown partitioner 'crc64'.*murmur2"):
         migcheck.partition(b"k", 3, "crc64")
+
+
+def test_the_choices_are_auto_then_every_partitioner_in_the_registrys_order() -> None:
+    """``--partitioner``'s choices (its help lists them so), written out by hand."""
+    assert [c.value for c in PartitionerChoice] == [
+        "auto", "murmur2", "murmur2_random", "consistent", "consistent_random", "fnv1a",
+        "fnv1a_random", "kafkajs-legacy", "sarama-reference", "sarama-crc32",
+        "franz-sarama-fnv1a", "kafka-rust",
+    ]  # fmt: skip
+    named = [c for c in PartitionerChoice if c is not PartitionerChoice.AUTO]
+    assert list(migcheck.PARTITIONERS) == named
+    assert all(type(p.name) is PartitionerChoice for p in migcheck.PARTITIONERS.values())
+
+
+def test_the_cli_offers_the_values_and_hands_the_command_a_member() -> None:
+    from migcheck.cli.common import partitioner_choices, partitioner_member
+
+    assert partitioner_choices().choices[:2] == ("auto", "murmur2")
+    assert "auto" not in partitioner_choices(auto=False).choices
+    chosen = partitioner_member(None, None, "kafkajs-legacy")  # type: ignore[arg-type]
+    assert chosen is PartitionerChoice.KAFKAJS_LEGACY
 
 
 # --- the clients' own partitioners (issue 25) ------------------------------------------

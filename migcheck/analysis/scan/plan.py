@@ -37,6 +37,7 @@ from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, plan_units, records_in
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import KeyLayout
+from migcheck.model.partitioner import PartitionerChoice
 
 #: Up to this many records, the driver reads and groups them itself (:class:`DriverRead`)
 #: while Spark's JVM starts.
@@ -60,7 +61,7 @@ class ReadRequest:
     """What the command asks of the read."""
 
     candidates: tuple[int, ...]
-    partitioner: str
+    partitioner: PartitionerChoice
     key_layouts: tuple[KeyLayout, ...]
     moved_key_sample: int
     #: records read per partition; None: every record (a full scan, a keys file)
