@@ -42,6 +42,14 @@ class NothingChanges(MigcheckError):
     exit_code = EXIT_OK
 
 
+class Refused(MigcheckError):
+    """A change migcheck will not write a procedure for, because carrying it out would lose
+    data (exit 1, as a failed gate): the one line names what would be lost and the way
+    out.  Not "error": the input was right, and the answer is no."""
+
+    exit_code = EXIT_GATE
+
+
 class UnpredictableError(MigcheckError):
     """The keys' partitioner cannot be told, so no placement can be predicted (exit 3)."""
 

@@ -18,7 +18,7 @@ from typing import NoReturn
 
 import click
 
-from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError
+from migcheck.errors import EXIT_OK, EXIT_USAGE, MigcheckError, NothingChanges, Refused
 from migcheck.untrusted import visible
 from migcheck.version import __version__
 
@@ -149,9 +149,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except MigcheckError as e:
         if _interrupted(e):
             _aborted()
-        if e.exit_code == EXIT_OK:  # NothingChanges: a plain statement, not an error
+        if isinstance(e, NothingChanges | Refused):  # a plain statement, not an error
             click.echo(f"migcheck: {visible(' '.join(str(e).split()))}", err=True)
-            sys.exit(EXIT_OK)
+            sys.exit(e.exit_code)
         _fail(str(e), e.exit_code)
     except click.ClickException as e:
         _fail(e.format_message(), EXIT_USAGE if e.exit_code in (1, 2) else e.exit_code)

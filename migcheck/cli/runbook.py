@@ -12,6 +12,7 @@ from click.core import ParameterSource
 
 from migcheck.cli.common import (
     PARTITION_COUNT,
+    accept_lost_history_option,
     application_id_option,
     bootstrap_option,
     command_config_option,
@@ -157,6 +158,7 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     is_flag=True,
     help="Write an in-place runbook even though keyed state would split.",
 )
+@accept_lost_history_option
 @click.option(
     "--state-dir",
     default=None,
@@ -199,6 +201,7 @@ def runbook_cmd(
     commit_timeout: int,
     accept_loss_risk: tuple[str, ...],
     accept_split_history: bool,
+    accept_lost_history: bool,
     state_dir: str | None,
     fixed_repartition: tuple[str, ...],
     framework: str,
@@ -212,8 +215,9 @@ def runbook_cmd(
     """Write the runbook for widening TOPIC: under a Streams app (--application-id), or
     keeping per-key order for plain consumer groups (--group, or every group reading it).
 
-    Exit 0 when it is written; 1 when --strategy in-place is refused (the keys whose
-    history would split are listed in the output); 2 on bad input.
+    Exit 0 when it is written; 1 when it is refused: --strategy in-place where keyed
+    history would split (the keys are listed in the output), or a reprocess of sources
+    that lost records (one line); 2 on bad input.
     """
     streams = app_id is not None
     _refuse_options(streams)
@@ -251,6 +255,7 @@ def runbook_cmd(
                 group_timeout=group_timeout,
                 lag_timeout=lag_timeout,
                 accept_split_history=accept_split_history,
+                accept_lost_history=accept_lost_history,
                 state_dir=state_dir,
                 output_topics=output_topics,
                 downstream_groups=downstream_groups,

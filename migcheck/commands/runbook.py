@@ -19,7 +19,7 @@ from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import candidate
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
-from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.errors import EXIT_GATE, EXIT_OK, Refused, UsageError
 from migcheck.frameworks.registry import (
     AUTO_FRAMEWORK,
     WITH_RUNBOOKS,
@@ -33,6 +33,7 @@ from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import topic_configs
 from migcheck.model.app import first_error
 from migcheck.model.header import report_header
+from migcheck.model.history import lost_history_refusal
 from migcheck.model.migrate import ONLINE_ONLY, MigrateTuning
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
@@ -42,11 +43,13 @@ from migcheck.model.runbook import (
     SplitRefusal,
     Strategy,
 )
+from migcheck.runbook.actions import reprocesses
 from migcheck.streams.build import Model
 from migcheck.streams.discovery import (
     Discovery,
     app_model,
     discover_app,
+    lost_history,
     not_read,
     only_frameworks,
 )
@@ -69,6 +72,7 @@ class RunbookOptions:
     group_timeout: int = GROUP_TIMEOUT
     lag_timeout: int = LAG_TIMEOUT
     accept_split_history: bool = False
+    accept_lost_history: bool = False  # reprocess sources that lost records, said so
     fixed_repartition: list[str] = field(default_factory=list)
     framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
     # --strategy online only: what moves at the barrier besides the app
@@ -96,26 +100,44 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
         model, {options.topic: direct_stores(model, options.topic).stores}, options.to
     )
     level = AppLevel(judged["verdict"])
-    split = None
     in_place = choice.strategy is Strategy.IN_PLACE
     stores = _splitting_stores(model, options.topic, level) if in_place else ()
-    if stores is None or stores:  # None: unseen state may split
+    may_split = stores is None or bool(stores)  # None: unseen state may split
+
+    def facts_with(split: int | None) -> RunbookFacts:
+        facts = _facts(options, disc, model, client, new_topic, level, split, choice)
+        return _online(options, replace(facts, first_error=first_error(judged)), disc, topology)
+
+    # the history before the split's full scan: a reprocess of what retention deleted is
+    # refused whatever splits (a split written anyway rebuilds the state too)
+    facts = facts_with(0 if may_split else None)
+    _refuse_lost_history(options, disc, facts)
+    if may_split:
         keys = _split_keys(options)
         if keys and not options.accept_split_history:
             return _refusal(options, level, stores, keys)
-        split = len(keys) or None
-    facts = _facts(options, disc, model, client, new_topic, level, split, choice)
-    facts = _online(options, replace(facts, first_error=first_error(judged)), disc, topology)
-    return Outcome(Runbook(facts, tuple(runbook_steps(facts)), report_header()), EXIT_OK)
+        facts = facts_with(len(keys) or None)
+    steps = tuple(runbook_steps(facts))
+    lost = lost_history(disc) if reprocesses(steps) else ()
+    return Outcome(Runbook(replace(facts, history_lost=lost), steps, report_header()), EXIT_OK)
+
+
+def _refuse_lost_history(options: RunbookOptions, disc: Discovery, facts: RunbookFacts) -> None:
+    """Refused in one line (exit 1) when the procedure rebuilds the app's state from
+    sources that lost records, unless --accept-lost-history (model/history.py)."""
+    if options.accept_lost_history or not reprocesses(runbook_steps(facts)):
+        return
+    lost = lost_history(disc)
+    if lost:
+        raise Refused(lost_history_refusal(options.app_id, lost, f"--strategy {facts.strategy}"))
 
 
 def _online(
     options: RunbookOptions, facts: RunbookFacts, disc: Discovery, topology: Topology | None
 ) -> RunbookFacts:
     """The readers ``--strategy online`` moves besides the app; refused for the other
-    strategies, and where the topic lost history or the app's results depend on stream
-    time (a shadow would rebuild wrong state either way), or the app's outputs are
-    unknown."""
+    strategies, and where the app's results depend on stream time (a shadow would rebuild
+    wrong state), or the app's outputs are unknown."""
     extra = options.output_topics or options.downstream_groups or options.groups
     if facts.strategy is not Strategy.ONLINE:
         if extra:
@@ -126,12 +148,6 @@ def _online(
         if options.tuning != MigrateTuning():
             raise UsageError(ONLINE_ONLY)
         return facts
-    if facts.history_lost:
-        raise UsageError(
-            f"--strategy online: {', '.join(facts.history_lost)} no longer holds its whole "
-            "history (a log start offset above 0), so a shadow would rebuild wrong state; "
-            "use --strategy new-topic"
-        )
     policies = {t: disc.topics[t].cleanup_policy for t in changelogs(disc.facts.internal)}
     refuse_stream_time("--strategy online", options.app_id, policies, topology)
     if options.output_topics:
@@ -198,11 +214,6 @@ def _facts(
     split: int | None,
     choice: Choice,
 ) -> RunbookFacts:
-    lost = tuple(
-        t
-        for t in disc.facts.sources
-        if any(p.log_start_offset > 0 for p in disc.topics[t].partitions)
-    )
     internal, expected = _internal(options, disc, model, new_topic, split, choice)
     return RunbookFacts(
         kind=disc.facts.framework.kind,
@@ -217,7 +228,8 @@ def _facts(
         protocol=disc.facts.protocol,
         internal=internal,
         expected_internal=expected,
-        history_lost=lost,
+        sources=tuple(disc.facts.sources),
+        accept_lost_history=options.accept_lost_history,
         state_dir=options.state_dir,
         verdict=level,
         split_keys=split,

@@ -35,7 +35,7 @@ from collections.abc import Collection, Iterable, Sequence
 from migcheck.frameworks.base import Framework
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.readers import Protocol, ReaderKind
-from migcheck.model.runbook import RunbookFacts, Step, Strategy
+from migcheck.model.runbook import RunbookFacts, Step, StepRole, Strategy
 from migcheck.model.topics import is_repartition_name
 from migcheck.runbook.actions import (
     READ_COMMITTED_WHY,
@@ -194,6 +194,7 @@ def _wipe(f: RunbookFacts) -> Step:
         "A table left on disk keeps the old partitioning and its changelog offsets, and "
         "would be read instead of being rebuilt from the reprocess.",
         path=f.state_dir,
+        role=StepRole.REPROCESS,
     )
 
 

@@ -29,7 +29,7 @@ from migcheck.frameworks.base import Framework, some
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.migrate import ShadowStart
 from migcheck.model.readers import Protocol, ReaderKind
-from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, Strategy
+from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, StepRole, Strategy
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_internal, is_repartition_name
 from migcheck.runbook.actions import (
     READ_COMMITTED_WHY,
@@ -201,6 +201,7 @@ def _reset(f: RunbookFacts) -> Step:
             reset,
         ),
         destructive=True,
+        role=StepRole.REPROCESS,
     )
 
 

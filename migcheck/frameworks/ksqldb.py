@@ -27,7 +27,7 @@ from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid, st
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.migrate import ShadowStart
 from migcheck.model.readers import Protocol, ReaderKind
-from migcheck.model.runbook import Manual, RunbookFacts, Step, Strategy
+from migcheck.model.runbook import Manual, RunbookFacts, Step, StepRole, Strategy
 from migcheck.runbook.actions import (
     READ_COMMITTED_WHY,
     alter_step,
@@ -135,6 +135,7 @@ def _recreate(f: RunbookFacts, query: str) -> Step:
                 f"(the old query {query} is gone)."
             ),
         ),
+        role=StepRole.REPROCESS,
     )
 
 

@@ -33,7 +33,7 @@ from migcheck.frameworks.base import Framework, NamedShape, some
 from migcheck.frameworks.topology import Node, SubTopology, Topology
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.readers import Protocol, ReaderKind
-from migcheck.model.runbook import RunbookFacts, Step, Strategy
+from migcheck.model.runbook import RunbookFacts, Step, StepRole, Strategy
 from migcheck.runbook.actions import (
     READ_COMMITTED_WHY,
     alter_step,
@@ -170,6 +170,7 @@ def _wipe(f: RunbookFacts) -> Step:
         "or have the app call Application.clear_state() before app.run().",
         "A store left on disk keeps the old partitioning and would be read instead of "
         "being rebuilt from the reprocess.",
+        role=StepRole.REPROCESS,
     )
 
 

@@ -16,6 +16,7 @@ from migcheck.frameworks.ksqldb import KSQLDB
 from migcheck.frameworks.quix import QUIX_STREAMS
 from migcheck.model.readers import OTHER_LABELS, ReaderKind
 from migcheck.model.runbook import RunbookFacts, Step, check_name
+from migcheck.runbook.actions import guard_history
 
 #: Every framework, by the reader kind that names it.
 FRAMEWORKS: Mapping[ReaderKind, Framework] = {
@@ -57,4 +58,4 @@ def runbook_steps(f: RunbookFacts) -> list[Step]:
     procedure = FRAMEWORKS[f.kind].runbook
     if procedure is None:
         raise ValueError(f"{f.kind} has no runbook")  # the command refused it before
-    return procedure(f)
+    return guard_history(f, procedure(f))

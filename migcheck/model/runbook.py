@@ -15,6 +15,7 @@ from enum import StrEnum
 from migcheck.errors import UsageError
 from migcheck.model.app import AppLevel
 from migcheck.model.header import Header
+from migcheck.model.history import Trimmed
 from migcheck.model.migrate import MigrateTuning
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.untrusted import arg_problem, path_problem, quoted
@@ -52,7 +53,13 @@ class RunbookFacts:
     protocol: Protocol
     internal: tuple[str, ...]  # the internal topics the reset deletes
     expected_internal: Mapping[str, int]  # internal topic -> its count after the restart
-    history_lost: tuple[str, ...] = ()  # source topics whose log start offset is above 0
+    #: The sources whose log start offset is above 0: set only with accept_lost_history
+    #: (the runbook is refused otherwise: model/history.py).
+    history_lost: tuple[Trimmed, ...] = ()
+    #: Every source of the app, whose history the script checks before it reprocesses.
+    sources: tuple[str, ...] = ()
+    #: --accept-lost-history: the reprocess goes on where a source lost records, said so.
+    accept_lost_history: bool = False
     state_dir: str | None = None
     verdict: AppLevel = AppLevel.SAFE  # migcheck app's, for the in-place change
     split_keys: int | None = None  # in-place on a stateful app: keys whose history splits
@@ -211,6 +218,8 @@ class Check:
     args: tuple[str, ...]
     text: str
     shown: Run | None = None  # the command a person runs to check it by hand (Markdown)
+    #: Read-only and run in the script's dry run too, which says what it would stop on.
+    dry_run: bool = False
 
 
 Action = Run | Manual | Check
@@ -232,6 +241,11 @@ class StepRole(StrEnum):
     its role, never by a number that another procedure's order would make wrong."""
 
     STOP = "stop"  # every instance of the app stopped, its group found empty
+    PRECHECKS = "prechecks"  # the first step: read-only checks before anything changes
+    #: Where the rebuild of the app's state from its sources begins (the reset, the wipe
+    #: before a rewind, the query created again, the shadow): the history is checked
+    #: again right before it.
+    REPROCESS = "reprocess"
 
 
 @dataclass(frozen=True)

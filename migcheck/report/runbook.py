@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from migcheck.frameworks.registry import label
+from migcheck.model.history import lost_history_accepted
 from migcheck.model.runbook import (
     Check,
     GroupsFacts,
@@ -79,12 +80,7 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
             + " was taken as a source of the app on your word (--topic)."
         )
     if f.history_lost:
-        lines.insert(
-            0,
-            "WARNING: the reprocess will lose data: "
-            + ", ".join(f.history_lost)
-            + " no longer hold their full history (log start offset above 0).",
-        )
+        lines.insert(0, lost_history_accepted(f.history_lost))
     if f.members:
         lines.append(f"The group has {plural(f.members, 'member')} now: {_stopping(steps)}.")
     return lines
@@ -234,7 +230,7 @@ def _sh_action(action: Run | Manual | Check) -> str:
         return f"manual {sh_word(visible(action.text))}"
     if isinstance(action, Check):
         args = " ".join(_sh_arg(a) for a in action.args)
-        return f"check {action.function} {args}".rstrip()
+        return f"{'probe' if action.dry_run else 'check'} {action.function} {args}".rstrip()
     args = " ".join(_sh_arg(a) for a in action.argv[1:] if a)
     name = action.argv[0]
     via = action.via or (ShellHelper.KAFKA_TOOL if action.kafka_tool else "")

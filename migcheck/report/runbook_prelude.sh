@@ -98,6 +98,15 @@ check() {
   if [ "$EXECUTE" = 1 ]; then "$name" "$@"; fi
 }
 
+# A read-only check that runs in a dry run too, so that the dry run says what it would
+# stop on (the function itself says and decides; it stops only with --execute).
+probe() {
+  local name=$1
+  shift
+  say "  CHECK: $name $*"
+  "$name" "$@"
+}
+
 already_done() { [ "$EXECUTE" = 1 ] && [ -f "$WORKDIR/$1.done" ]; }
 mark_done() { if [ "$EXECUTE" = 1 ]; then : > "$WORKDIR/$1.done"; fi; }
 fail() { say "  FAILED: $*" >&2; exit 1; }
@@ -114,15 +123,53 @@ partition_count() {
     | sed -n 's/.*PartitionCount: *\([0-9]*\).*/\1/p' | head -n 1
 }
 
+# Whether every source named still holds its whole history: log start offset 0 on each
+# of its partitions (migcheck/model/history.py says why).  A source that lost records, or
+# one whose offsets cannot be read, stops the script: it cannot tell, so it does not go
+# on.  In a dry run it says what it would stop on.  $1 "accepted" (the runbook was written
+# with --accept-lost-history) goes on past a trimmed source, saying so on its own line.
 history_intact() {
+  local accepted=$1
+  shift
   local -a cfg
   mapfile -t cfg < <(config_args --command-config)
-  local lost
-  lost=$(kafka_tool kafka-get-offsets --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" \
-    --topic "$1" --time -2 | awk -F: '$NF != 0' | head -n 3)
-  if [ -n "$lost" ]; then
-    say "  WARNING: $1 no longer holds its full history; the reprocess will lose data: $lost"
+  local out topic seen t p o lost="" unread="" why=""
+  # Lines "topic:partition:offset" (--time -2: the earliest offset, the log start).  Read
+  # with bash alone: the dry run runs this too, on any host that has the script.
+  out=$(kafka_tool kafka-get-offsets --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" \
+    --topic-partitions "$(IFS=,; printf '%s' "$*")" --time -2 2> /dev/null) || out=""
+  for topic in "$@"; do
+    seen=0
+    while IFS=: read -r t p o; do
+      [ "$t" = "$topic" ] && [ -n "$o" ] || continue
+      seen=1
+      [ "$o" = 0 ] || lost+=" $t partition $p from offset $o;"
+    done <<< "$out"
+    [ "$seen" = 1 ] || unread+=" $topic"
+  done
+  if [ -z "$unread$lost" ]; then
+    say "  every source holds its whole history (log start offset 0): $*"
+    return
   fi
+  if [ -z "$unread" ] && [ "$accepted" = accepted ]; then
+    say "  ACCEPTED (--accept-lost-history): the reprocess goes on without the records" \
+      "retention deleted:${lost%;}"
+    return
+  fi
+  if [ -n "$unread" ]; then
+    why="cannot read the log start offsets of$unread (check the cluster, and Kafka's tools:"
+    why+=" MIGCHECK_KAFKA_TOOL or KAFKA_HOME)"
+  fi
+  if [ -n "$lost" ]; then
+    why+="${why:+; }the sources no longer hold their whole history:${lost%;}: a reprocess"
+    why+=" would rebuild the state without those records; keep the whole history, or write"
+    why+=" the runbook again with --accept-lost-history"
+  fi
+  if [ "$EXECUTE" != 1 ]; then
+    say "  WOULD STOP (with --execute): $why"
+    return
+  fi
+  fail "$why"
 }
 
 record_offsets() {

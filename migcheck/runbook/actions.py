@@ -10,6 +10,10 @@ each action is written here once.  Pure: facts in, steps out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
+
+from migcheck.model.history import ACCEPT_LOST_HISTORY, HISTORY_CHECK_WHY
 from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
     Action,
@@ -64,15 +68,8 @@ def group_tool(f: RunbookFacts, *args: str) -> Run:
 def prechecks(f: RunbookFacts) -> Step:
     return Step(
         "Pre-checks",
-        "A reprocess is correct only with every source's full history: nothing deleted yet "
-        "(log start offset 0). Record today's end offsets of the topic for the final check.",
+        "Record today's end offsets of the topic for the final check.",
         (
-            Check(
-                ShellCheck.HISTORY_INTACT,
-                (f.topic,),
-                f"{f.topic} still holds its full history: every log start offset is 0",
-                kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-2"),
-            ),
             Check(
                 ShellCheck.RECORD_OFFSETS,
                 (f.topic, f"{f.topic}.end-offsets"),
@@ -80,7 +77,48 @@ def prechecks(f: RunbookFacts) -> Step:
                 kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
             ),
         ),
+        role=StepRole.PRECHECKS,
     )
+
+
+def history_check(f: RunbookFacts) -> Check:
+    """Every source still starts at offset 0: read before anything changes, again right
+    before the reprocess, and in the dry run (model/history.py says why)."""
+    sources = f.sources or (f.topic,)
+    said = "every source still holds its whole history: every log start offset is 0"
+    if f.accept_lost_history:
+        said += f" (or, accepted with {ACCEPT_LOST_HISTORY}, said so)"
+    return Check(
+        ShellCheck.HISTORY_INTACT,
+        ("accepted" if f.accept_lost_history else "required", *sources),
+        f"{said}: {', '.join(sources)}",
+        kafka(f, "kafka-get-offsets", "--topic-partitions", ",".join(sources), "--time", "-2"),
+        dry_run=True,
+    )
+
+
+def reprocesses(steps: Iterable[Step]) -> bool:
+    """Whether a procedure rebuilds the app's state from its sources (a step of role
+    REPROCESS): only then does a source's lost history matter."""
+    return any(s.role is StepRole.REPROCESS for s in steps)
+
+
+def guard_history(f: RunbookFacts, steps: list[Step]) -> list[Step]:
+    """A procedure that reprocesses checks every source's history in its pre-checks and
+    again first thing in its REPROCESS step; one that rebuilds no state (an alter that
+    splits none) has nothing to lose and is left as it is."""
+    if not reprocesses(steps):
+        return steps
+    check = history_check(f)
+    return [_checking_first(s, check) for s in steps]
+
+
+def _checking_first(step: Step, check: Check) -> Step:
+    if step.role is StepRole.PRECHECKS:
+        return replace(step, why=f"{HISTORY_CHECK_WHY} {step.why}", actions=(check, *step.actions))
+    if step.role is StepRole.REPROCESS:
+        return replace(step, actions=(check, *step.actions))
+    return step
 
 
 def group_is_empty(f: RunbookFacts, text: str) -> Check:
@@ -172,14 +210,21 @@ def app_is_healthy(f: RunbookFacts) -> Check:
     )
 
 
-def wipe_state(f: RunbookFacts, manual: str, why: str, path: str | None = None) -> Step:
+def wipe_state(
+    f: RunbookFacts,
+    manual: str,
+    why: str,
+    path: str | None = None,
+    role: StepRole | None = None,
+) -> Step:
     """The local state deleted on every instance (``manual`` says where and the app's own
     call that does it), and by the script when the state directory was given: ``path``,
-    else the framework's ``<state dir>/<application id>``."""
+    else the framework's ``<state dir>/<application id>``.  ``role`` REPROCESS where the
+    wipe is what makes the app rebuild its state (Quix Streams, Faust)."""
     actions: list[Action] = [Manual(manual)]
     if f.state_dir:
         actions.append(Run(("rm", "-rf", "--", path or f"{f.state_dir}/{f.app_id}")))
-    return Step("Wipe the local state", why, tuple(actions), destructive=True)
+    return Step("Wipe the local state", why, tuple(actions), destructive=True, role=role)
 
 
 def internal_topics_back(f: RunbookFacts, said: str) -> Check:

@@ -6,10 +6,11 @@ apps' (Kafka Streams, ksqlDB) share it, so that one barrier moves every reader n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from migcheck.model.history import ACCEPT_LOST_HISTORY
 from migcheck.model.migrate import MigrateTuning
-from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, check_name
+from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, StepRole, check_name
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
         "--application-id", f.app_id, *outputs,
         *(a for g in f.downstream for a in ("--downstream-group", g)),
         *(a for g in f.groups for a in ("--group", g)),
+        *((ACCEPT_LOST_HISTORY,) if f.accept_lost_history else ()),
     )  # fmt: skip
     call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, f.new_topic, readers, f.tuning)
     sinks = ", ".join(f.outputs) or "none"
@@ -67,4 +69,4 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
         "ends, each plain group to the new topic. Its MANUAL: lines ask on this terminal; "
         "its checkpoint lets a stopped run go on (docs/runbooks.md, Online)."
     )
-    return migrate_step(call, why)
+    return replace(migrate_step(call, why), role=StepRole.REPROCESS)  # the shadow's rebuild

@@ -28,6 +28,7 @@ from migcheck.kafka.groups import (
     topics_with_prefix,
 )
 from migcheck.kafka.metadata import TopicMeta, describe_topics
+from migcheck.model.history import Trimmed, trimmed_sources
 from migcheck.model.readers import Evidence, Protocol, ReaderKind
 from migcheck.readers.kinds import Seen, identify
 from migcheck.streams.build import Facts, Model, from_broker, from_names, from_topology, inferred
@@ -203,6 +204,18 @@ def discover_app(
     also = [*topics, *(source_topics(topology) if topology else [])]
     named = () if topology else topics
     return discover(client, app_id, also, named, topology is not None, said)
+
+
+def lost_history(disc: Discovery) -> tuple[Trimmed, ...]:
+    """The app's sources that no longer hold their whole history: what any reprocess of
+    its state would miss (model/history.py)."""
+    return trimmed_sources(
+        {
+            t: {p.partition: p.log_start_offset for p in disc.topics[t].partitions}
+            for t in disc.facts.sources
+            if t in disc.topics
+        }
+    )
 
 
 def users_word_note(disc: Discovery) -> str | None:

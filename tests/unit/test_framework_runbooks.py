@@ -356,7 +356,9 @@ ONLINE = {
 
 def test_ksqldb_online_keeps_the_statement_then_one_migrate_step_names_every_reader() -> None:
     facts = _ksql(**ONLINE)
-    (run,) = [a for s in steps(facts) if s.title == "Migrate online" for a in s.actions]
+    (step,) = [s for s in steps(facts) if s.title == "Migrate online"]
+    check, run = step.actions  # the history read again right before the shadow's reprocess
+    assert isinstance(check, Check) and check.function is ShellCheck.HISTORY_INTACT
     assert isinstance(run, Run)
     argv = " ".join(run.argv)
     assert argv.startswith("migcheck migrate --bootstrap-server ")

@@ -538,7 +538,7 @@ def test_which_runbook_takes_which_option_comes_from_the_options_dataclasses() -
     assert set(only_in(RunbookOptions, GroupsRunbookOptions, names)) == {
         "app_id", "topology_file", "new_topic", "group_timeout",
         "accept_split_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
-        "output_topics", "downstream_groups",
+        "output_topics", "downstream_groups", "accept_lost_history",
     }  # fmt: skip
     assert set(only_in(GroupsRunbookOptions, RunbookOptions, names)) == {
         "assign_timeout", "commit_timeout", "accept_loss_risk",

@@ -15,9 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from runbookfacts import shop_facts
 
-from migcheck.frameworks.kafka_streams import steps
+from migcheck.frameworks.registry import runbook_steps as steps
 from migcheck.model.app import AppLevel, AppReason, AppReport
+from migcheck.model.history import Trimmed
 from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
     Check,
@@ -46,24 +48,7 @@ SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 PRELUDE = Path(runbook.__file__).with_name(runbook.PRELUDE_FILE)
 
 
-def _facts(**changes: object) -> RunbookFacts:
-    base: dict[str, object] = {
-        "app_id": "shop-counter",
-        "bootstrap": "broker-1:9092,broker-2:9092",
-        "command_config": "/etc/kafka/client admin.properties",  # a space, quoted everywhere
-        "topic": "orders",
-        "partitions": 3,
-        "to": 6,
-        "new_topic": "orders-p6",
-        "strategy": Strategy.NEW_TOPIC,
-        "protocol": "classic",
-        "internal": ("shop-counter-counts-changelog",),
-        "expected_internal": {"shop-counter-counts-changelog": 6},
-        "state_dir": "/var/lib/kafka-streams",
-        "verdict": "CRASH",
-        "configs": {"retention.ms": "-1"},
-    }
-    return RunbookFacts(**{**base, **changes})  # type: ignore[arg-type]
+_facts = shop_facts
 
 
 def _script(tmp_path: Path, facts: RunbookFacts) -> Path:
@@ -148,11 +133,14 @@ def test_a_work_directory_of_another_change_is_refused(tmp_path: Path) -> None:
     assert "== Step" not in p.stdout
 
 
-def test_markdown_names_the_real_topics_and_warns_about_lost_history() -> None:
-    facts = _facts(history_lost=("orders",))
+def test_markdown_names_the_real_topics_and_says_the_lost_history_was_accepted() -> None:
+    facts = _facts(history_lost=(Trimmed("orders", ((0, 120), (2, 7))),), accept_lost_history=True)
     md = render_markdown(facts, steps(facts), "0.1.0", "today")
     first = md.splitlines()[2]
-    assert first.startswith("> WARNING: the reprocess will lose data: orders")
+    assert first == (
+        "> Accepted (--accept-lost-history): the reprocess rebuilds the state without "
+        "the records retention deleted: orders partition 0 from offset 120, 2 from offset 7."
+    )
     assert "--internal-topics shop-counter-counts-changelog" in md
     assert "migcheck copy --bootstrap-server broker-1:9092,broker-2:9092" in md
     assert "rm -rf -- /var/lib/kafka-streams/shop-counter" in md
@@ -175,7 +163,7 @@ def _every_strategy() -> list[RunbookFacts]:
         _facts(),
         _facts(strategy=Strategy.IN_PLACE, split_keys=205),
         _facts(command_config=None, protocol="streams", state_dir=None, internal=()),
-        _facts(history_lost=("orders",), members=2, configs={}),
+        _facts(history_lost=(Trimmed("orders", ((1, 5),)),), members=2, configs={}),
     ]
 
 
@@ -405,7 +393,8 @@ def test_online_checks_the_history_then_migrate_runs_the_shadow_and_moves_every_
     assert [s.title for s in steps(facts)] == ["Pre-checks", "Migrate online"]
     (check, _) = steps(facts)[0].actions
     assert isinstance(check, Check) and check.function is ShellCheck.HISTORY_INTACT
-    (run,) = steps(facts)[1].actions
+    (again, run) = steps(facts)[1].actions  # read again right before the shadow reprocesses
+    assert again == check
     assert isinstance(run, Run) and run.via is ShellHelper.ANSWERING
     assert run.argv[:2] == ("migcheck", "migrate")
     # an app that writes nothing says so: migrate asks for its outputs otherwise
