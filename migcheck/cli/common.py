@@ -16,6 +16,7 @@ from migcheck.files import write_atomically
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, FRAMEWORKS
 from migcheck.hashing.partitioners import MAX_PARTITIONS, check_partition_count
 from migcheck.kafka.config import command_config_warnings
+from migcheck.model.history import ACCEPT_LOST_HISTORY
 from migcheck.model.migrate import CUTOVER_TIMEOUT_S
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.report import FORMATS, OUTPUTS
@@ -148,6 +149,16 @@ cutover_timeout_option = click.option(
     metavar="SECONDS",
     help="A cut-over not done within this (barrier, drain, check) reverts: the producers "
     "resume on the old topic.",
+)
+
+#: ``runbook`` and ``migrate``: a reprocess of sources that lost records, accepted by name.
+accept_lost_history_option = click.option(
+    ACCEPT_LOST_HISTORY,
+    "accept_lost_history",
+    is_flag=True,
+    help="Rebuild the app's state by reprocessing even though a source no longer holds its "
+    "whole history (a log start offset above 0): the state then misses what retention "
+    "deleted.  Refused without it.",
 )
 
 

@@ -7,6 +7,7 @@ import sys
 import click
 
 from migcheck.cli.common import (
+    accept_lost_history_option,
     application_id_option,
     bootstrap_server_option,
     command_config_option,
@@ -101,6 +102,7 @@ from migcheck.untrusted import visible
     "--max-lag-millis, 1.5 s).",
 )
 @cutover_timeout_option
+@accept_lost_history_option
 @click.option(
     "--yes",
     is_flag=True,
@@ -126,6 +128,7 @@ def migrate_cmd(
     max_lag_records: int,
     max_lag_s: float,
     cutover_timeout: float,
+    accept_lost_history: bool,
     yes: bool,
     master: str | None,
     conf: tuple[str, ...],
@@ -139,9 +142,10 @@ def migrate_cmd(
     operator completes (y) or rolls back (rollback): the same cut-over the other way.
 
     Every manual step prints one MANUAL: line and waits for y on stdin.  Exit 0 once it
-    completed or rolled back, 1 when it stopped at a step or a check failed, 2 on bad
-    input.  Run it again with the same --checkpoint after a stop: before the cut-over the
-    copy resumes; after it, the run resumes at the recorded barrier.
+    completed or rolled back, 1 when it stopped at a step or a check failed, or an
+    app's shadow would rebuild from sources that lost records, 2 on bad input.  Run it
+    again with the same --checkpoint after a stop: before the cut-over the copy resumes;
+    after it, the run resumes at the recorded barrier.
     """
     options = MigrateOptions(
         connection=connection_of(bootstrap, command_config),
@@ -162,6 +166,7 @@ def migrate_cmd(
         topology=topology_file,
         downstream_groups=downstream,
         max_shadow_lag=max_shadow_lag,
+        accept_lost_history=accept_lost_history,
     )
 
     def say(line: str) -> None:

@@ -32,9 +32,16 @@ from migcheck.model.app import (
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
+from migcheck.model.history import Trimmed, remedy_loses_history
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.streams.build import WOULD_ADD, Model
-from migcheck.streams.discovery import Discovery, app_model, discover_app, not_read
+from migcheck.streams.discovery import (
+    Discovery,
+    app_model,
+    discover_app,
+    lost_history,
+    not_read,
+)
 from migcheck.streams.judgement import Case, judge
 from migcheck.streams.rules import (
     App,
@@ -81,6 +88,7 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     _check_in_app(options.topics, model.app, disc, topology is not None)
     direct = {t: direct_stores(model, t).stores for t in options.topics}
     candidates = [candidate(model, direct, n) for n in options.candidates]
+    _remedies(candidates, lost_history(disc))
     unpredictable = False
     state: AppState | None = None
     if options.state:
@@ -90,6 +98,14 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
         return Outcome(report, EXIT_UNPREDICTABLE)
     safe = all(c["verdict"] == AppLevel.SAFE for c in candidates)
     return Outcome(report, EXIT_OK if safe else EXIT_GATE)
+
+
+def _remedies(candidates: list[AppCandidate], lost: tuple[Trimmed, ...]) -> None:
+    """What every remedy of a change that is not SAFE would lose: each rebuilds the state
+    from the sources, and some lost records (model/history.py)."""
+    for cand in candidates:
+        if lost and cand["verdict"] is not AppLevel.SAFE:
+            cand["lost_history"] = remedy_loses_history(lost)
 
 
 def _check_topics(options: AppOptions, disc: Discovery) -> None:

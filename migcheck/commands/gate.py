@@ -44,6 +44,7 @@ from migcheck.model.gate import (
     GateReport,
     GateVerdict,
     Proposal,
+    RuleCode,
     worst,
 )
 from migcheck.model.header import report_header
@@ -251,16 +252,19 @@ def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader
     return app_reader(kind, id, cand["verdict"], _app_reasons(cand), stalls=_stalls(cand))
 
 
-def _app_reasons(cand: AppCandidate) -> list[tuple[AppLevel, str]]:
+def _app_reasons(cand: AppCandidate) -> list[tuple[AppLevel | RuleCode, str]]:
     """The app's reasons as the gate cites them, each with its level: its first error (as
     migcheck app and the runbook's header quote it) at the app's level, else every reason;
-    then the split state its clean-up leaves (CORRUPT)."""
+    then the split state its clean-up leaves (CORRUPT), and what every remedy would lose
+    (MC204)."""
     first = first_error(cand)
-    reasons = (
+    reasons: list[tuple[AppLevel | RuleCode, str]] = (
         [(cand["verdict"], first)] if first else [(r["level"], r["text"]) for r in cand["reasons"]]
     )
     if cand.get("after_cleanup"):
         reasons.append((AppLevel.CORRUPT, cand["after_cleanup"] or ""))
+    if cand.get("lost_history"):
+        reasons.append((RuleCode.REMEDY_LOSES_HISTORY, cand["lost_history"] or ""))
     return reasons
 
 

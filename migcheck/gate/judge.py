@@ -107,7 +107,8 @@ def app_reader(
     kind: str, id: str, level: str, reasons: Sequence[tuple[str, str]], stalls: bool = False
 ) -> GateReader:
     """A stateful app, by ``migcheck app``'s verdict for the change and its reasons, each a
-    (level, text) pair cited with its own level's rule.  A level the gate does not know (a
+    (level, text) pair cited with its own level's rule, or (a rule code, text) for a reason
+    that is not a level's (what every remedy would lose: MC204).  A level the gate does not know (a
     newer report's, a typo) is UNKNOWN, which blocks: the app's makes the app a reader the
     gate cannot judge, a reason's cites :data:`UNMAPPED`.  ``stalls``: its first error, for
     certain, is the unchecked join's stall, so a CRASH cites MC203 (:func:`_app_rule`)."""
@@ -136,7 +137,10 @@ def _app_rule(level: str, stalls: bool = False) -> RuleCode | None:
 
 def _reason_rule(level: str, stalls: bool) -> RuleCode:
     """One reason's rule: its level's, or :data:`UNMAPPED` for a level that cites none or
-    that the gate does not know (it blocks: a reason is never dropped)."""
+    that the gate does not know (it blocks: a reason is never dropped).  A rule code is
+    its own rule."""
+    if isinstance(level, RuleCode):
+        return level
     try:
         return _app_rule(level, stalls) or UNMAPPED
     except (ValueError, KeyError):

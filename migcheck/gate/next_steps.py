@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from migcheck.frameworks.registry import STATEFUL_KINDS
-from migcheck.model.gate import GateReader, GateVerdict, Proposal
+from migcheck.model.gate import GateReader, GateVerdict, Proposal, RuleCode
+from migcheck.model.history import ACCEPT_LOST_HISTORY
 from migcheck.model.readers import ReaderKind
 from migcheck.untrusted import arg_problem, quoted, sh_word
 
@@ -35,11 +36,26 @@ def next_steps(
     at_risk = [r for r in readers if r["verdict"] is not GateVerdict.SAFE]
     apps = [r for r in at_risk if ReaderKind(r["kind"]) in STATEFUL_KINDS]
     groups = [r for r in at_risk if r["verdict"] in _GROUP_VERDICTS and r not in apps]
-    lines = [_line([*base, "--application-id", r["id"], *change]) for r in apps]
+    lines = [
+        line
+        for r in apps
+        for line in (*_way_out(r), _line([*base, "--application-id", r["id"], *change]))
+    ]
     if groups:
         named = [a for r in groups for a in ("--group", r["id"])]
         lines.append(_line([*base, *named, *change]))
     return lines
+
+
+def _way_out(app: GateReader) -> tuple[str, ...]:
+    """Before an app's runbook that would be refused because its sources lost records
+    (MC204): the way out, named, never added for the operator (it gives up data)."""
+    if RuleCode.REMEDY_LOSES_HISTORY not in app["rules"]:
+        return ()
+    return (
+        f"# {quoted(app['id'])}: refused while its sources lack their whole history (MC204); "
+        f"add {ACCEPT_LOST_HISTORY} to rebuild its state without the deleted records",
+    )
 
 
 def _line(argv: Sequence[str]) -> str:

@@ -108,6 +108,9 @@ class AppCandidate(TypedDict):
     # the state left by the clean-up the error leads to, when the app would start again
     # and a store reads a changed topic directly (CORRUPT); absent before issue 41's runbooks
     after_cleanup: NotRequired[str | None]
+    # what every remedy would lose (model/history.py): the change is not SAFE, so each
+    # runbook and migrate rebuild the state, and a source lost records; absent before 68
+    lost_history: NotRequired[str | None]
     reasons: list[AppReason]
     subtopologies: list[SubtopologyVerdict]
     stores: list[StoreImpact] | None

@@ -90,6 +90,7 @@ class RuleCode(StrEnum):
     APP_CRASHES = "MC201"
     APP_SPLITS_STATE = "MC202"
     APP_STALLS = "MC203"
+    REMEDY_LOSES_HISTORY = "MC204"
     MAY_SKIP_RECORDS = "MC301"
     CANNOT_JUDGE = "MC302"
     ORDER_BREAKS = "MC303"
@@ -130,6 +131,11 @@ GATE_RULES: Mapping[RuleCode, Rule] = _rules(
         "a stateful app runs on with its state split",
     ),
     Rule(RuleCode.APP_STALLS, GateVerdict.STALL, "a stateful app's group stalls"),
+    Rule(
+        RuleCode.REMEDY_LOSES_HISTORY,
+        GateVerdict.CORRUPT,
+        "a stateful app's every remedy rebuilds its state from a trimmed history",
+    ),
     Rule(
         RuleCode.MAY_SKIP_RECORDS,
         GateVerdict.LOSS_RISK,

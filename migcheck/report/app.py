@@ -147,6 +147,8 @@ def _candidate(c: AppCandidate, name: str, state: AppState | None) -> Iterator[B
         yield Block("p", f"{TOPOLOGY_SETTLES[0].upper()}{TOPOLOGY_SETTLES[1:]}.")
     if c.get("after_cleanup"):
         yield Block("p", f"Then: {c.get('after_cleanup')}")
+    if c.get("lost_history"):
+        yield Block("p", f"Remedy: {c.get('lost_history')}")
     shown = {c["error"], *(x["error"] for x in cands)}
     others = [x for x in c["reasons"] if x["text"] not in shown]  # the errors are shown above
     if others:

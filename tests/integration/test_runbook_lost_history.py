@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
+from oracles import run_cli
 from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1
 
@@ -106,6 +107,25 @@ def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
     assert m.stderr.count("\n") == 1
     rc, listed, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--list")
     assert rc == 0 and f"{app.input}-p6" not in listed.split()  # migrate created nothing
+
+    # app and the gate say the same: every remedy would lose it, and the way out is named
+    a = app.migcheck("app", "--topic", app.input, "--to", "6", "--topology", str(topology),
+                     "--format", "json")  # fmt: skip
+    (cand,) = json.loads(a.stdout)["candidates"]
+    assert cand["verdict"] == "CRASH"  # the repartition topic keeps 3 partitions
+    assert cand["lost_history"].startswith(
+        "every remedy (migcheck runbook, migrate) rebuilds the app's state by reprocessing "
+        f"sources that no longer hold their whole history ({where})"
+    )
+    g = run_cli("gate", "--bootstrap-server", kafka.bootstrap, "--change", f"{app.input}=6",
+                "--topology", f"{app.app_id}={topology}", "--format", "json")  # fmt: skip
+    assert g.returncode == 1, g.stderr
+    (change,) = json.loads(g.stdout)["changes"]
+    (reader,) = [r for r in change["readers"] if r["id"] == app.app_id]
+    assert reader["rules"][-1] == "MC204" and reader["reasons"][-1] == cand["lost_history"]
+    assert change["next"][0].endswith("add --accept-lost-history to rebuild its state without "
+                                      "the deleted records")  # fmt: skip
+    assert f"--application-id {app.app_id} --topic {app.input} --to 6" in change["next"][1]
 
     # 2. at execution: the runbook written before the trim stops at its pre-checks
     offsets = _group_offsets(kafka, app.app_id)

@@ -113,8 +113,8 @@ def test_unknown_and_app_readers_carry_their_codes() -> None:
 
 def test_every_rule_code_is_in_the_table_once() -> None:
     """docs/rules.md's codes, by hand: each a RuleCode with its rule."""
-    codes = ["MC101", "MC102", "MC201", "MC202", "MC203", "MC301", "MC302", "MC303", "MC401",
-             "MC402", "MC501", "MC502", "MC601"]  # fmt: skip
+    codes = ["MC101", "MC102", "MC201", "MC202", "MC203", "MC204", "MC301", "MC302", "MC303",
+             "MC401", "MC402", "MC501", "MC502", "MC601"]  # fmt: skip
     assert [c.value for c in RuleCode] == codes
     assert sorted(GATE_RULES) == codes
     assert all(GATE_RULES[c].code is c for c in RuleCode)
@@ -282,6 +282,34 @@ def test_next_steps_pass_each_id_as_one_shell_word(hostile: str) -> None:
         ["migcheck", "runbook", "--bootstrap-server", "b:9092", "--command-config",
          "/etc/c.properties", "--group", hostile, "--topic", "orders", "--to", "6"],
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize("hostile", ["shop; rm -rf /", "$(touch x)", "a'b"])
+def test_an_app_whose_remedies_lose_history_cites_mc204_and_its_next_step_names_the_way_out(
+    hostile: str,
+) -> None:
+    lost = "every remedy (migcheck runbook, migrate) rebuilds the app's state by reprocessing"
+    app = app_reader(
+        "kafka-streams", hostile, "CRASH", [("CRASH", "e"), (RuleCode.REMEDY_LOSES_HISTORY, lost)]
+    )
+    assert (app["verdict"], app["rules"]) == (GateVerdict.CRASH, ["MC201", "MC204"])
+    p = Proposal("orders", None, 6, CHANGE)
+    j = judge(p, 3, [app], MOVED, None)
+    assert [(r["code"], r["verdict"]) for r in j.rules] == [
+        ("MC201", "CRASH"),
+        ("MC204", "CORRUPT"),
+    ]
+    way_out, command = next_steps("b:9092", None, p, GateVerdict.CRASH, [app])
+    assert way_out.startswith("# ") and "\n" not in way_out
+    assert way_out.endswith(
+        ": refused while its sources lack their whole history (MC204); add "
+        "--accept-lost-history to rebuild its state without the deleted records"
+    )
+    assert _words(command) == [
+        "migcheck", "runbook", "--bootstrap-server", "b:9092", "--application-id", hostile,
+        "--topic", "orders", "--to", "6",
+    ]  # fmt: skip
+    assert _words(way_out) == []  # a comment: bash runs nothing of it
 
 
 def test_a_destroyed_topic_says_terraforms_guard_and_has_no_runbook() -> None:
