@@ -22,6 +22,10 @@ class MigrateTuning:
     partitioner: PartitionerChoice = PartitionerChoice.AUTO
     cutover_timeout_s: float = CUTOVER_TIMEOUT_S
 
+    def __post_init__(self) -> None:
+        # as RunbookFacts: a choice's own value becomes the member, any other word fails here
+        object.__setattr__(self, "partitioner", PartitionerChoice(self.partitioner))
+
     def args(self) -> tuple[str, ...]:
         """migrate's options, each value given (the step says what it runs)."""
         timeout = f"{self.cutover_timeout_s:g}"
