@@ -16,7 +16,12 @@ import pytest
 from runbookfacts import shop_facts
 
 from migcheck.frameworks.registry import runbook_steps
-from migcheck.model.history import Trimmed, lost_history_refusal, trimmed_sources
+from migcheck.model.history import (
+    Trimmed,
+    lost_history_refusal,
+    remedy_loses_history,
+    trimmed_sources,
+)
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import Check, RunbookFacts, ShellCheck, StepRole, Strategy
 from migcheck.report.runbook import render_markdown, render_sh
@@ -53,6 +58,15 @@ def test_the_refusal_names_each_partition_what_is_lost_and_the_way_out() -> None
         "the whole history, or pass --accept-lost-history to reprocess without them"
     )
     assert "\n" not in line
+
+
+def test_app_and_the_gate_say_what_every_remedy_would_lose() -> None:
+    assert remedy_loses_history((Trimmed("orders", ((0, 40),)),)) == (
+        "every remedy (migcheck runbook, migrate) rebuilds the app's state by reprocessing "
+        "sources that no longer hold their whole history (orders partition 0 from offset 40): "
+        "up to 40 records deleted below those offsets would be missing from every count, "
+        "aggregate, table and join it rebuilds: each is refused unless --accept-lost-history"
+    )
 
 
 def _history_checks(steps: list) -> list[tuple[str, int]]:
