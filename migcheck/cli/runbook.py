@@ -5,7 +5,10 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -34,7 +37,6 @@ from migcheck.commands.outcome import Outcome
 from migcheck.commands.runbook import RunbookOptions, run_runbook
 from migcheck.errors import UsageError
 from migcheck.model.migrate import MigrateTuning
-from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     COMMIT_TIMEOUT,
@@ -45,18 +47,52 @@ from migcheck.model.runbook import (
     Strategy,
 )
 
-#: The CLI parameters whose options-dataclass field has another name.
-_FIELD_OF = {"master": "spark", "conf": "spark"}
+
+class Mode(Enum):
+    """Which runbook a call writes: ``--application-id`` picks an app's, else the plain
+    consumer groups'."""
+
+    APP = "app"
+    GROUPS = "groups"
 
 
-def only_in(mine: type, other: type, names: Iterable[str]) -> tuple[str, ...]:
-    """The parameters of ``names`` that the options dataclass ``mine`` takes and ``other``
-    does not.  The two dataclasses are the one declaration of which runbook takes which
-    option: an option given for the other kind is refused in one line rather than
-    silently ignored, and a new field needs no list kept by hand."""
-    theirs = {f.name for f in dataclasses.fields(other)}
-    ours = {f.name for f in dataclasses.fields(mine)} - theirs
-    return tuple(n for n in names if _FIELD_OF.get(n, n) in ours)
+_APP, _GROUPS, _BOTH = frozenset({Mode.APP}), frozenset({Mode.GROUPS}), frozenset(Mode)
+
+
+@dataclass(frozen=True)
+class Takes:
+    """The runbooks that take an option, and those in which it goes only with --strategy
+    online (where it reaches migrate, or moves at its barrier)."""
+
+    modes: frozenset[Mode]
+    online_in: frozenset[Mode] = frozenset()
+
+
+_APP_ONLY = (
+    "topology_file", "new_topic", "group_timeout", "accept_split_history", "accept_lost_history",
+    "state_dir", "fixed_repartition", "framework", "master", "conf",
+)  # fmt: skip
+
+#: The one declaration of which runbook takes each option that not every runbook takes.
+#: An option given for another runbook, or without the strategy it goes with, is refused
+#: in one line (:func:`_check_modes`), never ignored; the rest go to every runbook.
+TAKES: Mapping[str, Takes] = {
+    **dict.fromkeys(_APP_ONLY, Takes(_APP)),
+    **dict.fromkeys(("assign_timeout", "commit_timeout", "accept_loss_risk"), Takes(_GROUPS)),
+    **dict.fromkeys(("output_topics", "downstream_groups"), Takes(_APP, online_in=_APP)),
+    "groups": Takes(_BOTH, online_in=_APP),  # an app's online barrier moves them too
+    **dict.fromkeys(("partitioner", "cutover_timeout"), Takes(_BOTH, online_in=_BOTH)),
+}
+
+#: Why an option is refused, by the runbook that takes it: each text written once.
+_ELSEWHERE = {
+    Mode.APP: "is for a stateful app's runbook: give --application-id (without --group)",
+    Mode.GROUPS: "is for plain consumer groups, not with --application-id",
+}
+_ONLINE_ONLY = {
+    Mode.APP: "goes with an app's --strategy online, where one barrier moves it all",
+    Mode.GROUPS: "goes with --strategy online (migrate's step)",
+}
 
 
 def _seconds(name: str, default: int, help: str, least: int = 1):
@@ -183,104 +219,51 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 )
 @master_option
 @conf_option
-def runbook_cmd(
-    bootstrap: str | None,
-    command_config: str | None,
-    app_id: str | None,
-    groups: tuple[str, ...],
-    output_topics: tuple[str, ...],
-    downstream_groups: tuple[str, ...],
-    topology_file: str | None,
-    topic: str,
-    to: int,
-    new_topic: str | None,
-    strategy: str,
-    group_timeout: int,
-    lag_timeout: int,
-    assign_timeout: int,
-    commit_timeout: int,
-    accept_loss_risk: tuple[str, ...],
-    accept_split_history: bool,
-    accept_lost_history: bool,
-    state_dir: str | None,
-    fixed_repartition: tuple[str, ...],
-    framework: str,
-    partitioner: PartitionerChoice,
-    cutover_timeout: float,
-    fmt: str,
-    output: str | None,
-    master: str | None,
-    conf: tuple[str, ...],
-) -> int:
-    """Write the runbook for widening TOPIC: under a Streams app (--application-id), or
+def runbook_cmd(**params: Any) -> int:
+    """Write the runbook for widening TOPIC: under a stateful app (--application-id), or
     keeping per-key order for plain consumer groups (--group, or every group reading it).
 
     Exit 0 when it is written; 1 when it is refused: --strategy in-place where keyed
     history would split (the keys are listed in the output), or a reprocess of sources
     that lost records (one line); 2 on bad input.
     """
-    streams = app_id is not None
-    _refuse_options(streams)
-    connection = connection_of(bootstrap, command_config)
-    tuning = MigrateTuning(partitioner, cutover_timeout)  # --strategy online's migrate step
+    mode = Mode.GROUPS if params["app_id"] is None else Mode.APP
+    strategy = Strategy(params["strategy"])
+    _check_modes(mode, strategy is Strategy.ONLINE)
+    given = {
+        "connection": connection_of(params["bootstrap"], params["command_config"]),
+        "strategy": strategy,
+        "tuning": MigrateTuning(params["partitioner"], params["cutover_timeout"]),
+    }
     outcome: Outcome[Runbook | SplitRefusal]
-    if app_id is None:
-        outcome = run_groups_runbook(
-            GroupsRunbookOptions(
-                topic=topic,
-                to=to,
-                groups=groups,
-                lag_timeout=lag_timeout,
-                assign_timeout=assign_timeout,
-                commit_timeout=commit_timeout,
-                accept_loss_risk=accept_loss_risk,
-                strategy=Strategy(strategy),
-                tuning=tuning,
-                connection=connection,
-            )
-        )
+    if mode is Mode.GROUPS:
+        outcome = run_groups_runbook(_options(GroupsRunbookOptions, params, given))
     else:
-        outcome = run_runbook(
-            RunbookOptions(
-                connection=connection,
-                spark=spark_of(master, conf),
-                fixed_repartition=list(fixed_repartition),
-                framework=framework,
-                app_id=app_id,
-                topology_file=topology_file,
-                topic=topic,
-                to=to,
-                new_topic=new_topic,
-                strategy=Strategy(strategy),
-                group_timeout=group_timeout,
-                lag_timeout=lag_timeout,
-                accept_split_history=accept_split_history,
-                accept_lost_history=accept_lost_history,
-                state_dir=state_dir,
-                output_topics=output_topics,
-                downstream_groups=downstream_groups,
-                groups=groups,
-                tuning=tuning,
-            )
-        )
-    return write_outcome(outcome, fmt, output)
+        spark = spark_of(params["master"], params["conf"])
+        repartition = list(params["fixed_repartition"])
+        app = {**given, "spark": spark, "fixed_repartition": repartition}
+        outcome = run_runbook(_options(RunbookOptions, params, app))
+    return write_outcome(outcome, params["fmt"], params["output"])
 
 
-def _refuse_options(streams: bool) -> None:
-    """One line for the first option given that the other kind of runbook takes."""
+def _options(cls: type[Any], params: Mapping[str, Any], given: Mapping[str, Any]) -> Any:
+    """``cls`` (an options dataclass) from the parameters named as its fields, and
+    ``given``, the fields the CLI builds (the connection, Spark, the strategy)."""
+    names = {f.name for f in dataclasses.fields(cls)} - set(given)
+    return cls(**{n: params[n] for n in names if n in params}, **given)
+
+
+def _check_modes(mode: Mode, online: bool) -> None:
+    """One line for the first option given that this runbook does not take (:data:`TAKES`),
+    or that goes only with --strategy online."""
     ctx = click.get_current_context()
-    given = [p.name or "" for p in ctx.command.params]
-    kinds: tuple[type, type] = (RunbookOptions, GroupsRunbookOptions)
-    mine, other = kinds if streams else kinds[::-1]
-    names = only_in(other, mine, given)
     for param in ctx.command.params:
-        source = ctx.get_parameter_source(param.name or "")
-        if param.name in names and source not in (None, ParameterSource.DEFAULT):
-            if streams:
-                raise UsageError(
-                    f"{param.opts[0]} is for plain consumer groups, not with --application-id"
-                )
-            raise UsageError(
-                f"{param.opts[0]} is for a Kafka Streams application: give --application-id "
-                "(without --group) for its runbook"
-            )
+        name = param.name or ""
+        takes = TAKES.get(name)
+        if takes is None or ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT):
+            continue
+        if mode not in takes.modes:
+            (other,) = takes.modes
+            raise UsageError(f"{param.opts[0]} {_ELSEWHERE[other]}")
+        if mode in takes.online_in and not online:
+            raise UsageError(f"{param.opts[0]} {_ONLINE_ONLY[mode]}")

@@ -20,7 +20,7 @@ from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
-from migcheck.model.migrate import ONLINE_ONLY, MigrateTuning
+from migcheck.model.migrate import MigrateTuning
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
@@ -59,8 +59,6 @@ def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
             "take in-place (the default) or online"
         )
     online = options.strategy is Strategy.ONLINE
-    if not online and options.tuning != MigrateTuning():
-        raise UsageError(ONLINE_ONLY)
     client = options.connection.client()
     (meta,) = describe_topics(client, [options.topic])
     check_changes({options.topic: meta.partition_count}, [options.to])

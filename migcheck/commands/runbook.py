@@ -34,7 +34,7 @@ from migcheck.kafka.metadata import topic_configs
 from migcheck.model.app import first_error
 from migcheck.model.header import report_header
 from migcheck.model.history import lost_history_refusal
-from migcheck.model.migrate import ONLINE_ONLY, MigrateTuning
+from migcheck.model.migrate import MigrateTuning
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
@@ -135,18 +135,10 @@ def _refuse_lost_history(options: RunbookOptions, disc: Discovery, facts: Runboo
 def _online(
     options: RunbookOptions, facts: RunbookFacts, disc: Discovery, topology: Topology | None
 ) -> RunbookFacts:
-    """The readers ``--strategy online`` moves besides the app; refused for the other
-    strategies, and where the app's results depend on stream time (a shadow would rebuild
-    wrong state), or the app's outputs are unknown."""
-    extra = options.output_topics or options.downstream_groups or options.groups
-    if facts.strategy is not Strategy.ONLINE:
-        if extra:
-            raise UsageError(
-                "--group, --output-topic and --downstream-group go with an app's --strategy "
-                "online, where one barrier moves them all"
-            )
-        if options.tuning != MigrateTuning():
-            raise UsageError(ONLINE_ONLY)
+    """The readers ``--strategy online`` moves besides the app; refused where the app's
+    results depend on stream time (a shadow would rebuild wrong state), or the app's
+    outputs are unknown."""
+    if facts.strategy is not Strategy.ONLINE:  # the CLI refuses their options (cli/runbook.py)
         return facts
     policies = {t: disc.topics[t].cleanup_policy for t in changelogs(disc.facts.internal)}
     refuse_stream_time("--strategy online", options.app_id, policies, topology)

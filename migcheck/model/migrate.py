@@ -12,6 +12,10 @@ from migcheck.model.partitioner import PartitionerChoice
 #: and waits for a shadow's commit, so migrate's default is 5 s (issue 56).
 CUTOVER_TIMEOUT_S = 5.0
 
+#: How long the source's ends must stay unchanged before they are the cut-over's barrier
+#: (:mod:`migcheck.online.barrier`); here, below the runbooks that explain it.
+QUIET_S = 2.0
+
 
 @dataclass(frozen=True)
 class MigrateTuning:
@@ -30,10 +34,6 @@ class MigrateTuning:
         """migrate's options, each value given (the step says what it runs)."""
         timeout = f"{self.cutover_timeout_s:g}"
         return ("--partitioner", self.partitioner.value, "--cutover-timeout", timeout)
-
-
-#: A runbook given :class:`MigrateTuning` without the online route, which alone runs migrate.
-ONLINE_ONLY = "--partitioner and --cutover-timeout go with --strategy online (migrate's step)"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ what kafka-consumer-groups prints (its format as Kafka 4.3 writes it).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from oracles import run_cli
 
-from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
+from migcheck.commands.groups_runbook import GroupsRunbookOptions
 from migcheck.errors import UsageError
 from migcheck.model.migrate import MigrateTuning
 from migcheck.model.runbook import (
@@ -160,10 +161,13 @@ def test_the_online_step_carries_the_partitioner_and_the_cutover_timeout() -> No
 
 
 def test_the_migrate_steps_options_are_refused_without_the_online_route() -> None:
-    # refused before any broker is asked: the options name no step of the alter
-    options = GroupsRunbookOptions("orders", 6, tuning=MigrateTuning(cutover_timeout_s=9.0))
-    with pytest.raises(UsageError, match="go with --strategy online"):
-        run_groups_runbook(options)
+    # refused before any broker is asked (none is named): the options name no step of the
+    # alter, and the CLI's one table (cli/runbook.py, TAKES) says so
+    p = run_cli("runbook", "--topic", "orders", "--to", "6", "--cutover-timeout", "9")
+    assert p.returncode == 2
+    assert p.stderr == (
+        "migcheck: error: --cutover-timeout goes with --strategy online (migrate's step)\n"
+    )
 
 
 def test_the_online_script_passes_its_yes_on_to_migrate(tmp_path: Path) -> None:
@@ -512,9 +516,28 @@ def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["--new-topic", "x"], "--new-topic is for a Kafka Streams application"),
-        (["--group", "g", "--state-dir", "/x"], "--state-dir is for a Kafka Streams application"),
-        (["--group", "g", "--output-topic", "o"], "--output-topic is for a Kafka Streams app"),
+        (
+            ["--new-topic", "x"],
+            "--new-topic is for a stateful app's runbook: give --application-id",
+        ),
+        (["--group", "g", "--state-dir", "/x"], "--state-dir is for a stateful app's runbook"),
+        (["--group", "g", "--output-topic", "o"], "--output-topic is for a stateful app's runbook"),
+        (
+            ["--group", "g", "--partitioner", "murmur2"],
+            "--partitioner goes with --strategy online (migrate's step)",
+        ),
+        (
+            ["--application-id", "a", "--cutover-timeout", "9"],
+            "--cutover-timeout goes with an app's --strategy online, where one barrier moves it",
+        ),
+        (
+            ["--application-id", "a", "--group", "g"],
+            "--group goes with an app's --strategy online, where one barrier moves it all",
+        ),
+        (
+            ["--application-id", "a", "--downstream-group", "d", "--strategy", "new-topic"],
+            "--downstream-group goes with an app's --strategy online",
+        ),
         (["--application-id", "a", "--assign-timeout", "9"], "--assign-timeout is for plain"),
         (["--application-id", "a", "--commit-timeout", "9"], "--commit-timeout is for plain"),
         (["--application-id", "a", "--accept-loss-risk", "g"], "--accept-loss-risk is for plain"),
@@ -527,19 +550,27 @@ def test_options_of_the_other_runbook_are_refused_in_one_line(args: list[str], l
     assert re.search("Traceback", p.stderr) is None
 
 
-def test_which_runbook_takes_which_option_comes_from_the_options_dataclasses() -> None:
-    """The sets the CLI refuses, derived from RunbookOptions and GroupsRunbookOptions, are
-    the ones docs/runbooks.md and ``runbook --help`` describe per mode."""
-    from migcheck.cli.runbook import only_in, runbook_cmd
-    from migcheck.commands.groups_runbook import GroupsRunbookOptions
+def test_which_runbook_takes_which_option_is_declared_once_for_every_option() -> None:
+    """The one table (cli/runbook.py's TAKES) names, by hand, each option that not every
+    runbook takes; every other option of the command goes to both runbooks' dataclasses."""
+    from migcheck.cli.runbook import TAKES, Mode, runbook_cmd
     from migcheck.commands.runbook import RunbookOptions
 
-    names = [p.name or "" for p in runbook_cmd.params]
-    assert set(only_in(RunbookOptions, GroupsRunbookOptions, names)) == {
-        "app_id", "topology_file", "new_topic", "group_timeout",
-        "accept_split_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
-        "output_topics", "downstream_groups", "accept_lost_history",
+    app, groups = frozenset({Mode.APP}), frozenset({Mode.GROUPS})
+    assert {n for n, t in TAKES.items() if t.modes == app and not t.online_in} == {
+        "topology_file", "new_topic", "group_timeout", "accept_split_history",
+        "accept_lost_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
     }  # fmt: skip
-    assert set(only_in(GroupsRunbookOptions, RunbookOptions, names)) == {
+    assert {n for n, t in TAKES.items() if t.modes == groups} == {
         "assign_timeout", "commit_timeout", "accept_loss_risk",
     }  # fmt: skip
+    assert {n for n, t in TAKES.items() if t.online_in} == {
+        "output_topics", "downstream_groups", "groups", "partitioner", "cutover_timeout",
+    }  # fmt: skip
+    common = {p.name for p in runbook_cmd.params} - set(TAKES)
+    assert common == {"bootstrap", "command_config", "app_id", "topic", "to", "strategy",
+                      "lag_timeout", "fmt", "output"}  # fmt: skip
+    both = {f.name for f in dataclasses.fields(RunbookOptions)} & {
+        f.name for f in dataclasses.fields(GroupsRunbookOptions)
+    }
+    assert {"topic", "to", "strategy", "lag_timeout", "groups"} <= both
