@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-#: How long the source's ends must stay unchanged before they are the barrier.
-QUIET_S = 2.0
+from migcheck.model.migrate import QUIET_S
 
 
 @dataclass(frozen=True)

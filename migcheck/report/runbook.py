@@ -42,6 +42,7 @@ from migcheck.model.runbook import (
     StepRole,
     Strategy,
 )
+from migcheck.runbook.online import migrate_in_brief
 from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
 from migcheck.words import plural
 
@@ -127,9 +128,7 @@ def _frame(f: Facts, steps: Sequence[Step], version: str, generated: str) -> Fra
 def _groups_header(f: GroupsFacts, version: str, generated: str) -> list[str]:
     found = "found by their committed offsets on it" if f.discovered else "named by --group"
     how = (
-        f"copy it into {f.topic}-p{f.to} and follow it while they read (migcheck migrate), "
-        "pause the producers for seconds at a barrier and switch them, then move each "
-        "group to the new topic at the barrier's ends."
+        migrate_in_brief(f"{f.topic}-p{f.to}")
         if f.strategy is Strategy.ONLINE
         else "pause the producers, let every group read everything, alter, wait until every "
         "group owns the new partitions and holds an offset on each, resume."

@@ -40,7 +40,7 @@ from migcheck.model.runbook import (
     check_name,
 )
 from migcheck.runbook.actions import alter_check, kafka_run
-from migcheck.runbook.online import MigrateCall, migrate_step
+from migcheck.runbook.online import MigrateCall, migrate_explained, migrate_step
 from migcheck.untrusted import quoted
 
 
@@ -91,17 +91,7 @@ def _migrate(f: GroupsFacts) -> Step:
     new_topic = f"{f.topic}-p{f.to}"
     groups = tuple(a for g in f.group_ids for a in ("--group", g))
     call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, new_topic, groups, f.tuning)
-    return migrate_step(
-        call,
-        f"migcheck migrate creates {new_topic} with {f.topic}'s configs, copies {f.topic} "
-        f"into it and follows it while {_names(f)} go on reading. At the cut-over it asks "
-        "you to pause the producers, takes the barrier once the topic's ends stay quiet for "
-        "2 s, drains and checks the copy, and asks you to switch the producers to "
-        f"{new_topic}: the pause lasts seconds (a cut-over that takes longer reverts and is "
-        "asked again). Then it moves each group to the new topic at the barrier's ends. "
-        "Its MANUAL: lines ask on this terminal; its checkpoint lets a stopped run go on "
-        "(docs/runbooks.md, Online).",
-    )
+    return migrate_step(call, migrate_explained(f.topic, new_topic, _names(f)))
 
 
 def _topic_has(f: GroupsFacts, count: int, text: str) -> Check:

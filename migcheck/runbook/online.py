@@ -2,6 +2,10 @@
 process (the copy's follow, the shadow's start, the wait, the barrier, each reader's
 move), asking at its own ``MANUAL:`` lines.  The plain groups' runbook and the stateful
 apps' (Kafka Streams, ksqlDB) share it, so that one barrier moves every reader named.
+
+What ``migrate`` does is explained here once (:func:`migrate_explained`,
+:func:`migrate_in_brief`), for both runbooks' steps and the groups' header, its numbers
+quoted from their homes (:data:`migcheck.model.migrate.QUIET_S`).
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from migcheck.model.history import ACCEPT_LOST_HISTORY
-from migcheck.model.migrate import MigrateTuning
+from migcheck.model.migrate import QUIET_S, MigrateTuning
 from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, StepRole, check_name
 
 
@@ -55,18 +59,66 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
     )  # fmt: skip
     call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, f.new_topic, readers, f.tuning)
     sinks = ", ".join(f.outputs) or "none"
-    why = (
-        f"migcheck migrate creates {f.new_topic} with {f.topic}'s configs and each output's "
-        f"shadow (<output>-p{f.to}, for {sinks}), copies {f.topic} and follows it. It then "
-        f"asks you to start {shadow}: it reads {f.new_topic} from the start and rebuilds the "
-        "app's state while the app keeps serving; nothing downstream reads its replay. Once "
-        "the copy and the shadow are close behind, it asks you to pause the producers, takes "
-        "the barrier once the topic's ends stay quiet for 2 s, drains and checks the copy, "
-        "waits for the shadow to reach lag 0 and records its outputs' ends, and asks you to "
-        f"switch the producers to {f.new_topic}: the pause lasts seconds (a cut-over that "
-        "takes longer reverts and is asked again). Then the app reads the old topic to the "
-        "barrier, and each downstream group moves to the shadow's outputs at the recorded "
-        "ends, each plain group to the new topic. Its MANUAL: lines ask on this terminal; "
-        "its checkpoint lets a stopped run go on (docs/runbooks.md, Online)."
-    )
+    why = migrate_explained(f.topic, f.new_topic, Shadow(f.to, sinks, shadow))
     return replace(migrate_step(call, why), role=StepRole.REPROCESS)  # the shadow's rebuild
+
+
+@dataclass(frozen=True)
+class Shadow:
+    """An app's shadow, as the explanation names it: the new count (its outputs' shadows
+    are ``<output>-p<to>``), the app's outputs in words, and how it is started."""
+
+    to: int
+    sinks: str
+    start: str
+
+
+def migrate_explained(topic: str, new_topic: str, moved: str | Shadow) -> str:
+    """What ``migrate`` does, in the runbook's words: for plain groups (``moved``: their
+    names), or for an app and its shadow, with the plain groups that move with it."""
+    if isinstance(moved, Shadow):
+        made = (
+            f"migcheck migrate creates {new_topic} with {topic}'s configs and each output's "
+            f"shadow (<output>-p{moved.to}, for {moved.sinks}), copies {topic} and follows "
+            f"it. It then asks you to start {moved.start}: it reads {new_topic} from the start "
+            "and rebuilds the app's state while the app keeps serving; nothing downstream "
+            "reads its replay. Once the copy and the shadow are close behind, it asks you to "
+        )
+        cut = _cut_over(
+            new_topic, "waits for the shadow to reach lag 0 and records its outputs' ends, "
+        )
+        after = (
+            "Then the app reads the old topic to the barrier, and each downstream group moves "
+            "to the shadow's outputs at the recorded ends, each plain group to the new topic. "
+        )
+    else:
+        made = (
+            f"migcheck migrate creates {new_topic} with {topic}'s configs, copies {topic} into "
+            f"it and follows it while {moved} go on reading. At the cut-over it asks you to "
+        )
+        cut = _cut_over(new_topic, "")
+        after = "Then it moves each group to the new topic at the barrier's ends. "
+    return (
+        made + cut + after + "Its MANUAL: lines ask on this terminal; its checkpoint lets a "
+        "stopped run go on (docs/runbooks.md, Online)."
+    )
+
+
+def _cut_over(new_topic: str, shadow: str) -> str:
+    """The cut-over as the operator meets it: the barrier after :data:`QUIET_S` of quiet,
+    the drain and the check (``shadow``: what the shadow adds), the switch."""
+    return (
+        f"pause the producers, takes the barrier once the topic's ends stay quiet for "
+        f"{QUIET_S:g} s, drains and checks the copy, {shadow}and asks you to switch the "
+        f"producers to {new_topic}: the pause lasts seconds (a cut-over that takes longer "
+        "reverts and is asked again). "
+    )
+
+
+def migrate_in_brief(new_topic: str) -> str:
+    """What ``migrate`` does, in one clause of the groups' runbook's header."""
+    return (
+        f"copy it into {new_topic} and follow it while they read (migcheck migrate), pause "
+        "the producers for seconds at a barrier and switch them, then move each group to the "
+        "new topic at the barrier's ends."
+    )
