@@ -11,7 +11,6 @@ missing, duplicated or misplaced.  Only those counts reach the driver, never the
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,8 +21,8 @@ from migcheck.analysis.scan.tasks import Group, read_tasks
 from migcheck.copy.tally import Tally, buckets, identity_hashes, tallied, tally_of
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in, task_count
-from migcheck.kafka.metadata import TopicMeta, describe_topics, high_watermarks
-from migcheck.model.copy import Verification
+from migcheck.kafka.metadata import TopicMeta, wait_until_settled
+from migcheck.model.copy import Ranges, Verification
 
 #: A record's identity (its digest: of value and headers, ``recordbatch._fnv1a_64``), and
 #: where it is.
@@ -46,15 +45,11 @@ def verify(
     src_ranges = [
         (source.name, p.partition, p.log_start_offset, done[p.partition]) for p in source.partitions
     ]
-    fresh = settled(client, dest.name)
+    fresh = wait_until_settled(client, dest.name)
     dst_ranges = [
         (dest.name, p.partition, p.log_start_offset, p.log_end_offset) for p in fresh.partitions
     ]
     return verify_ranges(spark, client, src_ranges, dst_ranges, dest.partition_count, partitioner)
-
-
-#: (topic, partition, first offset, end offset) of each range a check reads.
-Ranges = list[tuple[str, int, int, int]]
 
 
 def verify_ranges(
@@ -98,31 +93,6 @@ def compared(src: Any, dst: Any, partitions: int, partitioner: str) -> Any:
         F.sum(F.when(n_dst > F.col("n_src"), 1).otherwise(0)).alias("duplicated"),
         F.sum(F.coalesce(F.col("n_wrong"), F.lit(0))).alias("misplaced"),
     )
-
-
-#: How long the check waits for the destination's last stable offset to reach its high
-#: watermark: the copy's last transaction markers land within a second or two.
-SETTLE_TIMEOUT_S = 30.0
-
-
-def settled(client: ClientConfig, topic: str, timeout_s: float = SETTLE_TIMEOUT_S) -> TopicMeta:
-    """``topic`` as a read_committed reader sees it once no transaction holds its last
-    stable offset back, or as it is after ``timeout_s``.
-
-    Why: ``commitTransaction`` returns once the coordinator has decided; the commit
-    markers reach the partitions a moment later, and until they do the last stable offset
-    (where read_committed reads stop) stays before the copy's last records.  Checked at
-    once, a loaded machine's copy found its own records missing (CI, 2026-11-29).  Another
-    producer's transaction left open keeps it back for longer: the check then runs on
-    what is stable, and says what it could not find."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        (meta,) = describe_topics(client, [topic])
-        ends = high_watermarks(client, topic, [p.partition for p in meta.partitions])
-        stable = all(p.log_end_offset >= ends[p.partition] for p in meta.partitions)
-        if stable or time.monotonic() >= deadline:
-            return meta
-        time.sleep(0.1)  # markers land within milliseconds to seconds: ask again
 
 
 def _identities(spark: Any, client: ClientConfig, ranges: Ranges) -> Any:

@@ -7,6 +7,7 @@ partition count the user gave, with no offsets.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -164,6 +165,33 @@ def high_watermarks(client: ClientConfig, topic: str, partitions: Iterable[int])
         return _latest(admin, topic, [TopicPartition(topic, q) for q in partitions])
     finally:
         admin.close()
+
+
+#: How long the check waits for the destination's last stable offset to reach its high
+#: watermark: the copy's last transaction markers land within a second or two.
+SETTLE_TIMEOUT_S = 30.0
+
+
+def wait_until_settled(
+    client: ClientConfig, topic: str, timeout_s: float = SETTLE_TIMEOUT_S
+) -> TopicMeta:
+    """Wait until no transaction holds ``topic``'s last stable offset back (at most
+    ``timeout_s``), then ``topic`` as a read_committed reader sees it.
+
+    Why: ``commitTransaction`` returns once the coordinator has decided; the commit
+    markers reach the partitions a moment later, and until they do the last stable offset
+    (where read_committed reads stop) stays before the copy's last records.  Checked at
+    once, a loaded machine's copy found its own records missing (CI, 2026-11-29).  Another
+    producer's transaction left open keeps it back for longer: the check then runs on
+    what is stable, and says what it could not find."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        (meta,) = describe_topics(client, [topic])
+        ends = high_watermarks(client, topic, [p.partition for p in meta.partitions])
+        stable = all(p.log_end_offset >= ends[p.partition] for p in meta.partitions)
+        if stable or time.monotonic() >= deadline:
+            return meta
+        time.sleep(0.1)  # markers land within milliseconds to seconds: ask again
 
 
 def _latest(admin: Any, topic: str, tps: list[Any]) -> dict[int, int]:

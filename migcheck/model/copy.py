@@ -9,6 +9,9 @@ its fields).
 from dataclasses import dataclass
 from typing import TypedDict
 
+#: (topic, partition, first offset, end offset) of each range a copy's check reads.
+Ranges = list[tuple[str, int, int, int]]
+
 
 @dataclass(frozen=True)
 class Verification:

@@ -1,7 +1,9 @@
-"""The online migration's phases after the copy has started: the shadow's start, the
-wait, the cut-over (or its revert), the old app's last commit, and each group's move.
-Pure decisions and order; the I/O comes from the caller (:class:`MigrateIO`), so the
-phases are tested without a broker, a clock or an operator.
+"""What each phase of the online migration does once the copy has started: the
+shadow's start, the wait until ready, the barrier (or its revert), the switch, the old
+app's last commit, each reader's move, then the rollback window, the completion or the
+rollback.  Their order lives in :mod:`migcheck.online.sequence`.  Pure decisions; the
+I/O comes from the caller (:class:`MigrateIO`), so the phases are tested without a
+broker, a clock or an operator.
 """
 
 from __future__ import annotations
@@ -37,8 +39,7 @@ class MigrateIO:
     repartition topics, by its committed offsets; ``shadows`` are the stateful apps that
     read the new topic.  The group calls read a group's committed offsets on a topic,
     tell whether it has members, name the groups whose members hold a topic, and commit
-    a group's offsets on a topic.  ``taken`` keeps the barrier before the switch is asked:
-    once a producer may write the new topic, a run that stops must not start over.
+    a group's offsets on a topic.
     """
 
     ask: Callable[[str], bool]
@@ -57,7 +58,6 @@ class MigrateIO:
     has_members: Callable[[str], bool]
     readers: Callable[[str], list[str]]  # the groups with a member assigned the topic
     set_offsets: Callable[[str, str, dict[int, int]], None]
-    taken: Callable[[Barrier], None]
     wait: Callable[[float], None]
     clock: Callable[[], float]
 
@@ -191,35 +191,35 @@ def _shadow_behind(plan: Plan, io: MigrateIO) -> str | None:
     return f"shadow {app.shadow_id}: {behind} records behind (ready at {app.max_lag_records})"
 
 
-def cut_over(plan: Plan, io: MigrateIO) -> Barrier:
-    """Pause, barrier, drain, check, switch: again after each revert, until it holds (the
-    operator is asked before each attempt; under --yes a revert ends the run)."""
-    while True:
-        pause = f"pause every producer of {plan.topic}; answer y once they are paused"
-        with io.checking():  # the operator may take hours: the copy is checked meanwhile
-            paused = io.ask(pause)
-        if not paused:
-            raise Stopped("stopped before the cut-over; the copy's checkpoint resumes it")
-        started = io.clock()
-        barrier = attempt(plan, io, started)
-        if barrier is not None:
-            io.stop_copy()
-            io.say(f"cut-over: barrier taken, copy drained and checked in {barrier.took_s:.1f} s")
-            io.taken(barrier)
-            switch(plan, io)
-            return barrier
-        io.say(f"cut-over reverted: not done within {plan.cutover_timeout_s:g} s")
-        if not io.ask(f"resume every producer on {plan.topic}; answer y once they write"):
-            raise Stopped("stopped after a reverted cut-over")
-        if plan.automatic:
-            raise Stopped("cut-over reverted (--yes does not retry it): run again to retry")
-        wait_until_ready(plan, io)
+def take_barrier(plan: Plan, io: MigrateIO) -> Barrier | None:
+    """The barrier (:attr:`~migcheck.online.sequence.Phase.BARRIER`): the operator pauses
+    the producers, then the barrier, the drain and the check; the copy stops there.
+    None when it reverted: not done within ``--cutover-timeout``, the producers resume on
+    the old topic and the migration is ready again (under --yes a revert ends the run)."""
+    pause = f"pause every producer of {plan.topic}; answer y once they are paused"
+    with io.checking():  # the operator may take hours: the copy is checked meanwhile
+        paused = io.ask(pause)
+    if not paused:
+        raise Stopped("stopped before the cut-over; the copy's checkpoint resumes it")
+    started = io.clock()
+    barrier = attempt(plan, io, started)
+    if barrier is not None:
+        io.stop_copy()
+        io.say(f"cut-over: barrier taken, copy drained and checked in {barrier.took_s:.1f} s")
+        return barrier
+    io.say(f"cut-over reverted: not done within {plan.cutover_timeout_s:g} s")
+    if not io.ask(f"resume every producer on {plan.topic}; answer y once they write"):
+        raise Stopped("stopped after a reverted cut-over")
+    if plan.automatic:
+        raise Stopped("cut-over reverted (--yes does not retry it): run again to retry")
+    return None
 
 
 def switch(plan: Plan, io: MigrateIO) -> None:
-    """Step 4, the pause's end: the producers write the new topic.  Asked again by a run
-    that resumes after the barrier (the operator may have answered no, or the process
-    died): a switch already made is answered y at once."""
+    """The switch (:attr:`~migcheck.online.sequence.Phase.SWITCH`), the pause's end: the
+    producers write the new topic.  Asked again by a run that resumes there (the operator
+    may have answered no, or the process died): a switch already made is answered y at
+    once."""
     line = (
         f"switch every producer of {plan.topic} to {plan.into} and resume them "
         "(the pause ends here); answer y once they write there"
@@ -229,8 +229,9 @@ def switch(plan: Plan, io: MigrateIO) -> None:
 
 
 def attempt(plan: Plan, io: MigrateIO, started: float) -> Barrier | None:
-    """One cut-over, steps 1 to 3: the barrier once the source's ends stay quiet, the copy
-    drained to it, the tail checked; None when the deadline passes first (revert)."""
+    """One attempt at the barrier, once the producers are paused: the barrier once the
+    source's ends stay quiet, the copy drained to it, the tail checked, the shadow at
+    lag 0; None when the deadline passes first (revert)."""
     deadline = started + plan.cutover_timeout_s
     watch = BarrierWatch()
     while (now := io.clock()) < deadline:
@@ -253,9 +254,9 @@ def attempt(plan: Plan, io: MigrateIO, started: float) -> Barrier | None:
 def _shadow_at_barrier(
     plan: Plan, io: MigrateIO, deadline: float
 ) -> dict[str, dict[int, int]] | None:
-    """Step 3: the shadow at lag 0 on the drained new topic, its commits made; then its
-    outputs' ends, exact since nothing after the barrier exists yet.  None past the
-    deadline (revert); empty without an app."""
+    """The barrier's last part: the shadow at lag 0 on the drained new topic, its commits
+    made; then its outputs' ends, exact since nothing after the barrier exists yet.  None
+    past the deadline (revert); empty without an app."""
     app = plan.app
     if app is None:
         return {}
@@ -267,9 +268,10 @@ def _shadow_at_barrier(
 
 
 def settle_old_app(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[Hop]:
-    """Step 5, after the pause: the old app reads the old topic to the barrier and
-    commits (its caches flushed into its outputs); then each output's ends are where its
-    downstream groups leave it for the shadow's output, at the barrier's ends there."""
+    """The settle (:attr:`~migcheck.online.sequence.Phase.SETTLE`), after the pause: the
+    old app reads the old topic to the barrier and commits (its caches flushed into its
+    outputs); then each output's ends are where its downstream groups leave it for the
+    shadow's output, at the barrier's ends there."""
     app = plan.app
     if app is None:
         return []
@@ -303,8 +305,10 @@ def move_groups(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[str]:
 
 
 def move_downstream(plan: Plan, hops: list[Hop], io: MigrateIO) -> list[str]:
-    """Step 6: each downstream group leaves the old app's outputs it reads for the
-    shadow's, at the ends recorded at the barrier."""
+    """The app's readers' part of the move
+    (:attr:`~migcheck.online.sequence.Phase.MOVE_READERS`): each downstream group leaves
+    the old app's outputs it reads for the shadow's, at the ends recorded at the
+    barrier."""
     if plan.app is None:
         return []
     moved = []

@@ -1,18 +1,22 @@
-"""The cut-over record: the barrier a migration switched at, kept beside its checkpoint.
+"""The cut-over record: where a migration got to, kept beside its checkpoint from its
+barrier on.
 
-It is written before the operator is asked to switch the producers, since from then
-on a producer may write the new topic.  A ``migrate`` run that stops after that point
-must not start over: a second barrier would be taken at the new topic's later ends,
-and a group already moved would get offsets past records it never read.  So a run
-that finds the record resumes after its barrier instead: the switch asked again, each
-group not yet moved moved at the recorded ends, then the rollback window (Vitess keeps
-a workflow's state for the same reason: its traffic switches can be resumed or
+From the switch on, a producer may write the new topic.  A ``migrate`` run that stops
+after that point must not start over: a second barrier would be taken at the new topic's
+later ends, and a group already moved would get offsets past records it never read.  So
+each state of the walk from the switch on (:data:`~migcheck.online.sequence.RESUMABLE`)
+is written here before it runs, with the barrier and, once the old app settled, its
+outputs' ends; a run that finds the record resumes at the recorded state instead (Vitess
+keeps a workflow's state for the same reason: its traffic switches can be resumed or
 reversed by a later command).
 
-The record also keeps how the migration ended.  A rollback's barrier is written into
-it the same way, before its switch is asked: a run after that refuses, naming the
-file, which holds what an operator needs to finish the moves back by hand.  A
-completed or rolled-back migration is refused too: there is nothing left to do.
+The record also keeps how the migration ended.  The rollback's states from its switch on
+are written the same way, with its barrier: a run after that refuses, naming the file,
+which holds what an operator needs to finish the moves back by hand.  A completed or
+rolled-back migration is refused too: there is nothing left to do.
+
+Records written before the phases were recorded name a ``stage`` (:class:`Stage`) instead;
+they still resume, each stage read as the state it stood for.
 """
 
 from __future__ import annotations
@@ -25,16 +29,27 @@ from typing import Any
 
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
-from migcheck.online.phases import Barrier, Plan
+from migcheck.online.phases import Barrier, Hop, Plan
+from migcheck.online.sequence import ENDINGS, TABLE, Phase, State, Way
+from migcheck.online.steps import Migration
 
 
 class Stage(StrEnum):
-    """How far the recorded migration got."""
+    """How far a record written before the phases were recorded says its migration got."""
 
     SWITCHING = "switching"  # the barrier taken, the producers asked to switch
     ROLLING_BACK = "rolling back"  # the rollback's barrier taken, its switch asked
     COMPLETE = "complete"
     ROLLED_BACK = "rolled back"
+
+
+#: The state each such stage stood for, and whether the migration had ended there.
+_STAGES: dict[Stage, tuple[State, bool]] = {
+    Stage.SWITCHING: (State(Phase.SWITCH), False),
+    Stage.ROLLING_BACK: (State(Phase.SWITCH, Way.BACK), False),
+    Stage.COMPLETE: (State(Phase.COMPLETE), True),
+    Stage.ROLLED_BACK: (State(Phase.MOVE_READERS, Way.BACK), True),
+}
 
 
 def record_path(checkpoint: str) -> Path:
@@ -51,65 +66,80 @@ def _ends(barrier: Barrier) -> dict[str, Any]:
     }
 
 
-def keep(checkpoint: str, plan: Plan, barrier: Barrier) -> None:
-    """Write the record, whole or not at all, before the switch is asked."""
-    app = plan.app
-    record = {
-        "stage": str(Stage.SWITCHING),
+def write_record(checkpoint: str, state: State, m: Migration, ended: bool = False) -> None:
+    """Write the record, whole or not at all: ``state`` before it runs (or, ``ended``, the
+    state the migration ended in), the barrier, the old outputs' ends once the old app
+    settled, and the rollback's barrier once taken."""
+    plan, app = m.plan, m.plan.app
+    record: dict[str, Any] = {
+        "phase": str(state.phase),
+        "way": str(state.way),
+        "ended": ended,
         "topic": plan.topic,
         "into": plan.into,
-        **_ends(barrier),
+        **_ends(m.barriers[Way.FORWARD]),
         "groups": list(plan.groups),
         "downstream_groups": list(app.downstream) if app else [],
         "application_id": app.app_id if app else None,
         "shadow_application_id": app.shadow_id if app else None,
     }
-    _write(checkpoint, record)
-
-
-def keep_rollback(checkpoint: str, barrier: Barrier) -> None:
-    """The rollback's barrier, written into the record before its switch is asked (its
-    topics the other way round: ``old_ends`` are the new topic's)."""
-    record = _read(checkpoint)
-    record.update(stage=str(Stage.ROLLING_BACK), rollback=_ends(barrier))
-    _write(checkpoint, record)
-
-
-def ended(checkpoint: str, stage: Stage) -> None:
-    """The migration completed, or its rollback finished."""
-    record = _read(checkpoint)
-    record["stage"] = str(stage)
-    _write(checkpoint, record)
+    if Way.FORWARD in m.hops:
+        record["old_output_ends"] = {h.old: h.old_ends for h in m.hops[Way.FORWARD]}
+    if Way.BACK in m.barriers:
+        record["rollback"] = _ends(m.barriers[Way.BACK])
+    write_atomically(record_path(checkpoint), json.dumps(record, indent=2) + "\n")
 
 
 @dataclass(frozen=True)
 class Resumed:
-    """A recorded migration to resume after its barrier: the barrier, and the shadow the
-    first run started (a ksqlDB query names its own, found only then); the record as read,
-    for :func:`same_migration`."""
+    """A recorded migration to resume: the state to resume at, its barrier, the shadow
+    the first run started (a ksqlDB query names its own, found only then), the old
+    outputs' ends once the old app settled; the record as read, for
+    :func:`same_migration`."""
 
+    state: State
     barrier: Barrier
     shadow_id: str | None
+    old_output_ends: dict[str, dict[int, int]] | None
     path: Path
     record: dict[str, Any]
 
+    def hops(self, plan: Plan) -> list[Hop] | None:
+        """The downstream groups' hops from the old app's outputs to the shadow's, as the
+        old app left them; None before it settled."""
+        if self.old_output_ends is None:
+            return None
+        pairs = plan.app.outputs if plan.app else ()
+        try:
+            return [
+                Hop(old, self.old_output_ends[old], new, self.barrier.outputs[new])
+                for old, new in pairs
+            ]
+        except KeyError as e:
+            raise UsageError(
+                f"{self.path} records no ends for the app's output {e}: resume with the "
+                "recorded migration's options"
+            ) from None
+
 
 def resumable(checkpoint: str) -> Resumed | None:
-    """The recorded barrier to resume after; None when nothing is recorded.  Refused in
-    one line when the migration ended, or stopped within its rollback."""
+    """The recorded state to resume at; None when nothing is recorded.  Refused in one
+    line when the migration ended, or stopped within its rollback."""
     path = record_path(checkpoint)
     if not path.exists():
         return None
     record = _read(checkpoint)
-    stage = record.get("stage", Stage.SWITCHING)
-    if stage == Stage.ROLLING_BACK:
+    state, ended = _state(record, path)
+    if ended:
+        raise UsageError(
+            f"{path} shows this migration {ENDINGS[state]}: there is nothing left to do"
+        )
+    if state.way is Way.BACK:
         raise UsageError(
             f"{path} shows this migration stopped within its rollback's cut-over: finish the "
             "moves back by hand from the ends under 'rollback' in that file (docs/runbooks.md, "
             "Online: a stop after the barrier)"
         )
-    if stage in (Stage.COMPLETE, Stage.ROLLED_BACK):
-        raise UsageError(f"{path} shows this migration {stage}: there is nothing left to do")
     try:
         barrier = Barrier(
             _partitions(record["old_ends"]),
@@ -117,9 +147,33 @@ def resumable(checkpoint: str) -> Resumed | None:
             float(record.get("took_s", 0.0)),
             {t: _partitions(e) for t, e in record["shadow_output_ends"].items()},
         )
+        settled = record.get("old_output_ends")
+        outputs = None if settled is None else {t: _partitions(e) for t, e in settled.items()}
+        if state == State(Phase.MOVE_READERS) and outputs is None:
+            raise KeyError("old_output_ends")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise UsageError(f"{path}: not a whole cut-over record ({e!r}); restore it") from e
-    return Resumed(barrier, record.get("shadow_application_id"), path, record)
+    return Resumed(state, barrier, record.get("shadow_application_id"), outputs, path, record)
+
+
+def _state(record: dict[str, Any], path: Path) -> tuple[State, bool]:
+    """The recorded state and whether the migration ended there; a record that names no
+    phase is read by its stage (switching, if it names none either)."""
+    try:
+        if "phase" not in record:
+            return _STAGES[Stage(record.get("stage", Stage.SWITCHING))]
+        state = State(Phase(record["phase"]), Way(record["way"]))
+        ended = record["ended"]
+        if not isinstance(ended, bool) or state not in (ENDINGS if ended else _RECORDED):
+            raise ValueError(f"{state} {'ended' if ended else 'recorded'}")
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{path}: not a whole cut-over record ({e!r}); restore it") from e
+    return state, ended
+
+
+#: The states a record may name while its migration goes on: where a run resumes, and
+#: the rollback's from its switch on (refused).
+_RECORDED = tuple(state for state, row in TABLE.items() if row.recorded)
 
 
 def same_migration(resumed: Resumed, plan: Plan) -> None:
@@ -156,7 +210,3 @@ def _read(checkpoint: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise UsageError(f"{path}: not a cut-over record; restore it")
     return record
-
-
-def _write(checkpoint: str, record: dict[str, Any]) -> None:
-    write_atomically(record_path(checkpoint), json.dumps(record, indent=2) + "\n")

@@ -1,6 +1,6 @@
-"""What ``migcheck migrate`` writes besides the copy's records: the new topic, and a
-moved group's offsets on it.  The copy's own writes stay in :mod:`migcheck.copy`;
-:mod:`migcheck.kafka` only reads.
+"""What ``migcheck migrate`` writes besides the copy's records: the new topic (and a
+stateful app's shadow outputs), and a moved group's offsets on it.  The copy's own writes
+stay in :mod:`migcheck.copy`; :mod:`migcheck.kafka` only reads.
 """
 
 from __future__ import annotations
@@ -8,9 +8,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from migcheck.errors import ReadError
+from migcheck.errors import ReadError, UsageError
 from migcheck.kafka.config import ClientConfig, first_line
-from migcheck.kafka.metadata import topic_exists
+from migcheck.kafka.metadata import (
+    TopicMeta,
+    describe_topics,
+    replication_factor,
+    topic_configs,
+    topic_exists,
+)
 
 
 def _admin(client: ClientConfig) -> Any:
@@ -35,6 +41,32 @@ def create_topic(
     finally:
         admin.close()
     _until_listed(client, topic)
+
+
+def create_new_topic(
+    client: ClientConfig, source: TopicMeta, into: str, count: int, copy_saved: bool
+) -> TopicMeta:
+    """The new topic: created like the source (its own configs, its replication) unless it
+    exists; one that exists must be empty, or the copy's (``copy_saved``: its checkpoint
+    records an earlier copy into it)."""
+    if not topic_exists(client, into):
+        replication = replication_factor(client, source.name)
+        create_topic(client, into, count, replication, topic_configs(client, source.name))
+    (existing,) = describe_topics(client, [into])
+    if not copy_saved and any(p.records for p in existing.partitions):
+        raise UsageError(f"{into} is not empty and --checkpoint records no earlier copy into it")
+    return existing
+
+
+def create_shadow_output(client: ClientConfig, old: str, new: str) -> None:
+    """The shadow's output: made like the app's own (its count, configs, replication)."""
+    if topic_exists(client, new):
+        return
+    (meta,) = describe_topics(client, [old])
+    create_topic(
+        client, new, meta.partition_count, replication_factor(client, old),
+        topic_configs(client, old),
+    )  # fmt: skip
 
 
 #: How long a created topic may take to appear in the cluster's metadata, as the runbook's

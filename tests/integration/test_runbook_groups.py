@@ -224,12 +224,19 @@ def test_the_online_runbook_executed_moves_the_group_and_completes(
     env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
     code, out = run_script(script, env, lambda line: "stop every consumer of group" not in line)
     assert code != 0 and f"stopped before moving group {group}" in out, out
+    # the record names the phase it stopped in: the readers' move
+    checkpoint = tmp_path / "work" / f"{topic}-p{NEW}.migrate.json"
+    stopped = json.loads(Path(f"{checkpoint}.cutover.json").read_text(encoding="utf-8"))
+    assert (stopped["phase"], stopped["ended"]) == ("move readers", False)
     asked: list[str] = []
     code, out = execute(script, tmp_path / "work", asked.append)
     assert code == 0, out
     assert "Runbook complete." in out
     assert "resuming after the cut-over recorded in" in out  # not a second barrier
-    assert any(f"switch every producer of {topic} to" in line for line in asked)
+    # it resumes at the recorded phase: the switch the first run had answered is not asked
+    # again, the group's stop is
+    assert not any("switch every producer" in line for line in asked)
+    assert any(f"stop every consumer of group {group}" in line for line in asked)
     assert not any("pause every producer" in line for line in asked)
     assert any("Answer y to complete" in line for line in asked)
     assert any(f"delete topic {topic}" in line for line in asked)

@@ -1,6 +1,8 @@
 """The online migration's barrier and phases (migcheck.online), driven by a scripted world.
 
 The source's ends, the copy and the operator are a script; each wait moves a fake clock.
+The cut-over runs as ``migrate`` walks it (migcheck.online.steps): from the barrier, back
+to ready after a revert, to the switch, the record written before the switch is asked.
 Expected values are worked out by hand from the script.
 """
 
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from migcheck.model.copy import CopyLag, Verification
+from migcheck.model.migrate import MigrateResult
 from migcheck.online.barrier import BarrierWatch, SourceEnds, at_barrier
 from migcheck.online.phases import (
     AppPlan,
@@ -26,7 +29,6 @@ from migcheck.online.phases import (
     Plan,
     Stopped,
     complete,
-    cut_over,
     mirror,
     move_downstream,
     move_groups,
@@ -36,6 +38,9 @@ from migcheck.online.phases import (
     start_shadow,
     wait_until_ready,
 )
+from migcheck.online.record import record_path, resumable, same_migration, write_record
+from migcheck.online.sequence import Copy, Phase, State, Way
+from migcheck.online.steps import Migration, resumed_run, walk, walk_from
 
 OK = Verification(0, 0, 0, 0)
 
@@ -91,7 +96,8 @@ class _World:
         self.checked: list[tuple[object, object]] = []
         self.copy_stopped_at: float | None = None
         self.offsets: dict[tuple[str, str], dict[int, int]] = {}
-        self.taken: list[tuple[int, Barrier]] = []  # (questions asked before it, barrier)
+        # the record's writes: (questions asked before it, the barrier it holds)
+        self.taken: list[tuple[int, Barrier]] = []
         self.ends_of = {
             "t-p3": {0: 40, 1: 41, 2: 42},
             "out": {0: 7, 1: 8},
@@ -144,7 +150,6 @@ class _World:
             has_members=lambda g: self.members > 0,
             readers=lambda topic: self.readers(self.t),
             set_offsets=lambda g, topic, o: self.offsets.__setitem__((g, topic), o),
-            taken=lambda barrier: self.taken.append((len(self.asked), barrier)),
             wait=self.wait,
             clock=lambda: self.t,
         )
@@ -154,10 +159,33 @@ def _plan(automatic: bool = False, timeout: float = 5.0) -> Plan:
     return Plan("t", "t-p3", ("g",), (100, 2.0), timeout, automatic)
 
 
+class _Switched(Exception):
+    """The walk went past the switch: where these tests leave it."""
+
+
+def _cut_over(plan: Plan, world: _World, io: MigrateIO | None = None) -> Barrier:
+    """The cut-over as ``migrate`` walks it, from the barrier (ready again after each
+    revert) through the switch, each record written kept in ``world.taken``; the walk is
+    left once the settle is about to be recorded."""
+    m = Migration(plan, MigrateResult(plan.topic, plan.into, "murmur2"))
+
+    def record(state: State, m: Migration, ended: bool) -> None:
+        if state.phase is Phase.SETTLE:
+            raise _Switched
+        world.taken.append((len(world.asked), m.barriers[state.way]))
+
+    def lanes(copy: Copy, running: bool) -> contextlib.AbstractContextManager[MigrateIO]:
+        return contextlib.nullcontext(io or world.io())
+
+    with pytest.raises(_Switched):
+        walk_from(State(Phase.BARRIER), m, lanes, record)
+    return m.barriers[Way.FORWARD]
+
+
 def test_a_cut_over_takes_the_barrier_drains_checks_and_switches() -> None:
     # the producers stop writing at t = 0.5: ends (10, 20) from then on
     world = _World(lambda t: _ends(10, 20) if t >= 0.5 else _ends(int(t * 10), 20), [True, True])
-    barrier = cut_over(_plan(), world.io())
+    barrier = _cut_over(_plan(), world)
     assert barrier.old == {0: 10, 1: 20} and barrier.new == {0: 40, 1: 41, 2: 42}
     assert barrier.took_s == pytest.approx(2.7)  # from the pause answered at t = 0
     # quiet from 0.5 to 2.5, then 0.2 s to drain: the copy stops at 2.7
@@ -177,7 +205,7 @@ def test_a_producer_that_was_not_paused_reverts_the_cut_over_and_the_operator_re
     world = _World(
         lambda t: _ends(60, 20) if t >= 6 else _ends(int(t * 10), 20), [True, True, True, True]
     )
-    barrier = cut_over(_plan(), world.io())
+    barrier = _cut_over(_plan(), world)
     assert "cut-over reverted: not done within 5 s" in world.said
     assert world.asked[1].startswith("resume every producer on t")
     assert world.asked[2].startswith("pause every producer of t")  # the retry
@@ -190,7 +218,7 @@ def test_a_producer_that_was_not_paused_reverts_the_cut_over_and_the_operator_re
 def test_a_copy_held_behind_the_barrier_past_the_timeout_reverts() -> None:
     world = _World(lambda t: _ends(10, 20), [True, True], copy_delay=4.0)
     with pytest.raises(Stopped, match="--yes does not retry"):
-        cut_over(_plan(automatic=True), world.io())
+        _cut_over(_plan(automatic=True), world)
     assert world.copy_stopped_at is None  # the copy goes on after a revert
     assert world.checked == []
     assert world.t == pytest.approx(5.0)  # reverted at the deadline, not later
@@ -206,7 +234,7 @@ def test_a_check_that_ends_past_the_deadline_reverts_too() -> None:
 
     slow = MigrateIO(**{**io.__dict__, "check": slow_check})
     with pytest.raises(Stopped, match="--yes does not retry"):
-        cut_over(_plan(automatic=True), slow)
+        _cut_over(_plan(automatic=True), world, slow)
     assert world.copy_stopped_at is None
 
 
@@ -215,7 +243,7 @@ def test_a_failed_check_at_the_barrier_stops_before_the_switch() -> None:
     io = world.io()
     failing = MigrateIO(**{**io.__dict__, "check": lambda old, new: Verification(5, 1, 0, 0)})
     with pytest.raises(CheckFailed, match="1 missing"):
-        cut_over(_plan(), failing)
+        _cut_over(_plan(), world, failing)
     assert len(world.asked) == 1  # never asked to switch
     assert world.taken == []  # nor kept a barrier: a new run may start over
 
@@ -309,7 +337,7 @@ def test_at_the_barrier_the_shadow_reaches_lag_0_and_its_outputs_ends_are_record
         lambda t: _ends(10, 20), [True, True],
         lags=lambda app, t: 3 if app == "app-p3" and t < 3.0 else 0,
     )  # fmt: skip
-    barrier = cut_over(_app_plan(), world.io())
+    barrier = _cut_over(_app_plan(), world)
     assert barrier.outputs == {"out-p3": {0: 30, 1: 31}}
     assert barrier.took_s == pytest.approx(3.0)
 
@@ -318,7 +346,7 @@ def test_a_shadow_still_behind_at_the_deadline_reverts_the_cut_over() -> None:
     world = _World(lambda t: _ends(10, 20), [True, True], lags=lambda app, t: 1)
     automatic = Plan("t", "t-p3", (), (100, 2.0), 5.0, True, APP)
     with pytest.raises(Stopped, match="--yes does not retry"):
-        cut_over(automatic, world.io())
+        _cut_over(automatic, world)
     assert world.copy_stopped_at is None  # the copy goes on: the revert keeps the old topic
     assert world.t == pytest.approx(5.0)
 
@@ -407,49 +435,221 @@ def test_complete_stops_the_reverse_copy_and_the_old_app_then_names_each_leftove
 # --- the cut-over record -----------------------------------------------------------------
 
 
+def _migration(plan: Plan, barrier: Barrier) -> Migration:
+    return Migration(plan, MigrateResult(plan.topic, plan.into, "murmur2"), barriers={
+        Way.FORWARD: barrier})  # fmt: skip
+
+
 def test_the_record_resumes_after_its_barrier_and_refuses_once_the_migration_ended(
     tmp_path: Path,
 ) -> None:
     from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
     from migcheck.errors import UsageError
-    from migcheck.online.record import (
-        Stage,
-        ended,
-        keep,
-        keep_rollback,
-        record_path,
-        resumable,
-        same_migration,
-    )
 
     checkpoint = str(tmp_path / "m.json")
     assert resumable(checkpoint) is None  # nothing recorded: a migration from the start
     barrier = Barrier({0: 10, 1: 20}, {0: 12, 1: 9, 2: 9}, 3.1, {"out-p3": {0: 5, 1: 6}})
-    keep(checkpoint, _app_plan(), barrier)
+    m = _migration(_app_plan(), barrier)
+    write_record(checkpoint, State(Phase.SWITCH), m)
     kept = json.loads(record_path(checkpoint).read_text(encoding="utf-8"))
     assert kept["old_ends"] == {"0": 10, "1": 20} and kept["new_ends"]["2"] == 9
-    assert (kept["topic"], kept["into"], kept["stage"]) == ("t", "t-p3", "switching")
+    assert (kept["topic"], kept["into"], kept["phase"]) == ("t", "t-p3", "switch")
+    assert (kept["way"], kept["ended"]) == ("forward", False)
     resumed = resumable(checkpoint)
     assert resumed is not None and resumed.barrier == barrier  # JSON's keys back to ints
-    assert resumed.shadow_id == "app-p3"
+    assert resumed.shadow_id == "app-p3" and resumed.state == State(Phase.SWITCH)
     same_migration(resumed, _app_plan())
     with pytest.raises(UsageError, match=r"records groups \[\], this run \['g'\]"):
         same_migration(resumed, replace(_app_plan(), groups=("g",)))
 
-    keep_rollback(checkpoint, Barrier({0: 40}, {0: 11, 1: 20}))
+    m.barriers[Way.BACK] = Barrier({0: 40}, {0: 11, 1: 20})
+    write_record(checkpoint, State(Phase.SWITCH, Way.BACK), m)
     assert json.loads(record_path(checkpoint).read_text(encoding="utf-8"))["rollback"]
     operator = Operator(ask=lambda line: pytest.fail(line), choose=str, say=print)
     # no broker at this address: each refusal comes before any connection
     options = MigrateOptions("t", 3, checkpoint)
     with pytest.raises(UsageError, match=r"stopped within its rollback's cut-over.*by hand"):
         run_migrate(options, operator)
-    for stage, words in ((Stage.COMPLETE, "complete"), (Stage.ROLLED_BACK, "rolled back")):
-        ended(checkpoint, stage)
+    for state, words in (
+        (State(Phase.COMPLETE), "complete"),
+        (State(Phase.MOVE_READERS, Way.BACK), "rolled back"),
+    ):
+        write_record(checkpoint, state, m, ended=True)
         with pytest.raises(UsageError, match=f"this migration {words}: there is nothing left"):
             run_migrate(options, operator)
     record_path(checkpoint).write_text('{"stage": "switching"}', encoding="utf-8")
     with pytest.raises(UsageError, match="not a whole cut-over record"):
         resumable(checkpoint)
+    # a phase the record cannot name while the migration goes on (before the switch)
+    write_record(checkpoint, State(Phase.BARRIER), m)
+    with pytest.raises(UsageError, match="not a whole cut-over record"):
+        resumable(checkpoint)
+
+
+#: A cut-over record as migcheck wrote it before the phases were recorded: a ``stage``,
+#: no phase.
+_OLD_RECORD = {
+    "stage": "switching",
+    "topic": "t",
+    "into": "t-p3",
+    "old_ends": {"0": 10, "1": 20},
+    "new_ends": {"0": 40, "1": 41, "2": 42},
+    "shadow_output_ends": {},
+    "took_s": 3.1,
+    "groups": ["g"],
+    "downstream_groups": [],
+    "application_id": None,
+    "shadow_application_id": None,
+}
+
+
+class _Walked:
+    """A walk's record and copies, as ``migrate`` gives them: each record written (to a
+    real file) kept with its state, each copy's I/O opened kept with whether it runs.
+    The reverse copy, once it runs, has written the old topic to ``reverse_wrote``."""
+
+    def __init__(self, world: _World, checkpoint: str, commits: dict[str, dict[int, int]]):
+        self.world, self.checkpoint, self.commits = world, checkpoint, commits
+        self.written: list[tuple[State, bool]] = []
+        self.opened: list[tuple[Copy, bool]] = []
+        self.reverse_wrote = {0: 15, 1: 26}
+
+    def record(self, state: State, m: Migration, ended: bool) -> None:
+        self.written.append((state, ended))
+        write_record(self.checkpoint, state, m, ended)
+
+    def lanes(self, copy: Copy, running: bool) -> contextlib.AbstractContextManager[MigrateIO]:
+        self.opened.append((copy, running))
+        if copy is Copy.REVERSE:
+            self.world.ends_of["t"] = self.reverse_wrote
+        world, io = self.world, self.world.io()
+        committed = lambda g, topic: world.offsets.get((g, topic), self.commits.get(topic, {}))  # noqa: E731
+        return contextlib.nullcontext(MigrateIO(**{**io.__dict__, "committed": committed}))
+
+
+_FORWARD = [State(p) for p in (Phase.SWITCH, Phase.SETTLE, Phase.MOVE_READERS, Phase.REVERSE,
+                               Phase.ROLLBACK_WINDOW)]  # fmt: skip
+
+
+def test_a_record_written_before_the_phases_were_recorded_resumes_at_the_switch(
+    tmp_path: Path,
+) -> None:
+    from migcheck.errors import UsageError
+
+    checkpoint = str(tmp_path / "m.json")
+    record_path(checkpoint).write_text(json.dumps(_OLD_RECORD), encoding="utf-8")
+    resumed = resumable(checkpoint)
+    assert resumed is not None and resumed.state == State(Phase.SWITCH)
+    assert resumed.barrier == Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 3.1, {})
+    # it walks on from the switch: asked again, then each phase after it
+    world = _World(lambda t: _ends(10, 20), [True, True, True, True, True])
+    world.ends_of["t"] = {0: 10, 1: 20}  # nothing written to the old topic since
+    walked = _Walked(world, checkpoint, {"t": {0: 10, 1: 20}})
+    m = resumed_run(_plan(), "murmur2", resumed.state, resumed.barrier, resumed.hops(_plan()),
+                    reversing=False)  # fmt: skip
+    result = walk(m, walked.lanes, walked.record)
+    assert world.asked[0] == (
+        "switch every producer of t to t-p3 and resume them (the pause ends here); answer y "
+        "once they write there"
+    )
+    assert not any(a.startswith("pause") for a in world.asked)  # no second barrier
+    assert world.offsets == {("g", "t-p3"): {0: 40, 1: 41, 2: 42}}  # at the recorded ends
+    assert walked.written == [*((s, False) for s in _FORWARD), (State(Phase.COMPLETE), False),
+                              (State(Phase.COMPLETE), True)]  # fmt: skip
+    # the forward copy stays stopped at the barrier; the reverse one runs
+    assert walked.opened == [(Copy.FORWARD, False), (Copy.REVERSE, True)]
+    assert result.completed and result.stopped is None and result.groups == ("g",)
+    assert (result.old_ends, result.cutover_s) == ({0: 10, 1: 20}, 3.1)
+    with pytest.raises(UsageError, match="this migration complete: there is nothing left"):
+        resumable(checkpoint)
+
+
+@pytest.mark.parametrize(
+    ("stage", "words"),
+    [
+        ("rolling back", "stopped within its rollback's cut-over"),
+        ("complete", "this migration complete: there is nothing left to do"),
+        ("rolled back", "this migration rolled back: there is nothing left to do"),
+    ],
+)
+def test_the_other_stages_of_an_old_record_are_refused_as_before(
+    tmp_path: Path, stage: str, words: str
+) -> None:
+    from migcheck.errors import UsageError
+
+    checkpoint = str(tmp_path / "m.json")
+    record = {**_OLD_RECORD, "stage": stage, "rollback": _OLD_RECORD | {"took_s": 2.0}}
+    record_path(checkpoint).write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(UsageError, match=words):
+        resumable(checkpoint)
+    # a record of no stage at all is one that was switching
+    del record["stage"]
+    record_path(checkpoint).write_text(json.dumps(record), encoding="utf-8")
+    resumed = resumable(checkpoint)
+    assert resumed is not None and resumed.state == State(Phase.SWITCH)
+
+
+def test_a_first_run_walks_every_phase_and_a_rollback_the_cut_over_the_other_way(
+    tmp_path: Path,
+) -> None:
+    from migcheck.errors import UsageError
+
+    app = replace(APP, downstream=())
+    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, app)
+    answers = [True] * 5 + [False] + [True] * 4  # the window answered "rollback"
+    world = _World(lambda t: _ends(10, 20), answers)
+    world.ends_of["t"] = {0: 10, 1: 20}
+    checkpoint = str(tmp_path / "m.json")
+    walked = _Walked(world, checkpoint, {"t": {0: 10, 1: 20}})
+    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), walked.lanes,
+                  walked.record)  # fmt: skip
+    assert [a.split(" ")[0] for a in world.asked] == [
+        "start", "pause", "switch", "stop", "start",  # shadow, cut-over, group g's move
+        "the",  # the rollback window
+        "pause", "switch", "stop", "start",  # the rollback's cut-over, g's move back
+    ]  # fmt: skip
+    back = [State(p, Way.BACK) for p in (Phase.SWITCH, Phase.SETTLE, Phase.MOVE_READERS)]
+    assert walked.written == [*((s, False) for s in [*_FORWARD, *back]), (back[-1], True)]
+    assert walked.opened == [(Copy.FORWARD, True), (Copy.REVERSE, True)]
+    assert result.rolled_back is not None and result.rolled_back.groups == ("g",)
+    assert result.groups == ("g",) and result.shadow == "app-p3" and not result.completed
+    # g went to the new topic at the barrier, and back to the old one at the rollback's,
+    # where the reverse copy had written up to
+    assert world.offsets == {("g", "t-p3"): {0: 40, 1: 41, 2: 42}, ("g", "t"): {0: 15, 1: 26}}
+    kept = json.loads(record_path(checkpoint).read_text(encoding="utf-8"))
+    assert kept["old_output_ends"] == {"out": {"0": 7, "1": 8}}  # the old app settled there
+    assert kept["rollback"]["new_ends"] == {"0": 15, "1": 26}
+    with pytest.raises(UsageError, match="this migration rolled back: there is nothing left"):
+        resumable(checkpoint)
+
+
+def test_a_run_that_stopped_moving_the_readers_resumes_there_with_the_recorded_ends(
+    tmp_path: Path,
+) -> None:
+    # the first run settled the old app (its output "out" ended at 5, 6) and stopped at the
+    # downstream group's move; the resumed run neither switches nor settles again
+    checkpoint = str(tmp_path / "m.json")
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.5, {"out-p3": {0: 30, 1: 31}})
+    m = _migration(_app_plan(), barrier)
+    m.hops[Way.FORWARD] = [Hop("out", {0: 5, 1: 6}, "out-p3", {0: 30, 1: 31})]
+    write_record(checkpoint, State(Phase.MOVE_READERS), m)
+    resumed = resumable(checkpoint)
+    assert resumed is not None and resumed.state == State(Phase.MOVE_READERS)
+    settled: list[tuple[str, str]] = []
+    world = _World(lambda t: _ends(10, 20), [True] * 7,
+                   lags=lambda app, t: settled.append((app, t)) or 0)  # type: ignore[func-returns-value]  # fmt: skip
+    world.ends_of["t"] = {0: 10, 1: 20}
+    walked = _Walked(world, checkpoint, {"out": {0: 5, 1: 6}})
+    hops = resumed.hops(_app_plan())
+    assert hops == m.hops[Way.FORWARD]
+    again = resumed_run(_app_plan(), "murmur2", resumed.state, resumed.barrier, hops, False)
+    result = walk(again, walked.lanes, walked.record)
+    assert world.asked[0].startswith("stop every consumer of group down")
+    assert not any(a.startswith(("switch", "pause")) for a in world.asked)
+    assert settled == []  # the old app is not asked again
+    assert world.offsets == {("down", "out-p3"): {0: 30, 1: 31}}
+    assert walked.written[0] == (State(Phase.MOVE_READERS), False)
+    assert result.completed and result.downstream == ("down",)
 
 
 def test_a_resumed_run_leaves_a_group_it_already_moved_where_it_is() -> None:
