@@ -25,10 +25,10 @@ from migcheck.copy.follow import follow
 from migcheck.copy.verify import verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.frameworks.registry import FRAMEWORKS, STATEFUL_KINDS, label
-from migcheck.frameworks.topology import Topology, output_topics, read_topology
+from migcheck.frameworks.topology import read_topology
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.groups import describe_group, topics_with_prefix
-from migcheck.kafka.metadata import TopicMeta, cleanup_policies, describe_topics
+from migcheck.kafka.groups import describe_group
+from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.model.copy import Ranges, Verification
 from migcheck.model.migrate import CUTOVER_TIMEOUT_S, MigrateResult, ShadowStart
 from migcheck.model.partitioner import PartitionerChoice
@@ -41,7 +41,8 @@ from migcheck.online.steps import Lanes, Migration, first_run, resumed_run, walk
 from migcheck.online.world import Operator, open_migrate_io
 from migcheck.online.writes import create_new_topic, create_shadow_output
 from migcheck.readers.discovery import Found, find_group
-from migcheck.streams.streamtime import changelogs, refuse_stream_time
+from migcheck.streams.discovery import discover_app
+from migcheck.streams.online import check_online, online_outputs
 
 
 @dataclass
@@ -64,6 +65,7 @@ class MigrateOptions:
     topology: str | None = None  # the app's Topology#describe(): its sinks
     downstream_groups: tuple[str, ...] = ()
     max_shadow_lag: int = 10_000
+    accept_lost_history: bool = False  # a shadow may rebuild from sources that lost records
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -78,7 +80,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     if options.to <= source.partition_count:
         raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
     into = options.into or f"{options.topic}-p{options.to}"
-    app = _app_plan(options, client, source, into)
+    app = _app_plan(options, client, source, into, fresh=resumed is None)
     if app is not None and resumed is not None and resumed.shadow_id:
         app = replace(app, shadow_id=resumed.shadow_id)  # the one the first run started
     groups = _groups(options, client, app)
@@ -203,12 +205,12 @@ def _reverse_checkpoint(options: MigrateOptions) -> str:
 
 
 def _app_plan(
-    options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str
+    options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str, fresh: bool
 ) -> AppPlan | None:
-    """The stateful app and its shadow, each part checked: the app reads the topic and its
-    framework has a shadow route (Kafka Streams, ksqlDB), the topic holds its whole
-    history (the shadow's state is right only then), each output exists, and each
-    downstream group reads one of them."""
+    """The stateful app and its shadow, each part checked: the app reads the topic, it can
+    move online (:func:`~migcheck.streams.online.check_online`: a ``fresh`` run only
+    checks its history, a resumed one's shadow is built already), each output exists, and
+    each downstream group reads one of them."""
     app = options.application_id
     if app is None:
         if options.outputs or options.downstream_groups or options.topology:
@@ -219,17 +221,14 @@ def _app_plan(
     found = find_group(client, app)
     if found is None or not found.group.reads(source.name):
         raise UsageError(f"--application-id {app}: no such app reads {source.name}")
-    kind, shadow_line = _framework(found)
-    trimmed = [p.partition for p in source.partitions if p.log_start_offset > 0]
-    if trimmed:
-        raise UsageError(
-            f"{source.name} no longer holds its whole history (log start offset above 0 on "
-            f"partitions {trimmed}): a shadow would rebuild wrong state; use "
-            "runbook --strategy new-topic"
-        )
+    kind = _stateful(found)
     topology = read_topology(options.topology)
-    _stream_time(client, kind, app, topology)
-    outputs = _outputs(options, topology)
+    disc = discover_app(client, app, topology, [source.name], FRAMEWORKS[kind])
+    # a resumed run's shadow is built already: a trim since loses it nothing
+    shadow_line = check_online(
+        ONLINE_ROUTE, disc, topology, options.accept_lost_history or not fresh
+    )
+    outputs = online_outputs(ONLINE_ROUTE, options.outputs, topology)
     describe_topics(client, outputs)  # each must exist: a missing one is refused here
     for group in options.downstream_groups:
         _downstream(client, group, outputs)
@@ -244,44 +243,19 @@ def _app_plan(
     )  # fmt: skip
 
 
-def _framework(found: Found) -> tuple[ReaderKind, Callable[[ShadowStart], str]]:
-    """The app's framework, if it has a shadow route; else one line says why not."""
+#: How migrate names itself in the refusals of an app it cannot move online.
+ONLINE_ROUTE = "migrate's shadow"
+
+
+def _stateful(found: Found) -> ReaderKind:
+    """The app's framework, if it keeps state; a stateless reader moves with --group."""
     kind = found.evidence.kind
     if kind not in STATEFUL_KINDS:
         raise UsageError(
             f"--application-id {found.group.group_id}: {label(kind)} keeps no state; move "
             "it with --group"
         )
-    framework = FRAMEWORKS[kind]
-    if framework.shadow is None:
-        raise UsageError(
-            f"--application-id {found.group.group_id} is {framework.label}: "
-            f"{framework.online_refusal}"
-        )
-    return framework.kind, framework.shadow
-
-
-def _stream_time(
-    client: ClientConfig, kind: ReaderKind, app: str, topology: Topology | None
-) -> None:
-    """Refused in one line when the app's results depend on stream time
-    (:mod:`migcheck.streams.streamtime`): its changelogs' policies, and its topology."""
-    internal = FRAMEWORKS[kind].internal_topics(app, topics_with_prefix(client, ""))
-    policies = cleanup_policies(client, changelogs(internal))  # configs only, no offsets
-    refuse_stream_time(f"--application-id {app}", app, policies, topology)
-
-
-def _outputs(options: MigrateOptions, topology: Topology | None) -> list[str]:
-    """The app's output topics: named, or its topology's sinks but its repartition
-    topics (internal, named by Kafka Streams after the app)."""
-    if options.outputs:
-        return [o for o in dict.fromkeys(options.outputs) if o]
-    if topology is None:
-        raise UsageError(
-            "--application-id: name the app's output topics with --output-topic (repeatable; "
-            "--output-topic '' if it writes none) or give its --topology"
-        )
-    return output_topics(topology)
+    return kind
 
 
 def _downstream(client: ClientConfig, group: str, outputs: list[str]) -> None:

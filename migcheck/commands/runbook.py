@@ -26,7 +26,7 @@ from migcheck.frameworks.registry import (
     framework_said,
     runbook_steps,
 )
-from migcheck.frameworks.topology import Topology, output_topics, read_topology
+from migcheck.frameworks.topology import Topology, read_topology
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
@@ -53,9 +53,9 @@ from migcheck.streams.discovery import (
     not_read,
     only_frameworks,
 )
+from migcheck.streams.online import check_online, online_outputs
 from migcheck.streams.rules import AppLevel, external_counts, sizes
 from migcheck.streams.strategy import Choice, choose, direct_stores
-from migcheck.streams.streamtime import changelogs, refuse_stream_time
 
 
 @dataclass
@@ -135,22 +135,13 @@ def _refuse_lost_history(options: RunbookOptions, disc: Discovery, facts: Runboo
 def _online(
     options: RunbookOptions, facts: RunbookFacts, disc: Discovery, topology: Topology | None
 ) -> RunbookFacts:
-    """The readers ``--strategy online`` moves besides the app; refused where the app's
-    results depend on stream time (a shadow would rebuild wrong state), or the app's
-    outputs are unknown."""
+    """The readers ``--strategy online`` moves besides the app, once the app can move online
+    (:func:`~migcheck.streams.online.check_online`, as migrate decides it)."""
     if facts.strategy is not Strategy.ONLINE:  # the CLI refuses their options (cli/runbook.py)
         return facts
-    policies = {t: disc.topics[t].cleanup_policy for t in changelogs(disc.facts.internal)}
-    refuse_stream_time("--strategy online", options.app_id, policies, topology)
-    if options.output_topics:
-        outputs = [o for o in dict.fromkeys(options.output_topics) if o]
-    elif topology is not None:
-        outputs = output_topics(topology)
-    else:
-        raise UsageError(
-            "--strategy online: name the app's output topics with --output-topic "
-            "(repeatable; --output-topic '' if it writes none) or give its --topology"
-        )
+    route = "--strategy online"
+    check_online(route, disc, topology, options.accept_lost_history)
+    outputs = online_outputs(route, options.output_topics, topology)
     return replace(
         facts,
         outputs=tuple(outputs),

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from migcheck.errors import UsageError
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.runbook import (
@@ -69,11 +68,8 @@ def choose(
 ) -> Choice:
     """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
     reads the topic directly, for certain.  A framework that takes no topology says itself
-    why its state may be unseen."""
-    if asked is Strategy.ONLINE and framework.shadow is None:
-        raise UsageError(
-            f"--strategy online: this is {framework.label}: {framework.online_refusal}"
-        )
+    why its state may be unseen; whether it can go online is
+    :func:`~migcheck.streams.online.check_online`'s to say."""
     if asked is not Strategy.AUTO:
         return Choice(asked, "")
     direct = direct_stores(model, topic)

@@ -78,24 +78,6 @@ def test_an_explicit_strategy_is_kept_and_needs_no_reason() -> None:
     assert choose(Strategy.NEW_TOPIC, _model("rekey-count"), "orders").reason == ""
 
 
-def test_online_serves_kafka_streams_and_ksqldb_and_refuses_the_rest_saying_why() -> None:
-    from migcheck.errors import UsageError
-    from migcheck.frameworks.registry import FRAMEWORKS
-    from migcheck.model.readers import ReaderKind
-
-    served = [ReaderKind.KAFKA_STREAMS, ReaderKind.KSQLDB]
-    for kind in served:
-        chosen = choose(Strategy.ONLINE, _model("count"), "orders", FRAMEWORKS[kind])
-        assert chosen.strategy is Strategy.ONLINE
-    for kind in (ReaderKind.QUIX_STREAMS, ReaderKind.FAUST):
-        framework = FRAMEWORKS[kind]
-        with pytest.raises(UsageError) as refused:
-            choose(Strategy.ONLINE, _model("count"), "orders", framework)
-        line = str(refused.value)
-        assert "\n" not in line and framework.label in line
-        assert "against the real framework" in line and "--strategy new-topic" in line
-
-
 def test_without_the_topology_auto_cannot_be_sure_and_says_how_to_be() -> None:
     """Inferred from names, the store behind the repartition topic is only a guess: a
     store with logging disabled beside the source would leave no topic behind."""
