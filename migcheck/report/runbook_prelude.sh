@@ -133,11 +133,14 @@ history_intact() {
   shift
   local -a cfg
   mapfile -t cfg < <(config_args --command-config)
-  local out topic seen t p o lost="" unread="" why=""
+  local out topic seen t p o lost="" unread="" why="" errors=/dev/null
+  # The tool's own error says why it could not read, with --execute; a dry run on a host
+  # without Kafka's tools says only what it would stop on.
+  if [ "$EXECUTE" = 1 ]; then errors=/dev/stderr; fi
   # Lines "topic:partition:offset" (--time -2: the earliest offset, the log start).  Read
   # with bash alone: the dry run runs this too, on any host that has the script.
   out=$(kafka_tool kafka-get-offsets --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" \
-    --topic-partitions "$(IFS=,; printf '%s' "$*")" --time -2 2> /dev/null) || out=""
+    --topic-partitions "$(IFS=,; printf '%s' "$*")" --time -2 2> "$errors") || out=""
   for topic in "$@"; do
     seen=0
     while IFS=: read -r t p o; do
