@@ -372,14 +372,13 @@ def test_after_the_switch_the_old_app_reads_to_the_barrier_then_downstream_moves
 def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -> None:
     # count-out.txt is the real app's describe(): it writes "enriched", and its
     # "out-group-repartition" sink is internal
-    from migcheck.commands.migrate import MigrateOptions, _outputs
     from migcheck.frameworks.topology import read_topology
+    from migcheck.streams.online import online_outputs
 
     describe = Path(__file__).resolve().parents[2] / "fixtures/java/streams/describe"
     topology = read_topology(str(describe / "count-out.txt"))
-    assert _outputs(MigrateOptions("t", 6, "c.json"), topology) == ["enriched"]
-    named = MigrateOptions("t", 6, "c.json", outputs=("o", "", "o"))
-    assert _outputs(named, topology) == ["o"]
+    assert online_outputs("migrate's shadow", (), topology) == ["enriched"]
+    assert online_outputs("migrate's shadow", ("o", "", "o"), topology) == ["o"]
 
 
 # --- the rollback window ------------------------------------------------------------------
