@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_OK, UsageError
-from migcheck.frameworks.registry import STATEFUL_KINDS, label
+from migcheck.frameworks.registry import STATEFUL_KINDS, WITH_RUNBOOKS, label
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
@@ -137,7 +137,7 @@ def _refusal(found: Found) -> str:
         )
     fits = (
         f": use --application-id {group} for its runbook"
-        if evidence.kind is ReaderKind.KAFKA_STREAMS
+        if evidence.kind in WITH_RUNBOOKS
         else ": its state needs its framework's own migration, not this runbook"
     )
     return f"group {group!r} is {label(evidence.kind)} ({'; '.join(evidence.facts)}){fits}"

@@ -232,9 +232,9 @@ def _app_plan(
     describe_topics(client, outputs)  # each must exist: a missing one is refused here
     for group in options.downstream_groups:
         _downstream(client, group, outputs)
-    # ksqlDB names a new query itself: its shadow is found once started
-    named = kind is ReaderKind.KAFKA_STREAMS
-    shadow = options.shadow_application_id or (f"{app}-p{options.to}" if named else "")
+    # a framework that names its shadow itself (ksqlDB's new query): found once started
+    named = disc.facts.framework.shadow_id
+    shadow = options.shadow_application_id or (named(app, options.to) if named else "")
     pairs = tuple((o, f"{o}-p{options.to}") for o in outputs)
     start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs))
     return AppPlan(

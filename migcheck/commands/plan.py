@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.topology import Topology, read_topology
 from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.header import report_header
@@ -125,13 +126,14 @@ def _offline(options: PlanOptions) -> _Setting:
     topology = read_topology(options.topology_file)
     assert topology is not None
     _check_offline_counts(topology, options.partitions)
-    model = offline(options.app_id or OFFLINE_APP_ID, topology, options.partitions)
+    # a Topology#describe() is Kafka Streams' own: plan serves Kafka Streams alone
+    model = offline(options.app_id or OFFLINE_APP_ID, topology, options.partitions, KAFKA_STREAMS)
     deployment = uniform(options.instances or 1, options.threads or 1)
     return _Setting(model, deployment, None, "offline")
 
 
 def _check_offline_counts(topology: Topology, partitions: Mapping[str, int]) -> None:
-    app = App(OFFLINE_APP_ID, topology, {})
+    app = App(OFFLINE_APP_ID, topology, {}, framework=KAFKA_STREAMS)
     named = {t for sub in topology.subtopologies for t in sub.source_topics + sub.sink_topics}
     for topic in partitions:
         if topic not in named:

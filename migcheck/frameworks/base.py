@@ -110,6 +110,9 @@ class Framework:
     shadow: Callable[[ShadowStart], str] | None = None
     #: why there is no shadow route for it (ends the refusal's line)
     online_refusal: str = ""
+    #: (app id, new count) to the id its shadow runs under, where the operator names it;
+    #: None: the framework names it itself, and ``migrate`` finds it once started
+    shadow_id: Callable[[str, int], str] | None = None
     #: (app id, topic, target, new count, its internal topics, whether its state is
     #: rebuilt) to the internal topics the runbook deletes and those the restarted app
     #: creates, with their counts; None: those the reset deletes, sized by the model

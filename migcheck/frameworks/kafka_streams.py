@@ -148,10 +148,19 @@ def steps(f: RunbookFacts) -> list[Step]:
     """Kafka Streams' ordered procedure for ``f.strategy`` (the id is checked by
     :func:`migcheck.frameworks.registry.runbook_steps`, every framework's way in)."""
     if f.strategy is Strategy.ONLINE:
-        shadow = f"a shadow of the app: the same app with application.id={f.app_id}-p{f.to}"
+        shadow = (
+            "a shadow of the app: the same app with "
+            f"application.id={streams_shadow_id(f.app_id, f.to)}"
+        )
         return [prechecks(f), app_migrate_step(f, shadow)]
     change = new_topic_step(f) if f.strategy == Strategy.NEW_TOPIC else alter_step(f, ALTER_WHY)
     return [prechecks(f), stop(f, STOP_WHY), change, _reset(f), _local_state(f), _restart(f)]
+
+
+def streams_shadow_id(app_id: str, to: int) -> str:
+    """The shadow is the same app under its own application.id, so that its group, its
+    internal topics and its state start empty."""
+    return f"{app_id}-p{to}"
 
 
 def streams_shadow(s: ShadowStart) -> str:
@@ -261,6 +270,7 @@ KAFKA_STREAMS = Framework(
     increase=_increase,
     runbook=steps,
     shadow=streams_shadow,
+    shadow_id=streams_shadow_id,
     # Kafka Streams 4.3.1 on a 4.3.1 broker, stopped and running (FINDINGS.md, "Streams
     # protocol through an alter, stopped and running")
     streams_fails_when="at its next heartbeat, when the broker reports "

@@ -74,7 +74,7 @@ class RunbookFacts:
     #: The framework the app runs on: it picks the procedure (frameworks/registry.py).  For
     #: Quix Streams ``internal`` are the internal topics the change leaves behind (to
     #: delete) and ``expected_internal`` those the restarted app creates.
-    kind: ReaderKind = ReaderKind.KAFKA_STREAMS
+    kind: ReaderKind = field(kw_only=True)  # no default: every framework is a peer
     #: The error the in-place change makes the app print first, as ``migcheck app`` quotes
     #: it (``model.app.first_error``: the candidates where the evidence cannot tell); None
     #: when nothing crashes.

@@ -35,7 +35,6 @@ from enum import StrEnum
 from itertools import combinations
 
 from migcheck.frameworks.base import Framework
-from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.topology import Node, SubTopology, Topology
 from migcheck.kafka.groups import StreamsSubtopology
 from migcheck.model.readers import Protocol
@@ -75,7 +74,7 @@ class Facts:
     sources: Mapping[str, int]  # external topics the group reads
     internal: Mapping[str, int]  # the framework's changelog and repartition topics
     protocol: Protocol = Protocol.CLASSIC
-    framework: Framework = KAFKA_STREAMS
+    framework: Framework = field(kw_only=True)  # no default: every framework is a peer
     #: The topics a running classic group's tasks read, each to its sub-topology's id (a
     #: member's AssignmentInfo): topics of one id are read together.  Empty for a stopped
     #: app, or one on the streams protocol (whose broker describes its topology instead).
@@ -192,8 +191,9 @@ def _app(
     stores_known: bool = True,
 ) -> App:
     return App(
-        facts.app_id, topology, counts, fixed or {}, facts.protocol, stores_known, facts.framework
-    )
+        facts.app_id, topology, counts, fixed or {}, facts.protocol, stores_known,
+        framework=facts.framework,
+    )  # fmt: skip
 
 
 def _broker_sub(facts: Facts, index: int, d: StreamsSubtopology) -> SubTopology:
@@ -402,21 +402,24 @@ def from_names(facts: Facts) -> Model:
     return replace(model, app=replace(model.app, stores_known=True))
 
 
-def offline(app_id: str, topology: Topology, partitions: Mapping[str, int]) -> Model:
-    """An app from its ``describe()`` and the counts a user gives, with no cluster to ask.
+def offline(
+    app_id: str, topology: Topology, partitions: Mapping[str, int], framework: Framework
+) -> Model:
+    """An app of ``framework`` from its ``describe()`` and the counts a user gives, with no
+    cluster to ask.
 
     ``partitions`` names source topics, and repartition topics (as in the
     topology) whose size the app fixed.  Every store is taken to log to a
     changelog (Kafka Streams' default) and every internal topic to have the
     count Streams gives it: a healthy app, which is what a plan assumes.
     """
-    bare = App(app_id, topology, {})
+    bare = App(app_id, topology, {}, framework=framework)
     fixed = {t: n for t, n in partitions.items() if bare.is_repartition(t)}
     sources = {t: n for t, n in partitions.items() if t not in fixed}
-    app = App(app_id, topology, sources, fixed)
+    app = App(app_id, topology, sources, fixed, framework=framework)
     counts = {**sources, **sizes(app, sources).internal}
     note = (
         "offline: every store is taken to log to a changelog and every internal topic to have "
         "the count Kafka Streams gives it"
     )
-    return Model(App(app_id, topology, counts, fixed), Basis.TOPOLOGY, (note,))
+    return Model(App(app_id, topology, counts, fixed, framework=framework), Basis.TOPOLOGY, (note,))

@@ -72,11 +72,12 @@ def discover(
     group = describe_group(client, app_id)
     existing = set(topics_with_prefix(client, ""))
     framework = _framework(app_id, group, existing, Word(vouched, said), [*named, *also])
-    internal = framework.internal_topics(app_id, existing)
-    if group is None and not internal:
+    internal = framework.internal_topics(app_id, existing) if framework else []
+    if framework is None or (group is None and not internal):
         raise UsageError(
-            f"no Kafka Streams application {app_id!r} at {client.bootstrap_servers}: "
-            f"no group of that id and no internal topic named {app_id}-..."
+            f"no stream processor's application {app_id!r} at {client.bootstrap_servers}: "
+            f"no group of that id and no internal topic named after it; check the id, or "
+            "name its framework (--framework)"
         )
     protocol = (
         Protocol.STREAMS
@@ -96,8 +97,8 @@ def discover(
         {t: metas[t].partition_count for t in sources},
         {t: metas[t].partition_count for t in internal},
         protocol,
-        framework,
         _read_together(group, {*sources, *internal}),
+        framework=framework,
     )
     return Discovery(facts, group, metas, described, assumed)
 
@@ -123,12 +124,13 @@ class Word:
 
 def _framework(
     app_id: str, group: GroupInfo | None, topics: set[str], word: Word, named: Sequence[str]
-) -> Framework:
+) -> Framework | None:
     """The framework the evidence shows ``app_id`` runs on (without a group, its internal
     topics' naming), or the one the user names where the evidence cannot tell; a group
-    the evidence shows to be of another kind is refused in one line naming what it is."""
+    the evidence shows to be of another kind is refused in one line naming what it is;
+    None where nothing shows one (no framework is assumed)."""
     if group is None:
-        return word.framework or _by_names(app_id, topics)
+        return word.framework or _by_names(app_id, topics, word)
     evidence = identify(Seen(group, topics))
     if evidence.kind in FRAMEWORKS:
         seen = FRAMEWORKS[evidence.kind]
@@ -142,16 +144,19 @@ def _framework(
     if evidence.kind in (ReaderKind.UNKNOWN, ReaderKind.CONSUMER_GROUP) and word.framework:
         return word.framework
     if evidence.kind is ReaderKind.UNKNOWN and word.topology:
-        return KAFKA_STREAMS
+        return KAFKA_STREAMS  # a Topology#describe() is Kafka Streams' own: evidence
     raise _not_an_app(group, evidence, named)
 
 
-def _by_names(app_id: str, topics: set[str]) -> Framework:
+def _by_names(app_id: str, topics: set[str], word: Word) -> Framework | None:
     """Without a group: the kind its id and the topics named after it show, by the same
-    rules as a group's (:func:`~migcheck.readers.kinds.identify`), else Kafka Streams."""
+    rules as a group's (:func:`~migcheck.readers.kinds.identify`), or a --topology's
+    (Kafka Streams' own format); None where nothing shows one: no framework is assumed."""
     absent = GroupInfo(app_id, group_type="", state="")
     kind = identify(Seen(absent, topics)).kind
-    return FRAMEWORKS.get(kind, KAFKA_STREAMS)
+    if kind in FRAMEWORKS:
+        return FRAMEWORKS[kind]
+    return KAFKA_STREAMS if word.topology else None
 
 
 def _not_an_app(group: GroupInfo, evidence: Evidence, named: Sequence[str]) -> UsageError:

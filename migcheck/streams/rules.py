@@ -35,7 +35,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from migcheck.frameworks.base import Framework
-from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.topology import SubTopology, Topology
 from migcheck.model.app import AppLevel
 from migcheck.model.readers import Protocol
@@ -66,8 +65,9 @@ class App:
     #: description, which lists only logged stores): a sub-topology without a visible store
     #: may still hold state nothing checks, so a change to it cannot be called SAFE.
     stores_known: bool = True
-    #: The stream processor: its naming, its checks and the words of its errors.
-    framework: Framework = KAFKA_STREAMS
+    #: The stream processor: its naming, its checks and the words of its errors.  No
+    #: default: every framework is a peer, named by discovery or by the caller.
+    framework: Framework = field(kw_only=True)
     #: Source topics the evidence shows joined (co-partitioned) where the topology's shape
     #: alone would not: a model built without ``describe()`` (:mod:`migcheck.streams.build`).
     joins: tuple[frozenset[str], ...] = ()

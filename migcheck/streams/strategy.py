@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migcheck.frameworks.base import Framework
-from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.runbook import (
     Strategy,
 )
@@ -63,9 +62,7 @@ _UNSEEN = {
 }
 
 
-def choose(
-    asked: Strategy, model: Model, topic: str, framework: Framework = KAFKA_STREAMS
-) -> Choice:
+def choose(asked: Strategy, model: Model, topic: str, framework: Framework) -> Choice:
     """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
     reads the topic directly, for certain.  A framework that takes no topology says itself
     why its state may be unseen; whether it can go online is

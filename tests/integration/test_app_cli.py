@@ -58,7 +58,7 @@ def test_bad_input_is_one_line_and_exit_2(count_app: StreamsApp, tmp_path: Path)
         "--to",
         "6",
     )
-    _one_line_error(p, "no Kafka Streams application 'nobody'")
+    _one_line_error(p, "no stream processor's application 'nobody'")
 
 
 def test_saved_report_renders_again(count_app: StreamsApp, tmp_path: Path) -> None:

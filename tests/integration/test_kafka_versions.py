@@ -34,6 +34,7 @@ from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1, phase2
 
 from migcheck.frameworks.kafka_streams import steps
+from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_sh
 
@@ -161,6 +162,7 @@ def test_the_runbook_passes_the_config_file_as_the_real_3_9_reset_tool_takes_it(
         command_config=str(config), topic=f"reset-{uuid.uuid4().hex[:8]}", partitions=2, to=4,
         new_topic="unused",
         strategy="in-place", protocol="classic", internal=(), expected_internal={},
+        kind=ReaderKind.KAFKA_STREAMS,
     )  # fmt: skip
     rc, out, err = kafka3.local(
         "tool", "kafka-topics", "--bootstrap-server", kafka3.bootstrap, "--create", "--topic",

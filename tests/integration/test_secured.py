@@ -131,4 +131,4 @@ def test_an_application_id_without_a_group_is_one_line(kafka: Kafka) -> None:
     r = run_cli("app", "--bootstrap-server", kafka.bootstrap, "--application-id",
                 "no-such-app", "--topic", "t", "--to", "6")  # fmt: skip
     assert r.returncode == 2
-    assert r.stderr.count("\n") == 1 and "no Kafka Streams application" in r.stderr
+    assert r.stderr.count("\n") == 1 and "no stream processor's application" in r.stderr

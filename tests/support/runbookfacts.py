@@ -4,6 +4,7 @@ changes what it is about."""
 
 from __future__ import annotations
 
+from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import RunbookFacts, Strategy
 
 
@@ -23,5 +24,6 @@ def shop_facts(**changes: object) -> RunbookFacts:
         "state_dir": "/var/lib/kafka-streams",
         "verdict": "CRASH",
         "configs": {"retention.ms": "-1"},
+        "kind": ReaderKind.KAFKA_STREAMS,
     }
     return RunbookFacts(**{**base, **changes})  # type: ignore[arg-type]

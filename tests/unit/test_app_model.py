@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from streamsmodel import app_facts
+
 from migcheck.frameworks.topology import parse_topology
 from migcheck.model.topics import is_internal
-from migcheck.streams.build import Basis, Facts, from_topology, inferred
+from migcheck.streams.build import Basis, from_topology, inferred
 from migcheck.streams.rules import AppLevel, verdict
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
+
+
+#: rekey-count-fixed's internal topics, each at 3 partitions
+REKEY_INTERNAL = {"shop-rekey-repartition": 3, "shop-counts-changelog": 3}
 
 
 def _topology(name: str):
@@ -31,14 +37,14 @@ def test_internal_topics_are_told_apart_by_the_names_kafka_streams_gives_them() 
 
 
 def test_a_store_logs_to_the_changelog_kafka_streams_names_for_it() -> None:
-    app = inferred(Facts("shop", {"orders": 3}, {"shop-counts-changelog": 3})).app
+    app = inferred(app_facts("shop", {"orders": 3}, {"shop-counts-changelog": 3})).app
     (sub,) = app.topology.subtopologies
     assert sub.stores == ("counts",)
     assert app.changelog("counts") == "shop-counts-changelog"
 
 
 def test_inferred_changelog_with_the_source_count_crashes() -> None:
-    model = inferred(Facts("shop", {"orders": 3}, {"shop-counts-changelog": 3}))
+    model = inferred(app_facts("shop", {"orders": 3}, {"shop-counts-changelog": 3}))
     assert model.basis == Basis.INFERRED
     v = verdict(model.app, {"orders": 6})
     assert v.level == AppLevel.CRASH
@@ -46,7 +52,7 @@ def test_inferred_changelog_with_the_source_count_crashes() -> None:
 
 
 def test_inferred_store_sits_behind_the_repartition_topic() -> None:
-    facts = Facts(
+    facts = app_facts(
         "shop",
         {"orders": 3},
         {"shop-rekey-group-repartition": 3, "shop-counts-changelog": 3},
@@ -62,7 +68,9 @@ def test_inferred_store_sits_behind_the_repartition_topic() -> None:
 
 def test_inferred_repartition_of_another_count_is_fixed_and_shields() -> None:
     # rekey-count-fixed on a 6-partition input: the repartition topic kept its 3
-    facts = Facts("shop", {"orders": 6}, {"shop-rekey-repartition": 3, "shop-counts-changelog": 3})
+    facts = app_facts(
+        "shop", {"orders": 6}, {"shop-rekey-repartition": 3, "shop-counts-changelog": 3}
+    )
     app = inferred(facts).app
     assert app.fixed == {"rekey-repartition": 3}
     v = verdict(app, {"orders": 12})
@@ -72,22 +80,26 @@ def test_inferred_repartition_of_another_count_is_fixed_and_shields() -> None:
 
 
 def test_inferred_without_any_internal_topic_fails_closed() -> None:
-    v = verdict(inferred(Facts("shop", {"orders": 3}, {})).app, {"orders": 6})
+    v = verdict(inferred(app_facts("shop", {"orders": 3}, {})).app, {"orders": 6})
     assert v.level == AppLevel.CORRUPT and "--topology" in v.reasons[0].text
-    assert verdict(inferred(Facts("shop", {"orders": 3}, {})).app, {"orders": 3}).level == (
+    assert verdict(inferred(app_facts("shop", {"orders": 3}, {})).app, {"orders": 3}).level == (
         AppLevel.SAFE
     )
 
 
 def test_topology_finds_a_fixed_repartition_from_its_count() -> None:
-    facts = Facts("shop", {"orders": 6}, {"shop-rekey-repartition": 3, "shop-counts-changelog": 3})
+    facts = app_facts(
+        "shop", {"orders": 6}, {"shop-rekey-repartition": 3, "shop-counts-changelog": 3}
+    )
     model = from_topology(facts, _topology("rekey-count-fixed"))
     assert model.app.fixed == {"rekey-repartition": 3} and model.notes == ()
     assert verdict(model.app, {"orders": 12}).level == AppLevel.SAFE
 
 
 def test_topology_with_an_ambiguous_repartition_says_so() -> None:
-    facts = Facts("shop", {"orders": 3}, {"shop-rekey-repartition": 3, "shop-counts-changelog": 3})
+    facts = app_facts(
+        "shop", {"orders": 3}, {"shop-rekey-repartition": 3, "shop-counts-changelog": 3}
+    )
     model = from_topology(facts, _topology("rekey-count-fixed"))
     (note,) = model.notes
     assert "--fixed-repartition rekey-repartition" in note
@@ -96,6 +108,6 @@ def test_topology_with_an_ambiguous_repartition_says_so() -> None:
 
 
 def test_topology_store_without_changelog_is_logging_disabled() -> None:
-    model = from_topology(Facts("shop", {"orders": 3}, {}), _topology("count"))
+    model = from_topology(app_facts("shop", {"orders": 3}, {}), _topology("count"))
     v = verdict(model.app, {"orders": 6})
     assert v.level == AppLevel.CORRUPT and v.reasons[0].stores == ("counts",)

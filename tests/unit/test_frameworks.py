@@ -16,6 +16,7 @@ import pytest
 
 from migcheck.cli.app import app_cmd
 from migcheck.frameworks.faust import FAUST, faust_table, faust_topics
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.ksqldb import KSQLDB
 from migcheck.frameworks.quix import QUIX_STREAMS, QuixTopic, quix_nested, quix_topic
 from migcheck.frameworks.registry import FRAMEWORKS
@@ -220,7 +221,9 @@ def test_a_faust_app_without_a_group_is_told_by_its_leader_topic() -> None:
     """faust/assignor/leader_assignor.py: ``f"{self.app.conf.id}-__assignor-__leader"``."""
     topics = {f"{FAUST_APP}-__assignor-__leader", _faust_changelog("counts"), "orders"}
     assert _framework(FAUST_APP, None, topics, Word(), []) is FAUST
-    assert _framework(FAUST_APP, None, {"orders"}, Word(), []) is not FAUST
+    # nothing named after it: no framework is assumed (issue 69); discovery asks the user
+    assert _framework(FAUST_APP, None, {"orders"}, Word(), []) is None
+    assert _framework(FAUST_APP, None, {"orders"}, Word(topology=True), []) is KAFKA_STREAMS
 
 
 def test_framework_accepts_faust() -> None:

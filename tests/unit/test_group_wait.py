@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from migcheck.frameworks.kafka_streams import steps
+from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_sh
 
@@ -48,7 +49,7 @@ def _script(tmp_path: Path, protocol: str) -> Path:
     facts = RunbookFacts(
         app_id="shop", bootstrap="b:9092", command_config=None, topic="orders", partitions=3,
         to=6, new_topic="orders-p6", strategy="new-topic", protocol=protocol, internal=(),
-        expected_internal={},
+        expected_internal={}, kind=ReaderKind.KAFKA_STREAMS,
     )  # fmt: skip
     script = tmp_path / "runbook.sh"
     script.write_text(render_sh(facts, steps(facts), "0", "now"), encoding="utf-8")

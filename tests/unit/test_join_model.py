@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from streamsmodel import app_facts
 from writers import streams_facts
 
 from migcheck.frameworks.kafka_streams import steps
@@ -49,7 +50,7 @@ RUNNING = {"orders": 0, "customers": 0, "shop-rekey-group-repartition": 1}
 
 def _facts(protocol: Protocol = Protocol.CLASSIC, **changes: object) -> Facts:
     internal = changes.pop("internal", INTERNAL)
-    return Facts("shop", SOURCES, internal, protocol, **changes)  # type: ignore[arg-type]
+    return app_facts("shop", SOURCES, internal, protocol, **changes)  # type: ignore[arg-type]
 
 
 def _described(name: str):
@@ -114,7 +115,7 @@ def test_a_named_table_read_together_with_no_state_seen_stays_in_doubt() -> None
 def test_only_topics_of_one_count_may_be_joined() -> None:
     """Joined topics are co-partitioned: a running app's sources of different counts are
     not joined, so they raise no doubt."""
-    model = inferred(Facts("shop", {"orders": 3, "customers": 6}, INTERNAL))
+    model = inferred(app_facts("shop", {"orders": 3, "customers": 6}, INTERNAL))
     assert model.alternatives == ()
     assert judge(model, {"orders": 6}).certain
 

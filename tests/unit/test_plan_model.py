@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.topology import parse_topology
 from migcheck.kafka.groups import Member
 from migcheck.streams.advice import recommend
@@ -34,7 +35,7 @@ DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams"
 def _app(name: str, **partitions: int):
     text = (DESCRIBE / f"{name}.txt").read_text(encoding="utf-8")
     counts = {k.replace("_", "-"): v for k, v in partitions.items()}
-    return offline("shop", parse_topology(text), counts).app
+    return offline("shop", parse_topology(text), counts, KAFKA_STREAMS).app
 
 
 def _figures(name: str, deployment: Deployment, replicas: int = 0, **partitions: int):

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from migcheck.frameworks.kafka_streams import steps
+from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import RunbookFacts
 from migcheck.report.runbook import render_markdown, render_sh
 
@@ -44,7 +45,7 @@ def _facts(command_config: str | None = CONFIG) -> RunbookFacts:
     return RunbookFacts(
         app_id="shop", bootstrap="b:9092", command_config=command_config, topic="orders",
         partitions=3, to=6, new_topic="orders-p6", strategy="new-topic", protocol="classic",
-        internal=(), expected_internal={},
+        internal=(), expected_internal={}, kind=ReaderKind.KAFKA_STREAMS,
     )  # fmt: skip
 
 

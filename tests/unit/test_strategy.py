@@ -9,12 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from streamsmodel import app_facts
 
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.topology import parse_topology
 from migcheck.model.runbook import (
     Strategy,
 )
-from migcheck.streams.build import Basis, Facts, from_topology, inferred
+from migcheck.streams.build import Basis, from_topology, inferred
 from migcheck.streams.strategy import choose, direct_stores
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
@@ -22,7 +24,7 @@ DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams"
 
 def _model(name: str, internal: dict[str, int] | None = None):
     topology = parse_topology((DESCRIBE / f"{name}.txt").read_text(encoding="utf-8"))
-    facts = Facts("shop", {"orders": 3, "customers": 3}, internal or {})
+    facts = app_facts("shop", {"orders": 3, "customers": 3}, internal or {})
     return from_topology(facts, topology)
 
 
@@ -66,7 +68,7 @@ def test_auto_picks_in_place_only_without_a_store_fed_directly(
 ) -> None:
     model = _model(name)
     assert direct_stores(model, topic).stores == stores
-    choice = choose(Strategy.AUTO, model, topic)
+    choice = choose(Strategy.AUTO, model, topic, KAFKA_STREAMS)
     assert choice.strategy == strategy
     assert f"--strategy auto chose {strategy}" in choice.reason
     for store in stores:
@@ -74,21 +76,24 @@ def test_auto_picks_in_place_only_without_a_store_fed_directly(
 
 
 def test_an_explicit_strategy_is_kept_and_needs_no_reason() -> None:
-    assert choose(Strategy.IN_PLACE, _model("count"), "orders").strategy == Strategy.IN_PLACE
-    assert choose(Strategy.NEW_TOPIC, _model("rekey-count"), "orders").reason == ""
+    assert (
+        choose(Strategy.IN_PLACE, _model("count"), "orders", KAFKA_STREAMS).strategy
+        == Strategy.IN_PLACE
+    )
+    assert choose(Strategy.NEW_TOPIC, _model("rekey-count"), "orders", KAFKA_STREAMS).reason == ""
 
 
 def test_without_the_topology_auto_cannot_be_sure_and_says_how_to_be() -> None:
     """Inferred from names, the store behind the repartition topic is only a guess: a
     store with logging disabled beside the source would leave no topic behind."""
-    facts = Facts(
+    facts = app_facts(
         "shop", {"orders": 3}, {"shop-rekey-group-repartition": 3, "shop-counts-changelog": 3}
     )
     model = inferred(facts)
     assert model.basis == Basis.INFERRED
     direct = direct_stores(model, "orders")
     assert direct.stores == () and not direct.certain
-    choice = choose(Strategy.AUTO, model, "orders")
+    choice = choose(Strategy.AUTO, model, "orders", KAFKA_STREAMS)
     assert choice.strategy == Strategy.NEW_TOPIC and "--topology" in choice.reason
 
 
@@ -97,7 +102,7 @@ def test_a_source_taken_on_the_users_word_is_said_in_the_models_notes() -> None:
     the topic the user named is the source, and the report must say whose word that is."""
     from migcheck.streams.discovery import Discovery, app_model, not_read
 
-    facts = Facts("shop", {"orders": 3}, {"shop-counts-changelog": 3})
+    facts = app_facts("shop", {"orders": 3}, {"shop-counts-changelog": 3})
     disc = Discovery(facts, None, {}, None, ("orders",))
     (note,) = app_model(disc, None).notes
     assert note.startswith("the group shop does not exist (its offsets expire")
@@ -121,7 +126,7 @@ def test_in_place_scans_for_split_keys_only_where_state_may_split() -> None:
 
     assert _splitting_stores(_model("count"), "orders", AppLevel.CRASH) == ("counts",)
     assert _splitting_stores(_model("rekey-count"), "orders", AppLevel.CRASH) == ()
-    facts = Facts(
+    facts = app_facts(
         "shop", {"orders": 3}, {"shop-rekey-group-repartition": 3, "shop-counts-changelog": 3}
     )
     assert _splitting_stores(inferred(facts), "orders", AppLevel.CRASH) is None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from streamsmodel import streams_app
+
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid
 from migcheck.frameworks.ksqldb import KSQLDB
 from migcheck.frameworks.quix import QUIX_STREAMS
@@ -43,7 +45,7 @@ def _app(
     protocol: Protocol = Protocol.CLASSIC,
 ) -> App:
     topology = parse_topology((DESCRIBE / f"{name}.txt").read_text(encoding="utf-8"))
-    return App("shop", topology, counts, fixed or {}, protocol)
+    return streams_app("shop", topology, counts, fixed or {}, protocol)
 
 
 def test_count_with_changelog_crashes_naming_the_changelog() -> None:
@@ -318,7 +320,7 @@ def test_streams_protocol_names_the_internal_topic_first_in_the_brokers_hashset(
     for app_id, printed in java.items():
         counts = {"orders": 3, "customers": 3, **{t: 3 for t in printed if "-" in t}}
         topology = parse_topology((DESCRIBE / "join-rekey.txt").read_text(encoding="utf-8"))
-        app = App(app_id, topology, counts, {}, Protocol.STREAMS)
+        app = streams_app(app_id, topology, counts, {}, Protocol.STREAMS)
         assert hashset_order(app.required_topics()) == printed
         v = verdict(app, {"orders": 6, "customers": 6})
         # the counts' changelog is checked against the repartition topic as it exists (3):
@@ -327,7 +329,7 @@ def test_streams_protocol_names_the_internal_topic_first_in_the_brokers_hashset(
         assert [r.topics[0] for r in v.reasons] == internal
         assert v.reasons[0].text.startswith(f"Invalid topology: Existing topic {internal[0]} ")
     # one side widened: the co-partitioning, checked before any internal topic
-    v = verdict(App("shop", topology, counts, {}, Protocol.STREAMS), {"orders": 6})
+    v = verdict(streams_app("shop", topology, counts, {}, Protocol.STREAMS), {"orders": 6})
     assert v.reasons[0].check == CO
 
 
