@@ -239,7 +239,7 @@ def _app_plan(
     start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs))
     return AppPlan(
         app, shadow, pairs, tuple(dict.fromkeys(options.downstream_groups)),
-        options.max_shadow_lag, start,
+        options.max_shadow_lag, start, disc.facts.framework,
     )  # fmt: skip
 
 

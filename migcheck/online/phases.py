@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from migcheck.frameworks.base import Framework
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
 
@@ -64,7 +65,7 @@ class MigrateIO:
 
 @dataclass(frozen=True)
 class AppPlan:
-    """A Kafka Streams app of the topic and its shadow: the same app under ``shadow_id``,
+    """A stateful app of the topic and its shadow: the same app under ``shadow_id``,
     reading the new topic from the start and writing each output's shadow, so that its
     state is rebuilt before the switch and nothing downstream sees the replay."""
 
@@ -74,6 +75,7 @@ class AppPlan:
     downstream: tuple[str, ...]  # groups reading the outputs, moved to the shadow's
     max_lag_records: int
     start_line: str  # the MANUAL line, the framework's (Framework.shadow)
+    framework: Framework  # its naming: which internal topics its lag counts
 
 
 @dataclass(frozen=True)

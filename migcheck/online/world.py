@@ -14,12 +14,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from migcheck.frameworks.base import Framework
 from migcheck.frameworks.registry import STATEFUL_KINDS
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import describe_group, topics_with_prefix
 from migcheck.kafka.metadata import TopicEnds, TopicMeta, wait_until_settled
 from migcheck.model.copy import CopyLag, Ranges, Verification
-from migcheck.model.topics import is_repartition_name
 from migcheck.online.barrier import SourceEnds
 from migcheck.online.follower import Checker, Ends, Follower
 from migcheck.online.phases import AppPlan, MigrateIO
@@ -68,6 +68,7 @@ def open_migrate_io(
 
     checker = Checker(verify, (source.name, dest.name), follower, starts)
     apps = (app.app_id, app.shadow_id) if app else ()
+    framework = app.framework if app else None  # only an app's phases ask its lag
 
     def source_ends() -> SourceEnds:
         return SourceEnds(ends.high(), ends.stable())
@@ -100,7 +101,7 @@ def open_migrate_io(
         copied_to=follower.wait_copied_to,
         stop_copy=follower.stop.set,
         ends=topic_ends,
-        app_lag=lambda app_id, topic: app_lag(client, app_id, topic, highs, apps),
+        app_lag=lambda app_id, topic: app_lag(client, app_id, topic, highs, apps, framework),
         shadows=lambda: [
             f.group.group_id
             for f in find_readers(client, [dest.name])[dest.name]
@@ -130,16 +131,20 @@ def app_lag(
     app: str,
     topic: str,
     highs: Callable[[str], dict[int, int]],
-    others: tuple[str, ...] = (),
+    others: tuple[str, ...],
+    framework: Framework | None,
 ) -> int:
-    """How many records the Kafka Streams app ``app`` has still to read of ``topic`` and
-    of its own repartition topics, by its committed offsets (none committed: from 0).
-    The offsets are read before the ends: lag 0 then means every record written by the
-    time of the look was read, and, since a Streams app flushes its writes before it
-    commits, its outputs hold every result of them."""
+    """How many records the app ``app`` of ``framework`` has still to read of ``topic``
+    and of its own repartition topics (the framework's naming says which), by its
+    committed offsets (none committed: from 0).  The offsets are read before the ends:
+    lag 0 then means every record written by the time of the look was read, and, since
+    the app flushes its writes before it commits, its outputs hold every result of them."""
     info = describe_group(client, app)
     committed = info.committed if info else {}
-    return records_left(app, topic, committed, topics_with_prefix(client, f"{app}-"), highs, others)
+    if framework is None:  # no app: nothing of its own to read
+        return records_left(app, topic, committed, [], highs, others, lambda _: False)
+    named = framework.internal_topics(app, topics_with_prefix(client, f"{app}-"))
+    return records_left(app, topic, committed, named, highs, others, framework.is_repartition)
 
 
 def records_left(
@@ -148,14 +153,15 @@ def records_left(
     committed: Mapping[tuple[str, int], int],
     named: list[str],
     highs: Callable[[str], dict[int, int]],
-    others: tuple[str, ...] = (),
+    others: tuple[str, ...],
+    is_repartition: Callable[[str], bool],
 ) -> int:
-    """What :func:`app_lag` counts, from the app's ``committed`` offsets and the topics
-    ``named`` after it: ``topic`` and the app's repartition topics, but those of
-    ``others`` (a shadow ``<app>-pN`` shares the app's prefix), each partition's high
-    watermark less its committed offset (never below 0)."""
+    """What :func:`app_lag` counts, from the app's ``committed`` offsets and its internal
+    topics ``named``: ``topic`` and the app's repartition topics, but those of ``others``
+    (a shadow ``<app>-pN`` shares the app's prefix), each partition's high watermark less
+    its committed offset (never below 0)."""
     theirs = tuple(f"{o}-" for o in others if o != app)
-    internal = [t for t in named if is_repartition_name(t) and not t.startswith(theirs)]
+    internal = [t for t in named if is_repartition(t) and not t.startswith(theirs)]
     return sum(
         max(0, end - committed.get((t, p), 0))
         for t in (topic, *internal)

@@ -16,6 +16,7 @@ import pytest
 from migcheck.copy.checkpoint import Checkpoint, Chunk, Round
 from migcheck.copy.follow import FollowIO, follow
 from migcheck.copy.rounds import ChunkResult, RoundIO
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.copy import Ranges, Verification
 from migcheck.online.follower import Checker, Follower, following
 from migcheck.online.world import records_left
@@ -161,7 +162,11 @@ def test_an_apps_lag_counts_its_topic_and_own_repartition_topics_by_its_commits(
     committed = {("t", 0): 5, ("app-KSTREAM-AGGREGATE-0000000003-repartition", 1): 6}
     named = [*list(highs)[1:], "app-counts-changelog"]
     # t: 5 + 3 unread; the repartition topic: 4 + 0; the shadow's and the changelog not
-    lag = records_left("app", "t", committed, named, highs.__getitem__, ("app", "app-p6"))
+    repartition = KAFKA_STREAMS.is_repartition
+    lag = records_left(
+        "app", "t", committed, named, highs.__getitem__, ("app", "app-p6"), repartition
+    )
     assert lag == 12
     # a commit past the high watermark (a race between the two looks) counts 0, not less
-    assert records_left("app", "t", {("t", 0): 11, ("t", 1): 3}, [], highs.__getitem__) == 0
+    offsets = {("t", 0): 11, ("t", 1): 3}
+    assert records_left("app", "t", offsets, [], highs.__getitem__, (), repartition) == 0

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.copy import CopyLag, Verification
 from migcheck.model.migrate import MigrateResult
 from migcheck.online.barrier import BarrierWatch, SourceEnds, at_barrier
@@ -293,7 +294,9 @@ def test_a_copy_few_records_but_seconds_behind_is_not_ready_until_it_keeps_up() 
 
 # --- a Kafka Streams app and its shadow ----------------------------------------------------
 
-APP = AppPlan("app", "app-p3", (("out", "out-p3"),), ("down",), 50, "start the shadow")
+APP = AppPlan(
+    "app", "app-p3", (("out", "out-p3"),), ("down",), 50, "start the shadow", KAFKA_STREAMS
+)
 
 
 def _app_plan(timeout: float = 5.0) -> Plan:
