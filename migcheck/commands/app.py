@@ -11,6 +11,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from migcheck.apps.build import WOULD_ADD, Model
+from migcheck.apps.discovery import (
+    Discovery,
+    app_model,
+    discover_app,
+    lost_history,
+    not_read,
+)
+from migcheck.apps.judgement import Case, judge
+from migcheck.apps.rules import (
+    App,
+    AppLevel,
+    Check,
+    Reason,
+    external_counts,
+    health,
+    sizes,
+)
+from migcheck.apps.strategy import direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyses
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
@@ -34,25 +53,6 @@ from migcheck.model.app import (
 from migcheck.model.header import report_header
 from migcheck.model.history import Trimmed, remedy_loses_history
 from migcheck.model.partitioner import PartitionerChoice
-from migcheck.streams.build import WOULD_ADD, Model
-from migcheck.streams.discovery import (
-    Discovery,
-    app_model,
-    discover_app,
-    lost_history,
-    not_read,
-)
-from migcheck.streams.judgement import Case, judge
-from migcheck.streams.rules import (
-    App,
-    AppLevel,
-    Check,
-    Reason,
-    external_counts,
-    health,
-    sizes,
-)
-from migcheck.streams.strategy import direct_stores
 
 
 @dataclass

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from migcheck.apps.rules import Check
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import AppOptions, run_app
 from migcheck.commands.options import Connection, SparkSettings
@@ -50,7 +51,6 @@ from migcheck.model.gate import (
 from migcheck.model.header import report_header
 from migcheck.model.readers import ReaderEntry
 from migcheck.readers.discovery import Found, find_readers
-from migcheck.streams.rules import Check
 from migcheck.untrusted import quoted
 
 TOPOLOGY_SETTLES = "migcheck gate --topology APP_ID=FILE (the app's Topology#describe()) settles it"

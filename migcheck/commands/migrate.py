@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migcheck.analysis.errors import spark_errors
+from migcheck.apps.discovery import discover_app
+from migcheck.apps.online import check_online, online_outputs
 from migcheck.commands.copy import CopyOptions, PreparedCopy, follow_io, prepare_copy
 from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
@@ -41,8 +43,6 @@ from migcheck.online.steps import Lanes, Migration, first_run, resumed_run, walk
 from migcheck.online.world import Operator, open_migrate_io
 from migcheck.online.writes import create_new_topic, create_shadow_output
 from migcheck.readers.discovery import Found, find_group
-from migcheck.streams.discovery import discover_app
-from migcheck.streams.online import check_online, online_outputs
 
 
 @dataclass
@@ -208,7 +208,7 @@ def _app_plan(
     options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str, fresh: bool
 ) -> AppPlan | None:
     """The stateful app and its shadow, each part checked: the app reads the topic, it can
-    move online (:func:`~migcheck.streams.online.check_online`: a ``fresh`` run only
+    move online (:func:`~migcheck.apps.online.check_online`: a ``fresh`` run only
     checks its history, a resumed one's shadow is built already), each output exists, and
     each downstream group reads one of them."""
     app = options.application_id

@@ -12,6 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from migcheck.apps import advice
+from migcheck.apps.build import Model, offline
+from migcheck.apps.discovery import Discovery, app_model, discover_app, only_kafka_streams
+from migcheck.apps.parallelism import Deployment, Figures, figures, observed, uniform
+from migcheck.apps.rules import App, AppLevel, external_counts, verdict
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
@@ -26,11 +31,6 @@ from migcheck.model.plan import (
     PlanReport,
     PlanSubtopology,
 )
-from migcheck.streams import advice
-from migcheck.streams.build import Model, offline
-from migcheck.streams.discovery import Discovery, app_model, discover_app, only_kafka_streams
-from migcheck.streams.parallelism import Deployment, Figures, figures, observed, uniform
-from migcheck.streams.rules import App, AppLevel, external_counts, verdict
 
 #: The application id an offline plan names internal topics with, when none is given.
 OFFLINE_APP_ID = "<application.id>"

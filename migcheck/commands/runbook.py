@@ -4,7 +4,7 @@ Quix Streams): discover it, pick the strategy, write its framework's steps.
 Read-only like ``migcheck app``: it finds the application's real topics, the
 topic's own configs and each source's log start offsets, and judges the
 in-place change with the same rules.  ``--strategy auto`` (the default) picks
-in place when no store reads the topic directly (:mod:`migcheck.streams.strategy`),
+in place when no store reads the topic directly (:mod:`migcheck.apps.strategy`),
 else a new topic.  ``--strategy in-place`` on an app with such stores is refused,
 naming those stores and every key whose history would split (a full scan
 through the analysis pipeline), unless ``--accept-split-history`` is given.
@@ -15,6 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from migcheck.apps.build import Model
+from migcheck.apps.discovery import (
+    Discovery,
+    app_model,
+    discover_app,
+    lost_history,
+    not_read,
+    only_frameworks,
+)
+from migcheck.apps.online import check_online, online_outputs
+from migcheck.apps.rules import AppLevel, external_counts, sizes
+from migcheck.apps.strategy import Choice, choose, direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import candidate
 from migcheck.commands.options import Connection, SparkSettings
@@ -44,18 +56,6 @@ from migcheck.model.runbook import (
     Strategy,
 )
 from migcheck.runbook.actions import reprocesses
-from migcheck.streams.build import Model
-from migcheck.streams.discovery import (
-    Discovery,
-    app_model,
-    discover_app,
-    lost_history,
-    not_read,
-    only_frameworks,
-)
-from migcheck.streams.online import check_online, online_outputs
-from migcheck.streams.rules import AppLevel, external_counts, sizes
-from migcheck.streams.strategy import Choice, choose, direct_stores
 
 
 @dataclass
@@ -136,7 +136,7 @@ def _online(
     options: RunbookOptions, facts: RunbookFacts, disc: Discovery, topology: Topology | None
 ) -> RunbookFacts:
     """The readers ``--strategy online`` moves besides the app, once the app can move online
-    (:func:`~migcheck.streams.online.check_online`, as migrate decides it)."""
+    (:func:`~migcheck.apps.online.check_online`, as migrate decides it)."""
     if facts.strategy is not Strategy.ONLINE:  # the CLI refuses their options (cli/runbook.py)
         return facts
     route = "--strategy online"

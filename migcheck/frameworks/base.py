@@ -4,7 +4,7 @@ Kafka Streams, ksqlDB (each persistent query runs as a Kafka Streams application
 Streams and Faust keep each key's state in a local store of the task that owns its
 partition, logged to a changelog topic partitioned alike.  What is alike, that state
 stays with the partition its key hashed to, is judged once by
-:mod:`migcheck.streams.rules`; what differs is each framework's module: its naming and
+:mod:`migcheck.apps.rules`; what differs is each framework's module: its naming and
 the evidence that tells its groups apart, the error it raises in which releases' words
 and when, the texts ``readers`` and ``app`` say of it, and its runbook procedure.
 

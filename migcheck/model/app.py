@@ -4,7 +4,7 @@ Like :mod:`migcheck.model.analyze` (whose topic entries it reuses for the
 ``--state`` analysis), each TypedDict is one JSON object with its fields in the
 documented order; :mod:`migcheck.report.schema` derives the key order and the
 saved-report check from here, and ``docs/report-schema.md`` is tested against
-it.  It sits in ``analysis/`` because ``streams/`` builds it and ``report/``
+it.  It sits in ``analysis/`` because ``apps/`` builds it and ``report/``
 renders it, and those two layers do not import each other.
 """
 
@@ -17,7 +17,7 @@ from migcheck.model.header import Kind
 
 class AppLevel(StrEnum):
     """An app's verdict, from best to worst; the worst over sub-topologies is the
-    application's.  Here, below both ``streams/`` (which finds it) and ``gate/`` (which
+    application's.  Here, below both ``apps/`` (which finds it) and ``gate/`` (which
     maps every member to a rule, failing closed on any it does not know)."""
 
     SAFE = "SAFE"
@@ -53,7 +53,7 @@ class AppReason(TypedDict):
     text: str
     topics: list[str]
     stores: list[str]
-    # which check it trips, or that none does (streams/rules.py's Check: changelog,
+    # which check it trips, or that none does (apps/rules.py's Check: changelog,
     # repartition, copartition, unchecked-join, unchecked-state, unseen-state); absent
     # before the gate (issue 42), which tells unseen state (UNKNOWN) from split state
     check: NotRequired[str]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from functools import partial
 
+from migcheck.apps.build import Facts
+from migcheck.apps.rules import App
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
-from migcheck.streams.build import Facts
-from migcheck.streams.rules import App
 
 app_facts = partial(Facts, framework=KAFKA_STREAMS)
 streams_app = partial(App, framework=KAFKA_STREAMS)

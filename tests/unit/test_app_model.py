@@ -10,10 +10,10 @@ from pathlib import Path
 
 from streamsmodel import app_facts
 
+from migcheck.apps.build import Basis, from_topology, inferred
+from migcheck.apps.rules import AppLevel, verdict
 from migcheck.frameworks.topology import parse_topology
 from migcheck.model.topics import is_internal
-from migcheck.streams.build import Basis, from_topology, inferred
-from migcheck.streams.rules import AppLevel, verdict
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 

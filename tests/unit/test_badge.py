@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from migcheck.apps.rules import AppLevel
 from migcheck.model.analyze import Level
 from migcheck.model.gate import GateVerdict
 from migcheck.model.readers import ReaderRisk
 from migcheck.report.badge import VERDICT_COLOURS, Badge, badge_html, worst
-from migcheck.streams.rules import AppLevel
 
 #: Every verdict word a report can end on, from the models that define them.
 WORDS = {

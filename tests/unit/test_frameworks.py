@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import pytest
 
+from migcheck.apps.build import Facts, from_names
+from migcheck.apps.discovery import Word, _framework
+from migcheck.apps.rules import AppLevel, Check, verdict
 from migcheck.cli.app import app_cmd
 from migcheck.frameworks.faust import FAUST, faust_table, faust_topics
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
@@ -21,9 +24,6 @@ from migcheck.frameworks.ksqldb import KSQLDB
 from migcheck.frameworks.quix import QUIX_STREAMS, QuixTopic, quix_nested, quix_topic
 from migcheck.frameworks.registry import FRAMEWORKS
 from migcheck.model.readers import Protocol
-from migcheck.streams.build import Facts, from_names
-from migcheck.streams.discovery import Word, _framework
-from migcheck.streams.rules import AppLevel, Check, verdict
 
 GROUP = "quix-counter"
 CHANGELOG = "changelog__quix-counter--orders--default"

@@ -16,6 +16,9 @@ from pathlib import Path
 from streamsmodel import app_facts
 from writers import streams_facts
 
+from migcheck.apps.build import Facts, from_broker, from_topology, inferred
+from migcheck.apps.judgement import judge
+from migcheck.apps.rules import AppLevel, Check
 from migcheck.frameworks.kafka_streams import steps
 from migcheck.frameworks.topology import parse_topology
 from migcheck.kafka.groups import StreamsSubtopology, TopicInfo
@@ -26,9 +29,6 @@ from migcheck.model.runbook import (
 )
 from migcheck.report.app import render_app_markdown, render_app_text
 from migcheck.report.runbook import render_markdown, render_sh
-from migcheck.streams.build import Facts, from_broker, from_topology, inferred
-from migcheck.streams.judgement import judge
-from migcheck.streams.rules import AppLevel, Check
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 HINT = (

@@ -1,4 +1,4 @@
-"""Whether an app can move online (streams/online.py), decided once for ``runbook
+"""Whether an app can move online (apps/online.py), decided once for ``runbook
 --strategy online`` and ``migrate``: the framework's shadow route, every source's whole
 history, stream time, and the outputs."""
 
@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from migcheck.apps.build import Facts
+from migcheck.apps.discovery import Discovery
+from migcheck.apps.online import check_online, online_outputs
 from migcheck.errors import Refused, UsageError
 from migcheck.frameworks.registry import FRAMEWORKS
 from migcheck.kafka.metadata import PartitionMeta, TopicMeta
 from migcheck.model.readers import ReaderKind
-from migcheck.streams.build import Facts
-from migcheck.streams.discovery import Discovery
-from migcheck.streams.online import check_online, online_outputs
 
 
 def _disc(kind: ReaderKind = ReaderKind.KAFKA_STREAMS, start: int = 0, policy: str = "compact"):

@@ -375,8 +375,8 @@ def test_after_the_switch_the_old_app_reads_to_the_barrier_then_downstream_moves
 def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -> None:
     # count-out.txt is the real app's describe(): it writes "enriched", and its
     # "out-group-repartition" sink is internal
+    from migcheck.apps.online import online_outputs
     from migcheck.frameworks.topology import read_topology
-    from migcheck.streams.online import online_outputs
 
     describe = Path(__file__).resolve().parents[2] / "fixtures/java/streams/describe"
     topology = read_topology(str(describe / "count-out.txt"))

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
-from migcheck.frameworks.topology import parse_topology
-from migcheck.kafka.groups import Member
-from migcheck.streams.advice import recommend
-from migcheck.streams.build import offline
-from migcheck.streams.parallelism import (
+from migcheck.apps.advice import recommend
+from migcheck.apps.build import offline
+from migcheck.apps.parallelism import (
     Deployment,
     Instance,
     even_counts,
@@ -27,7 +24,10 @@ from migcheck.streams.parallelism import (
     uniform,
     weighted,
 )
-from migcheck.streams.rules import external_counts
+from migcheck.apps.rules import external_counts
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
+from migcheck.frameworks.topology import parse_topology
+from migcheck.kafka.groups import Member
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 

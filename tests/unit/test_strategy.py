@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from streamsmodel import app_facts
 
+from migcheck.apps.build import Basis, from_topology, inferred
+from migcheck.apps.strategy import choose, direct_stores
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.topology import parse_topology
 from migcheck.model.runbook import (
     Strategy,
 )
-from migcheck.streams.build import Basis, from_topology, inferred
-from migcheck.streams.strategy import choose, direct_stores
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 
@@ -100,7 +100,7 @@ def test_without_the_topology_auto_cannot_be_sure_and_says_how_to_be() -> None:
 def test_a_source_taken_on_the_users_word_is_said_in_the_models_notes() -> None:
     """The group is gone (deleted, or its offsets expired) and only the changelog stays:
     the topic the user named is the source, and the report must say whose word that is."""
-    from migcheck.streams.discovery import Discovery, app_model, not_read
+    from migcheck.apps.discovery import Discovery, app_model, not_read
 
     facts = app_facts("shop", {"orders": 3}, {"shop-counts-changelog": 3})
     disc = Discovery(facts, None, {}, None, ("orders",))
@@ -120,9 +120,9 @@ def test_in_place_scans_for_split_keys_only_where_state_may_split() -> None:
     """A store read directly is named; without the topology, a CRASH verdict leaves state
     that only --topology could name (None); a SAFE one, or a store behind a repartition
     topic, splits nothing and needs no scan."""
+    from migcheck.apps.rules import AppLevel
     from migcheck.commands.runbook import _splitting_stores
     from migcheck.report.runbook import refusal_line
-    from migcheck.streams.rules import AppLevel
 
     assert _splitting_stores(_model("count"), "orders", AppLevel.CRASH) == ("counts",)
     assert _splitting_stores(_model("rekey-count"), "orders", AppLevel.CRASH) == ()

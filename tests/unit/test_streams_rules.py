@@ -13,13 +13,8 @@ from pathlib import Path
 
 from streamsmodel import streams_app
 
-from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid
-from migcheck.frameworks.ksqldb import KSQLDB
-from migcheck.frameworks.quix import QUIX_STREAMS
-from migcheck.frameworks.topology import parse_topology
-from migcheck.model.readers import Protocol
-from migcheck.streams.javasets import hashset_order, string_hash
-from migcheck.streams.rules import (
+from migcheck.apps.javasets import hashset_order, string_hash
+from migcheck.apps.rules import (
     CHECK_ORDER,
     CHECK_ORDERS,
     STREAMS_RULES,
@@ -30,6 +25,11 @@ from migcheck.streams.rules import (
     not_copartitioned,
     verdict,
 )
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS, streams_invalid
+from migcheck.frameworks.ksqldb import KSQLDB
+from migcheck.frameworks.quix import QUIX_STREAMS
+from migcheck.frameworks.topology import parse_topology
+from migcheck.model.readers import Protocol
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 HINT = (

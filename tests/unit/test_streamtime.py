@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from migcheck.apps.streamtime import changelogs, refusal, stream_time_reasons
 from migcheck.frameworks.topology import Topology, parse_topology
-from migcheck.streams.streamtime import changelogs, refusal, stream_time_reasons
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
 

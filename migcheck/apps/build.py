@@ -20,9 +20,9 @@ Three sources, best first:
 Which topics are joined decides the first check that fails (co-partitioning comes first),
 so where the evidence neither shows nor rules out a join, the model is not one shape but
 several: :attr:`Model.alternatives`, each with the condition under which it is the app.
-:mod:`migcheck.streams.judgement` judges them all.
+:mod:`migcheck.apps.judgement` judges them all.
 
-Everything here is pure: discovery (:mod:`migcheck.streams.discovery`) brings
+Everything here is pure: discovery (:mod:`migcheck.apps.discovery`) brings
 the facts, this module only reasons about them.
 """
 
@@ -34,12 +34,12 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from itertools import combinations
 
+from migcheck.apps.rules import App, sizes
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.topology import Node, SubTopology, Topology
 from migcheck.kafka.groups import StreamsSubtopology
 from migcheck.model.readers import Protocol
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_repartition_name
-from migcheck.streams.rules import App, sizes
 from migcheck.words import listing
 
 

@@ -1,14 +1,14 @@
 """A change's verdict over every shape of the app the evidence allows.
 
 A model built without ``describe()`` may not know whether two topics are joined
-(:attr:`~migcheck.streams.build.Model.alternatives`), and a join decides which check
+(:attr:`~migcheck.apps.build.Model.alternatives`), and a join decides which check
 fails first: co-partitioning is checked before any internal topic.  So the change is
 judged on each shape, and where the shapes disagree on what the app prints first, no
 single error is quoted as certain: each one is named with the condition under which it
 comes, in the order Kafka Streams checks them.  The level is the worst of them (the model
 fails closed), so it stays CRASH when every shape crashes.
 
-Pure: :func:`judge` over :func:`~migcheck.streams.rules.verdict`.
+Pure: :func:`judge` over :func:`~migcheck.apps.rules.verdict`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from migcheck.apps.build import Model
+from migcheck.apps.rules import AppVerdict, Reason, in_check_order, verdict, worst
 from migcheck.model.app import AppLevel
-from migcheck.streams.build import Model
-from migcheck.streams.rules import AppVerdict, Reason, in_check_order, verdict, worst
 
 _SEVERITY = (AppLevel.CRASH, AppLevel.CORRUPT, AppLevel.SAFE)
 

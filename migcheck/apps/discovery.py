@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
+from migcheck.apps.build import Facts, Model, from_broker, from_names, from_topology, inferred
 from migcheck.errors import UsageError
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
@@ -31,7 +32,6 @@ from migcheck.kafka.metadata import TopicMeta, describe_topics
 from migcheck.model.history import Trimmed, trimmed_sources
 from migcheck.model.readers import Evidence, Protocol, ReaderKind
 from migcheck.readers.kinds import Seen, identify
-from migcheck.streams.build import Facts, Model, from_broker, from_names, from_topology, inferred
 
 
 @dataclass(frozen=True)

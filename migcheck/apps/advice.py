@@ -1,6 +1,6 @@
 """The plan's recommendation: the cheapest fix that raises an application's parallelism.
 
-Pure text from :class:`~migcheck.streams.parallelism.Figures`.  The order is
+Pure text from :class:`~migcheck.apps.parallelism.Figures`.  The order is
 the cost order an operator pays: more threads (a config change and a
 restart), then more instances (machines), and only then more partitions,
 which for a stateful app is a migration (`migcheck app`, ``migcheck
@@ -9,8 +9,8 @@ runbook``).  Balance and standby remarks follow the main advice.
 
 from __future__ import annotations
 
-from migcheck.streams.parallelism import Figures
-from migcheck.streams.rules import AppLevel
+from migcheck.apps.parallelism import Figures
+from migcheck.apps.rules import AppLevel
 from migcheck.words import plural
 
 

@@ -6,7 +6,7 @@ serving, and takes over at the barrier.  That is right only when the framework h
 shadow route (:attr:`~migcheck.frameworks.base.Framework.shadow`), every source of the
 app still holds its whole history (:mod:`migcheck.model.history`; the shadow reprocesses
 from the start, unless the loss was accepted), and the app's results do not depend on
-stream time (:mod:`migcheck.streams.streamtime`).  Its outputs must be known: the shadow
+stream time (:mod:`migcheck.apps.streamtime`).  Its outputs must be known: the shadow
 writes each one's ``<output>-p<N>``.
 """
 
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from migcheck.apps.discovery import Discovery, lost_history
+from migcheck.apps.streamtime import changelogs, refuse_stream_time
 from migcheck.errors import Refused, UsageError
 from migcheck.frameworks.topology import Topology, output_topics
 from migcheck.model.history import lost_history_refusal
 from migcheck.model.migrate import ShadowStart
-from migcheck.streams.discovery import Discovery, lost_history
-from migcheck.streams.streamtime import changelogs, refuse_stream_time
 
 
 def check_online(

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from migcheck.apps.build import Basis, Model
 from migcheck.frameworks.base import Framework
 from migcheck.model.runbook import (
     Strategy,
 )
-from migcheck.streams.build import Basis, Model
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def choose(asked: Strategy, model: Model, topic: str, framework: Framework) -> C
     """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
     reads the topic directly, for certain.  A framework that takes no topology says itself
     why its state may be unseen; whether it can go online is
-    :func:`~migcheck.streams.online.check_online`'s to say."""
+    :func:`~migcheck.apps.online.check_online`'s to say."""
     if asked is not Strategy.AUTO:
         return Choice(asked, "")
     direct = direct_stores(model, topic)

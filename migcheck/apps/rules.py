@@ -34,11 +34,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from migcheck.apps.javasets import hashset_order
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.topology import SubTopology, Topology
 from migcheck.model.app import AppLevel
 from migcheck.model.readers import Protocol
-from migcheck.streams.javasets import hashset_order
 
 _ORDER = {AppLevel.SAFE: 0, AppLevel.CORRUPT: 1, AppLevel.CRASH: 2}
 
@@ -69,7 +69,7 @@ class App:
     #: default: every framework is a peer, named by discovery or by the caller.
     framework: Framework = field(kw_only=True)
     #: Source topics the evidence shows joined (co-partitioned) where the topology's shape
-    #: alone would not: a model built without ``describe()`` (:mod:`migcheck.streams.build`).
+    #: alone would not: a model built without ``describe()`` (:mod:`migcheck.apps.build`).
     joins: tuple[frozenset[str], ...] = ()
 
     def internal(self, name: str) -> str:

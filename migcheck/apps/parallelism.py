@@ -1,6 +1,6 @@
 """How many tasks a Kafka Streams application has, and how its threads share them.
 
-Pure functions over the application model of :mod:`migcheck.streams.rules`.
+Pure functions over the application model of :mod:`migcheck.apps.rules`.
 Kafka Streams makes one task per partition of each non-global sub-topology
 (``rules.sizes``).  Its assignors (the HighAvailabilityTaskAssignor of the
 classic protocol, the broker's sticky assignor of the streams protocol) give
@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from migcheck.apps.rules import App, sizes
 from migcheck.kafka.groups import Member
-from migcheck.streams.rules import App, sizes
 
 #: A task: (sub-topology id, partition).
 Task = tuple[int, int]
