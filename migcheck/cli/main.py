@@ -79,6 +79,40 @@ class LazyGroup(click.Group):
         command.params += [o for o in _global_options() if not names & set(o.opts)]
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            refuse_repeated(command, rest)
+        return name, command, rest
+
+
+def refuse_repeated(command: click.Command, args: Sequence[str]) -> None:
+    """One line for an option that takes one value given more than once: Click keeps the
+    last alone, so ``runbook --topic A --topic B`` would silently write B's runbook
+    alone (issue 71).  Options that take many are declared ``multiple``."""
+    single = {
+        opt: param
+        for param in command.params
+        if isinstance(param, click.Option)
+        and not (param.multiple or param.is_flag or param.count)
+        for opt in param.opts
+    }
+    given: dict[str, list[str]] = {}
+    for arg in args:
+        if arg == "--":
+            break
+        param = single.get(arg.split("=", 1)[0])
+        if param is not None:
+            given.setdefault(param.opts[0], []).append(arg)
+    for opt, times in given.items():
+        if len(times) > 1:
+            raise click.UsageError(
+                f"{opt} is given {len(times)} times, but migcheck {command.name} takes one: "
+                "it would act on the last alone"
+            )
+
 
 @click.group(
     cls=LazyGroup,

@@ -195,3 +195,26 @@ def test_verbose_turns_verbose_on_before_or_after_the_subcommand(
     cli.main([*args, "--partitions", "6", "k1"], prog_name="migcheck", standalone_mode=False)
     assert "k1" in capsys.readouterr().out  # the command ran
     assert os.environ["MIGCHECK_VERBOSE"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["runbook", "--application-id", "shop", "--topic", "VIEWS", "--topic", "PROFILES",
+          "--to", "6"], "--topic is given 2 times, but migcheck runbook takes one"),
+        (["migrate", "--topic", "orders", "--to", "6", "--checkpoint", "m.json",
+          "--application-id", "a", "--application-id=b"],
+         "--application-id is given 2 times, but migcheck migrate takes one"),
+        (["copy", "--topic", "a", "--topic", "b", "--into", "c"],
+         "--topic is given 2 times, but migcheck copy takes one"),
+    ],
+)  # fmt: skip
+def test_an_option_of_one_value_given_twice_is_refused_not_silently_dropped(
+    args: list[str], line: str
+) -> None:
+    """Click keeps the last value of a repeated single-valued option: runbook --topic VIEWS
+    --topic PROFILES wrote PROFILES' runbook alone (issue 71).  Refused before any broker
+    is asked (none is named)."""
+    p, _ = timed_cli(*args)
+    assert p.returncode == 2
+    assert p.stderr == f"migcheck: error: {line}: it would act on the last alone\n", p.stderr
