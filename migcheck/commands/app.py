@@ -70,6 +70,9 @@ class AppOptions:
     partitioner: PartitionerChoice = PartitionerChoice.AUTO
     moved_keys_out: str | None = None
     framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
+    #: Other topics of the same change, at their proposed counts (the gate's plan): the app
+    #: is judged on all its changed inputs together, as it meets them (issue 71).
+    planned: Mapping[str, int] = field(default_factory=dict)
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -82,12 +85,13 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     # Spark's JVM is launched by run_analyses once the state's reads are planned, and
     # only if one needs it: a small app's reads are the driver's (docs/benchmarks.md).
     said = framework_said(options.framework)
-    disc = discover_app(options.connection.client(), options.app_id, topology, options.topics, said)
+    changed = [*options.topics, *(t for t in options.planned if t not in options.topics)]
+    disc = discover_app(options.connection.client(), options.app_id, topology, changed, said)
     _check_topics(options, disc)
     model = app_model(disc, topology, options.fixed_repartition)
     _check_in_app(options.topics, model.app, disc, topology is not None)
-    direct = {t: direct_stores(model, t).stores for t in options.topics}
-    candidates = [candidate(model, direct, n) for n in options.candidates]
+    direct = {t: direct_stores(model, t).stores for t in changed}
+    candidates = [candidate(model, direct, n, options.planned) for n in options.candidates]
     _remedies(candidates, lost_history(disc))
     unpredictable = False
     state: AppState | None = None
@@ -133,11 +137,17 @@ def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_giv
             raise not_read(disc, topic, topology_given)
 
 
-def candidate(model: Model, direct: Mapping[str, tuple[str, ...]], n: int) -> AppCandidate:
+def candidate(
+    model: Model,
+    direct: Mapping[str, tuple[str, ...]],
+    n: int,
+    planned: Mapping[str, int] | None = None,
+) -> AppCandidate:
     """``n``'s verdict on every shape of ``model``; ``direct``: each changed topic's stores
-    that read it directly.  The runbook's header and the gate quote its first error."""
+    that read it directly, each changed to ``n`` unless ``planned`` proposes another count
+    for it.  The runbook's header and the gate quote its first error."""
     app = model.app
-    j = judge(model, {t: n for t in direct})
+    j = judge(model, {t: (planned or {}).get(t, n) for t in direct})
     v = j.verdict
     crashes = any(o.first for o in j.cases)
     subs: list[SubtopologyVerdict] = [

@@ -93,7 +93,9 @@ def run_gate(options: GateOptions) -> Outcome[GateReport]:
     topics = list(dict.fromkeys(p.topic for p in proposals))
     found = find_readers(client, topics, set(options.groups))
     moved, unpredictable = _moved(options, proposals, live)
-    gate = _Gate(options, client, found, moved, accepted, options.today or dt.date.today())
+    growing = {p.topic: p.after for p in proposals if _grows(p, live) and p.after is not None}
+    today = options.today or dt.date.today()
+    gate = _Gate(options, client, found, moved, accepted, today, growing)
     changes = [_change(gate, p, live[p.topic]) for p in proposals]
     report = GateReport(
         **report_header(),
@@ -173,8 +175,18 @@ class _Gate:
     moved: Mapping[tuple[str, int], GateMoved]
     accepted: Sequence[Acceptance]
     today: dt.date
+    growing: Mapping[str, int]  # the plan's growing topics, at their proposed counts
     #: (topic, proposed count or None) -> its readers' entries and judgements
     readers: dict[tuple[str, int | None], list[GateReader]] = field(default_factory=dict)
+
+    def _planned(self, p: Proposal, reader: str) -> dict[str, int]:
+        """The plan's other growing topics that ``reader`` reads, at their proposed
+        counts: a stateful app meets all its changed inputs together (a join's sides)."""
+        return {
+            topic: after
+            for topic, after in self.growing.items()
+            if topic != p.topic and any(f.group.group_id == reader for f in self.found[topic])
+        }
 
     def judged_readers(self, p: Proposal, live: int, grows: bool) -> list[GateReader]:
         """The topic's readers: judged for a growing topic, else listed."""
@@ -182,7 +194,8 @@ class _Gate:
         if key not in self.readers:
             entries = reader_entries(self.client, p.topic, live, self.found[p.topic], key[1])
             self.readers[key] = [
-                _reader(self.options, p, e) if grows else _listed(e) for e in entries
+                _reader(self.options, p, e, self._planned(p, e["id"])) if grows else _listed(e)
+                for e in entries
             ]
         return self.readers[key]
 
@@ -224,9 +237,12 @@ def _listed(entry: ReaderEntry) -> GateReader:
     )
 
 
-def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader:
-    """A reader of a growing topic: a stateful app by ``migcheck app``'s verdict, any
-    other by the readers' judgements."""
+def _reader(
+    options: GateOptions, p: Proposal, entry: ReaderEntry, planned: Mapping[str, int]
+) -> GateReader:
+    """A reader of a growing topic: a stateful app by ``migcheck app``'s verdict on the
+    change together with the plan's other changes it reads (``planned``), any other by the
+    readers' judgements."""
     kind, id = entry["kind"], entry["id"]
     if kind not in STATEFUL_KINDS:
         return plain_reader(kind, id, entry["judgements"])
@@ -238,6 +254,7 @@ def _reader(options: GateOptions, p: Proposal, entry: ReaderEntry) -> GateReader
                 topics=[p.topic],
                 candidates=[p.after] if p.after is not None else [],
                 framework=kind,
+                planned=planned,
                 connection=options.connection,
                 spark=options.spark,
             )

@@ -79,6 +79,21 @@ def _gate_reasons(app: StreamsApp, *args: str) -> list[str]:
     return reader["reasons"]
 
 
+def _plan_reasons(app: StreamsApp, *args: str) -> dict[str, list[str]]:
+    """The gate's reasons for this app on a plan that widens both sides of its join to 6,
+    by change: each cites MC201 first (it crashes, on its repartition topic)."""
+    bootstrap = ("--bootstrap-server", app.kafka.bootstrap)
+    plan = ("--change", f"{app.input}=6", "--change", f"{app.table}=6")
+    p = run_cli("gate", *bootstrap, *args, *plan, "--format", "json")
+    assert p.returncode == 1, p.stderr
+    reasons = {}
+    for change in json.loads(p.stdout)["changes"]:
+        (reader,) = [r for r in change["readers"] if r["id"] == app.app_id]
+        assert reader["verdict"] == "CRASH" and reader["rules"][0] == "MC201", reader
+        reasons[change["topic"]] = reader["reasons"]
+    return reasons
+
+
 def _runbook_first_error(app: StreamsApp, *args: str) -> str:
     """The runbook's header line that quotes the first error (the script's comment)."""
     p = app.migcheck("runbook", *args, "--topic", app.input, "--to", "6", "--format", "sh")
@@ -130,6 +145,7 @@ def test_classic_dies_on_co_partitioning_before_the_repartition_topic(
     both = _app(app, *topology, topics=(app.input, app.table))
     stopped_gate = _gate_reasons(app)
     gate = _gate_reasons(app, "--topology", f"{app.app_id}={topology[1]}")
+    together = _plan_reasons(app, "--topology", f"{app.app_id}={topology[1]}")
     header = _runbook_first_error(app, *topology)
 
     app.alter(app.input, 6)
@@ -154,6 +170,13 @@ def test_classic_dies_on_co_partitioning_before_the_repartition_topic(
     third = app.run()
     assert _quoted(third.crash, STREAMS_EXCEPTION) == both["error"], third.crash
     assert f"{app.app_id}-rekey-group-repartition" in both["error"]
+    # a plan that widens both sides: each change judged with the other, as the app meets
+    # them (issue 71), quoting the error the app really printed, never co-partitioning
+    # (then the split state its clean-up would leave, as app says: the table store reads
+    # its topic directly)
+    said = [both["error"], *([both["after_cleanup"]] if both.get("after_cleanup") else [])]
+    assert together == {app.input: said, app.table: said}
+    assert not any("co-partitioned" in r for reasons in together.values() for r in reasons)
 
 
 def test_streams_protocol_dies_on_co_partitioning_then_in_the_brokers_order(

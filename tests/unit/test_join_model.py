@@ -230,3 +230,20 @@ def test_the_runbook_header_quotes_the_first_error_as_app_does() -> None:
     assert "The first error the app would print: Topics not co-partitioned" in header
     sh = render_sh(facts, steps(facts), "0.1.0", "2026-01-01T00:00:00Z")
     assert f"# The first error the app would print: {line}" in sh.splitlines()[:12]
+
+
+def test_a_plan_that_widens_both_sides_is_judged_together_not_side_by_side() -> None:
+    """The gate's plan (issue 71): orders and customers both to 6.  Judged alone, each side
+    quoted co-partitioning against the other at 3; together, the app meets its repartition
+    topic first, as the real app printed (tests/integration/test_app_joins.py)."""
+    from migcheck.apps.strategy import direct_stores
+    from migcheck.commands.app import candidate
+
+    model = from_topology(_facts(), _described("join-rekey"))
+    alone = candidate(model, {"orders": direct_stores(model, "orders").stores}, 6)
+    assert alone["error"] == NOT_COPARTITIONED
+    topics = ("orders", "customers")
+    direct = {t: direct_stores(model, t).stores for t in topics}
+    both = candidate(model, direct, 6, {"customers": 6})
+    assert both["verdict"] == AppLevel.CRASH and both["error"] == REPARTITION
+    assert not any(r["check"] == Check.COPARTITION for r in both["reasons"])
