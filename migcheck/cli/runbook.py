@@ -17,7 +17,7 @@ from migcheck.cli.common import (
     PARTITION_COUNT,
     accept_lost_history_option,
     application_id_option,
-    bootstrap_option,
+    bootstrap_server_option,
     command_config_option,
     conf_option,
     connection_of,
@@ -108,7 +108,10 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 
 
 @click.command("runbook")
-@bootstrap_option
+@bootstrap_server_option(
+    help="The Kafka cluster: read (read-only) to write the runbook; its script, run with "
+    "--execute, changes it (alters or creates topics, copies, commits offsets)."
+)
 @command_config_option
 @application_id_option(
     required=False,
