@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TextIO
 
 import click
 
@@ -106,7 +107,18 @@ from migcheck.untrusted import visible
 @click.option(
     "--yes",
     is_flag=True,
-    help="Answer y at every manual step; a reverted cut-over then ends the run.",
+    help="Answer y at every manual step up to the switch; a reverted cut-over then ends "
+    "the run.  It never completes nor answers a deletion: the rollback window waits for "
+    "your answer on stdin, or for --complete-after.",
+)
+@click.option(
+    "--complete-after",
+    "complete_after",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="The rollback window's length: complete this long after the switch, without "
+    "asking, then list what is left to remove (default: ask on stdin).",
 )
 @master_option
 @conf_option
@@ -130,6 +142,7 @@ def migrate_cmd(
     cutover_timeout: float,
     accept_lost_history: bool,
     yes: bool,
+    complete_after: float | None,
     master: str | None,
     conf: tuple[str, ...],
 ) -> int:
@@ -167,15 +180,30 @@ def migrate_cmd(
         downstream_groups=downstream,
         max_shadow_lag=max_shadow_lag,
         accept_lost_history=accept_lost_history,
+        complete_after_s=complete_after,
     )
+
+    outcome = run_migrate(options, operator_of(yes, sys.stdin))
+    click.echo(command_output().formats["text"](outcome.report), nl=False)
+    return outcome.exit_code
+
+
+def operator_of(yes: bool, stdin: TextIO) -> Operator:
+    """The operator at this terminal: each MANUAL line printed, its answer read from
+    ``stdin``; with ``yes``, every step up to the switch answered y, but never a
+    decision that gives up the way back (completion, the old side's removal)."""
 
     def say(line: str) -> None:
         click.echo(visible(line))
 
-    def choose(line: str) -> str:
+    def decide(line: str) -> str:
         click.echo(f"MANUAL: {visible(line)}")
-        return "y" if yes else sys.stdin.readline().strip()
+        return stdin.readline().strip()
 
-    outcome = run_migrate(options, Operator(lambda line: choose(line) == "y", choose, say))
-    click.echo(command_output().formats["text"](outcome.report), nl=False)
-    return outcome.exit_code
+    def choose(line: str) -> str:
+        if not yes:
+            return decide(line)
+        click.echo(f"MANUAL: {visible(line)}")
+        return "y"
+
+    return Operator(lambda line: choose(line) == "y", choose, decide, say)

@@ -66,6 +66,7 @@ class MigrateOptions:
     downstream_groups: tuple[str, ...] = ()
     max_shadow_lag: int = 10_000
     accept_lost_history: bool = False  # a shadow may rebuild from sources that lost records
+    complete_after_s: float | None = None  # the rollback window's length; None: asked
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
@@ -94,7 +95,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
         prepared = prepare_copy(copy, client, source, dest, saved)
         plan = Plan(
             options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
-            options.cutover_timeout_s, options.yes, app,
+            options.cutover_timeout_s, options.yes, app, options.complete_after_s,
         )  # fmt: skip
         m = _migration(options, plan, prepared.spec.partitioner, resumed, operator)
         lanes = _lanes(options, client, prepared, m, operator)

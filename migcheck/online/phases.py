@@ -30,7 +30,9 @@ class MigrateIO:
     """What the phases do to the world.
 
     ``ask`` prints one ``MANUAL:`` line and says whether the operator answered ``y``;
-    ``choose`` prints one and returns the answer; ``say`` prints a line of progress.
+    ``choose`` prints one and returns the answer; ``decide`` does too, but for a choice
+    that gives up the way back (completion, the old side's removal), which ``--yes``
+    never makes; ``say`` prints a line of progress.
     ``lag`` is the copy's latest, and ``check`` checks what it copied and nobody has
     checked yet (up to the barrier, when one is given); within ``checking()`` that goes
     on in the background.  ``copied_to`` waits, until a
@@ -45,6 +47,7 @@ class MigrateIO:
 
     ask: Callable[[str], bool]
     choose: Callable[[str], str]
+    decide: Callable[[str], str]
     say: Callable[[str], None]
     lag: Callable[[], CopyLag | None]
     check: Callable[[dict[int, int] | None, dict[int, int] | None], Verification]
@@ -87,8 +90,12 @@ class Plan:
     groups: tuple[str, ...]
     max_lag: tuple[int, float]  # the copy's, records and seconds: ready under both
     cutover_timeout_s: float
-    automatic: bool  # --yes: manual steps are answered y, a revert ends the run
+    automatic: bool  # --yes: manual steps up to the switch answered y, a revert ends the run
     app: AppPlan | None = None
+    #: --complete-after: the rollback window's length, after which the migration completes
+    #: and the old side's removal is left to the operator, listed; None: the operator
+    #: decides, on stdin (--yes never does)
+    complete_after_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -442,12 +449,16 @@ def rollback_window(plan: Plan, io: MigrateIO) -> Decision:
     """The operator decides, as late as they wish: complete, or roll back.  Until then the
     reverse copy keeps the old topic current (and the old app on it)."""
     serving = f" and app {plan.app.app_id} current on it" if plan.app else ""
-    line = (
-        f"the producers write {plan.into}; the reverse copy keeps {plan.topic}{serving}. "
-        f"Answer y to complete (no rollback after), or rollback to go back to {plan.topic}"
-    )
+    state = f"the producers write {plan.into}; the reverse copy keeps {plan.topic}{serving}"
+    if plan.complete_after_s is not None:
+        io.say(f"{state}; it completes in {plan.complete_after_s:g} s (--complete-after)")
+        with io.checking():  # the reverse copy is checked meanwhile
+            io.wait(plan.complete_after_s)
+        return Decision.COMPLETE
+    answers = f"Answer y to complete (no rollback after), or rollback to go back to {plan.topic}"
+    line = f"{state}. {answers}"
     with io.checking():  # the window may last days: the reverse copy is checked meanwhile
-        answer = io.choose(line)
+        answer = io.decide(line)
     if answer not in set(Decision):
         raise Stopped(
             f"stopped in the rollback window ({answer!r} is neither y nor rollback); the "
@@ -464,15 +475,23 @@ def complete(plan: Plan, io: MigrateIO) -> None:
     io.say(f"complete: the reverse copy into {plan.topic} stopped")
     app = plan.app
     if app is not None:
-        if not io.ask(
-            f"stop the old app {app.app_id} (close() every instance); answer y once stopped"
-        ):
+        stop = f"stop the old app {app.app_id} (close() every instance)"
+        if not _done(plan, io, stop, "answer y once stopped"):
             raise Stopped(f"stopped before the old app {app.app_id} stopped")
-        while io.has_members(app.app_id):
+        while plan.complete_after_s is None and io.has_members(app.app_id):
             io.wait(GROUP_POLL_S)
     for what in _leftovers(plan):
-        if not io.ask(f"delete {what}; answer y once deleted (or kept on purpose)"):
+        if not _done(plan, io, f"delete {what}", "answer y once deleted (or kept on purpose)"):
             raise Stopped(f"stopped before deleting {what}")
+
+
+def _done(plan: Plan, io: MigrateIO, what: str, answer: str) -> bool:
+    """Whether the operator did ``what`` (--yes never says so); under --complete-after it
+    is listed as theirs to do, and the run goes on."""
+    if plan.complete_after_s is not None:
+        io.say(f"left to you: {what}")
+        return True
+    return io.decide(f"{what}; {answer}") == "y"
 
 
 def _leftovers(plan: Plan) -> list[str]:

@@ -30,11 +30,13 @@ from migcheck.readers.discovery import find_readers
 @dataclass(frozen=True)
 class Operator:
     """The person at the terminal (or their automation): ``ask`` prints a ``MANUAL:``
-    line and says whether they answered y, ``choose`` returns their answer, ``say``
+    line and says whether they answered y, ``choose`` returns their answer, ``decide``
+    returns the person's own answer (--yes never gives it: MigrateIO.decide), ``say``
     prints a line of progress."""
 
     ask: Callable[[str], bool]
     choose: Callable[[str], str]
+    decide: Callable[[str], str]
     say: Callable[[str], None]
 
 
@@ -93,6 +95,7 @@ def open_migrate_io(
     io = MigrateIO(
         ask=operator.ask,
         choose=operator.choose,
+        decide=operator.decide,
         say=operator.say,
         lag=lag,
         check=checker.check,

@@ -137,6 +137,7 @@ class _World:
         return MigrateIO(
             ask=self.ask,
             choose=lambda line: "y" if self.ask(line) else "rollback",
+            decide=lambda line: "y" if self.ask(line) else "rollback",
             say=self.said.append,
             lag=lambda: CopyLag(0, 0.0),
             check=lambda old, new: self.checked.append((old, new)) or OK,  # type: ignore[func-returns-value]
@@ -417,7 +418,7 @@ def test_the_window_completes_on_y_rolls_back_on_rollback_and_stops_on_anything_
     world = _World(lambda t: _ends(10, 20), [False])
     assert rollback_window(_app_plan(), world.io()) is Decision.ROLLBACK
     io = world.io()
-    other = MigrateIO(**{**io.__dict__, "choose": lambda line: "n"})
+    other = MigrateIO(**{**io.__dict__, "decide": lambda line: "n"})
     with pytest.raises(Stopped, match="'n' is neither y nor rollback"):
         rollback_window(_app_plan(), other)
 
@@ -467,7 +468,7 @@ def test_the_record_resumes_after_its_barrier_and_refuses_once_the_migration_end
     m.barriers[Way.BACK] = Barrier({0: 40}, {0: 11, 1: 20})
     write_record(checkpoint, State(Phase.SWITCH, Way.BACK), m)
     assert json.loads(record_path(checkpoint).read_text(encoding="utf-8"))["rollback"]
-    operator = Operator(ask=lambda line: pytest.fail(line), choose=str, say=print)
+    operator = Operator(ask=lambda line: pytest.fail(line), choose=str, decide=str, say=print)
     # no broker at this address: each refusal comes before any connection
     options = MigrateOptions("t", 3, checkpoint)
     with pytest.raises(UsageError, match=r"stopped within its rollback's cut-over.*by hand"):
@@ -679,3 +680,37 @@ def test_a_resumed_reverse_copy_may_find_the_old_topic_past_the_barrier() -> Non
     reverse_may_start(_app_plan(), barrier, world.io(), resuming_it=True)
     with pytest.raises(Stopped, match="11 records were written to t after the barrier"):
         reverse_may_start(_app_plan(), barrier, world.io())
+
+
+def test_yes_answers_up_to_the_switch_and_never_completes_nor_deletes() -> None:
+    """--yes automates the cut-over, not the giving up of the way back (issue 72): the
+    CLI's operator answers y to every step up to the switch, but the rollback window and
+    completion's steps are the person's own answers, read from stdin (closed here)."""
+    import io as text_io
+
+    from migcheck.cli.migrate import operator_of
+
+    operator = operator_of(yes=True, stdin=text_io.StringIO(""))
+    assert operator.ask("pause the producers; answer y once paused") is True
+    assert operator.choose("switch the producers") == "y"
+    assert operator.decide("Answer y to complete (no rollback after), or rollback") == ""
+    world = _World(lambda t: _ends(10, 20), [])
+    io = MigrateIO(**{**world.io().__dict__, "decide": operator.decide})
+    with pytest.raises(Stopped, match="stopped in the rollback window"):
+        rollback_window(_app_plan(), io)
+    with pytest.raises(Stopped, match="stopped before the old app app stopped"):
+        complete(_app_plan(), io)
+    assert world.asked == []  # nothing answered on the person's behalf
+
+
+def test_complete_after_waits_out_the_window_then_leaves_the_old_side_listed() -> None:
+    world = _World(lambda t: _ends(10, 20), [])
+    plan = replace(_app_plan(), complete_after_s=3600.0)
+    assert rollback_window(plan, world.io()) is Decision.COMPLETE
+    assert world.t == 3600.0 and world.asked == []
+    assert world.said[-1].endswith("; it completes in 3600 s (--complete-after)")
+    complete(plan, world.io())
+    assert world.asked == [] and world.members == 1  # nobody waited on the old app
+    left = [s for s in world.said if s.startswith("left to you: ")]
+    assert left[0] == "left to you: stop the old app app (close() every instance)"
+    assert left[1].startswith("left to you: delete topic t (kafka-topics --delete --topic t)")
