@@ -16,8 +16,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migcheck.analysis.errors import spark_errors
-from migcheck.apps.discovery import discover_app
+from migcheck.apps.discovery import app_model, discover_app
 from migcheck.apps.online import check_online, online_outputs
+from migcheck.apps.sets import refuse_split_set
+from migcheck.apps.strategy import direct_stores
+from migcheck.commands.app import candidate
 from migcheck.commands.copy import CopyOptions, PreparedCopy, follow_io, prepare_copy
 from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
@@ -229,6 +232,9 @@ def _app_plan(
     shadow_line = check_online(
         ONLINE_ROUTE, disc, topology, options.accept_lost_history or not fresh
     )
+    model = app_model(disc, topology)  # a join's other side must widen with the topic
+    direct = {source.name: direct_stores(model, source.name).stores}
+    refuse_split_set("migrate", app, candidate(model, direct, options.to), [source.name])
     outputs = online_outputs(ONLINE_ROUTE, options.outputs, topology)
     describe_topics(client, outputs)  # each must exist: a missing one is refused here
     for group in options.downstream_groups:

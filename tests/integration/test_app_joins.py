@@ -95,12 +95,17 @@ def _plan_reasons(app: StreamsApp, *args: str) -> dict[str, list[str]]:
 
 
 def _runbook_first_error(app: StreamsApp, *args: str) -> str:
-    """The runbook's header line that quotes the first error (the script's comment)."""
+    """The first error the runbook quotes: widening one side of the join alone, it refuses
+    in one line (issue 71), naming the other side and what the app would print."""
     p = app.migcheck("runbook", *args, "--topic", app.input, "--to", "6", "--format", "sh")
-    assert p.returncode == 0, p.stderr
-    said = "# The first error the app would print: "
-    (line,) = [ln for ln in p.stdout.splitlines() if ln.startswith(said)]
-    return line.removeprefix(said)
+    assert p.returncode == 1 and p.stdout == "", p.stderr
+    said = (
+        f"migcheck: refused: runbook would widen one side of a join: {app.app_id} joins "
+        f"{app.input} with {app.table}, which must widen together (co-partitioned), or the "
+        "app fails with: "
+    )
+    assert p.stderr.startswith(said) and p.stderr.count("\n") == 1, p.stderr
+    return p.stderr.removeprefix(said).split("; judge the set with migcheck app ")[0]
 
 
 #: How long the app must stay in REBALANCING, with no task and no error, after the alter.

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from streamsmodel import app_facts
 from writers import streams_facts
 
@@ -247,3 +248,30 @@ def test_a_plan_that_widens_both_sides_is_judged_together_not_side_by_side() -> 
     both = candidate(model, direct, 6, {"customers": 6})
     assert both["verdict"] == AppLevel.CRASH and both["error"] == REPARTITION
     assert not any(r["check"] == Check.COPARTITION for r in both["reasons"])
+
+
+def test_widening_one_side_of_a_join_alone_is_refused_naming_the_other() -> None:
+    """runbook and migrate take one topic: for a joined app that is a split set (issue 71),
+    refused in one line naming the side left behind, or --topology where it may be."""
+    from migcheck.apps.sets import left_behind, refuse_split_set
+    from migcheck.apps.strategy import direct_stores
+    from migcheck.commands.app import candidate
+    from migcheck.errors import Refused, UsageError
+
+    given = from_topology(_facts(), _described("join-rekey"))
+    alone = candidate(given, {"orders": direct_stores(given, "orders").stores}, 6)
+    assert left_behind(alone, ["orders"]).topics == ("customers",)
+    with pytest.raises(Refused) as refused:
+        refuse_split_set("runbook", "shop", alone, ["orders"])
+    assert str(refused.value) == (
+        "refused: runbook would widen one side of a join: shop joins orders with customers, "
+        "which must widen together (co-partitioned), or the app fails with: "
+        f"{NOT_COPARTITIONED}; judge the set with migcheck app --application-id shop --topic "
+        "orders --topic customers (a runbook of several topics is not written yet)"
+    )
+    both = candidate(given, {"orders": (), "customers": ()}, 6, {"customers": 6})
+    refuse_split_set("runbook", "shop", both, ["orders", "customers"])  # the whole set: fine
+    stopped = inferred(_facts())  # the names cannot tell whether orders is joined
+    maybe = candidate(stopped, {"orders": direct_stores(stopped, "orders").stores}, 6)
+    with pytest.raises(UsageError, match=r"may join orders with customers .*pass --topology"):
+        refuse_split_set("migrate", "shop", maybe, ["orders"])
