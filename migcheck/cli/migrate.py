@@ -44,6 +44,15 @@ from migcheck.untrusted import visible
     "(repeatable; default: every group found reading it; a stateful app's group is refused).",
 )
 @click.option(
+    "--leave-group",
+    "left",
+    multiple=True,
+    metavar="GROUP",
+    help="A reader of the topic left on it on purpose (repeatable): the reverse copy keeps "
+    "the topic current for it until the migration completes.  Any reader neither moved nor "
+    "left is refused at the start, never waited on.",
+)
+@click.option(
     "--checkpoint",
     required=True,
     type=click.Path(dir_okay=False),
@@ -129,6 +138,7 @@ def migrate_cmd(
     to: int,
     into: str | None,
     groups: tuple[str, ...],
+    left: tuple[str, ...],
     checkpoint: str,
     app_id: str | None,
     shadow_application_id: str | None,
@@ -167,6 +177,7 @@ def migrate_cmd(
         to=to,
         into=into,
         groups=groups,
+        left=left,
         checkpoint=checkpoint,
         partitioner=partitioner,
         max_lag_records=max_lag_records,

@@ -45,7 +45,7 @@ from migcheck.online.sequence import Copy, Way
 from migcheck.online.steps import Lanes, Migration, first_run, resumed_run, walk
 from migcheck.online.world import Operator, open_migrate_io
 from migcheck.online.writes import create_new_topic, create_shadow_output
-from migcheck.readers.discovery import Found, find_group
+from migcheck.readers.discovery import Found, find_group, find_readers
 
 
 @dataclass
@@ -68,6 +68,7 @@ class MigrateOptions:
     topology: str | None = None  # the app's Topology#describe(): its sinks
     downstream_groups: tuple[str, ...] = ()
     max_shadow_lag: int = 10_000
+    left: tuple[str, ...] = ()  # --leave-group: readers left on the old topic on purpose
     accept_lost_history: bool = False  # a shadow may rebuild from sources that lost records
     complete_after_s: float | None = None  # the rollback window's length; None: asked
     connection: Connection = field(default_factory=Connection)
@@ -99,6 +100,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
         plan = Plan(
             options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
             options.cutover_timeout_s, options.yes, app, options.complete_after_s,
+            tuple(dict.fromkeys(options.left)),
         )  # fmt: skip
         m = _migration(options, plan, prepared.spec.partitioner, resumed, operator)
         lanes = _lanes(options, client, prepared, m, operator)
@@ -279,7 +281,25 @@ def _groups(options: MigrateOptions, client: ClientConfig, app: AppPlan | None) 
     shadow left out); with an app, none found is no error."""
     skip = (app.app_id, app.shadow_id) if app else ()
     if app and not options.groups:
-        found = plain_groups(client, options.topic, (), skip=skip, none_ok=True)
-    else:
+        found = plain_groups(client, options.topic, (), skip=(*skip, *options.left), none_ok=True)
+    elif options.groups:
         found = plain_groups(client, options.topic, options.groups)
-    return tuple(f.group.group_id for f in found)
+    else:
+        found = plain_groups(client, options.topic, (), skip=options.left)
+    moved = tuple(f.group.group_id for f in found)
+    _refuse_unnamed(client, options.topic, {*moved, *skip, *options.left})
+    return moved
+
+
+def _refuse_unnamed(client: ClientConfig, topic: str, known: set[str]) -> None:
+    """Every reader of the topic is moved, the app, or left on purpose: one nobody named
+    (a group, an assign() consumer's committed offsets, a Connect sink's group) would keep
+    the reverse copy waiting, silently, and read no new record after the switch."""
+    unnamed = [f for f in find_readers(client, [topic])[topic] if f.group.group_id not in known]
+    if unnamed:
+        listed = ", ".join(f"{f.group.group_id} ({label(f.evidence.kind)})" for f in unnamed)
+        raise UsageError(
+            f"{topic} is also read by {listed}: name each with --group to move it, or "
+            f"--leave-group to leave it on {topic} (the reverse copy keeps it current until "
+            "the migration completes)"
+        )

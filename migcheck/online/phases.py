@@ -96,6 +96,9 @@ class Plan:
     #: and the old side's removal is left to the operator, listed; None: the operator
     #: decides, on stdin (--yes never does)
     complete_after_s: float | None = None
+    #: --leave-group: readers left on the old topic on purpose; the reverse copy keeps it
+    #: current for them (never waiting on them), and nothing moves them
+    left: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -425,11 +428,12 @@ def reverse_may_start(
     plan: Plan, barrier: Barrier, io: MigrateIO, resuming_it: bool = False
 ) -> None:
     """The reverse copy writes the old topic from where the barrier left it: only once no
-    reader but the old app holds it (else they would read the new records twice), and no
+    reader but the old app and the groups left on it (``--leave-group``: it serves them)
+    holds it (else a moved reader would read the new records twice), and no
     one wrote it after the barrier (else the copy would interleave with their records).
     ``resuming_it``: the reverse copy of a run that stopped has written there already,
     and resumes from its own checkpoint, which knows what it wrote."""
-    mine = {plan.app.app_id} if plan.app else set()
+    mine = {plan.app.app_id, *plan.left} if plan.app else set(plan.left)
     said = None
     while others := [g for g in io.readers(plan.topic) if g not in mine]:
         if said != others:

@@ -303,7 +303,17 @@ def _wait_for(condition, timeout: float = 120) -> None:  # type: ignore[no-untyp
 def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
     topic = kafka.create_topic("mig-ref", 3)
     checkpoint = str(tmp_path / "m.json")
+    # two groups hold committed offsets on it (Kafka's own tool commits them, as an
+    # assign() consumer's commits look): one named, one nobody named (issue 72)
+    named, forgotten = kafka.unique("mig-named"), kafka.unique("mig-forgotten")
+    for group in (named, forgotten):
+        rc, out, err = kafka.tool(
+            "kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap, "--group", group,
+            "--topic", topic, "--reset-offsets", "--to-earliest", "--execute",
+        )  # fmt: skip
+        assert rc == 0, out + err
     cases = [
+        (["--to", "6", "--group", named], f"{topic} is also read by {forgotten} ("),
         (["--to", "3"], "already has 3"),
         (["--to", "6", "--group", "no-such-group"], "no such group"),
         (

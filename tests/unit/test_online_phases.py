@@ -714,3 +714,13 @@ def test_complete_after_waits_out_the_window_then_leaves_the_old_side_listed() -
     left = [s for s in world.said if s.startswith("left to you: ")]
     assert left[0] == "left to you: stop the old app app (close() every instance)"
     assert left[1].startswith("left to you: delete topic t (kafka-topics --delete --topic t)")
+
+
+def test_the_reverse_copy_waits_on_moved_readers_never_on_the_ones_left_on_purpose() -> None:
+    """--leave-group x: x stays on t, which the reverse copy keeps current for it (issue
+    72); a reader nobody named is refused at the start, so none is waited on silently."""
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    world = _World(lambda t: _ends(10, 20), [], readers=lambda t: ["app", "x"])
+    world.ends_of["t"] = {0: 10, 1: 20}
+    reverse_may_start(replace(_app_plan(), left=("x",)), barrier, world.io())
+    assert world.t == 0.0 and not any("waiting for" in s for s in world.said)
