@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TextIO
 
 import click
@@ -121,6 +122,15 @@ from migcheck.untrusted import visible
     "your answer on stdin, or for --complete-after.",
 )
 @click.option(
+    "--postpone-cut-over-flag-file",
+    "postpone_flag",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="PATH",
+    help="While this file exists the run waits at ready, the copy and the shadow kept "
+    "current, and offers no cut-over; remove it to go on (gh-ost's flag of that name).",
+)
+@click.option(
     "--complete-after",
     "complete_after",
     type=click.FloatRange(min=0),
@@ -153,6 +163,7 @@ def migrate_cmd(
     accept_lost_history: bool,
     yes: bool,
     complete_after: float | None,
+    postpone_flag: str | None,
     master: str | None,
     conf: tuple[str, ...],
 ) -> int:
@@ -194,15 +205,16 @@ def migrate_cmd(
         complete_after_s=complete_after,
     )
 
-    outcome = run_migrate(options, operator_of(yes, sys.stdin))
+    outcome = run_migrate(options, operator_of(yes, sys.stdin, postpone_flag))
     click.echo(command_output().formats["text"](outcome.report), nl=False)
     return outcome.exit_code
 
 
-def operator_of(yes: bool, stdin: TextIO) -> Operator:
+def operator_of(yes: bool, stdin: TextIO, postpone_flag: str | None = None) -> Operator:
     """The operator at this terminal: each MANUAL line printed, its answer read from
     ``stdin``; with ``yes``, every step up to the switch answered y, but never a
-    decision that gives up the way back (completion, the old side's removal)."""
+    decision that gives up the way back (completion, the old side's removal).  While
+    ``postpone_flag`` names a file that exists, they hold the cut-over back."""
 
     def say(line: str) -> None:
         click.echo(visible(line))
@@ -217,4 +229,7 @@ def operator_of(yes: bool, stdin: TextIO) -> Operator:
         click.echo(f"MANUAL: {visible(line)}")
         return "y"
 
-    return Operator(lambda line: choose(line) == "y", choose, decide, say)
+    def postponed() -> bool:
+        return postpone_flag is not None and Path(postpone_flag).exists()
+
+    return Operator(lambda line: choose(line) == "y", choose, decide, say, postponed)

@@ -61,6 +61,7 @@ class MigrateIO:
     committed: Callable[[str, str], dict[int, int]]
     has_members: Callable[[str], bool]
     readers: Callable[[str], list[str]]  # the groups with a member assigned the topic
+    postponed: Callable[[], bool]  # whether the cut-over waits (the flag file exists)
     set_offsets: Callable[[str, str, dict[int, int]], None]
     wait: Callable[[float], None]
     clock: Callable[[], float]
@@ -157,19 +158,26 @@ def start_shadow(plan: Plan, io: MigrateIO) -> Plan:
 def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
     """Until the copy is at most ``max_lag`` behind and the shadow (if any) at
     most its own, everything copied so far checked (so that the barrier's own check is
-    small): a check every :data:`CHECK_EVERY_S` meanwhile, and one as it becomes ready."""
+    small): a check every :data:`CHECK_EVERY_S` meanwhile, and one as it becomes ready.
+    While the cut-over is postponed (``--postpone-cut-over-flag-file`` exists) it waits at
+    ready, the copy and the shadow kept current, and offers no cut-over."""
     checked_at: float | None = None
+    held = False
     while True:
         lag = io.lag()
         ready = _copy_ready(plan, lag)
         shadow = _shadow_behind(plan, io)
         ready = ready and shadow is None
+        if ready and io.postponed():
+            if not held:
+                io.say(f"ready; the cut-over waits while {POSTPONED}: remove it to go on")
+            held, ready = True, False
         if ready or checked_at is None or io.clock() - checked_at >= CHECK_EVERY_S:
             _checked(io, io.check(None, None))
             checked_at = io.clock()
         if ready:
             return
-        if lag is not None:
+        if lag is not None and not held:
             records, seconds = plan.max_lag
             behind = "" if lag.seconds is None else f", {lag.seconds:.1f} s"
             io.say(
@@ -178,6 +186,10 @@ def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
         if shadow is not None:
             io.say(shadow)
         io.wait(1.0)
+
+
+#: What holds the cut-over back (its one name in the lines that say so).
+POSTPONED = "the postpone flag file exists (--postpone-cut-over-flag-file)"
 
 
 def _copy_ready(plan: Plan, lag: CopyLag | None) -> bool:

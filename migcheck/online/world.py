@@ -38,6 +38,8 @@ class Operator:
     choose: Callable[[str], str]
     decide: Callable[[str], str]
     say: Callable[[str], None]
+    #: whether they hold the cut-over back (--postpone-cut-over-flag-file exists)
+    postponed: Callable[[], bool] = lambda: False
 
 
 @contextlib.contextmanager
@@ -118,6 +120,7 @@ def open_migrate_io(
             if any(t == topic for m in f.group.members for t, _ in m.partitions)
         ],
         set_offsets=lambda group, topic, offsets: commit_offsets(client, group, topic, offsets),
+        postponed=operator.postponed,
         wait=time.sleep,  # between looks at the broker: nothing to wait on but time
         clock=time.monotonic,
     )

@@ -9,6 +9,7 @@ Expected values are worked out by hand from the script.
 from __future__ import annotations
 
 import contextlib
+import io as io_module
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -89,9 +90,11 @@ class _World:
         lags: Callable[[str, float], int] = lambda app, t: 0,
         shadows: Callable[[float], list[str]] = lambda t: [],
         readers: Callable[[float], list[str]] = lambda t: [],
+        postponed: Callable[[float], bool] = lambda t: False,
     ) -> None:
         self.t, self.writes, self.answers, self.copy_delay = 0.0, writes, answers, copy_delay
         self.commits, self.lags, self.shadows, self.readers = commits, lags, shadows, readers
+        self.postponed = postponed
         self.asked: list[str] = []
         self.said: list[str] = []
         self.checked: list[tuple[object, object]] = []
@@ -152,6 +155,7 @@ class _World:
             has_members=lambda g: self.members > 0,
             readers=lambda topic: self.readers(self.t),
             set_offsets=lambda g, topic, o: self.offsets.__setitem__((g, topic), o),
+            postponed=lambda: self.postponed(self.t),
             wait=self.wait,
             clock=lambda: self.t,
         )
@@ -686,11 +690,9 @@ def test_yes_answers_up_to_the_switch_and_never_completes_nor_deletes() -> None:
     """--yes automates the cut-over, not the giving up of the way back (issue 72): the
     CLI's operator answers y to every step up to the switch, but the rollback window and
     completion's steps are the person's own answers, read from stdin (closed here)."""
-    import io as text_io
-
     from migcheck.cli.migrate import operator_of
 
-    operator = operator_of(yes=True, stdin=text_io.StringIO(""))
+    operator = operator_of(yes=True, stdin=io_module.StringIO(""))
     assert operator.ask("pause the producers; answer y once paused") is True
     assert operator.choose("switch the producers") == "y"
     assert operator.decide("Answer y to complete (no rollback after), or rollback") == ""
@@ -724,3 +726,24 @@ def test_the_reverse_copy_waits_on_moved_readers_never_on_the_ones_left_on_purpo
     world.ends_of["t"] = {0: 10, 1: 20}
     reverse_may_start(replace(_app_plan(), left=("x",)), barrier, world.io())
     assert world.t == 0.0 and not any("waiting for" in s for s in world.said)
+
+
+def test_a_postpone_flag_holds_the_cut_over_at_ready_until_it_is_gone(tmp_path: Path) -> None:
+    """gh-ost's --postpone-cut-over-flag-file (issue 72): ready, the run waits while the
+    file exists, the copy still checked, and goes on once it is removed."""
+    from migcheck.cli.migrate import operator_of
+
+    flag = tmp_path / "postpone"
+    operator = operator_of(yes=False, stdin=io_module.StringIO(""), postpone_flag=str(flag))
+    assert not operator.postponed()
+    flag.touch()
+    assert operator.postponed()
+    world = _World(lambda t: _ends(10, 20), [], postponed=lambda t: t < 90)
+    wait_until_ready(_plan(), world.io())
+    assert world.t == 90.0
+    held = [s for s in world.said if s.startswith("ready; the cut-over waits while")]
+    assert held == [
+        "ready; the cut-over waits while the postpone flag file exists "
+        "(--postpone-cut-over-flag-file): remove it to go on"
+    ]
+    assert len(world.checked) >= 9  # the copy kept checked while held (every 10 s)
