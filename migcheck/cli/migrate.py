@@ -131,6 +131,17 @@ from migcheck.untrusted import visible
     "current, and offers no cut-over; remove it to go on (gh-ost's flag of that name).",
 )
 @click.option(
+    "--hooks-dir",
+    "hooks_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="Run DIR/on-<phase> (on-barrier, on-switch, on-move-readers...) as each phase "
+    "starts, told the migration in MIGCHECK_* variables: automation pauses and switches "
+    "the producers there.  One that fails before the switch stops the run; after, it is "
+    "reported and the run goes on.",
+)
+@click.option(
     "--complete-after",
     "complete_after",
     type=click.FloatRange(min=0),
@@ -164,6 +175,7 @@ def migrate_cmd(
     yes: bool,
     complete_after: float | None,
     postpone_flag: str | None,
+    hooks_dir: str | None,
     master: str | None,
     conf: tuple[str, ...],
 ) -> int:
@@ -203,6 +215,7 @@ def migrate_cmd(
         max_shadow_lag=max_shadow_lag,
         accept_lost_history=accept_lost_history,
         complete_after_s=complete_after,
+        hooks_dir=hooks_dir,
     )
 
     outcome = run_migrate(options, operator_of(yes, sys.stdin, postpone_flag))

@@ -39,6 +39,7 @@ from migcheck.model.migrate import CUTOVER_TIMEOUT_S, MigrateResult, ShadowStart
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import ReaderKind
 from migcheck.online.follower import Follower, following
+from migcheck.online.hooks import hooks_in
 from migcheck.online.phases import AppPlan, MigrateIO, Plan, mirror
 from migcheck.online.record import Resumed, resumable, same_migration, write_record
 from migcheck.online.sequence import Copy, Way
@@ -69,6 +70,7 @@ class MigrateOptions:
     downstream_groups: tuple[str, ...] = ()
     max_shadow_lag: int = 10_000
     left: tuple[str, ...] = ()  # --leave-group: readers left on the old topic on purpose
+    hooks_dir: str | None = None  # --hooks-dir: an executable per phase (online/hooks.py)
     accept_lost_history: bool = False  # a shadow may rebuild from sources that lost records
     complete_after_s: float | None = None  # the rollback window's length; None: asked
     connection: Connection = field(default_factory=Connection)
@@ -104,7 +106,8 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
         )  # fmt: skip
         m = _migration(options, plan, prepared.spec.partitioner, resumed, operator)
         lanes = _lanes(options, client, prepared, m, operator)
-        result = walk(m, lanes, functools.partial(write_record, options.checkpoint))
+        record = functools.partial(write_record, options.checkpoint)
+        result = walk(m, lanes, record, hooks_in(options.hooks_dir))
     return Outcome(result, EXIT_OK if result.stopped is None else EXIT_GATE)
 
 

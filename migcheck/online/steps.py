@@ -78,23 +78,34 @@ Lanes = Callable[[Copy, bool], AbstractContextManager[MigrateIO]]
 #: migration has learned (:func:`migcheck.online.record.write_record`).
 Record = Callable[[State, Migration, bool], None]
 
+#: Runs the hook of the state about to run (:mod:`migcheck.online.hooks`): None, or one
+#: line saying how it failed.
+Hooks = Callable[[State, Migration, MigrateIO], str | None]
 
-def walk(m: Migration, lanes: Lanes, record: Record) -> MigrateResult:
+
+def no_hooks(state: State, m: Migration, io: MigrateIO) -> str | None:
+    return None
+
+
+def walk(m: Migration, lanes: Lanes, record: Record, hooks: Hooks = no_hooks) -> MigrateResult:
     """From *start* to an end of the table, or to a stop (the result then says why); the
     final state recorded as ended."""
     state = m.resume_at or State(Phase.COPY_AND_FOLLOW)
     _move(State(Phase.START), state)
     try:
-        last = walk_from(state, m, lanes, record)
+        last = walk_from(state, m, lanes, record, hooks)
     except (Stopped, CheckFailed) as e:
         return replace(m.result, stopped=str(e))
     record(last, m, True)
     return m.result
 
 
-def walk_from(state: State, m: Migration, lanes: Lanes, record: Record) -> State:
-    """Each state from ``state`` on, recorded first if the table says so, then run with
-    its copy's I/O, until the migration ends: its final state.  A stop raises."""
+def walk_from(
+    state: State, m: Migration, lanes: Lanes, record: Record, hooks: Hooks = no_hooks
+) -> State:
+    """Each state from ``state`` on, recorded first if the table says so, its hook run,
+    then the state run with its copy's I/O, until the migration ends: its final state.
+    A stop raises."""
     with contextlib.ExitStack() as lane:
         copy: Copy | None = None
         io: MigrateIO | None = None
@@ -107,11 +118,26 @@ def walk_from(state: State, m: Migration, lanes: Lanes, record: Record) -> State
                 copy = row.copy
                 io = lane.enter_context(_lane(lanes, state))
             assert io is not None  # every state walked runs with a copy's I/O
+            _hooked(state, hooks(state, m, io), io)
             following = _STEPS[state.phase](m, io, state.way)
             _move(state, following)
             if following is None:
                 return state
             state = following
+
+
+def _hooked(state: State, failed: str | None, io: MigrateIO) -> None:
+    """A hook that failed before the switch stops the run: nothing was cut over (the
+    producers still write the old topic).  From the switch on, the way back is the
+    rollback's: the failure is said, and the run goes on."""
+    if failed is None:
+        return
+    if state.phase.number < Phase.SWITCH.number:
+        raise Stopped(
+            f"{failed}: stopped at {state}, before the switch: the producers write the old "
+            "topic (resume them if the hook had paused them); run again to retry"
+        )
+    io.say(f"{failed} at {state}; the run goes on")
 
 
 def _lane(lanes: Lanes, state: State) -> AbstractContextManager[MigrateIO]:

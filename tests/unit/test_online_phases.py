@@ -747,3 +747,69 @@ def test_a_postpone_flag_holds_the_cut_over_at_ready_until_it_is_gone(tmp_path: 
         "(--postpone-cut-over-flag-file): remove it to go on"
     ]
     assert len(world.checked) >= 9  # the copy kept checked while held (every 10 s)
+
+
+def test_a_hook_failing_at_the_barrier_stops_before_any_switch_and_later_ones_are_said(
+    tmp_path: Path,
+) -> None:
+    """--hooks-dir (issue 72): on-barrier pauses the producers; failing, the run stops
+    there, nothing switched.  After the switch a failing hook is said and the walk goes on."""
+    app = replace(APP, downstream=())
+    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, app)
+    world = _World(lambda t: _ends(10, 20), [True] * 10)
+    world.ends_of["t"] = {0: 10, 1: 20}
+    walked = _Walked(world, str(tmp_path / "m.json"), {"t": {0: 10, 1: 20}})
+    seen: list[State] = []
+
+    def failing_at(phase: Phase):
+        def hooks(state: State, m: Migration, io: MigrateIO) -> str | None:
+            seen.append(state)
+            return "hook on-x failed (exit 3): no" if state.phase is phase else None
+
+        return hooks
+
+    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), walked.lanes,
+                  walked.record, failing_at(Phase.BARRIER))  # fmt: skip
+    assert result.stopped is not None and result.stopped.startswith(
+        "hook on-x failed (exit 3): no: stopped at phase 5 (barrier), before the switch"
+    )
+    assert not any(a.startswith(("pause", "switch")) for a in world.asked)
+    assert seen == [State(p) for p in (Phase.COPY_AND_FOLLOW, Phase.SHADOW, Phase.READY,
+                                       Phase.BARRIER)]  # fmt: skip
+
+    world = _World(lambda t: _ends(10, 20), [True] * 5 + [True] * 5)
+    world.ends_of["t"] = {0: 10, 1: 20}
+    walked = _Walked(world, str(tmp_path / "n.json"), {"t": {0: 10, 1: 20}})
+    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), walked.lanes,
+                  walked.record, failing_at(Phase.SETTLE))  # fmt: skip
+    assert result.stopped is None and result.completed
+    assert "hook on-x failed (exit 3): no at phase 7 (settle); the run goes on" in world.said
+
+
+def test_a_hook_is_told_the_migration_and_its_failure_is_one_line(tmp_path: Path) -> None:
+    from migcheck.online.hooks import hook_env, hook_name, run_hook
+
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    env = hook_env(State(Phase.MOVE_READERS, Way.BACK), _app_plan(), barrier, CopyLag(7, 0.5))
+    assert env == {
+        "MIGCHECK_PHASE": "move readers", "MIGCHECK_PHASE_NUMBER": "8", "MIGCHECK_WAY": "back",
+        "MIGCHECK_TOPIC": "t", "MIGCHECK_NEW_TOPIC": "t-p3", "MIGCHECK_GROUPS": "",
+        "MIGCHECK_APP_ID": "app", "MIGCHECK_SHADOW_ID": "app-p3",
+        "MIGCHECK_DOWNSTREAM_GROUPS": "down",
+        "MIGCHECK_BARRIER_OLD_ENDS": '{"0": 10, "1": 20}',
+        "MIGCHECK_BARRIER_NEW_ENDS": '{"0": 40, "1": 41, "2": 42}',
+        "MIGCHECK_LAG_RECORDS": "7",
+    }  # fmt: skip
+    assert hook_name(State(Phase.MOVE_READERS)) == "on-move-readers"
+    state = State(Phase.BARRIER)
+    assert run_hook(str(tmp_path), state, env) is None  # no hook there: nothing to run
+    hook = tmp_path / "on-barrier"
+    hook.write_text('#!/bin/sh\necho "$MIGCHECK_TOPIC $MIGCHECK_PHASE" > "$0.ran"\n')
+    assert "could not run" in (run_hook(str(tmp_path), state, env) or "")  # not executable
+    hook.chmod(0o755)
+    assert run_hook(str(tmp_path), state, env) is None
+    assert (tmp_path / "on-barrier.ran").read_text() == "t move readers\n"
+    hook.write_text('#!/bin/sh\necho pausing\necho "producers did not pause" >&2\nexit 3\n')
+    assert run_hook(str(tmp_path), state, env) == (
+        f"hook {hook} failed (exit 3): producers did not pause"
+    )
