@@ -147,8 +147,8 @@ cutover_timeout_option = click.option(
     default=CUTOVER_TIMEOUT_S,
     show_default=True,
     metavar="SECONDS",
-    help="A cut-over not done within this (barrier, drain, check) reverts: the producers "
-    "resume on the old topic.",
+    help="A cut-over not done within this (the barrier, the drain, the check and an app "
+    "shadow's lag 0) reverts: the producers resume on the old topic.",
 )
 
 #: ``runbook`` and ``migrate``: a reprocess of sources that lost records, accepted by name.
