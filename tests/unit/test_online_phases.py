@@ -813,3 +813,20 @@ def test_a_hook_is_told_the_migration_and_its_failure_is_one_line(tmp_path: Path
     assert run_hook(str(tmp_path), state, env) == (
         f"hook {hook} failed (exit 3): producers did not pause"
     )
+
+
+def test_the_docs_transcript_asks_what_the_code_asks() -> None:
+    """docs/migrate.md's transcript is a real run's output (issue 72): the walk of the same
+    migration, here without a broker, asks exactly its MANUAL lines, in its order."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "migrate.md").read_text("utf-8")
+    block = doc.split("```console\n", 1)[1].split("```", 1)[0]
+    manual = [ln.removeprefix("MANUAL: ") for ln in block.splitlines() if ln.startswith("MANUAL: ")]
+    plan = Plan("orders", "orders-p6", ("billing",), (10_000, 2.0), 5.0, False)
+    world = _World(lambda t: _ends(10, 20), [True] * len(manual))
+    world.ends_of.update({"orders-p6": {0: 40, 1: 41, 2: 42}, "orders": {0: 10, 1: 20}})
+    walked = _Walked(world, "/nonexistent/dir/m.json", {"orders": {0: 10, 1: 20}})
+    walked.record = lambda state, m, ended: None  # type: ignore[method-assign]
+    result = walk(Migration(plan, MigrateResult("orders", "orders-p6", "murmur2")),
+                  walked.lanes, walked.record)  # fmt: skip
+    assert result.completed, result.stopped
+    assert world.asked == manual
