@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -24,6 +28,7 @@ from migcheck.cli.common import (
 )
 from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
 from migcheck.model.partitioner import PartitionerChoice
+from migcheck.online.control import USAGE, Desk, serving
 from migcheck.untrusted import visible
 
 
@@ -142,6 +147,16 @@ from migcheck.untrusted import visible
     "reported and the run goes on.",
 )
 @click.option(
+    "--control-socket",
+    "control_socket",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="PATH",
+    help="Also take commands on this Unix socket (owner-only; each logged): status, "
+    "answer WORD, postpone, unpostpone.  Either it or stdin answers a prompt, the run "
+    "goes on once stdin closes, and it ignores SIGHUP: it survives its terminal.",
+)
+@click.option(
     "--complete-after",
     "complete_after",
     type=click.FloatRange(min=0),
@@ -176,6 +191,7 @@ def migrate_cmd(
     complete_after: float | None,
     postpone_flag: str | None,
     hooks_dir: str | None,
+    control_socket: str | None,
     master: str | None,
     conf: tuple[str, ...],
 ) -> int:
@@ -218,23 +234,46 @@ def migrate_cmd(
         hooks_dir=hooks_dir,
     )
 
-    outcome = run_migrate(options, operator_of(yes, sys.stdin, postpone_flag))
+    with operated(yes, sys.stdin, postpone_flag, control_socket) as operator:
+        outcome = run_migrate(options, operator)
     click.echo(command_output().formats["text"](outcome.report), nl=False)
     return outcome.exit_code
 
 
-def operator_of(yes: bool, stdin: TextIO, postpone_flag: str | None = None) -> Operator:
-    """The operator at this terminal: each MANUAL line printed, its answer read from
-    ``stdin``; with ``yes``, every step up to the switch answered y, but never a
-    decision that gives up the way back (completion, the old side's removal).  While
-    ``postpone_flag`` names a file that exists, they hold the cut-over back."""
+def say(line: str) -> None:
+    """A line of the run's progress on its output (names escaped)."""
+    click.echo(visible(line))
 
-    def say(line: str) -> None:
-        click.echo(visible(line))
+
+@contextlib.contextmanager
+def operated(
+    yes: bool, stdin: TextIO, postpone_flag: str | None, control_socket: str | None
+) -> Iterator[Operator]:
+    """The operator for the command's length: at this terminal, or also at the control
+    socket (--control-socket), whose thread and file end with the block.  With a socket
+    the run ignores SIGHUP meanwhile: it outlives its terminal, answered from anywhere."""
+    if control_socket is None:
+        yield operator_of(yes, stdin, postpone_flag)
+        return
+    desk = Desk(flagged(postpone_flag))
+    with serving(control_socket, desk, _fd(stdin), say), _hangup_ignored():
+        say(f"control: listening on {control_socket} ({USAGE})")
+        yield operator_of(yes, stdin, postpone_flag, desk)
+
+
+def operator_of(
+    yes: bool, stdin: TextIO, postpone_flag: str | None = None, desk: Desk | None = None
+) -> Operator:
+    """The operator at this terminal: each MANUAL line printed, its answer read from
+    ``stdin`` (or, with a control ``desk``, from stdin or the socket, whichever answers
+    first); with ``yes``, every step up to the switch answered y, but never a decision
+    that gives up the way back (completion, the old side's removal).  While
+    ``postpone_flag`` names a file that exists (or the socket says postpone), they hold
+    the cut-over back."""
 
     def decide(line: str) -> str:
         click.echo(f"MANUAL: {visible(line)}")
-        return stdin.readline().strip()
+        return desk.prompt(line) if desk else stdin.readline().strip()
 
     def choose(line: str) -> str:
         if not yes:
@@ -242,7 +281,39 @@ def operator_of(yes: bool, stdin: TextIO, postpone_flag: str | None = None) -> O
         click.echo(f"MANUAL: {visible(line)}")
         return "y"
 
-    def postponed() -> bool:
-        return postpone_flag is not None and Path(postpone_flag).exists()
+    if desk is None:
+        return Operator(
+            lambda line: choose(line) == "y", choose, decide, say, flagged(postpone_flag)
+        )
+    return Operator(
+        lambda line: choose(line) == "y", choose, decide, say, desk.postponed, desk.entered
+    )
 
-    return Operator(lambda line: choose(line) == "y", choose, decide, say, postponed)
+
+def flagged(postpone_flag: str | None) -> Callable[[], bool]:
+    """Whether --postpone-cut-over-flag-file's file exists (never, without one)."""
+    return lambda: postpone_flag is not None and Path(postpone_flag).exists()
+
+
+def _fd(stdin: TextIO) -> int | None:
+    """stdin's file descriptor, which the control's thread watches; None when it has none
+    (an in-memory stream): the socket alone answers then."""
+    try:
+        return stdin.fileno()
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+@contextlib.contextmanager
+def _hangup_ignored() -> Iterator[None]:
+    """SIGHUP ignored in this process while the block runs, the previous handler put
+    back after: the terminal closing does not end a run the socket answers.  Only the
+    main thread may set a handler; elsewhere (a test's thread) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL if previous is None else previous)

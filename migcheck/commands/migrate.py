@@ -42,8 +42,8 @@ from migcheck.online.follower import Follower, following
 from migcheck.online.hooks import hooks_in
 from migcheck.online.phases import AppPlan, MigrateIO, Plan, mirror
 from migcheck.online.record import Resumed, resumable, same_migration, write_record
-from migcheck.online.sequence import Copy, Way
-from migcheck.online.steps import Lanes, Migration, first_run, resumed_run, walk
+from migcheck.online.sequence import Copy, State, Way
+from migcheck.online.steps import Hooks, Lanes, Migration, first_run, resumed_run, walk
 from migcheck.online.world import Operator, open_migrate_io
 from migcheck.online.writes import create_new_topic, create_shadow_output
 from migcheck.readers.discovery import Found, find_group, find_readers
@@ -107,7 +107,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
         m = _migration(options, plan, prepared.spec.partitioner, resumed, operator)
         lanes = _lanes(options, client, prepared, m, operator)
         record = functools.partial(write_record, options.checkpoint)
-        result = walk(m, lanes, record, hooks_in(options.hooks_dir))
+        result = walk(m, lanes, record, _telling(operator, hooks_in(options.hooks_dir)))
     return Outcome(result, EXIT_OK if result.stopped is None else EXIT_GATE)
 
 
@@ -127,6 +127,17 @@ def _migration(
     reversing = Path(_reverse_checkpoint(options)).exists()
     hops = resumed.hops(plan)
     return resumed_run(plan, partitioner, resumed.state, resumed.barrier, hops, reversing)
+
+
+def _telling(operator: Operator, hooks: Hooks) -> Hooks:
+    """The walk's hooks, the operator told first which state the walk enters: where the
+    run stands, for the control socket's status."""
+
+    def run(state: State, m: Migration, io: MigrateIO) -> str | None:
+        operator.entered(state, io.lag)
+        return hooks(state, m, io)
+
+    return run
 
 
 def _lanes(

@@ -159,7 +159,8 @@ def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
     """Until the copy is at most ``max_lag`` behind and the shadow (if any) at
     most its own, everything copied so far checked (so that the barrier's own check is
     small): a check every :data:`CHECK_EVERY_S` meanwhile, and one as it becomes ready.
-    While the cut-over is postponed (``--postpone-cut-over-flag-file`` exists) it waits at
+    While the cut-over is postponed (``--postpone-cut-over-flag-file`` exists, or the
+    control socket said ``postpone``) it waits at
     ready, the copy and the shadow kept current, and offers no cut-over."""
     checked_at: float | None = None
     held = False
@@ -170,7 +171,7 @@ def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
         ready = ready and shadow is None
         if ready and io.postponed():
             if not held:
-                io.say(f"ready; the cut-over waits while {POSTPONED}: remove it to go on")
+                io.say(f"ready; the cut-over waits while {POSTPONED}")
             held, ready = True, False
         if ready or checked_at is None or io.clock() - checked_at >= CHECK_EVERY_S:
             _checked(io, io.check(None, None))
@@ -188,8 +189,11 @@ def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
         io.wait(1.0)
 
 
-#: What holds the cut-over back (its one name in the lines that say so).
-POSTPONED = "the postpone flag file exists (--postpone-cut-over-flag-file)"
+#: What holds the cut-over back, and what releases it (its one name in the lines that say so).
+POSTPONED = (
+    "it is postponed (--postpone-cut-over-flag-file exists, or the control socket said "
+    "postpone): remove the file, or send unpostpone, to go on"
+)
 
 
 def _copy_ready(plan: Plan, lag: CopyLag | None) -> bool:

@@ -23,6 +23,7 @@ from migcheck.model.copy import CopyLag, Ranges, Verification
 from migcheck.online.barrier import SourceEnds
 from migcheck.online.follower import Checker, Ends, Follower
 from migcheck.online.phases import AppPlan, MigrateIO
+from migcheck.online.sequence import State
 from migcheck.online.writes import commit_offsets
 from migcheck.readers.discovery import find_readers
 
@@ -32,14 +33,19 @@ class Operator:
     """The person at the terminal (or their automation): ``ask`` prints a ``MANUAL:``
     line and says whether they answered y, ``choose`` returns their answer, ``decide``
     returns the person's own answer (--yes never gives it: MigrateIO.decide), ``say``
-    prints a line of progress."""
+    prints a line of progress.  Their answers may come on stdin or through the control
+    socket (:mod:`migcheck.online.control`)."""
 
     ask: Callable[[str], bool]
     choose: Callable[[str], str]
     decide: Callable[[str], str]
     say: Callable[[str], None]
-    #: whether they hold the cut-over back (--postpone-cut-over-flag-file exists)
+    #: whether they hold the cut-over back (--postpone-cut-over-flag-file exists, or the
+    #: control socket's postpone)
     postponed: Callable[[], bool] = lambda: False
+    #: told the state the walk enters and its copy's lag: where the run stands, for the
+    #: control socket's status (:mod:`migcheck.online.control`)
+    entered: Callable[[State, Callable[[], CopyLag | None]], None] = lambda state, lag: None
 
 
 @contextlib.contextmanager

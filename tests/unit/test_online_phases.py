@@ -743,8 +743,9 @@ def test_a_postpone_flag_holds_the_cut_over_at_ready_until_it_is_gone(tmp_path: 
     assert world.t == 90.0
     held = [s for s in world.said if s.startswith("ready; the cut-over waits while")]
     assert held == [
-        "ready; the cut-over waits while the postpone flag file exists "
-        "(--postpone-cut-over-flag-file): remove it to go on"
+        "ready; the cut-over waits while it is postponed (--postpone-cut-over-flag-file "
+        "exists, or the control socket said postpone): remove the file, or send "
+        "unpostpone, to go on"
     ]
     assert len(world.checked) >= 9  # the copy kept checked while held (every 10 s)
 
