@@ -203,7 +203,8 @@ def migrate_cmd(
     Then a reverse copy keeps the old topic (and the old app on it) current until the
     operator completes (y) or rolls back (rollback): the same cut-over the other way.
 
-    Every manual step prints one MANUAL: line and waits for y on stdin.  Exit 0 once it
+    Every manual step prints one MANUAL: line and waits for y on stdin (or through
+    --control-socket).  Exit 0 once it
     completed or rolled back, 1 when it stopped at a step or a check failed, or an
     app's shadow would rebuild from sources that lost records, 2 on bad input.  Run it
     again with the same --checkpoint after a stop: before the cut-over the copy resumes;

@@ -231,3 +231,19 @@ def test_the_command_ignores_sighup_while_it_runs_and_says_where_its_socket_is(
         "control: status",
         "control: status",
     ]
+
+
+def test_under_yes_the_steps_up_to_the_switch_answer_themselves_and_decide_waits_for_either(
+    tmp_path: Path, pipe: tuple[int, int]
+) -> None:
+    run = Run(tmp_path / "ctl", pipe[0])
+    with run.serving(), os.fdopen(os.dup(pipe[0])) as stdin:
+        operator = operator_of(True, stdin, None, run.desk)
+        assert operator.ask(PAUSE) is True  # answered at once: nothing posted
+        assert not run.posted.is_set()
+        decide = threading.Thread(target=lambda: run.answer.append(operator.decide("complete?")))
+        decide.start()
+        assert run.posted.wait(TIMEOUT_S)
+        assert send(run.path, "answer rollback") == ["answered: rollback"]
+        decide.join(TIMEOUT_S)
+    assert run.answer == ["rollback"]
