@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import signal
 import sys
@@ -27,13 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from pyspark import SparkContext
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
 from migcheck.analysis import jvmarchive, probe, pyspark_private, shipping
 from migcheck.analysis.errors import spark_error_message, spark_log_path
+from migcheck.analysis.session import task_slots
 from migcheck.errors import MigcheckError
 from migcheck.files import cache_root
 from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
@@ -107,7 +108,7 @@ def small_data(spark: SparkSession, conf: dict[str, str], tiny: bool = False) ->
     afterwards.
     """
     shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
-    wanted = small_data_settings(min(spark.sparkContext.defaultParallelism, shuffle), tiny)
+    wanted = small_data_settings(min(task_slots(spark), shuffle), tiny)
     changed = {key: spark.conf.get(key, None) for key in wanted if key not in conf}
     for key in changed:
         spark.conf.set(key, wanted[key])
@@ -297,7 +298,7 @@ def warm_workers(spark: Any) -> None:
     theirs: an RDD job's workers (another environment) are not reused by them.
     :func:`get_session` calls it for local masters only: a cluster's executors start
     later and elsewhere.  Its failure is ignored: it only costs speed."""
-    slots = spark.sparkContext.defaultParallelism
+    slots = task_slots(spark)
 
     def run() -> None:
         with contextlib.suppress(Exception):
@@ -368,7 +369,7 @@ def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
         pyspark_version(),
     )
     try:
-        problem = probe.verdict(_run_probe(spark.sparkContext, brokers), driver)
+        problem = probe.verdict(_run_probe(spark, brokers), driver)
     except MigcheckError:
         spark.stop()
         raise
@@ -377,10 +378,12 @@ def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
         raise MigcheckError(f"{problem} (Spark's log: {spark_log_path()})")
 
 
-def _run_probe(sc: SparkContext, brokers: list[str]) -> dict[str, Any]:
+def _run_probe(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:
     """The probe's result from one executor, cancelled after :data:`PROBE_TIMEOUT_S`.
 
-    The probe's module is pickled by value: the executor may not import migcheck.
+    The probe's module is pickled by value: the executor may not import migcheck.  The
+    session's own operation tags (``addTag``, ``interruptTag``), not a SparkContext's job
+    tags, so that a session without a context cancels it too.
     """
     from pyspark import cloudpickle
 
@@ -390,20 +393,32 @@ def _run_probe(sc: SparkContext, brokers: list[str]) -> dict[str, Any]:
 
     def cancel() -> None:
         expired.set()
-        sc.cancelJobsWithTag(tag)
+        spark.interruptTag(tag)
 
     timer = threading.Timer(PROBE_TIMEOUT_S, cancel)
-    sc.addJobTag(tag)
+    spark.addTag(tag)
     timer.start()
     try:
-        return sc.parallelize([brokers], 1).map(probe.probe).collect()[0]
+        return _probe_job(spark, brokers)
     except Exception as e:
         if expired.is_set():
             raise MigcheckError(_timeout_message()) from None
         raise MigcheckError(spark_error_message(e)) from None
     finally:
         timer.cancel()
-        sc.removeJobTag(tag)
+        spark.removeTag(tag)
+
+
+def _probe_job(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:
+    """:func:`probe.probe` as a one-row DataFrame job (a session without a SparkContext
+    has no RDDs).  A plain Python UDF, whose rows cross pickled, not as Arrow: an executor
+    whose Python lacks pyarrow still runs it, and is told so (:func:`probe.verdict`)."""
+    from pyspark.sql.types import StringType
+
+    found = F.udf(lambda: json.dumps(probe.probe(brokers)), StringType(), useArrow=False)
+    row = spark.range(0, 1, 1, 1).select(found().alias("found")).collect()[0]
+    found_json: dict[str, Any] = json.loads(row["found"])
+    return found_json
 
 
 def _timeout_message() -> str:

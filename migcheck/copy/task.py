@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from migcheck.analysis.session import TaskCounter, reaches_driver, task_counter, task_slots
 from migcheck.copy.checkpoint import Checkpoint, Chunk
 from migcheck.copy.errors import RecoveryError, UnwritableError
 from migcheck.copy.held import release, take
@@ -95,15 +96,24 @@ def chunk_jobs(spec: CopySpec, state: Checkpoint, resumed: bool = True) -> list[
 
 @dataclass(frozen=True)
 class CopyCounters:
-    """Spark accumulators of the records and bytes (keys and values) the tasks settle: a
-    progress bar reads them as each task ends (:func:`shares`)."""
+    """The records and bytes (keys and values) the tasks settle, for a progress bar:
+    accumulators, which it reads as each task ends (:func:`shares`); on a session without
+    them, counters the driver adds each round's results to (:func:`settled`)."""
 
-    records: Any
-    bytes: Any
+    records: TaskCounter
+    bytes: TaskCounter
+
+    def settled(self, results: Iterable[ChunkResult]) -> None:
+        """Add a round's results, where the tasks' own adds do not reach the driver."""
+        if reaches_driver(self.records):
+            return
+        for result in results:
+            self.records.add(result.records)
+            self.bytes.add(result.bytes)
 
 
 def new_counters(spark: Any) -> CopyCounters:
-    return CopyCounters(spark.sparkContext.accumulator(0), spark.sparkContext.accumulator(0))
+    return CopyCounters(task_counter(spark), task_counter(spark))
 
 
 def launch_round(
@@ -125,8 +135,10 @@ def launch_round(
     left, their imports and compiled kernels loaded: an RDD job starts workers of its own."""
     import pyarrow as pa
 
-    parts = shares(chunk_jobs(spec, state, resumed), spark.sparkContext.defaultParallelism)
-    settle = settle_chunk if counters is None else functools.partial(_counted, counters=counters)
+    parts = shares(chunk_jobs(spec, state, resumed), task_slots(spark))
+    settle = settle_chunk  # without accumulators, the driver counts the results (settled)
+    if counters is not None and reaches_driver(counters.records):
+        settle = functools.partial(_counted, counters=counters)
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -137,7 +149,10 @@ def launch_round(
                     yield pa.RecordBatch.from_arrays(row, _RESULT_NAMES)
 
     ids = spark.range(0, len(parts), 1, max(1, len(parts)))  # a row, and a task, per share
-    return [ChunkResult(**row.asDict()) for row in ids.mapInArrow(run, _RESULT_DDL).collect()]
+    results = [ChunkResult(**row.asDict()) for row in ids.mapInArrow(run, _RESULT_DDL).collect()]
+    if counters is not None:
+        counters.settled(results)
+    return results
 
 
 #: The offsets a task's share of a round holds, about, at most: its records reach the

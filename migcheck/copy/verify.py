@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from migcheck.analysis.scan.tasks import Group, read_tasks
+from migcheck.analysis.session import task_slots
 from migcheck.copy.tally import Tally, buckets, identity_hashes, tallied, tally_of
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in, task_count
@@ -116,7 +117,7 @@ def _read(spark: Any, client: ClientConfig, ranges: Ranges, group: Group, ddl: s
     units = [WorkUnit(topic, p, start, end) for topic, p, start, end in ranges if start < end]
     if not units:
         return spark.createDataFrame([], ddl)
-    tasks = task_count(records_in(units), spark.sparkContext.defaultParallelism, RECORDS_PER_CHECK)
+    tasks = task_count(records_in(units), task_slots(spark), RECORDS_PER_CHECK)
     packed = pack_spans(units, tasks)
     frame, _ = read_tasks(spark, client, packed, group, ddl, every_record=True, digest=True)
     return frame

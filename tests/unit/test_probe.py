@@ -150,58 +150,56 @@ def test_the_probe_runs_where_migcheck_cannot_be_imported() -> None:
     assert run.stdout.decode().startswith("ModuleNotFoundError: import of migcheck halted")
 
 
-class FakeContext:
-    """A SparkContext's job calls: the probe job blocks until its tag is cancelled, or
-    returns ``found`` at once."""
+class FakeSession:
+    """A session's operation tags, and its probe job: it blocks until its tag is
+    interrupted, or returns ``found`` at once."""
 
     def __init__(self, found: dict[str, Any] | None = None) -> None:
         self.found = found
         self.cancelled = threading.Event()
         self.tags: list[str] = []
+        self.stopped = False
 
-    def addJobTag(self, tag: str) -> None:
+    def addTag(self, tag: str) -> None:
         self.tags.append(tag)
 
-    def removeJobTag(self, tag: str) -> None:
+    def removeTag(self, tag: str) -> None:
         self.tags.remove(tag)
 
-    def cancelJobsWithTag(self, tag: str) -> None:
+    def interruptTag(self, tag: str) -> list[str]:
         assert tag in self.tags
         self.cancelled.set()
+        return ["op-1"]
 
-    def parallelize(self, data: list[Any], slices: int) -> FakeContext:
-        assert slices == 1
-        return self
-
-    def map(self, f: Any) -> FakeContext:
-        assert f is probe.probe
-        return self
-
-    def collect(self) -> list[dict[str, Any]]:
+    def probe_job(self, spark: Any, brokers: list[str]) -> dict[str, Any]:
+        assert spark is self
         if self.found is not None:
-            return [self.found]
+            return self.found
         self.cancelled.wait(10)
-        raise RuntimeError("Job 0 cancelled part of cancelled job tag migcheck-probe")
-
-
-class FakeSession:
-    def __init__(self, sc: FakeContext) -> None:
-        self.sparkContext = sc
-        self.stopped = False
+        raise RuntimeError("[OPERATION_CANCELED] Operation has been cancelled.")
 
     def stop(self) -> None:
         self.stopped = True
+
+
+def fake_session(monkeypatch: pytest.MonkeyPatch, found: dict[str, Any] | None = None) -> Any:
+    """A :class:`FakeSession` whose ``probe_job`` runs in place of Spark's probe job."""
+    from migcheck.analysis import spark
+
+    session = FakeSession(found)
+    monkeypatch.setattr(spark, "_probe_job", session.probe_job)
+    return session
 
 
 def test_a_probe_no_executor_runs_is_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
     from migcheck.analysis import spark
 
     monkeypatch.setattr(spark, "PROBE_TIMEOUT_S", 0.2)
-    session = FakeSession(FakeContext())
+    session = fake_session(monkeypatch)
     with pytest.raises(MigcheckError, match=r"^no executor ran migcheck's probe task within"):
-        spark.check_executors(session, "kafka-1:9092")  # type: ignore[arg-type]
-    assert session.sparkContext.cancelled.is_set()
-    assert session.sparkContext.tags == []  # later jobs carry no probe tag
+        spark.check_executors(session, "kafka-1:9092")
+    assert session.cancelled.is_set()
+    assert session.tags == []  # later jobs carry no probe tag
     assert session.stopped
 
 
@@ -210,12 +208,12 @@ def test_a_probe_verdict_stops_the_session(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setenv("MIGCHECK_SPARK_LOG", "/var/tmp/spark.log")
     here = probe.probe([])
-    session = FakeSession(FakeContext({**here, "python": "3.9"}))
+    session = fake_session(monkeypatch, {**here, "python": "3.9"})
     with pytest.raises(
         MigcheckError, match=r"run Python 3\.9 .*\(Spark's log: /var/tmp/spark.log\)$"
     ):
-        spark.check_executors(session, None)  # type: ignore[arg-type]
+        spark.check_executors(session, None)
     assert session.stopped
-    healthy = FakeSession(FakeContext(here))
-    spark.check_executors(healthy, None)  # type: ignore[arg-type]
+    healthy = fake_session(monkeypatch, here)
+    spark.check_executors(healthy, None)
     assert not healthy.stopped

@@ -36,6 +36,7 @@ from migcheck.analysis.scan.tasks import (
     WholePartitions,
     read_tasks,
 )
+from migcheck.analysis.session import task_slots
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_spans, read_units, records_in, task_count
 
@@ -87,7 +88,7 @@ class FullScan:
         return HistoryFigures(merged, self.spec), counter
 
     def _tasks(self, spark: SparkSession) -> int:
-        cores = spark.sparkContext.defaultParallelism
+        cores = task_slots(spark)
         return task_count(records_in(self.units), cores, self.records_per_task)
 
     def _whole(self, spark: SparkSession) -> WholePartitions | None:

@@ -31,12 +31,12 @@ from migcheck.analysis.histories import histories_by_partition, history_ddl
 from migcheck.analysis.scan.frame import HistoryFigures, spark_distinct_keys
 from migcheck.analysis.scan.share import TASK_START_S, DriverShare, ReadSoFar
 from migcheck.analysis.scan.strategy import Counter, Loaded
+from migcheck.analysis.session import TaskCounter, task_counter, task_slots
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_units, read_units, records_in, window_starts
 
 if TYPE_CHECKING:
-    from pyspark import Accumulator
     from pyspark.sql import DataFrame, SparkSession
 
 #: Groups a task's record batches into the rows its DataFrame holds.
@@ -64,7 +64,7 @@ class SampleRead:
 
     def load(self, spark: SparkSession) -> Loaded:
         total = records_in(self.units)
-        tasks = max(spark.sparkContext.defaultParallelism, -(-total // self.records_per_task))
+        tasks = max(task_slots(spark), -(-total // self.records_per_task))
         read = WholePartitions(self.client, self.units, self.spec, tasks, False, self.figures,
                                self.share)  # fmt: skip
         return read.load(spark)
@@ -89,7 +89,7 @@ class WholePartitions:
     def load(self, spark: SparkSession) -> Loaded:
         if not self.figures:
             return self.histories(spark)
-        counter = spark.sparkContext.accumulator(0)
+        counter = task_counter(spark)
         share = self.share
         alone = share is not None and share.finishing(TASK_START_S)
         frame = None if alone else self._figure_tasks(spark, counter)
@@ -105,9 +105,9 @@ class WholePartitions:
                                     reader=self.reader)  # fmt: skip
         return HistoryFigures(frame, self.spec), counter
 
-    def _figure_tasks(self, spark: SparkSession, counter: Accumulator[int]) -> DataFrame:
+    def _figure_tasks(self, spark: SparkSession, counter: TaskCounter) -> DataFrame:
         spec, share = self.spec, self.share
-        readers = max(1, spark.sparkContext.defaultParallelism - 1)
+        readers = max(1, task_slots(spark) - 1)
         packed = [share.units] * readers if share else pack_units(self.units, self.tasks)
         windows = window_starts(self.units)
 
@@ -177,7 +177,7 @@ def read_tasks(
     group: Group,
     ddl: str,
     every_record: bool = False,
-    counter: Accumulator[int] | None = None,
+    counter: TaskCounter | None = None,
     claims: Claims | None = None,
     digest: bool = False,
     reader: Reader = read_units,
@@ -190,7 +190,7 @@ def read_tasks(
     A read that fails in a task (a broker gone mid-scan) names Spark's log, as any
     failed task's line does: the driver prints only the error's message, and the log
     holds the task's traceback."""
-    count = spark.sparkContext.accumulator(0) if counter is None else counter
+    count = task_counter(spark) if counter is None else counter
     log = spark_log_path()  # the driver's, where a failed task's trace is written
     # One row per bin, one bin per task: spark.range splits n rows over n slices one each,
     # and, unlike a parallelized Python list, starts no Python worker of its own.
@@ -210,9 +210,7 @@ def read_tasks(
     return bin_ids.mapInArrow(read_task, ddl), count
 
 
-def _counted(
-    batches: Iterator[pa.RecordBatch], counter: Accumulator[int]
-) -> Iterator[pa.RecordBatch]:
+def _counted(batches: Iterator[pa.RecordBatch], counter: TaskCounter) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         counter.add(batch.num_rows)
         yield batch

@@ -1,0 +1,113 @@
+"""What migcheck's jobs ask of a Spark session beyond DataFrames, answered here alone: how
+many task slots it has, and a counter its tasks add to and the driver reads.
+
+Classic pyspark answers both through the session's ``SparkContext``
+(``defaultParallelism``, accumulators), and this module is the only place that asks it.
+A session without a SparkContext (Spark Connect: no RDDs, no accumulators) is answered
+from its settings and by the driver: :func:`task_slots` from ``spark.default.parallelism``
+or the master's cores, :func:`task_counter` with a :class:`DriverCounter` that only the
+driver adds to, from the rows a job returns (:func:`reaches_driver`).  Neither changes a
+figure: the slots decide how a read or a copy is cut into tasks, and the counters feed
+only the progress bars (docs/ARCHITECTURE.md, "Jobs without a SparkContext").
+
+Unlike :mod:`~migcheck.analysis.scan.session`, which opens the session a command's reads
+run on, this module only asks an open session.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import Any, Protocol
+
+#: A cluster's slots when its settings do not say: Spark's own floor for a cluster's
+#: ``defaultParallelism`` (``max(cores, 2)``).
+CLUSTER_FLOOR = 2
+
+_LOCAL = re.compile(r"local(?:\[(\*|\d+)(?:\s*,\s*\d+)?\])?")
+_LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]")
+
+
+class TaskCounter(Protocol):
+    """A count the read or copy tasks add to and the driver reads as ``value``."""
+
+    def add(self, term: int) -> None: ...
+
+    @property
+    def value(self) -> int: ...
+
+
+class DriverCounter:
+    """A counter for a session without accumulators: a task's ``add`` changes only the
+    task's copy, so the driver adds what its jobs' result rows report."""
+
+    def __init__(self) -> None:
+        self._value = 0
+
+    def add(self, term: int) -> None:
+        self._value += term
+
+    @property
+    def value(self) -> int:
+        return self._value
+
+
+def context(spark: Any) -> Any:
+    """The session's SparkContext; None where it has none (a Spark Connect session raises
+    an ``AttributeError`` for it)."""
+    return getattr(spark, "sparkContext", None)
+
+
+def task_slots(spark: Any) -> int:
+    """How many tasks the session runs at once: the SparkContext's ``defaultParallelism``
+    (which on a cluster counts the executors' cores registered so far), else
+    :func:`slots_of` the session's settings."""
+    sc = context(spark)
+    if sc is not None:
+        return int(sc.defaultParallelism)
+    return slots_of(lambda key: spark.conf.get(key, None), os.cpu_count() or 1)
+
+
+def slots_of(setting: Callable[[str], str | None], cpus: int) -> int:
+    """The task slots Spark's ``defaultParallelism`` gives, from the session's settings
+    (``setting``: a key's value, or None) and the cores of a local master's machine:
+    ``spark.default.parallelism`` when set; a local master's threads (``local[*]``: every
+    core); a ``local-cluster``'s workers times their cores; a cluster's
+    ``spark.executor.cores`` times ``spark.executor.instances``, else ``spark.cores.max``,
+    never below :data:`CLUSTER_FLOOR`, as Spark counts the cores of a cluster."""
+    given = setting("spark.default.parallelism")
+    if given:
+        return int(given)
+    master = (setting("spark.master") or "local[*]").strip()
+    local = _LOCAL.fullmatch(master)
+    if local:
+        threads = local[1] or "1"
+        return cpus if threads == "*" else int(threads)
+    workers = _LOCAL_CLUSTER.fullmatch(master)
+    cores = int(workers[1]) * int(workers[2]) if workers else _cluster_cores(setting)
+    return max(cores, CLUSTER_FLOOR)
+
+
+def _cluster_cores(setting: Callable[[str], str | None]) -> int:
+    """A cluster's cores as its settings give them (0: they do not say)."""
+    per_executor, executors = setting("spark.executor.cores"), setting("spark.executor.instances")
+    if per_executor and executors:
+        return int(per_executor) * int(executors)
+    return int(setting("spark.cores.max") or 0)
+
+
+def task_counter(spark: Any) -> TaskCounter:
+    """A counter the session's tasks add to: an accumulator, whose tasks' adds reach the
+    driver as each task ends; without a SparkContext, a :class:`DriverCounter`."""
+    sc = context(spark)
+    if sc is None:
+        return DriverCounter()
+    counter: TaskCounter = sc.accumulator(0)
+    return counter
+
+
+def reaches_driver(counter: TaskCounter) -> bool:
+    """Whether what tasks add to ``counter`` reaches the driver (an accumulator's does);
+    if not, the driver adds the counts its jobs return."""
+    return not isinstance(counter, DriverCounter)
