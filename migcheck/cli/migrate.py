@@ -256,7 +256,7 @@ def operated(
     if control_socket is None:
         yield operator_of(yes, stdin, postpone_flag)
         return
-    desk = Desk(flagged(postpone_flag))
+    desk = Desk(flagged(postpone_flag), released(postpone_flag))
     with serving(control_socket, desk, _fd(stdin), say), _hangup_ignored():
         say(f"control: listening on {control_socket} ({USAGE})")
         yield operator_of(yes, stdin, postpone_flag, desk)
@@ -294,6 +294,16 @@ def operator_of(
 def flagged(postpone_flag: str | None) -> Callable[[], bool]:
     """Whether --postpone-cut-over-flag-file's file exists (never, without one)."""
     return lambda: postpone_flag is not None and Path(postpone_flag).exists()
+
+
+def released(postpone_flag: str | None) -> Callable[[], None]:
+    """``unpostpone``: the flag file removed, as gh-ost's unpostpone removes its own."""
+
+    def release() -> None:
+        if postpone_flag is not None:
+            Path(postpone_flag).unlink(missing_ok=True)
+
+    return release
 
 
 def _fd(stdin: TextIO) -> int | None:

@@ -59,7 +59,9 @@ class Desk:
     and its copy's lag, the prompt it waits on and the answer that took it, and whether
     the socket holds the cut-over back (or ``flag``, the flag file, does)."""
 
-    def __init__(self, flag: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self, flag: Callable[[], bool] = lambda: False, release: Callable[[], None] = lambda: None
+    ) -> None:
         self._cond = threading.Condition()
         self._state = State(Phase.START)
         self._lag: Callable[[], CopyLag | None] = lambda: None
@@ -68,6 +70,9 @@ class Desk:
         self._held = False
         self._closed = False
         self._flag = flag
+        #: removes the flag file: ``unpostpone`` releases the cut-over whatever holds it,
+        #: as gh-ost's does
+        self._release = release
         #: called as a prompt is posted: the serving thread then watches stdin too
         self.wake: Callable[[], None] = lambda: None
 
@@ -105,6 +110,8 @@ class Desk:
     def hold(self, held: bool) -> None:
         with self._cond:
             self._held = held
+        if not held:
+            self._release()
 
     def postponed(self) -> bool:
         """Whether the cut-over waits at ready: the socket's postpone, or the flag file."""

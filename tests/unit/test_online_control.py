@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from migcheck.cli.migrate import operated, operator_of
+from migcheck.cli.migrate import flagged, operated, operator_of, released
 from migcheck.errors import UsageError
 from migcheck.model.copy import CopyLag
 from migcheck.online.control import Desk, serving
@@ -45,7 +45,9 @@ class Run:
     def __init__(self, path: Path, stdin_fd: int, flag: Path | None = None) -> None:
         self.path, self.stdin_fd = path, stdin_fd
         self.said: list[str] = []
-        self.desk = Desk(lambda: flag is not None and flag.exists())
+        self.desk = Desk(
+            flagged(str(flag) if flag else None), released(str(flag) if flag else None)
+        )
         self.posted = threading.Event()
         self.answer: list[str] = []
 
@@ -152,10 +154,10 @@ def test_postpone_and_unpostpone_hold_the_cut_over_as_the_flag_file_does(
         assert operator.postponed()
         flag.touch()
         assert send(run.path, "status")[3] == "postponed: yes (postpone, the flag file exists)"
-        assert send(run.path, "unpostpone") == ["postponed: yes (the flag file exists)"]
-        assert operator.postponed()  # the file still holds it
-        flag.unlink()
-        assert not operator.postponed()
+        # unpostpone releases the cut-over whatever holds it: the flag file is removed, as
+        # gh-ost's unpostpone removes its own
+        assert send(run.path, "unpostpone") == ["postponed: no"]
+        assert not flag.exists() and not operator.postponed()
         assert send(run.path, "status")[3] == "postponed: no"
     assert run.said == [
         "control: postpone",
