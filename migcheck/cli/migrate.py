@@ -143,8 +143,8 @@ from migcheck.untrusted import visible
     metavar="DIR",
     help="Run DIR/on-<phase> (on-barrier, on-switch, on-move-readers...) as each phase "
     "starts, told the migration in MIGCHECK_* variables: automation pauses and switches "
-    "the producers there.  One that fails before the switch stops the run; after, it is "
-    "reported and the run goes on.",
+    "the producers there.  A failing on-barrier reverts the cut-over; one failing earlier "
+    "stops the run; after the switch, a failure is reported and the run goes on.",
 )
 @click.option(
     "--control-socket",

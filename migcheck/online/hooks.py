@@ -4,11 +4,11 @@ do (issue 72).  ``--hooks-dir DIR``: as the walk enters a state, it runs ``DIR/o
 with the migration's facts in ``MIGCHECK_*`` variables: this is how automation pauses
 and switches the producers.
 
-A hook that fails (a non-zero exit, or it cannot be run) before the switch stops the
-run there: nothing was cut over, the producers still write the old topic (a hook that
-had paused them resumes them), and the checkpoint resumes the run.  From the switch on
-the way back is the rollback's, so a failing hook is reported on its line and the run
-goes on.  Names in the variables are data, never run: the environment is the one place
+A hook that fails (a non-zero exit, or it cannot be run) at the barrier reverts the
+cut-over, as a timed-out one does (the producers resume on the old topic, and the
+cut-over is offered again); one that fails earlier stops the run, nothing cut over (the
+checkpoint resumes it).  From the switch on the way back is the rollback's, so a failing
+hook is reported on its line and the run goes on (the walk decides: ``steps``).  Names in the variables are data, never run: the environment is the one place
 they reach the hook.
 """
 

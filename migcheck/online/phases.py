@@ -235,12 +235,18 @@ def take_barrier(plan: Plan, io: MigrateIO) -> Barrier | None:
         io.stop_copy()
         io.say(f"cut-over: barrier taken, copy drained and checked in {barrier.took_s:.1f} s")
         return barrier
-    io.say(f"cut-over reverted: not done within {plan.cutover_timeout_s:g} s")
+    revert(plan, io, f"not done within {plan.cutover_timeout_s:g} s")
+    return None
+
+
+def revert(plan: Plan, io: MigrateIO, why: str) -> None:
+    """The cut-over reverts to ready: the producers resume on the old topic, and the
+    operator is asked again later (under --yes the run ends: it does not retry)."""
+    io.say(f"cut-over reverted: {why}")
     if not io.ask(f"resume every producer on {plan.topic}; answer y once they write"):
         raise Stopped("stopped after a reverted cut-over")
     if plan.automatic:
         raise Stopped("cut-over reverted (--yes does not retry it): run again to retry")
-    return None
 
 
 def switch(plan: Plan, io: MigrateIO) -> None:

@@ -118,8 +118,13 @@ def walk_from(
                 copy = row.copy
                 io = lane.enter_context(_lane(lanes, state))
             assert io is not None  # every state walked runs with a copy's I/O
-            _hooked(state, hooks(state, m, io), io)
-            following = _STEPS[state.phase](m, io, state.way)
+            failed = hooks(state, m, io)
+            if failed is not None and state.phase is Phase.BARRIER:
+                phases.revert(m.on(state.way), io, f"{failed} at {state}")
+                following: State | None = State(Phase.READY, state.way)
+            else:
+                _hooked(state, failed, io)
+                following = _STEPS[state.phase](m, io, state.way)
             _move(state, following)
             if following is None:
                 return state
@@ -127,9 +132,10 @@ def walk_from(
 
 
 def _hooked(state: State, failed: str | None, io: MigrateIO) -> None:
-    """A hook that failed before the switch stops the run: nothing was cut over (the
-    producers still write the old topic).  From the switch on, the way back is the
-    rollback's: the failure is said, and the run goes on."""
+    """A hook that failed before the barrier stops the run: nothing was cut over (the
+    producers still write the old topic); the barrier's own reverts the cut-over instead
+    (the walk's).  From the switch on, the way back is the rollback's: the failure is
+    said, and the run goes on."""
     if failed is None:
         return
     if state.phase.number < Phase.SWITCH.number:

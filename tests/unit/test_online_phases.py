@@ -750,39 +750,48 @@ def test_a_postpone_flag_holds_the_cut_over_at_ready_until_it_is_gone(tmp_path: 
     assert len(world.checked) >= 9  # the copy kept checked while held (every 10 s)
 
 
-def test_a_hook_failing_at_the_barrier_stops_before_any_switch_and_later_ones_are_said(
+def test_a_failing_hook_stops_or_reverts_before_the_switch_and_is_said_after_it(
     tmp_path: Path,
 ) -> None:
-    """--hooks-dir (issue 72): on-barrier pauses the producers; failing, the run stops
-    there, nothing switched.  After the switch a failing hook is said and the walk goes on."""
+    """--hooks-dir (issue 72): on-barrier pauses the producers; failing, the cut-over
+    reverts (the producers resume on the old topic) and is offered again.  A hook failing
+    before the barrier stops the run; after the switch it is said and the walk goes on."""
     app = replace(APP, downstream=())
     plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, app)
-    world = _World(lambda t: _ends(10, 20), [True] * 10)
-    world.ends_of["t"] = {0: 10, 1: 20}
-    walked = _Walked(world, str(tmp_path / "m.json"), {"t": {0: 10, 1: 20}})
     seen: list[State] = []
 
-    def failing_at(phase: Phase):
+    def failing(phase: Phase, times: int = 1):
         def hooks(state: State, m: Migration, io: MigrateIO) -> str | None:
             seen.append(state)
-            return "hook on-x failed (exit 3): no" if state.phase is phase else None
+            if state.phase is phase and seen.count(state) <= times:
+                return "hook on-x failed (exit 3): no"
+            return None
 
         return hooks
 
-    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), walked.lanes,
-                  walked.record, failing_at(Phase.BARRIER))  # fmt: skip
+    def walked_with(hooks, name: str) -> tuple[_World, MigrateResult]:  # type: ignore[no-untyped-def]
+        world = _World(lambda t: _ends(10, 20), [True] * 12)
+        world.ends_of["t"] = {0: 10, 1: 20}
+        walked = _Walked(world, str(tmp_path / name), {"t": {0: 10, 1: 20}})
+        start = Migration(plan, MigrateResult("t", "t-p3", "murmur2"))
+        return world, walk(start, walked.lanes, walked.record, hooks)
+
+    world, result = walked_with(failing(Phase.BARRIER), "a.json")
+    assert result.stopped is None and result.completed, result.stopped
+    assert "cut-over reverted: hook on-x failed (exit 3): no at phase 5 (barrier)" in world.said
+    assert [a.split(" ")[0] for a in world.asked][:4] == ["start", "resume", "pause", "switch"]
+    assert seen[:6] == [State(p) for p in (Phase.COPY_AND_FOLLOW, Phase.SHADOW, Phase.READY,
+                                           Phase.BARRIER, Phase.READY, Phase.BARRIER)]  # fmt: skip
+
+    seen.clear()
+    world, result = walked_with(failing(Phase.READY), "b.json")
     assert result.stopped is not None and result.stopped.startswith(
-        "hook on-x failed (exit 3): no: stopped at phase 5 (barrier), before the switch"
+        "hook on-x failed (exit 3): no: stopped at phase 4 (ready), before the switch"
     )
     assert not any(a.startswith(("pause", "switch")) for a in world.asked)
-    assert seen == [State(p) for p in (Phase.COPY_AND_FOLLOW, Phase.SHADOW, Phase.READY,
-                                       Phase.BARRIER)]  # fmt: skip
 
-    world = _World(lambda t: _ends(10, 20), [True] * 5 + [True] * 5)
-    world.ends_of["t"] = {0: 10, 1: 20}
-    walked = _Walked(world, str(tmp_path / "n.json"), {"t": {0: 10, 1: 20}})
-    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), walked.lanes,
-                  walked.record, failing_at(Phase.SETTLE))  # fmt: skip
+    seen.clear()
+    world, result = walked_with(failing(Phase.SETTLE), "c.json")
     assert result.stopped is None and result.completed
     assert "hook on-x failed (exit 3): no at phase 7 (settle); the run goes on" in world.said
 
