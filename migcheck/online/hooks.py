@@ -8,8 +8,9 @@ A hook that fails (a non-zero exit, or it cannot be run) at the barrier reverts 
 cut-over, as a timed-out one does (the producers resume on the old topic, and the
 cut-over is offered again); one that fails earlier stops the run, nothing cut over (the
 checkpoint resumes it).  From the switch on the way back is the rollback's, so a failing
-hook is reported on its line and the run goes on (the walk decides: ``steps``).  Names in the variables are data, never run: the environment is the one place
-they reach the hook.
+hook is reported on its line and the run goes on (the walk decides: ``steps``).  Names
+in the variables are data, never run: the environment is the one place they reach the
+hook.
 """
 
 from __future__ import annotations
