@@ -129,7 +129,10 @@ class Desk:
         """``status``'s reply: the phase (its number and way), the pending prompt, the
         copy's lag if known, and whether the cut-over is postponed."""
         with self._cond:
-            state, lag_of, prompt = self._state, self._lag, self._prompt
+            # a prompt already answered is not pending, even before the walk takes the
+            # answer: a client polling status must not act on it twice
+            answered = self._answer is not None
+            state, lag_of, prompt = self._state, self._lag, None if answered else self._prompt
         try:
             lag = lag_of()
         except Exception:  # the copy's error is the walk's to raise; status only says so
