@@ -193,7 +193,7 @@ def _source_counts(
                 return None
         elif t in external:
             counts[t] = external[t]
-    if _copartitioned(app, sub):  # a repartition topic joined with others takes their count
+    if copartitioned(app, sub):  # a repartition topic joined with others takes their count
         plain = [n for t, n in counts.items() if not app.is_repartition(t)]
         if plain:
             counts = {t: (max(plain) if app.is_repartition(t) else n) for t, n in counts.items()}
@@ -211,7 +211,7 @@ def _reads_existing(app: App) -> bool:
     return app.protocol == Protocol.STREAMS
 
 
-def _copartitioned(app: App, sub: SubTopology) -> bool:
+def copartitioned(app: App, sub: SubTopology) -> bool:
     """Sources joined in one stateful sub-topology must be co-partitioned (a join), and so
     must sources the app's evidence joins (:attr:`App.joins`)."""
     sources = [n for n in sub.nodes if n.kind == "source" and n.topics]
@@ -363,7 +363,7 @@ def health(app: App) -> tuple[Reason, ...]:
     )
 
 
-def not_copartitioned(protocol: Protocol, counts: Mapping[str, int]) -> str:
+def notcopartitioned(protocol: Protocol, counts: Mapping[str, int]) -> str:
     """The error for joined topics of unequal counts (CopartitionedTopicsEnforcer; the
     same format strings in Kafka Streams 3.9.2 and 4.3.1)."""
     listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
@@ -512,7 +512,7 @@ def _full(app: App, topic: str) -> str:
 
 def _unequal_joined(c: Change, sub: SubTopology) -> dict[str, int]:
     """The joined source topics' counts after the change, when they differ."""
-    if not _copartitioned(c.app, sub):
+    if not copartitioned(c.app, sub):
         return {}
     app = c.app
     plain = {t: c.after[t] for t in sub.source_topics if not app.is_repartition(t) and t in c.after}
@@ -528,7 +528,7 @@ def _copartition_crash(c: Change, sub: SubTopology) -> list[Reason]:
     plain = _unequal_joined(c, sub)
     if not plain or _unchecked_join(c.app):
         return []
-    text = not_copartitioned(c.app.protocol, plain)
+    text = notcopartitioned(c.app.protocol, plain)
     return [Reason(AppLevel.CRASH, sub.id, text, Check.COPARTITION, tuple(sorted(plain)))]
 
 

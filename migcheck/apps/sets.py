@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from migcheck.apps.rules import Check
+from migcheck.apps.build import Basis, Model
+from migcheck.apps.rules import App, Check, copartitioned
 from migcheck.errors import Refused, UsageError
 from migcheck.model.app import AppCandidate, first_error
 
@@ -62,3 +63,46 @@ def refuse_split_set(route: str, app_id: str, cand: AppCandidate, changed: Colle
         + " ".join(f"--topic {t}" for t in (*changed, *behind.topics))
         + " (a runbook of several topics is not written yet)"
     )
+
+
+#: Where a join's evidence comes from, as the report says it, by the model's basis.
+_EVIDENCE = {
+    Basis.TOPOLOGY: "from the --topology given",
+    Basis.BROKER: "from the broker's description of the app's topology",
+    Basis.INFERRED: "from a running group's tasks, which read them together",
+}
+
+
+@dataclass(frozen=True)
+class Together:
+    """Topics that must widen together, and why: which join, from which evidence."""
+
+    topics: tuple[str, ...]
+    why: str
+
+
+def must_move_together(model: Model) -> tuple[Together, ...]:
+    """Each co-partitioned group of the app's source topics, certain (its shape's joins),
+    then those another shape the evidence allows would join ("may"), with what settles
+    it."""
+    found = [Together(ts, f"joined in sub-topology {sub}, {_EVIDENCE[model.basis]}")
+             for sub, ts in _joined(model.app)]  # fmt: skip
+    seen = {t.topics for t in found}
+    for scenario in model.alternatives:
+        for _, ts in _joined(scenario.app):
+            if ts not in seen:
+                seen.add(ts)
+                why = f"may be joined: the cluster cannot tell whether {scenario.condition}"
+                found.append(Together(ts, f"{why}; --topology settles it"))
+    return tuple(found)
+
+
+def _joined(app: App) -> list[tuple[int, tuple[str, ...]]]:
+    """Each sub-topology whose source topics the app must keep co-partitioned: its id and
+    those topics (repartition topics left out: the app sizes them itself)."""
+    joined = []
+    for sub in app.topology.subtopologies:
+        topics = tuple(sorted(t for t in sub.source_topics if not app.is_repartition(t)))
+        if not sub.is_global and len(topics) > 1 and copartitioned(app, sub):
+            joined.append((sub.id, topics))
+    return joined

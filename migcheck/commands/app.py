@@ -29,6 +29,7 @@ from migcheck.apps.rules import (
     health,
     sizes,
 )
+from migcheck.apps.sets import must_move_together
 from migcheck.apps.strategy import direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyses
 from migcheck.commands.options import Connection, SparkSettings
@@ -250,6 +251,7 @@ def _report(
         "topics": _topics(disc),
         "subtopologies": _subtopologies(app, today.tasks),
         "health": [_reason(r) for r in health(app)],
+        "together": [{"topics": list(t.topics), "why": t.why} for t in must_move_together(model)],
         "changes": list(options.topics),
         "candidates": candidates,
         "verdict": largest["verdict"],

@@ -149,6 +149,11 @@ class AppState(TypedDict):
     topics: list[TopicEntry]
 
 
+class MoveTogether(TypedDict):
+    topics: list[str]
+    why: str
+
+
 class AppReport(Kind):
     migcheck_version: str
     generated_at: str
@@ -165,6 +170,9 @@ class AppReport(Kind):
     topics: list[AppTopic]
     subtopologies: list[AppSubtopology]
     health: list[AppReason]
+    # the source topics that must widen together (co-partitioned: a join), each group with
+    # why (which join, from which evidence); absent before issue 71
+    together: NotRequired[list[MoveTogether]]
     changes: list[str]
     candidates: list[AppCandidate]
     verdict: AppLevel

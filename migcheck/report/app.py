@@ -75,6 +75,8 @@ def _blocks(r: AppReport) -> Iterator[Block]:
     if r["basis_note"]:
         yield Block("p", f"Note: {r['basis_note']}.")
     yield from _health(r["health"])
+    for group in r.get("together") or []:
+        yield Block("p", f"Move together: {', '.join(group['topics'])} ({group['why']}).")
     for cand in r["candidates"]:
         yield from _candidate(cand, _name(r), r["state"])
     if r["state"]:

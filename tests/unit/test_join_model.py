@@ -275,3 +275,26 @@ def test_widening_one_side_of_a_join_alone_is_refused_naming_the_other() -> None
     maybe = candidate(stopped, {"orders": direct_stores(stopped, "orders").stores}, 6)
     with pytest.raises(UsageError, match=r"may join orders with customers .*pass --topology"):
         refuse_split_set("migrate", "shop", maybe, ["orders"])
+
+
+def test_app_names_what_must_move_together_and_from_which_evidence() -> None:
+    """Issue 71: the report names each co-partitioned group, with its join and evidence."""
+    from migcheck.apps.sets import Together, must_move_together
+
+    given = from_topology(_facts(), _described("join-rekey"))
+    assert must_move_together(given) == (
+        Together(("customers", "orders"), "joined in sub-topology 0, from the --topology given"),
+    )
+    running = inferred(_facts(read_together=RUNNING))  # the tasks read them together
+    assert must_move_together(running) == (
+        Together(
+            ("customers", "orders"),
+            "joined in sub-topology 0, from a running group's tasks, which read them together",
+        ),
+    )
+    (maybe,) = must_move_together(inferred(_facts()))  # stopped, no topology: it may be
+    assert maybe.topics == ("customers", "orders")
+    assert maybe.why == (
+        "may be joined: the cluster cannot tell whether customers and orders are joined "
+        "(co-partitioned); --topology settles it"
+    )
