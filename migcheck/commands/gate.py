@@ -226,6 +226,7 @@ def _change(gate: _Gate, p: Proposal, live: int) -> GateChange:
             p,
             judged.verdict,
             readers,
+            gate.growing,
         ),
     }
 
@@ -266,7 +267,10 @@ def _reader(
     unseen = [r for r in cand["reasons"] if r.get("check") == Check.UNSEEN_STATE]
     if cand["verdict"] == AppLevel.CORRUPT and len(unseen) == len(cand["reasons"]):
         return unknown_reader(kind, id, f"{unseen[0]['text']}; {TOPOLOGY_SETTLES}")
-    return app_reader(kind, id, cand["verdict"], _app_reasons(cand), stalls=_stalls(cand))
+    reader = app_reader(kind, id, cand["verdict"], _app_reasons(cand), stalls=_stalls(cand))
+    groups = outcome.report.get("together") or []
+    reader["together"] = [g["topics"] for g in groups if p.topic in g["topics"]]
+    return reader
 
 
 def _app_reasons(cand: AppCandidate) -> list[tuple[AppLevel | RuleCode, str]]:

@@ -8,7 +8,7 @@ runbook.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from migcheck.frameworks.registry import STATEFUL_KINDS
 from migcheck.model.gate import GateReader, GateVerdict, Proposal, RuleCode
@@ -24,10 +24,11 @@ _GROUP_VERDICTS = (GateVerdict.ORDER, GateVerdict.LOSS_RISK)
 
 def next_steps(
     bootstrap: str, command_config: str | None, p: Proposal, verdict: GateVerdict,
-    readers: Sequence[GateReader],
+    readers: Sequence[GateReader], planned: Mapping[str, int] | None = None,
 ) -> list[str]:  # fmt: skip
     """The runbook commands that make ``p`` safe (none for a change no runbook serves:
-    a destroyed topic's guard is in its reason)."""
+    a destroyed topic's guard is in its reason); before an app's, the full set of topics
+    it must widen together where the plan (``planned``: topic to count) leaves one out."""
     if verdict in _NO_RUNBOOK or p.after is None:
         return []
     base = ["migcheck", "runbook", "--bootstrap-server", bootstrap]
@@ -36,15 +37,37 @@ def next_steps(
     at_risk = [r for r in readers if r["verdict"] is not GateVerdict.SAFE]
     apps = [r for r in at_risk if ReaderKind(r["kind"]) in STATEFUL_KINDS]
     groups = [r for r in at_risk if r["verdict"] in _GROUP_VERDICTS and r not in apps]
+    widened = {p.topic, *(planned or {})}
     lines = [
         line
         for r in apps
-        for line in (*_way_out(r), _line([*base, "--application-id", r["id"], *change]))
+        for line in (
+            *_full_set(r, widened, p),
+            *_way_out(r),
+            _line([*base, "--application-id", r["id"], *change]),
+        )
     ]
     if groups:
         named = [a for r in groups for a in ("--group", r["id"])]
         lines.append(_line([*base, *named, *change]))
     return lines
+
+
+def _full_set(app: GateReader, widened: set[str], p: Proposal) -> tuple[str, ...]:
+    """Where the plan widens one side of a join alone: the set that must widen together,
+    named, and the command that judges it (the app's runbook refuses a split set)."""
+    lines = []
+    for group in app.get("together") or []:
+        missing = [t for t in group if t not in widened]
+        if missing:
+            lines.append(
+                f"# {quoted(app['id'])} joins {', '.join(group)}: widen {', '.join(missing)} "
+                f"with {p.topic} in the same change (co-partitioned); judge the set with:"
+            )
+            judge = ["migcheck", "app", "--application-id", app["id"]]
+            lines.append(_line([*judge, *(a for t in group for a in ("--topic", t)),
+                                "--to", str(p.after)]))  # fmt: skip
+    return tuple(lines)
 
 
 def _way_out(app: GateReader) -> tuple[str, ...]:

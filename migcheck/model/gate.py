@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from migcheck.model.header import Kind
 
@@ -209,6 +209,9 @@ class GateReader(TypedDict):
     verdict: GateVerdict
     reasons: list[str]
     rules: list[RuleCode]  # one per reason, in the order of its reasons
+    #: a stateful app's co-partitioned groups holding the change's topic: the topics that
+    #: must widen with it (migcheck app's ``together``); absent for other readers
+    together: NotRequired[list[list[str]]]
 
 
 class GateMoved(TypedDict):

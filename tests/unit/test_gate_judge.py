@@ -317,3 +317,22 @@ def test_a_destroyed_topic_says_terraforms_guard_and_has_no_runbook() -> None:
     (reason,) = judge(p, 12, [], None, None).rules
     assert f"lifecycle {{ prevent_destroy = true }} on {TF.address}" in reason["text"]
     assert next_steps("b:9092", None, p, GateVerdict.DATA_LOSS, []) == []
+
+
+def test_a_plan_widening_one_side_of_a_join_names_the_full_set_first() -> None:
+    """Issue 71: the app's runbook refuses a split set, so the gate's next step names the
+    topics that must widen together, and the command that judges them as one change."""
+    p = Proposal("orders", None, 6, CHANGE)
+    app = app_reader("kafka-streams", "shop", "CRASH", [("CRASH", "Topics not co-partitioned")])
+    app["together"] = [["customers", "orders"]]
+    first, judge_it, runbook = next_steps("b:9092", None, p, GateVerdict.CRASH, [app])
+    assert first == (
+        "# 'shop' joins customers, orders: widen customers with orders in the same change "
+        "(co-partitioned); judge the set with:"
+    )
+    assert _words(judge_it) == ["migcheck", "app", "--application-id", "shop", "--topic",
+                                "customers", "--topic", "orders", "--to", "6"]  # fmt: skip
+    assert _words(runbook)[:2] == ["migcheck", "runbook"]
+    # the plan widens both: nothing to add
+    both = next_steps("b:9092", None, p, GateVerdict.CRASH, [app], {"customers": 6})
+    assert [_words(line)[:2] for line in both] == [["migcheck", "runbook"]]
