@@ -23,16 +23,21 @@ from migcheck.model.migrate import ShadowStart
 
 
 def check_online(
-    route: str, disc: Discovery, topology: Topology | None, accept_lost_history: bool
+    route: str,
+    disc: Discovery,
+    topology: Topology | None,
+    accept_lost_history: bool,
+    move_state: str = "",
 ) -> Callable[[ShadowStart], str]:
     """Refused in one line (``route``: the option that asked, as the line names it) where
-    the app cannot move online; else its framework's shadow (the line that starts one)."""
+    the app cannot move online; else its framework's shadow (the line that starts one).
+    ``move_state``: the option that moves the app's state instead, where it can."""
     app, framework = disc.facts.app_id, disc.facts.framework
     if framework.shadow is None:
         raise UsageError(f"{route}: {app} is {framework.label}: {framework.online_refusal}")
     lost = lost_history(disc)
     if lost and not accept_lost_history:
-        raise Refused(lost_history_refusal(app, lost, route))
+        raise Refused(lost_history_refusal(app, lost, route, move_state))
     internal = changelogs(disc.facts.internal)
     policies = {t: disc.topics[t].cleanup_policy for t in internal if t in disc.topics}
     refuse_stream_time(route, app, policies, topology)

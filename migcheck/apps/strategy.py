@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from migcheck.apps.build import Basis, Model
 from migcheck.frameworks.base import Framework
+from migcheck.model.history import Trimmed, where_trimmed
 from migcheck.model.runbook import (
     Strategy,
 )
@@ -39,7 +40,7 @@ class Direct:
 
 @dataclass(frozen=True)
 class Choice:
-    strategy: Strategy  # NEW_TOPIC or IN_PLACE, never AUTO
+    strategy: Strategy  # any but AUTO
     reason: str  # why, said in the runbook; empty when the user chose
 
 
@@ -62,13 +63,30 @@ _UNSEEN = {
 }
 
 
-def choose(asked: Strategy, model: Model, topic: str, framework: Framework) -> Choice:
-    """The strategy for ``--strategy asked``; ``auto`` picks in place only when no store
-    reads the topic directly, for certain.  A framework that takes no topology says itself
-    why its state may be unseen; whether it can go online is
+def choose(
+    asked: Strategy,
+    model: Model,
+    topic: str,
+    framework: Framework,
+    lost: tuple[Trimmed, ...] = (),
+    movable: bool = False,
+) -> Choice:
+    """The strategy for ``--strategy asked``.  ``auto`` moves the state where a source lost
+    records (``lost``: every reprocess would miss them) and every store can move
+    (``movable``: :func:`~migcheck.apps.movable.unmovable`); else it picks in place only
+    when no store reads the topic directly, for certain.  A framework that takes no
+    topology says itself why its state may be unseen; whether it can go online is
     :func:`~migcheck.apps.online.check_online`'s to say."""
     if asked is not Strategy.AUTO:
         return Choice(asked, "")
+    if lost and movable:
+        return Choice(
+            Strategy.MOVE_STATE,
+            "--strategy auto chose move-state: the sources no longer hold their whole "
+            f"history ({where_trimmed(lost)}), so a reprocess would miss what retention "
+            "deleted; every store logs to a key-value changelog of its own, so its state is "
+            "moved to the new count instead of rebuilt.",
+        )
     direct = direct_stores(model, topic)
     if direct.stores:
         return Choice(

@@ -160,7 +160,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "store reads TOPIC directly); auto: in-place when that holds, else new-topic.  For "
     "plain groups: in-place (auto) pauses, drains and alters.  online (groups, Kafka "
     "Streams, ksqlDB) runs migcheck migrate: a live copy, an app's shadow rebuilt on it, "
-    "the producers paused for seconds.",
+    "the producers paused for seconds.  move-state (Kafka Streams key-value stores): "
+    "moves the app's changelogs to the new count and restarts it as <app>-p<N>, "
+    "reprocessing nothing; auto picks it where a source lost records.",
 )
 @_seconds(
     "--group-timeout",

@@ -53,9 +53,9 @@ class GroupsRunbookOptions:
 
 def run_groups_runbook(options: GroupsRunbookOptions) -> Outcome[Runbook]:
     """The runbook (always exit 0); a bad topic, count or group is a UsageError (one line)."""
-    if options.strategy is Strategy.NEW_TOPIC:
+    if options.strategy in (Strategy.NEW_TOPIC, Strategy.MOVE_STATE):
         raise UsageError(
-            "--strategy new-topic is for a stateful app (--application-id); plain groups "
+            f"--strategy {options.strategy} is for a stateful app (--application-id); plain groups "
             "take in-place (the default) or online"
         )
     online = options.strategy is Strategy.ONLINE

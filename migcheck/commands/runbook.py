@@ -24,6 +24,7 @@ from migcheck.apps.discovery import (
     not_read,
     only_frameworks,
 )
+from migcheck.apps.movable import unmovable
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.rules import AppLevel, external_counts, sizes
 from migcheck.apps.strategy import Choice, choose, direct_stores
@@ -53,6 +54,7 @@ from migcheck.model.runbook import (
     Runbook,
     RunbookFacts,
     SplitRefusal,
+    StateMove,
     Strategy,
 )
 from migcheck.runbook.actions import reprocesses
@@ -94,8 +96,15 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     only_frameworks(disc, "runbook", WITH_RUNBOOKS)
     model = app_model(disc, topology, options.fixed_repartition)
     _check(options, disc, new_topic, topology is not None)
-    choice = choose(options.strategy, model, options.topic, disc.facts.framework)
+    blocked = unmovable(disc, model, topology)
+    framework = disc.facts.framework
+    choice = choose(
+        options.strategy, model, options.topic, framework, lost_history(disc), blocked is None
+    )
+    if choice.strategy is Strategy.MOVE_STATE and blocked is not None:
+        raise blocked
     _check_new_topic(options, disc, choice.strategy, new_topic)
+    move_state = "" if blocked else f"--strategy {Strategy.MOVE_STATE}"
     judged = candidate(
         model, {options.topic: direct_stores(model, options.topic).stores}, options.to
     )
@@ -106,12 +115,13 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
 
     def facts_with(split: int | None) -> RunbookFacts:
         facts = _facts(options, disc, model, client, new_topic, level, split, choice)
-        return _online(options, replace(facts, first_error=first_error(judged)), disc, topology)
+        facts = _moved(disc, model, client, replace(facts, first_error=first_error(judged)))
+        return _online(options, facts, disc, topology, move_state)
 
     # the history before the split's full scan: a reprocess of what retention deleted is
     # refused whatever splits (a split written anyway rebuilds the state too)
     facts = facts_with(0 if may_split else None)
-    _refuse_lost_history(options, disc, facts)
+    _refuse_lost_history(options, disc, facts, move_state)
     if may_split:
         keys = _split_keys(options)
         if keys and not options.accept_split_history:
@@ -122,25 +132,74 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     return Outcome(Runbook(replace(facts, history_lost=lost), steps, report_header()), EXIT_OK)
 
 
-def _refuse_lost_history(options: RunbookOptions, disc: Discovery, facts: RunbookFacts) -> None:
+def _refuse_lost_history(
+    options: RunbookOptions, disc: Discovery, facts: RunbookFacts, move_state: str
+) -> None:
     """Refused in one line (exit 1) when the procedure rebuilds the app's state from
-    sources that lost records, unless --accept-lost-history (model/history.py)."""
+    sources that lost records, unless --accept-lost-history (model/history.py); the line
+    names ``move_state`` where the app's state can move instead."""
     if options.accept_lost_history or not reprocesses(runbook_steps(facts)):
         return
     lost = lost_history(disc)
     if lost:
-        raise Refused(lost_history_refusal(options.app_id, lost, f"--strategy {facts.strategy}"))
+        route = f"--strategy {facts.strategy}"
+        raise Refused(lost_history_refusal(options.app_id, lost, route, move_state))
+
+
+def _moved(
+    disc: Discovery, model: Model, client: ClientConfig, facts: RunbookFacts
+) -> RunbookFacts:
+    """``--strategy move-state``: the id the app restarts under, each store's changelog
+    moved into that id's at its count after the change, the new id's internal topics with
+    their counts, and the sources' history in offsets (what a reprocess would read)."""
+    if facts.strategy is not Strategy.MOVE_STATE:
+        return facts
+    shadow_id = disc.facts.framework.shadow_id
+    if shadow_id is None:  # unmovable() refused every framework without one
+        raise ValueError(f"{disc.facts.framework.name} names no new application id")
+    new_id, app, counts = shadow_id(facts.app_id, facts.to), model.app, facts.expected_internal
+    renamed = {app.framework.internal(new_id, disc.facts.bare(t)): n for t, n in counts.items()}
+    stores = [s for sub in app.topology.subtopologies if not sub.is_global for s in sub.stores]
+    moves = tuple(
+        _move(disc, client, store, app.changelog(store), app.framework.changelog(new_id, store),
+              counts[app.changelog(store)])
+        for store in dict.fromkeys(stores)
+    )  # fmt: skip
+    sources = [p for t in disc.facts.sources if t in disc.topics for p in disc.topics[t].partitions]
+    return replace(
+        facts,
+        moved_app_id=new_id,
+        moves=moves,
+        expected_internal=renamed,
+        history=sum(p.log_end_offset for p in sources),
+        history_gone=sum(p.log_start_offset for p in sources),
+    )
+
+
+def _move(
+    disc: Discovery, client: ClientConfig, store: str, changelog: str, into: str, count: int
+) -> StateMove:
+    """One changelog's move: created like it (its own configs, compacted), at ``count``."""
+    configs = {**topic_configs(client, changelog)}
+    configs.setdefault("cleanup.policy", "compact")
+    meta = disc.topics.get(changelog)
+    offsets = meta.offsets.values() if meta else ()
+    return StateMove(store, changelog, into, count, configs, sum(e - s for s, e in offsets))
 
 
 def _online(
-    options: RunbookOptions, facts: RunbookFacts, disc: Discovery, topology: Topology | None
+    options: RunbookOptions,
+    facts: RunbookFacts,
+    disc: Discovery,
+    topology: Topology | None,
+    move_state: str,
 ) -> RunbookFacts:
     """The readers ``--strategy online`` moves besides the app, once the app can move online
     (:func:`~migcheck.apps.online.check_online`, as migrate decides it)."""
     if facts.strategy is not Strategy.ONLINE:  # the CLI refuses their options (cli/runbook.py)
         return facts
     route = "--strategy online"
-    check_online(route, disc, topology, options.accept_lost_history)
+    check_online(route, disc, topology, options.accept_lost_history, move_state)
     outputs = online_outputs(route, options.output_topics, topology)
     return replace(
         facts,

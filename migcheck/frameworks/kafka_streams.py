@@ -24,21 +24,34 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 
 from migcheck.frameworks.base import Framework, some
 from migcheck.kafka.groups import GroupInfo
 from migcheck.model.migrate import ShadowStart
 from migcheck.model.readers import Protocol, ReaderKind
-from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, StepRole, Strategy
+from migcheck.model.runbook import (
+    Manual,
+    Run,
+    RunbookFacts,
+    ShellHelper,
+    Step,
+    StepRole,
+    Strategy,
+)
 from migcheck.model.topics import CHANGELOG_SUFFIX, is_internal, is_repartition_name
 from migcheck.runbook.actions import (
     READ_COMMITTED_WHY,
     alter_step,
+    commit_barrier,
+    drain,
     group_is_empty,
     internal_topics_back,
     kafka,
+    move_changelogs,
     new_topic_step,
     prechecks,
+    record_barrier,
     restart,
     stop,
     wipe_state,
@@ -129,11 +142,19 @@ def _increase(group: str, topic: str, to: str) -> str:
 # --- the runbook -----------------------------------------------------------------------
 
 #: Why the Kafka Streams app stops first, and why the check waits.
+_CLOSE_WHY = (
+    "A Kafka Streams member of a classic group does not leave it on close(): the broker "
+    "drops it when its session.timeout.ms (45 s by default) runs out."
+)
 STOP_WHY = (
     "Every instance must be down before the change and the reset: the reset refuses an "
-    "active group, and a running instance would keep writing state. A Kafka Streams "
-    "member of a classic group does not leave it on close(): the broker drops it when "
-    "its session.timeout.ms (45 s by default) runs out."
+    f"active group, and a running instance would keep writing state. {_CLOSE_WHY}"
+)
+#: Why the app stops before its state moves.
+MOVE_STOP_WHY = (
+    "Every instance must be down before its state moves: a running instance would keep "
+    "writing state, and the offsets it commits as it closes are the barrier. "
+    f"{_CLOSE_WHY}"
 )
 
 #: Why in place is correct for a Kafka Streams app, when it is.
@@ -153,8 +174,66 @@ def steps(f: RunbookFacts) -> list[Step]:
             f"application.id={streams_shadow_id(f.app_id, f.to)}"
         )
         return [prechecks(f), app_migrate_step(f, shadow)]
+    if f.strategy is Strategy.MOVE_STATE:
+        return move_state(f)
     change = new_topic_step(f) if f.strategy == Strategy.NEW_TOPIC else alter_step(f, ALTER_WHY)
     return [prechecks(f), stop(f, STOP_WHY), change, _reset(f), _local_state(f), _restart(f)]
+
+
+def move_state(f: RunbookFacts) -> list[Step]:
+    """The state moved, not rebuilt: the app drains and stops at a barrier, its changelogs
+    are copied into ``f.moved_app_id``'s at the new count, the input is altered in place,
+    and the app restarts under the new id from the barrier, restoring its stores from the
+    moved changelogs.  Kafka Streams refuses a changelog of the old count under the same
+    application.id, so the new id's topics are new, and the old app's stay as the way
+    back.  Nothing is reprocessed (no step of role REPROCESS): a trimmed history is fine."""
+    repartition = [t for t in f.internal if is_repartition_name(t)]
+    moved = replace(f, app_id=f.moved_app_id)
+    return [
+        prechecks(f),
+        drain(f, [*(f.sources or (f.topic,)), *repartition]),
+        stop(f, MOVE_STOP_WHY),
+        record_barrier(f),
+        move_changelogs(f),
+        _alter_and_resume(f),
+        commit_barrier(f),
+        _moved_state_dir(moved),
+        restart(
+            moved,
+            "It restores each store from its moved changelog and reads on from the barrier: "
+            "its internal topics have the new counts, the lag drains to 0, and migcheck app "
+            "finds it healthy.",
+            f"Start the application with application.id={f.moved_app_id} in place of "
+            f"{f.app_id} (the same code and configs otherwise), reading {f.topic}.",
+            internal_topics_back(moved, "the new id's internal topics have their counts: "),
+        ),
+    ]
+
+
+def _alter_and_resume(f: RunbookFacts) -> Step:
+    step = alter_step(
+        f,
+        "The state has moved, so the input can take the new count; the app stays down "
+        "until its new id's offsets are committed.",
+    )
+    resume = Manual(
+        f"Resume the producers of {', '.join(f.sources or (f.topic,))}: restart them, so "
+        "that they fetch the new count at once (a producer kept running learns it only at "
+        "its next metadata refresh, metadata.max.age.ms, and until then sends a moved "
+        "key's records to its old partition)."
+    )
+    return replace(step, actions=(*step.actions, resume))
+
+
+def _moved_state_dir(moved: RunbookFacts) -> Step:
+    where = moved.state_dir or "${java.io.tmpdir}/kafka-streams"
+    return wipe_state(
+        moved,
+        f"On every instance, make sure {where}/{moved.app_id} (state.dir/application.id of "
+        "the new id) is empty or absent; leave the old id's directory as it is.",
+        "The app must restore its stores from the moved changelogs, not from a local "
+        "state of an earlier try.",
+    )
 
 
 def streams_shadow_id(app_id: str, to: int) -> str:

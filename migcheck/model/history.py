@@ -64,12 +64,18 @@ def _what_is_lost(trimmed: tuple[Trimmed, ...]) -> str:
     )
 
 
-def lost_history_refusal(app_id: str, trimmed: tuple[Trimmed, ...], route: str) -> str:
+def lost_history_refusal(
+    app_id: str, trimmed: tuple[Trimmed, ...], route: str, move_state: str = ""
+) -> str:
     """The one line that refuses ``route`` (a runbook's strategy, ``migrate``'s shadow):
-    what is gone, what the reprocess would do without it, and the way out."""
+    what is gone, what the reprocess would do without it, and the ways out: the state
+    moved instead (``move_state``: the option that does it, where every store of the app
+    can move), or the loss accepted."""
+    move = f" move the state instead ({move_state})," if move_state else ""
     return (
         f"refused: {route} would rebuild the state of {app_id} by {_what_is_lost(trimmed)}; "
-        f"keep the whole history, or pass {ACCEPT_LOST_HISTORY} to reprocess without them"
+        f"keep the whole history,{move} or pass {ACCEPT_LOST_HISTORY} to reprocess without "
+        "them"
     )
 
 

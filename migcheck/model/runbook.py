@@ -26,8 +26,26 @@ class Strategy(StrEnum):
 
     NEW_TOPIC = "new-topic"  # a copy into a new, wider topic (migcheck copy)
     IN_PLACE = "in-place"  # kafka-topics --alter
-    AUTO = "auto"  # in-place when no store reads the topic directly, else new-topic
+    #: in-place when no store reads the topic directly, else new-topic; move-state when a
+    #: source lost records and every store can move
+    AUTO = "auto"
     ONLINE = "online"  # a live copy, a stateful app's shadow, a barrier (migcheck migrate)
+    #: the app's state moved, not rebuilt: its changelogs copied into a new application
+    #: id's at the new count, its input altered in place, nothing reprocessed
+    MOVE_STATE = "move-state"
+
+
+@dataclass(frozen=True)
+class StateMove:
+    """One store's changelog moved by ``--strategy move-state``: copied into the new
+    application id's changelog (``into``), created with ``partitions`` like the old one."""
+
+    store: str
+    changelog: str
+    into: str
+    partitions: int
+    configs: Mapping[str, str] = field(default_factory=dict)  # the old changelog's own
+    records: int = 0  # its offsets today (end - start): at most that many records
 
 
 #: How long step 2 waits for a stopped app's members to leave its group by default: a
@@ -85,6 +103,13 @@ class RunbookFacts:
     downstream: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
+    #: MOVE_STATE: the application id the app restarts under (its changelogs the moved
+    #: ones), each store's move, and the sources' history in offsets (what a reprocess
+    #: would read, and how many of them retention deleted).
+    moved_app_id: str = ""
+    moves: tuple[StateMove, ...] = ()
+    history: int = 0
+    history_gone: int = 0
 
     def __post_init__(self) -> None:
         # The enums' own values (a saved report's, a test's "classic") become the enums,
@@ -179,6 +204,8 @@ class ShellCheck(StrEnum):
     GROUPS_LAG = "groups_lag"
     WAIT_ASSIGNED = "wait_assigned"
     ENSURE_OFFSETS = "ensure_offsets"
+    RECORD_BARRIER = "record_barrier"
+    COMMIT_BARRIER = "commit_barrier"
 
 
 class ShellHelper(StrEnum):

@@ -42,6 +42,7 @@ from migcheck.model.runbook import (
     StepRole,
     Strategy,
 )
+from migcheck.runbook.actions import moved_not_rebuilt
 from migcheck.runbook.online import migrate_in_brief
 from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
 from migcheck.words import plural
@@ -72,6 +73,7 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
         f"migcheck app verdict for the in-place change: {f.verdict}.",
         *([f"The first error the app would print: {f.first_error}"] if f.first_error else []),
         *([f.strategy_reason] if f.strategy_reason else []),
+        *([moved_not_rebuilt(f)] if f.strategy is Strategy.MOVE_STATE else []),
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]
     if f.on_users_word:

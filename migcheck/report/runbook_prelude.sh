@@ -183,6 +183,85 @@ record_offsets() {
   say "  recorded in $WORKDIR/$2"
 }
 
+# "topic,partition,offset" lines: the group $1's committed offsets, from its description
+# on stdin (kafka-consumer-groups --describe --offsets), sorted.
+committed_csv() {
+  G=$1 awk "$(awk_group_fields)"'
+    group_fields() && f[2] ~ /^[0-9]+$/ && f[3] ~ /^[0-9]+$/ { print f[1] "," f[2] "," f[3] }' \
+    | sort
+}
+
+# The offsets of each partition of the topic $1 at the time $2 (-1 its end, -2 its log
+# start), as "partition offset" lines.
+topic_offsets() {
+  local -a cfg
+  mapfile -t cfg < <(config_args --command-config)
+  kafka_tool kafka-get-offsets --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" --topic "$1" \
+    --time "$2" | awk -F: -v t="$1" '$1 == t { print $2, $3 }'
+}
+
+# The barrier of an app that drained and stopped (--strategy move-state): the group $1's
+# committed offset on each partition of each source topic after $2, written to
+# $WORKDIR/$2 as "topic,partition,offset" lines (what kafka-consumer-groups --reset-offsets
+# --from-file reads).  Each must be the partition's end: the app processed every record
+# before it stopped, so its changelogs hold the state of them all, and the app restarted
+# from the barrier reads on from there.  A partition without a committed offset passes only
+# when it holds no record (its log start is its end).
+record_barrier() {
+  local group=$1 file=$2 topic committed p end start at
+  shift 2
+  committed=$({ group_tool --describe --group "$group" --offsets 2> /dev/null || true; } \
+    | committed_csv "$group")
+  : > "$WORKDIR/$file.tmp"
+  for topic in "$@"; do
+    declare -A starts=()
+    while read -r p start; do starts[$p]=$start; done < <(topic_offsets "$topic" -2)
+    while read -r p end; do
+      at=$(awk -F, -v t="$topic" -v p="$p" '$1 == t && $2 == p { print $3 }' <<< "$committed")
+      if [ -z "$at" ]; then
+        [ "${starts[$p]:-}" = "$end" ] || fail "$group has no committed offset on $topic" \
+          "partition $p, which holds records up to offset $end: let the app drain to lag 0"
+      elif [ "$at" != "$end" ]; then
+        fail "$group committed offset $at on $topic partition $p, not its end $end: the app" \
+          "stopped before it processed every record; start it, let it drain to lag 0, stop it"
+      fi
+      printf '%s,%s,%s\n' "$topic" "$p" "$end" >> "$WORKDIR/$file.tmp"
+    done < <(topic_offsets "$topic" -1)
+    unset starts
+  done
+  [ -s "$WORKDIR/$file.tmp" ] || fail "no offsets read for $*: check the cluster"
+  mv "$WORKDIR/$file.tmp" "$WORKDIR/$file"
+  say "  $group stopped at the end of every partition of $*: recorded in $WORKDIR/$file"
+}
+
+# Commits the barrier $WORKDIR/$2 (record_barrier's) for the group $1, a new application
+# id's that has not run, with the partitions of the altered topic $3 beyond the barrier's up
+# to $4 at offset 0 (the producers wrote there only after the alter); then reads every
+# offset back.  kafka-consumer-groups --reset-offsets --from-file, never the streams reset
+# tool, which would delete internal topics.  Kafka allows it only while the group has no
+# members; a re-run commits the same offsets again.
+commit_barrier() {
+  local group=$1 file=$2 topic=$3 count=$4 plan="$WORKDIR/$2.commit" old p out wrong
+  local -a cfg reset
+  mapfile -t cfg < <(config_args --command-config)
+  [ -f "$WORKDIR/$file" ] || fail "no barrier recorded in $WORKDIR/$file"
+  old=$(awk -F, -v t="$topic" '$1 == t { n++ } END { print n + 0 }' "$WORKDIR/$file")
+  cp "$WORKDIR/$file" "$plan"
+  for ((p = old; p < count; p++)); do printf '%s,%s,0\n' "$topic" "$p" >> "$plan"; done
+  [ "$(group_members "$group")" = 0 ] || fail "the group $group has members: stop them;" \
+    "its offsets are committed before it first starts"
+  reset=(--reset-offsets --group "$group" --from-file "$plan" --execute)
+  show kafka-consumer-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "${reset[@]}"
+  out=$(group_tool "${reset[@]}" 2>&1) || fail "kafka-consumer-groups --reset-offsets failed:" \
+    "$(grep -v '^[[:space:]]*$' <<< "$out" | tail -n 1)"
+  while IFS= read -r p; do [ -z "$p" ] || say "    $p"; done <<< "$out"
+  wrong=$(comm -23 <(sort "$plan") \
+    <({ group_tool --describe --group "$group" --offsets 2> /dev/null || true; } \
+      | committed_csv "$group") | tr '\n' ' ')
+  [ -z "$wrong" ] || fail "$group does not hold these offsets (topic,partition,offset): $wrong"
+  say "  $group holds the barrier on every partition, and offset 0 on partitions $old-$((count - 1)) of $topic"
+}
+
 group_tool() {
   local -a cfg
   mapfile -t cfg < <(config_args --command-config)

@@ -10,7 +10,7 @@ each action is written here once.  Pure: facts in, steps out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from migcheck.model.history import ACCEPT_LOST_HISTORY, HISTORY_CHECK_WHY
@@ -159,25 +159,33 @@ def new_topic_step(f: RunbookFacts) -> Step:
         "order per key, and verifies records per key on both sides. Its checkpoint makes the "
         "catch-up copy take only what arrived since, never a record twice.",
         (
-            Check(
-                ShellCheck.ENSURE_TOPIC,
-                (f.new_topic, str(f.to), f.topic, *[f"{k}={v}" for k, v in f.configs.items()]),
-                f"{f.new_topic} exists with {f.to} partitions (created like {f.topic}, with the "
-                f"replication factor of {f.topic})",
-                kafka(
-                    f,
-                    "kafka-topics",
-                    "--create",
-                    "--topic",
-                    f.new_topic,
-                    "--partitions",
-                    str(f.to),
-                    *[a for k, v in f.configs.items() for a in ("--config", f"{k}={v}")],
-                ),
-            ),
+            ensure_topic(f, f.new_topic, f.to, f.topic, f.configs),
             copy,
             Manual(f"Switch every producer of {f.topic} to {f.new_topic}."),
             copy,
+        ),
+    )
+
+
+def ensure_topic(
+    f: RunbookFacts, topic: str, count: int, like: str, configs: Mapping[str, str]
+) -> Check:
+    """``topic`` created once with ``count`` partitions, ``configs`` and the replication
+    factor of ``like``; a re-run finds it and checks its count."""
+    return Check(
+        ShellCheck.ENSURE_TOPIC,
+        (topic, str(count), like, *[f"{k}={v}" for k, v in configs.items()]),
+        f"{topic} exists with {count} partitions (created like {like}, with the "
+        f"replication factor of {like})",
+        kafka(
+            f,
+            "kafka-topics",
+            "--create",
+            "--topic",
+            topic,
+            "--partitions",
+            str(count),
+            *[a for k, v in configs.items() for a in ("--config", f"{k}={v}")],
         ),
     )
 
@@ -319,3 +327,133 @@ def delete_changelogs(f: RunbookFacts, why: str) -> Step:
         tuple(delete_topic(f, topic) for topic in f.internal),
         destructive=True,
     )
+
+
+# --- moving the state (--strategy move-state) --------------------------------------
+
+#: The barrier's file in the script's work directory: each source partition's offset
+#: where the stopped app's state ends, as kafka-consumer-groups --from-file reads it.
+BARRIER_FILE = "barrier.csv"
+
+
+def moved_not_rebuilt(f: RunbookFacts) -> str:
+    """Why the state is moved, with both sizes: what the changelogs hold against what a
+    reprocess would read, and that nothing of the old app is deleted (the way back)."""
+    held = sum(m.records for m in f.moves)
+    stores = ", ".join(m.store for m in f.moves) or "none"
+    return (
+        f"The state is moved, not rebuilt: each store's changelog (stores: {stores}; at most "
+        f"{held} records) is copied into {f.moved_app_id}'s at the new count, where a "
+        f"reprocess would read the sources' whole history again ({f.history} records, of "
+        f"which retention deleted up to {f.history_gone}); nothing is reprocessed. The app "
+        f"restarts as application.id={f.moved_app_id}. Nothing of {f.app_id} is deleted: "
+        "its changelogs, its group and its offsets stay as the way back."
+    )
+
+
+def drain(f: RunbookFacts, topics: Iterable[str]) -> Step:
+    """The producers paused and the running app drained to lag 0 on ``topics`` (its
+    sources and repartition topics), so that its state holds every record written."""
+    topics = tuple(topics)
+    sources = ", ".join(f.sources or (f.topic,))
+    return Step(
+        "Pause the producers and let the application drain",
+        f"The moved state must hold every record the producers wrote, and the app must "
+        f"stop exactly there: the producers stay paused until the alter, so that no "
+        f"record reaches {f.topic} under the old count after the barrier.",
+        (
+            Manual(
+                f"Pause every producer of {sources}, and keep them paused until the alter; "
+                "leave the application running."
+            ),
+            *(
+                Check(
+                    ShellCheck.WAIT_LAG_ZERO,
+                    (str(f.lag_timeout), topic, f.app_id),
+                    f"the group's lag on {topic} drains to 0 (waits up to {f.lag_timeout} s)",
+                    group_tool(f, "--offsets"),
+                )
+                for topic in topics
+            ),
+        ),
+    )
+
+
+def record_barrier(f: RunbookFacts) -> Step:
+    """The stopped app's committed offsets, which must be every source's end, and each
+    changelog's end offsets, recorded before anything changes."""
+    sources = f.sources or (f.topic,)
+    return Step(
+        "Record the barrier",
+        "The app committed its offsets as it stopped: on every partition of every source "
+        "they must be the end (lag 0), so that its changelogs hold the state of every record "
+        f"before them. They are recorded in {BARRIER_FILE} in the work directory, where "
+        f"{f.moved_app_id} starts from, with each changelog's end offsets.",
+        (
+            Check(
+                ShellCheck.RECORD_BARRIER,
+                (f.app_id, BARRIER_FILE, *sources),
+                f"{f.app_id} committed the end of every partition of {', '.join(sources)} "
+                f"(recorded in {BARRIER_FILE})",
+                group_tool(f, "--offsets"),
+            ),
+            *(
+                Check(
+                    ShellCheck.RECORD_OFFSETS,
+                    (m.changelog, f"{m.changelog}.end-offsets"),
+                    f"record the end offsets of {m.changelog}",
+                    kafka(f, "kafka-get-offsets", "--topic", m.changelog, "--time", "-1"),
+                )
+                for m in f.moves
+            ),
+        ),
+    )
+
+
+def move_changelogs(f: RunbookFacts) -> Step:
+    """Each store's changelog copied into the new id's, created like it at the new count:
+    before the alter, so that a refusal of the copy leaves everything as it was."""
+    actions: list[Action] = []
+    for m in f.moves:
+        actions += [
+            ensure_topic(f, m.into, m.partitions, m.changelog, m.configs),
+            migcheck(f, "copy", "--topic", m.changelog, "--into", m.into,
+                     "--checkpoint", f"@{m.into}.checkpoint"),
+        ]  # fmt: skip
+    return Step(
+        f"Move the state into {f.moved_app_id}'s changelogs",
+        f"{moved_not_rebuilt(f)} Each changelog record sits on the partition of the task "
+        "that wrote it: for a store keyed by the record key, where the producers' "
+        "partitioner put that key under the old count. migcheck copy detects that "
+        "partitioner from the records (and refuses where none placed them all), puts each "
+        "record where it places the store key under the new count, keeping its timestamp "
+        "and headers, exactly once, and verifies every record per key; its checkpoint "
+        "makes a killed copy resume. It comes before the alter: refused here, nothing has "
+        "changed, and the app restarts as it was.",
+        tuple(actions),
+    )
+
+
+def commit_barrier(f: RunbookFacts) -> Step:
+    """The new id's group offsets: the barrier on the old partitions, 0 on the new ones,
+    with Kafka's offsets tool (never the streams reset tool, which deletes internal
+    topics)."""
+    plan = f"@{BARRIER_FILE}.commit"
+    return Step(
+        f"Commit {f.moved_app_id}'s offsets at the barrier",
+        f"{f.moved_app_id} reads on from the barrier: each partition that {f.topic} had "
+        f"at its offset in {BARRIER_FILE}, each new partition from 0 (the producers wrote "
+        "there only after the alter). kafka-consumer-groups commits them from a file "
+        "(topic,partition,offset), while the new group has no members; never the streams "
+        "reset tool, which deletes internal topics.",
+        (
+            Check(
+                ShellCheck.COMMIT_BARRIER,
+                (f.moved_app_id, BARRIER_FILE, f.topic, str(f.to)),
+                f"{f.moved_app_id} holds the barrier's offsets, and 0 on partitions "
+                f"{f.partitions}-{f.to - 1} of {f.topic}",
+                kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group",
+                      f.moved_app_id, "--from-file", plan, "--execute"),
+            ),
+        ),
+    )  # fmt: skip

@@ -2,9 +2,10 @@
 issue 68 measured it): no runbook and no ``migrate`` reprocesses it unless the operator
 accepts the loss by name.
 
-- Written after the trim, the runbook is refused for every strategy, and ``migrate``
-  too, in one line each that names every partition's log start offset as Kafka's own
-  kafka-get-offsets reports it.
+- Written after the trim, the runbook is refused for every strategy that reprocesses, and
+  ``migrate`` too, in one line each that names every partition's log start offset as
+  Kafka's own kafka-get-offsets reports it, and the way out (``auto`` moves the state
+  instead: tests/integration/test_runbook_move_state.py runs it).
 - A runbook written before the trim stops when it is executed after it, at its
   pre-checks, and changes nothing: the topic keeps its count, the group its offsets.
 - Written with --accept-lost-history, it runs to the end and says so on its own lines.
@@ -20,40 +21,9 @@ from kafkatest import Kafka
 from oracles import run_cli
 from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1
+from trimming import group_offsets, offsets, trim
 
 pytestmark = pytest.mark.kafka
-
-
-def _offsets(kafka: Kafka, topic: str, time: str) -> dict[int, int]:
-    """Each partition's offset by Kafka's own kafka-get-offsets (-1 end, -2 log start)."""
-    rc, out, err = kafka.tool(
-        "kafka-get-offsets", "--bootstrap-server", kafka.bootstrap, "--topic", topic,
-        "--time", time,
-    )  # fmt: skip
-    assert rc == 0, out + err
-    rows = [line.split(":") for line in out.split() if line.startswith(f"{topic}:")]
-    return {int(p): int(o) for _, p, o in rows}
-
-
-def _trim(kafka: Kafka, topic: str, to: dict[int, int], spec: Path) -> None:
-    """Retention's work, done at once: each partition's log start moved to ``to``."""
-    parts = [{"topic": topic, "partition": p, "offset": o} for p, o in to.items()]
-    spec.write_text(json.dumps({"partitions": parts, "version": 1}))
-    rc, out, err = kafka.tool(
-        "kafka-delete-records", "--bootstrap-server", kafka.bootstrap,
-        "--offset-json-file", str(spec),
-    )  # fmt: skip
-    assert rc == 0, out + err
-
-
-def _group_offsets(kafka: Kafka, group: str) -> list[tuple[str, ...]]:
-    rc, out, err = kafka.tool(
-        "kafka-consumer-groups", "--bootstrap-server", kafka.bootstrap, "--describe",
-        "--group", group, "--offsets",
-    )  # fmt: skip
-    assert rc == 0, out + err
-    rows = [line.split() for line in out.splitlines() if line.startswith(group)]
-    return sorted((r[1], r[2], r[3]) for r in rows)  # topic, partition, committed offset
 
 
 def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
@@ -74,17 +44,23 @@ def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
     written_before.write_text(before.stdout, encoding="utf-8")
 
     # retention deletes every record the app has counted so far
-    ends = _offsets(kafka, app.input, "-1")
-    _trim(kafka, app.input, ends, tmp_path / "delete.json")
-    starts = _offsets(kafka, app.input, "-2")
+    ends = offsets(kafka, app.input, "-1")
+    trim(kafka, app.input, ends, tmp_path / "delete.json")
+    starts = offsets(kafka, app.input, "-2")
     assert starts == ends and any(starts.values())
     where = f"{app.input} partition " + ", ".join(
         f"{p} from offset {o}" for p, o in sorted(starts.items()) if o > 0
     )
 
-    # 1. at generation: every strategy, and migrate, refused in one line, exit 1
-    for asked, said in (("auto", "in-place"), ("in-place", "in-place"),
-                        ("new-topic", "new-topic"), ("online", "online")):  # fmt: skip
+    # 1. at generation: every strategy that reprocesses, and migrate, refused in one line,
+    # exit 1; auto moves the state instead (its counts store logs to a changelog of its own)
+    auto = app.migcheck("runbook", *common)
+    assert auto.returncode == 0, auto.stderr
+    assert "> --strategy auto chose move-state: the sources no longer hold their whole " in (
+        auto.stdout
+    )
+    for asked, said in (("in-place", "in-place"), ("new-topic", "new-topic"),
+                        ("online", "online")):  # fmt: skip
         p = app.migcheck("runbook", *common, "--strategy", asked)
         assert p.returncode == 1, (asked, p.stderr)
         assert p.stdout == ""
@@ -94,10 +70,13 @@ def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
             f"reprocessing sources that no longer hold their whole history ({where}): up to "
             f"{sum(starts.values())} records deleted"
         ), p.stderr
-        assert p.stderr.rstrip().endswith("pass --accept-lost-history to reprocess without them")
+        assert p.stderr.rstrip().endswith(
+            "move the state instead (--strategy move-state), or pass --accept-lost-history to "
+            "reprocess without them"
+        )
     m = app.migcheck(
-        "migrate", "--topic", app.input, "--to", "6", "--application-id", app.app_id,
-        "--output-topic", "", "--checkpoint", str(tmp_path / "m.json"),
+        "migrate", "--topic", app.input, "--to", "6", "--output-topic", "",
+        "--checkpoint", str(tmp_path / "m.json"),
     )  # fmt: skip
     assert m.returncode == 1, m.stdout + m.stderr
     assert m.stderr.startswith(
@@ -128,7 +107,7 @@ def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
     assert f"--application-id {app.app_id} --topic {app.input} --to 6" in change["next"][1]
 
     # 2. at execution: the runbook written before the trim stops at its pre-checks
-    offsets = _group_offsets(kafka, app.app_id)
+    committed = group_offsets(kafka, app.app_id)
     code, out, _ = execute_yes(written_before, app, tmp_path / "work-before")
     assert code == 1, out
     assert (
@@ -141,10 +120,13 @@ def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
         "kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe", "--topic", app.input
     )
     assert rc == 0 and "PartitionCount: 3" in described  # not altered
-    assert _group_offsets(kafka, app.app_id) == offsets  # not reset
+    assert group_offsets(kafka, app.app_id) == committed  # not reset
 
     # 3. accepted by name: written, said at its top, and run to the end, said at each check
-    accepted = app.migcheck("runbook", *common, "--format", "sh", "--accept-lost-history")
+    # (a reprocess named: auto would move the state, which loses nothing to accept)
+    accepted = app.migcheck(
+        "runbook", *common, "--format", "sh", "--strategy", "in-place", "--accept-lost-history"
+    )
     assert accepted.returncode == 0, accepted.stderr
     assert (
         f"# Accepted (--accept-lost-history): the reprocess rebuilds the state without the "

@@ -5,7 +5,7 @@ changes what it is about."""
 from __future__ import annotations
 
 from migcheck.model.readers import ReaderKind
-from migcheck.model.runbook import RunbookFacts, Strategy
+from migcheck.model.runbook import RunbookFacts, StateMove, Strategy
 
 
 def shop_facts(**changes: object) -> RunbookFacts:
@@ -27,3 +27,27 @@ def shop_facts(**changes: object) -> RunbookFacts:
         "kind": ReaderKind.KAFKA_STREAMS,
     }
     return RunbookFacts(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def moved_facts(**changes: object) -> RunbookFacts:
+    """The shop-counter app's state moved (``--strategy move-state``): orders altered in
+    place, its one store's changelog copied into shop-counter-p6's, history trimmed."""
+    base: dict[str, object] = {
+        "strategy": Strategy.MOVE_STATE,
+        "sources": ("orders",),
+        "moved_app_id": "shop-counter-p6",
+        "moves": (
+            StateMove(
+                "counts",
+                "shop-counter-counts-changelog",
+                "shop-counter-p6-counts-changelog",
+                6,
+                {"cleanup.policy": "compact"},
+                1200,
+            ),
+        ),
+        "expected_internal": {"shop-counter-p6-counts-changelog": 6},
+        "history": 5000,
+        "history_gone": 4000,
+    }
+    return shop_facts(**{**base, **changes})

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from oracles import run_cli
+from scriptcall import call_function
 
 from migcheck.commands.groups_runbook import GroupsRunbookOptions
 from migcheck.errors import UsageError
@@ -308,20 +309,7 @@ def _call(
     tool.write_text(_FAKE_TOOL)
     tool.chmod(0o755)
     script = _script(tmp_path, _facts())
-    sourced = 'args=("$@"); set --; source "$RUNBOOK" > /dev/null; "${args[@]}"'
-    return subprocess.run(
-        ["bash", "-c", sourced, "bash", *call],
-        capture_output=True,
-        text=True,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "RUNBOOK": str(script),
-            "FAKE": str(fake),
-            "MIGCHECK_KAFKA_TOOL": str(tool),
-            "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work"),
-        },
-        timeout=60,
-    )
+    return call_function(script, tool, fake, tmp_path / "work", *call)
 
 
 def _rows(owner: str, lags: list[int]) -> list[tuple[int, str, str, str, str]]:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from runbookfacts import shop_facts
+from runbookfacts import moved_facts, shop_facts
 
 from migcheck.frameworks.registry import runbook_steps as steps
 from migcheck.model.app import AppLevel, AppReason, AppReport
@@ -76,6 +76,7 @@ def test_both_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
         _facts(),
         _facts(strategy=Strategy.IN_PLACE, split_keys=205),
         _facts(command_config=None),
+        moved_facts(),
     ):
         p = subprocess.run([str(SHELLCHECK), str(_script(tmp_path, facts))], capture_output=True)
         assert p.returncode == 0, p.stdout.decode()
@@ -164,6 +165,7 @@ def _every_strategy() -> list[RunbookFacts]:
         _facts(strategy=Strategy.IN_PLACE, split_keys=205),
         _facts(command_config=None, protocol="streams", state_dir=None, internal=()),
         _facts(history_lost=(Trimmed("orders", ((1, 5),)),), members=2, configs={}),
+        moved_facts(),
     ]
 
 

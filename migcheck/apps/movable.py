@@ -1,0 +1,110 @@
+"""Whether an app's state can be moved rather than rebuilt (``runbook --strategy
+move-state``): one decision, each refusal written once, for the strategy asked by name
+and for ``auto``, which picks it only where it holds.
+
+A Kafka Streams key-value store logs every update to its changelog,
+``<application.id>-<store>-changelog``, each record on the partition of the task that
+wrote it: for a store keyed by the record key, where the producers' partitioner put that
+key under the old count.  Copied with that partitioner into a changelog of the new count
+(``migcheck copy``, which proves the placement from the records and refuses where no
+partitioner placed them all), it is the state the app would hold had it always run at the
+new count, and no source is read again: a history that retention trimmed loses nothing.
+
+That holds only where every store's state is in its own changelog and depends on nothing
+but its records, so the move is refused, in one line, for:
+
+- a framework other than Kafka Streams (Quix Streams and Faust place a changelog record
+  by its source record, ksqlDB runs no server here): not proven yet;
+- a streams-protocol group (KIP-1071): the new id's offsets are committed before its
+  first member joins, which this runbook does only for a classic group so far;
+- a model that may miss stores (no ``--topology``): a store with logging disabled would
+  go unseen, and be lost;
+- a store without a changelog: logging disabled, or a ``KTable`` that reads its source
+  topic as its changelog (``topology.optimization``; it restores from the widened input);
+- a window or session store, or a ``suppress``: their results follow stream time, which
+  a merged task does not share with its old tasks (:mod:`migcheck.apps.streamtime`).
+"""
+
+from __future__ import annotations
+
+from migcheck.apps.build import Model
+from migcheck.apps.discovery import Discovery
+from migcheck.apps.streamtime import changelogs, stream_time_reasons
+from migcheck.errors import MigcheckError, Refused, UsageError
+from migcheck.frameworks.topology import SubTopology, Topology
+from migcheck.model.readers import Protocol, ReaderKind
+
+#: How ``--strategy move-state`` is named in its refusals.
+ROUTE = "--strategy move-state"
+
+#: The processor name Kafka Streams gives a table read from its source topic
+#: (``builder.table``): with ``topology.optimization`` its store has no changelog of its
+#: own, the source topic serves as one.
+TABLE_SOURCE = "KTABLE-SOURCE-"
+
+
+def unmovable(disc: Discovery, model: Model, topology: Topology | None) -> MigcheckError | None:
+    """The error that refuses moving the app's state, in one line (UsageError where the
+    framework or the group cannot take the route yet, Refused where a store's state would
+    be lost or changed); None when every store can move."""
+    app, framework = disc.facts.app_id, disc.facts.framework
+    if framework.kind is not ReaderKind.KAFKA_STREAMS:
+        return UsageError(
+            f"{ROUTE}: {app} is {framework.label}: only a Kafka Streams app's key-value "
+            "stores can be moved so far; keep the whole history and use another --strategy"
+        )
+    if disc.facts.protocol is Protocol.STREAMS:
+        return UsageError(
+            f"{ROUTE}: {app} runs on the streams protocol (KIP-1071): committing a new "
+            "streams group's offsets before its first member joins is not proven yet; "
+            "move it on the classic protocol (group.protocol=classic)"
+        )
+    if not model.app.stores_known:
+        return UsageError(f"{ROUTE}: {app}: {framework.unseen}")
+    reasons = "; ".join(_stores_without_changelog(model)) or _stream_time(disc, topology)
+    if not reasons:
+        return None
+    return Refused(
+        f"refused: {ROUTE} for {app}: {reasons}: only key-value stores that log to a "
+        "changelog of their own can be moved so far; keep the whole history and use another "
+        "--strategy"
+    )
+
+
+def _task_subtopologies(model: Model) -> list[SubTopology]:
+    """Global stores restore from their own topic, whole, at every start: nothing to move."""
+    return [s for s in model.app.topology.subtopologies if not s.is_global]
+
+
+def _stores_without_changelog(model: Model) -> list[str]:
+    app = model.app
+    reasons = []
+    for sub in _task_subtopologies(model):
+        for node in sub.nodes:
+            for store in node.stores:
+                if app.changelog(store) in app.counts:
+                    continue
+                if node.name.startswith(TABLE_SOURCE):
+                    reasons.append(
+                        f"the table {store} reads its source topic as its changelog "
+                        f"(topology.optimization: there is no {app.changelog(store)})"
+                    )
+                else:
+                    reasons.append(
+                        f"the store {store} logs to no changelog (logging disabled: there is "
+                        f"no {app.changelog(store)}), so its state is nowhere to move from"
+                    )
+    return list(dict.fromkeys(reasons))
+
+
+def _stream_time(disc: Discovery, topology: Topology | None) -> str:
+    """Window and session stores and suppress nodes, as the online route finds them."""
+    internal = changelogs(disc.facts.internal)
+    policies = {t: disc.topics[t].cleanup_policy for t in internal if t in disc.topics}
+    reasons = stream_time_reasons(disc.facts.app_id, policies, topology)
+    if not reasons:
+        return ""
+    return (
+        f"{'; '.join(reasons)}: their results follow stream time, which a merged task does "
+        "not share with its old tasks"
+    )

@@ -1,0 +1,105 @@
+"""A real Kafka Streams count app on a topic that retention trimmed to its end (here with
+kafka-delete-records, as issue 70 measured it): ``runbook --strategy auto`` moves its state
+instead of rebuilding it, and loses nothing.
+
+The app counts two rounds; every record it counted is then deleted from its input.  The
+runbook, written after the trim, picks move-state; executed with ``--execute --yes`` as an
+operator would (the app restarted under the new id when the script says so), it copies the
+counts' changelog into the new id's at 6 partitions and commits the new group's offsets at
+the barrier.  The restarted app holds every key's whole count before it reads a record, and
+after a third round every key's count is its whole history, counted from the records this
+test produced, never from migcheck.  The old app's changelog and group are still there: the
+way back.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from kafkatest import Kafka
+from runbookops import execute_yes
+from streamsapp import StreamsApp, phase1, phase2
+from trimming import group_offsets, offsets, trim
+
+pytestmark = pytest.mark.kafka
+
+
+def _counts(state: list[tuple[str, str, str]]) -> dict[str, int]:
+    """The counts store of the app's dump (its (store, key, value) rows)."""
+    return {key: int(count) for store, key, count in state if store == "counts"}
+
+
+def _dumped(out: str) -> list[tuple[str, str, str]]:
+    """The rows of the app's ``STATE<TAB>store<TAB>key<TAB>value`` lines."""
+    rows = [line.split("\t")[1:4] for line in out.splitlines() if line.startswith("STATE\t")]
+    return [(store, key, value) for store, key, value in rows]
+
+
+def _partitions(kafka: Kafka, topic: str) -> str:
+    rc, out, err = kafka.tool(
+        "kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe", "--topic", topic
+    )
+    assert rc == 0, out + err
+    return out.split("PartitionCount:")[1].split()[0]
+
+
+def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_history(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    app = StreamsApp(kafka, "count")
+    history = [*phase1(), *phase2()]  # two rounds
+    app.produce(app.input, history)
+    first = app.run()
+    assert first.code == 0, first.stderr[-2000:]
+    produced = Counter(key for key, _ in history)
+    assert _counts(first.state) == produced
+
+    # retention deletes every record the app has counted
+    ends = offsets(kafka, app.input, "-1")
+    trim(kafka, app.input, ends, tmp_path / "delete.json")
+    assert offsets(kafka, app.input, "-2") == ends
+
+    topology = app.describe(tmp_path / "topology.txt")
+    p = app.migcheck(
+        "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
+        "--state-dir", str(app.state_dir), "--format", "sh",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "# --strategy auto chose move-state: the sources no longer hold their whole" in (
+        p.stdout
+    )
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+
+    # the operator restarts the app under the new id when the script says so
+    old_id, new_id = app.app_id, f"{app.app_id}-p6"
+    old_offsets = group_offsets(kafka, old_id)
+    app.app_id = new_id
+    code, out, dump = execute_yes(script, app, tmp_path / "work")
+    assert code == 0, out
+    assert "Runbook complete." in out
+    assert "== Step 5: Move the state into" in out
+    # restored from the moved changelog before reading a record: every key's whole count
+    assert _counts(_dumped(dump)) == produced, dump[-2000:]
+    assert _partitions(kafka, app.input) == "6"
+    assert _partitions(kafka, f"{new_id}-counts-changelog") == "6"
+    barrier = {(app.input, str(p), str(o)) for p, o in ends.items()}
+    new = set(group_offsets(kafka, new_id))
+    assert barrier <= new, new  # each old partition read on from the barrier
+
+    # a third round, placed at 6 partitions: counted on top of the whole history
+    more = phase2()
+    app.produce(app.input, more)
+    after = app.run()
+    assert after.code == 0, after.stderr[-2000:]
+    counts = _counts(after.state)
+    whole = produced + Counter(key for key, _ in more)
+    wrong = {k: (counts.get(k), n) for k, n in whole.items() if counts.get(k) != n}
+    assert not wrong, f"{len(wrong)} keys lost history: {list(wrong.items())[:5]}"
+    assert after.values("counts") == Counter(dict.fromkeys(whole, 1))  # no key split
+
+    # nothing of the old app was deleted: the way back
+    assert _partitions(kafka, f"{old_id}-counts-changelog") == "3"
+    assert group_offsets(kafka, old_id) == old_offsets

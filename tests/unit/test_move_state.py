@@ -1,0 +1,401 @@
+"""``runbook --strategy move-state`` (issue 70's first slice): the state moved, not
+rebuilt.  The procedure's steps and their order, the commands they run, the script's
+barrier (its offsets file, read back after the commit), each refusal's line, and what
+``--strategy auto`` picks; every expected value written by hand.
+
+The canned tool output is what Kafka 4.3's tools print: ``kafka-get-offsets`` one
+``topic:partition:offset`` line per partition, ``kafka-consumer-groups --describe
+--offsets`` a table whose rows start with the group id (checked against the real tools in
+tests/integration/test_runbook_move_state.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from runbookfacts import moved_facts
+from scriptcall import call_function
+from streamsmodel import app_facts
+
+from migcheck.apps.build import from_topology, inferred
+from migcheck.apps.discovery import Discovery
+from migcheck.apps.movable import unmovable
+from migcheck.apps.strategy import choose
+from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
+from migcheck.errors import Refused, UsageError
+from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
+from migcheck.frameworks.registry import FRAMEWORKS, runbook_steps
+from migcheck.frameworks.topology import parse_topology
+from migcheck.kafka.metadata import PartitionMeta, TopicMeta
+from migcheck.model.history import Trimmed, lost_history_refusal
+from migcheck.model.readers import Protocol, ReaderKind
+from migcheck.model.runbook import Check, Manual, Run, ShellCheck, StepRole, Strategy
+from migcheck.report.runbook import render_markdown, render_sh
+
+DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
+TRIMMED = (Trimmed("orders", ((0, 40), (2, 7))),)
+
+
+def test_the_state_is_moved_before_the_alter_and_the_app_restarts_under_the_new_id() -> None:
+    steps = runbook_steps(moved_facts())
+    assert [s.title for s in steps] == [
+        "Pre-checks",
+        "Pause the producers and let the application drain",
+        "Stop the application",
+        "Record the barrier",
+        "Move the state into shop-counter-p6's changelogs",
+        "Alter orders to 6 partitions in place",
+        "Commit shop-counter-p6's offsets at the barrier",
+        "Wipe the local state",
+        "Restart the application on orders",
+    ]
+    # nothing is reprocessed: no step rebuilds the state, so no history check
+    assert all(s.role is not StepRole.REPROCESS for s in steps)
+    checks = [a.function for s in steps for a in s.actions if isinstance(a, Check)]
+    assert ShellCheck.HISTORY_INTACT not in checks
+    assert checks == [
+        ShellCheck.RECORD_OFFSETS,  # the pre-checks: orders' ends
+        ShellCheck.WAIT_LAG_ZERO,  # the drain
+        ShellCheck.GROUP_IS_EMPTY,
+        ShellCheck.RECORD_BARRIER,
+        ShellCheck.RECORD_OFFSETS,  # the changelog's ends
+        ShellCheck.ENSURE_TOPIC,
+        ShellCheck.ENSURE_PARTITIONS,  # the alter
+        ShellCheck.COMMIT_BARRIER,
+        ShellCheck.WAIT_INTERNAL_TOPICS,
+        ShellCheck.WAIT_LAG_ZERO,
+        ShellCheck.APP_IS_HEALTHY,
+    ]
+    manual = [a.text for s in steps for a in s.actions if isinstance(a, Manual)]
+    assert manual[0].startswith("Pause every producer of orders, and keep them paused until")
+    assert manual[2].startswith("Resume the producers of orders: restart them")
+    assert manual[-1] == (
+        "Start the application with application.id=shop-counter-p6 in place of shop-counter "
+        "(the same code and configs otherwise), reading orders."
+    )
+    # the old app's state directory is kept: only the new id's is emptied
+    wipes = [a.argv for s in steps for a in s.actions if isinstance(a, Run) and a.argv[0] == "rm"]
+    assert wipes == [("rm", "-rf", "--", "/var/lib/kafka-streams/shop-counter-p6")]
+
+
+def _actions(step_title: str) -> list:
+    (step,) = [s for s in runbook_steps(moved_facts()) if s.title == step_title]
+    return list(step.actions)
+
+
+def test_the_move_creates_the_changelog_like_the_old_one_and_copies_it_with_a_checkpoint() -> None:
+    create, copy = _actions("Move the state into shop-counter-p6's changelogs")
+    assert isinstance(create, Check) and create.args == (
+        "shop-counter-p6-counts-changelog", "6", "shop-counter-counts-changelog",
+        "cleanup.policy=compact",
+    )  # fmt: skip
+    assert isinstance(copy, Run) and copy.argv == (
+        "migcheck", "copy", "--bootstrap-server", "broker-1:9092,broker-2:9092",
+        "--command-config", "/etc/kafka/client admin.properties",
+        "--topic", "shop-counter-counts-changelog", "--into", "shop-counter-p6-counts-changelog",
+        "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
+    )  # fmt: skip
+
+
+def test_the_barrier_is_recorded_and_committed_for_the_new_id_with_kafkas_offsets_tool() -> None:
+    barrier, changelog_ends = _actions("Record the barrier")
+    assert isinstance(barrier, Check)
+    assert barrier.args == ("shop-counter", "barrier.csv", "orders")
+    assert isinstance(changelog_ends, Check) and changelog_ends.args == (
+        "shop-counter-counts-changelog",
+        "shop-counter-counts-changelog.end-offsets",
+    )
+    (commit,) = _actions("Commit shop-counter-p6's offsets at the barrier")
+    assert isinstance(commit, Check)
+    assert commit.args == ("shop-counter-p6", "barrier.csv", "orders", "6")
+    assert commit.shown is not None and commit.shown.argv[0] == "kafka-consumer-groups"
+    assert commit.shown.argv[-6:] == (
+        "--reset-offsets", "--group", "shop-counter-p6", "--from-file", "@barrier.csv.commit",
+        "--execute",
+    )  # fmt: skip
+    restart = _actions("Restart the application on orders")
+    assert restart[2].args == ("300", "orders", "shop-counter-p6")  # the new group's lag
+
+
+def test_the_header_says_the_state_moves_with_both_sizes_and_the_way_back() -> None:
+    facts = moved_facts()
+    header = render_markdown(facts, runbook_steps(facts), "0", "now").splitlines()[4]
+    assert header == (
+        "> The state is moved, not rebuilt: each store's changelog (stores: counts; at most "
+        "1200 records) is copied into shop-counter-p6's at the new count, where a reprocess "
+        "would read the sources' whole history again (5000 records, of which retention "
+        "deleted up to 4000); nothing is reprocessed. The app restarts as "
+        "application.id=shop-counter-p6. Nothing of shop-counter is deleted: its changelogs, "
+        "its group and its offsets stay as the way back."
+    )
+
+
+# --- the script's barrier, against canned tool output -------------------------------
+
+_FAKE_TOOL = r"""#!/bin/bash
+tool=$1; shift
+printf '%s\n' "$tool $*" >> "$FAKE/calls"
+group=$(sed -n 's/.*--group \([^ ]*\).*/\1/p' <<< "$*")
+case "$tool $*" in
+  kafka-get-offsets*"--time -1"*) cat "$FAKE/ends" ;;
+  kafka-get-offsets*"--time -2"*) cat "$FAKE/starts" ;;
+  kafka-consumer-groups*--describe*--offsets*) cat "$FAKE/offsets-$group" 2> /dev/null || true ;;
+  kafka-consumer-groups*--describe*--members*) cat "$FAKE/members" 2> /dev/null || true ;;
+  kafka-consumer-groups*--reset-offsets*)
+    file=$(sed 's/.*--from-file \([^ ]*\).*/\1/' <<< "$*")
+    cp "$file" "$FAKE/reset-with"
+    [ ! -f "$FAKE/reset-wrong" ] || file=$FAKE/reset-wrong
+    awk -F, '{ print "shop-counter-p6 " $1 " " $2 " " $3 " " $3 " 0 - - -" }' "$file" \
+      > "$FAKE/offsets-shop-counter-p6"
+    echo "GROUP TOPIC PARTITION NEW-OFFSET" ;;
+  *) exit 3 ;;
+esac
+"""
+
+OFFSETS_HEADER = (
+    "\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG"
+    "             CONSUMER-ID     HOST            CLIENT-ID\n"
+)
+
+
+def _barrier(tmp_path: Path, function: str, *args: str, **canned: str):
+    """Runs one of the script's functions (``record_barrier``, ``commit_barrier``) with
+    Kafka's tools answering ``canned`` (file name to output)."""
+    fake = tmp_path / "fake"
+    fake.mkdir(exist_ok=True)
+    for name, text in canned.items():
+        (fake / name.replace("_", "-")).write_text(text)
+    tool = tmp_path / "kafka-tool"
+    tool.write_text(_FAKE_TOOL)
+    tool.chmod(0o755)
+    script = tmp_path / "runbook.sh"
+    facts = moved_facts(command_config=None)
+    script.write_text(render_sh(facts, runbook_steps(facts), "0", "now"), encoding="utf-8")
+    (tmp_path / "work").mkdir(exist_ok=True)
+    return call_function(script, tool, fake, tmp_path / "work", function, *args)
+
+
+def _record_barrier(tmp_path: Path, *rows: tuple[int, int, int]):
+    """record_barrier on orders (ends 40, 0, 9; log starts 40, 0, 7), the stopped app's
+    committed offsets listed as (partition, committed, end) rows."""
+    offsets = OFFSETS_HEADER + "".join(
+        f"shop-counter    orders          {p}          {at}              {end}              "
+        f"{end - at}    - - -\n"
+        for p, at, end in rows
+    )
+    return _barrier(
+        tmp_path, "record_barrier", "shop-counter", "barrier.csv", "orders",
+        ends="orders:0:40\norders:1:0\norders:2:9\n",
+        starts="orders:0:40\norders:1:0\norders:2:7\n",
+        offsets_shop_counter=offsets,
+    )  # fmt: skip
+
+
+def test_the_barrier_is_every_partitions_end_where_the_stopped_app_committed_it(
+    tmp_path: Path,
+) -> None:
+    """Partition 1 holds no record and has no committed offset: its barrier is its end."""
+    p = _record_barrier(tmp_path, (0, 40, 40), (2, 9, 9))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "work" / "barrier.csv").read_text() == (
+        "orders,0,40\norders,1,0\norders,2,9\n"
+    )
+    assert p.stdout.endswith(
+        "  shop-counter stopped at the end of every partition of orders: recorded in "
+        f"{tmp_path / 'work'}/barrier.csv\n"
+    )
+
+
+def test_an_app_that_stopped_before_its_end_is_no_barrier(tmp_path: Path) -> None:
+    p = _record_barrier(tmp_path, (0, 40, 40), (2, 8, 9))
+    assert p.returncode == 1
+    assert p.stderr == (
+        "  FAILED: shop-counter committed offset 8 on orders partition 2, not its end 9: the "
+        "app stopped before it processed every record; start it, let it drain to lag 0, stop "
+        "it\n"
+    )
+    assert not (tmp_path / "work" / "barrier.csv").exists()
+
+
+def test_a_partition_with_records_and_no_committed_offset_is_no_barrier(tmp_path: Path) -> None:
+    p = _record_barrier(tmp_path, (0, 40, 40))
+    assert p.returncode == 1
+    assert p.stderr == (
+        "  FAILED: shop-counter has no committed offset on orders partition 2, which holds "
+        "records up to offset 9: let the app drain to lag 0\n"
+    )
+
+
+def test_the_new_id_gets_the_barrier_and_zero_on_the_new_partitions(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "barrier.csv").write_text("orders,0,40\norders,1,0\norders,2,9\n")
+    p = _barrier(tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "orders", "6")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "fake" / "reset-with").read_text() == (
+        "orders,0,40\norders,1,0\norders,2,9\norders,3,0\norders,4,0\norders,5,0\n"
+    )
+    calls = (tmp_path / "fake" / "calls").read_text().splitlines()
+    assert (
+        "kafka-consumer-groups --bootstrap-server broker-1:9092,broker-2:9092 --reset-offsets "
+        f"--group shop-counter-p6 --from-file {tmp_path / 'work'}/barrier.csv.commit --execute"
+    ) in calls
+    assert not [c for c in calls if "streams-application-reset" in c]
+    assert p.stdout.endswith(
+        "  shop-counter-p6 holds the barrier on every partition, and offset 0 on partitions "
+        "3-5 of orders\n"
+    )
+
+
+def test_offsets_read_back_otherwise_stop_the_script(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "barrier.csv").write_text("orders,0,40\norders,1,0\norders,2,9\n")
+    (tmp_path / "fake").mkdir()
+    (tmp_path / "fake" / "reset-wrong").write_text("orders,0,40\norders,1,0\norders,2,0\n")
+    p = _barrier(tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "orders", "6")
+    assert p.returncode == 1
+    assert p.stderr == (
+        "  FAILED: shop-counter-p6 does not hold these offsets (topic,partition,offset): "
+        "orders,2,9 orders,3,0 orders,4,0 orders,5,0 \n"
+    )
+
+
+# --- what can move, and what auto picks ---------------------------------------------
+
+
+def _disc(
+    name: str,
+    changelogs: dict[str, str],
+    kind: ReaderKind = ReaderKind.KAFKA_STREAMS,
+    protocol: Protocol = Protocol.CLASSIC,
+):
+    """The shop app of the fixture's describe() ``name``, its changelogs (name to
+    cleanup.policy) on the cluster; its model from --topology."""
+    internal = dict.fromkeys(changelogs, 3)
+    facts = app_facts("shop", {"orders": 3}, internal, protocol, framework=FRAMEWORKS[kind])
+    topics = {t: TopicMeta(t, policy, 3) for t, policy in changelogs.items()}
+    topics["orders"] = TopicMeta("orders", "delete", 3, (PartitionMeta(0, 40, 90),))
+    topology = parse_topology((DESCRIBE / f"{name}.txt").read_text(encoding="utf-8"))
+    return Discovery(facts, None, topics), from_topology(facts, topology), topology
+
+
+def _refusal(name: str, changelogs: dict[str, str], **kw: object) -> Exception | None:
+    disc, model, topology = _disc(name, changelogs, **kw)  # type: ignore[arg-type]
+    return unmovable(disc, model, topology)
+
+
+def test_key_value_stores_with_changelogs_of_their_own_can_move() -> None:
+    assert _refusal("count", {"shop-counts-changelog": "compact"}) is None
+    # a store behind a repartition topic too: its changelog is placed by the store key
+    assert _refusal("rekey-count", {"shop-counts-changelog": "compact"}) is None
+
+
+def test_a_store_without_a_changelog_is_refused_in_one_line() -> None:
+    refused = _refusal("count-nolog", {})
+    assert isinstance(refused, Refused)
+    assert str(refused) == (
+        "refused: --strategy move-state for shop: the store counts logs to no changelog "
+        "(logging disabled: there is no shop-counts-changelog), so its state is nowhere to "
+        "move from: only key-value stores that log to a changelog of their own can be moved "
+        "so far; keep the whole history and use another --strategy"
+    )
+
+
+def test_a_table_that_reads_its_source_topic_as_its_changelog_is_refused() -> None:
+    refused = _refusal("source-changelog", {})
+    assert isinstance(refused, Refused)
+    assert str(refused).startswith(
+        "refused: --strategy move-state for shop: the table source-table reads its source "
+        "topic as its changelog (topology.optimization: there is no "
+        "shop-source-table-changelog): only key-value stores"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "changelogs", "said"),
+    [
+        ("windowed", {"shop-wcounts-changelog": "compact,delete"},
+         "shop-wcounts-changelog is a window or session store's changelog (cleanup.policy "
+         "compact,delete): their results follow stream time"),
+        ("session", {"shop-scounts-changelog": "compact,delete"},
+         "shop-scounts-changelog is a window or session store's changelog"),
+        ("windowed-suppress",
+         {"shop-wcounts-changelog": "compact,delete",
+          "shop-KTABLE-SUPPRESS-STATE-STORE-0000000003-changelog": "compact"},
+         "KTABLE-SUPPRESS-0000000002 suppresses by stream time: their results follow stream "
+         "time, which a merged task does not share with its old tasks"),
+    ],
+)  # fmt: skip
+def test_window_and_session_stores_and_suppress_are_refused_for_now(
+    name: str, changelogs: dict[str, str], said: str
+) -> None:
+    refused = _refusal(name, changelogs)
+    assert isinstance(refused, Refused) and "\n" not in str(refused)
+    assert str(refused).startswith("refused: --strategy move-state for shop: ")
+    assert said in str(refused)
+
+
+@pytest.mark.parametrize("kind", [ReaderKind.QUIX_STREAMS, ReaderKind.FAUST, ReaderKind.KSQLDB])
+def test_another_framework_is_refused_in_one_line(kind: ReaderKind) -> None:
+    refused = _refusal("count", {"shop-counts-changelog": "compact"}, kind=kind)
+    assert isinstance(refused, UsageError)
+    assert str(refused) == (
+        f"--strategy move-state: shop is {FRAMEWORKS[kind].label}: only a Kafka Streams "
+        "app's key-value stores can be moved so far; keep the whole history and use another "
+        "--strategy"
+    )
+
+
+def test_a_streams_protocol_group_is_refused_for_now() -> None:
+    refused = _refusal("count", {"shop-counts-changelog": "compact"}, protocol=Protocol.STREAMS)
+    assert isinstance(refused, UsageError)
+    assert str(refused).startswith(
+        "--strategy move-state: shop runs on the streams protocol (KIP-1071): committing"
+    )
+
+
+def test_without_the_topology_an_unlogged_store_could_hide_so_it_asks_for_it() -> None:
+    disc, _, _ = _disc("count", {"shop-counts-changelog": "compact"})
+    refused = unmovable(disc, inferred(disc.facts), None)
+    assert isinstance(refused, UsageError)
+    assert str(refused) == (
+        "--strategy move-state: shop: without --topology a store with logging disabled, or a "
+        "source topic used as a changelog, cannot be ruled out (pass the app's "
+        "Topology#describe() with --topology to decide)"
+    )
+
+
+def test_auto_moves_the_state_only_where_history_was_lost_and_every_store_can_move() -> None:
+    _, model, _ = _disc("count", {"shop-counts-changelog": "compact"})
+    moved = choose(Strategy.AUTO, model, "orders", KAFKA_STREAMS, TRIMMED, movable=True)
+    assert moved.strategy is Strategy.MOVE_STATE
+    assert moved.reason == (
+        "--strategy auto chose move-state: the sources no longer hold their whole history "
+        "(orders partition 0 from offset 40, 2 from offset 7), so a reprocess would miss what "
+        "retention deleted; every store logs to a key-value changelog of its own, so its "
+        "state is moved to the new count instead of rebuilt."
+    )
+    # a whole history, or a store that cannot move: auto as before (count: new-topic)
+    for lost, movable in (((), True), (TRIMMED, False)):
+        kept = choose(Strategy.AUTO, model, "orders", KAFKA_STREAMS, lost, movable)
+        assert kept.strategy is Strategy.NEW_TOPIC
+    named = choose(Strategy.MOVE_STATE, model, "orders", KAFKA_STREAMS)
+    assert named.strategy is Strategy.MOVE_STATE and named.reason == ""
+
+
+def test_the_lost_history_refusal_names_the_move_where_the_state_can_move() -> None:
+    line = lost_history_refusal("shop", TRIMMED, "--strategy in-place", "--strategy move-state")
+    assert line.endswith(
+        "; keep the whole history, move the state instead (--strategy move-state), or pass "
+        "--accept-lost-history to reprocess without them"
+    )
+    assert "move-state" not in lost_history_refusal("shop", TRIMMED, "--strategy in-place")
+
+
+def test_plain_groups_have_no_state_to_move() -> None:
+    with pytest.raises(UsageError) as refused:
+        run_groups_runbook(GroupsRunbookOptions("orders", 6, strategy=Strategy.MOVE_STATE))
+    assert str(refused.value) == (
+        "--strategy move-state is for a stateful app (--application-id); plain groups take "
+        "in-place (the default) or online"
+    )
