@@ -61,6 +61,15 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     trim(kafka, app.input, ends, tmp_path / "delete.json")
     assert offsets(kafka, app.input, "-2") == ends
 
+    # without the topology a store with logging disabled could hide: refused, naming it
+    unseen = app.migcheck("runbook", "--topic", app.input, "--to", "6", "--strategy", "move-state")
+    assert unseen.returncode == 2, unseen.stderr
+    assert unseen.stderr == (
+        f"migcheck: error: --strategy move-state: {app.app_id}: without --topology a store "
+        "with logging disabled, or a source topic used as a changelog, cannot be ruled out "
+        "(pass the app's Topology#describe() with --topology to decide)\n"
+    )
+
     topology = app.describe(tmp_path / "topology.txt")
     p = app.migcheck(
         "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
