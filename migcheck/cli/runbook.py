@@ -149,7 +149,12 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "--to", required=True, type=PARTITION_COUNT, metavar="N", help="Its new partition count."
 )
 @click.option(
-    "--new-topic", default=None, metavar="TOPIC", help="The wider copy (default <topic>-p<N>)."
+    "--new-topic",
+    "--into",
+    "new_topic",
+    default=None,
+    metavar="TOPIC",
+    help="The wider copy (default <topic>-p<N>); --into, as copy and migrate name it.",
 )
 @click.option(
     "--strategy",

@@ -193,7 +193,7 @@ def _after_cleanup(
     """What the clean-up the error leads to leaves behind, when the app would start again
     (every crash is an internal topic's) and a store reads a changed topic directly."""
     crashes = [r for r in reasons if r.level == AppLevel.CRASH]
-    fed = [(topic, stores) for topic, stores in direct.items() if stores]
+    fed = sorted((topic, stores) for topic, stores in direct.items() if stores)  # one order
     if not crashes or not fed or any(r.check not in _CLEARED for r in crashes):
         return None
     read = "; ".join(f"{', '.join(stores)} read {topic} directly" for topic, stores in fed)

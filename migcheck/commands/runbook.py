@@ -27,6 +27,7 @@ from migcheck.apps.discovery import (
 from migcheck.apps.movable import unmovable
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.rules import AppLevel, external_counts, sizes
+from migcheck.apps.sets import refuse_split_set
 from migcheck.apps.strategy import Choice, choose, direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import candidate
@@ -109,6 +110,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
         model, {options.topic: direct_stores(model, options.topic).stores}, options.to
     )
     level = AppLevel(judged["verdict"])
+    refuse_split_set("runbook", options.app_id, judged, [options.topic])  # a join's side
     in_place = choice.strategy is Strategy.IN_PLACE
     stores = _splitting_stores(model, options.topic, level) if in_place else ()
     may_split = stores is None or bool(stores)  # None: unseen state may split
