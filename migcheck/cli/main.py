@@ -95,8 +95,7 @@ def refuse_repeated(command: click.Command, args: Sequence[str]) -> None:
     single = {
         opt: param
         for param in command.params
-        if isinstance(param, click.Option)
-        and not (param.multiple or param.is_flag or param.count)
+        if isinstance(param, click.Option) and not (param.multiple or param.is_flag or param.count)
         for opt in param.opts
     }
     given: dict[str, list[str]] = {}
