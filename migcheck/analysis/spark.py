@@ -34,7 +34,7 @@ from pyspark.sql.functions import arrow_udf
 
 from migcheck.analysis import jvmarchive, probe, pyspark_private, shipping
 from migcheck.analysis.errors import spark_error_message, spark_log_path
-from migcheck.analysis.session import task_slots
+from migcheck.analysis.session import job_tag, task_slots
 from migcheck.errors import MigcheckError
 from migcheck.files import cache_root
 from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
@@ -381,32 +381,28 @@ def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
 def _run_probe(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:
     """The probe's result from one executor, cancelled after :data:`PROBE_TIMEOUT_S`.
 
-    The probe's module is pickled by value: the executor may not import migcheck.  The
-    session's own operation tags (``addTag``, ``interruptTag``), not a SparkContext's job
-    tags, so that a session without a context cancels it too.
+    The probe's module is pickled by value: the executor may not import migcheck.
     """
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(probe)
-    tag = f"migcheck-probe-{os.getpid()}"
     expired = threading.Event()
+    with job_tag(spark, f"migcheck-probe-{os.getpid()}") as cancel_jobs:
 
-    def cancel() -> None:
-        expired.set()
-        spark.interruptTag(tag)
+        def cancel() -> None:
+            expired.set()
+            cancel_jobs()
 
-    timer = threading.Timer(PROBE_TIMEOUT_S, cancel)
-    spark.addTag(tag)
-    timer.start()
-    try:
-        return _probe_job(spark, brokers)
-    except Exception as e:
-        if expired.is_set():
-            raise MigcheckError(_timeout_message()) from None
-        raise MigcheckError(spark_error_message(e)) from None
-    finally:
-        timer.cancel()
-        spark.removeTag(tag)
+        timer = threading.Timer(PROBE_TIMEOUT_S, cancel)
+        timer.start()
+        try:
+            return _probe_job(spark, brokers)
+        except Exception as e:
+            if expired.is_set():
+                raise MigcheckError(_timeout_message()) from None
+            raise MigcheckError(spark_error_message(e)) from None
+        finally:
+            timer.cancel()
 
 
 def _probe_job(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 
 import pytest
 from oracles import java_partition
@@ -133,3 +134,24 @@ def test_the_copys_check_joins_by_sort_merge_and_counts_by_hand(spark) -> None:
     # (b"a", 3) is missing; (b"d", 2) is there twice, once on partition 0 where murmur2
     # does not put it; the null key goes anywhere
     assert (row.records, row.missing, row.duplicated, row.misplaced) == (4, 1, 1, 1)
+
+
+def test_the_settings_give_the_slots_the_context_gives(spark) -> None:
+    """A session without a SparkContext (Spark Connect's) counts its task slots from its
+    settings: on the fixture's local[2], the two its context gives."""
+    from migcheck.analysis.session import slots_of
+
+    assert spark.sparkContext.defaultParallelism == 2
+    assert slots_of(lambda key: spark.conf.get(key, None), cpus=64) == 2
+
+
+def test_the_probe_is_a_one_row_dataframe_job(spark) -> None:
+    """The executors' probe needs no RDD: one row, one task, reporting the worker's
+    Python and its route to each broker (port 1 on loopback: refused)."""
+    from migcheck.analysis.spark import _run_probe
+
+    found = _run_probe(spark, ["127.0.0.1:1"])
+    assert found["python"] == "{}.{}".format(*sys.version_info[:2])
+    assert found["imports"] == {name: None for name in found["imports"]}
+    assert set(found["imports"]) >= {"pyarrow", "numba", "migcheck"}
+    assert list(found["brokers"]) == ["127.0.0.1:1"] and found["brokers"]["127.0.0.1:1"]

@@ -150,56 +150,89 @@ def test_the_probe_runs_where_migcheck_cannot_be_imported() -> None:
     assert run.stdout.decode().startswith("ModuleNotFoundError: import of migcheck halted")
 
 
+class FakeContext:
+    """A SparkContext's job tags."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.tags: list[str] = []
+
+    def addJobTag(self, tag: str) -> None:
+        self.tags.append(tag)
+
+    def removeJobTag(self, tag: str) -> None:
+        self.tags.remove(tag)
+
+    def cancelJobsWithTag(self, tag: str) -> None:
+        assert tag in self.tags
+        self.cancelled.set()
+
+
 class FakeSession:
-    """A session's operation tags, and its probe job: it blocks until its tag is
-    interrupted, or returns ``found`` at once."""
+    """A classic session (its SparkContext's job tags), and its probe job: it blocks until
+    its tag is cancelled, or returns ``found`` at once."""
 
     def __init__(self, found: dict[str, Any] | None = None) -> None:
         self.found = found
-        self.cancelled = threading.Event()
-        self.tags: list[str] = []
+        self.jobs = FakeContext()  # its tags, whichever kind of session keeps them
+        self.sparkContext = self.jobs
         self.stopped = False
-
-    def addTag(self, tag: str) -> None:
-        self.tags.append(tag)
-
-    def removeTag(self, tag: str) -> None:
-        self.tags.remove(tag)
-
-    def interruptTag(self, tag: str) -> list[str]:
-        assert tag in self.tags
-        self.cancelled.set()
-        return ["op-1"]
 
     def probe_job(self, spark: Any, brokers: list[str]) -> dict[str, Any]:
         assert spark is self
         if self.found is not None:
             return self.found
-        self.cancelled.wait(10)
-        raise RuntimeError("[OPERATION_CANCELED] Operation has been cancelled.")
+        self.jobs.cancelled.wait(10)
+        raise RuntimeError("Job 0 cancelled part of cancelled job tag migcheck-probe")
 
     def stop(self) -> None:
         self.stopped = True
 
 
-def fake_session(monkeypatch: pytest.MonkeyPatch, found: dict[str, Any] | None = None) -> Any:
-    """A :class:`FakeSession` whose ``probe_job`` runs in place of Spark's probe job."""
+class ContextlessSession(FakeSession):
+    """A session without a SparkContext (Spark Connect's kind): its own operation tags."""
+
+    def __init__(self, found: dict[str, Any] | None = None) -> None:
+        super().__init__(found)
+        del self.sparkContext
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "sparkContext":  # Spark Connect raises an AttributeError for it
+            raise AttributeError("[JVM_ATTRIBUTE_NOT_SUPPORTED] sparkContext")
+        raise AttributeError(name)
+
+    def addTag(self, tag: str) -> None:
+        self.jobs.addJobTag(tag)
+
+    def removeTag(self, tag: str) -> None:
+        self.jobs.removeJobTag(tag)
+
+    def interruptTag(self, tag: str) -> list[str]:
+        self.jobs.cancelJobsWithTag(tag)
+        return ["operation-1"]
+
+
+def fake_session(
+    monkeypatch: pytest.MonkeyPatch, found: dict[str, Any] | None = None, kind: type = FakeSession
+) -> Any:
+    """A fake session whose ``probe_job`` runs in place of Spark's probe job."""
     from migcheck.analysis import spark
 
-    session = FakeSession(found)
+    session = kind(found)
     monkeypatch.setattr(spark, "_probe_job", session.probe_job)
     return session
 
 
-def test_a_probe_no_executor_runs_is_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("kind", [FakeSession, ContextlessSession])
+def test_a_probe_no_executor_runs_is_cancelled(monkeypatch: pytest.MonkeyPatch, kind: type) -> None:
     from migcheck.analysis import spark
 
     monkeypatch.setattr(spark, "PROBE_TIMEOUT_S", 0.2)
-    session = fake_session(monkeypatch)
+    session = fake_session(monkeypatch, kind=kind)
     with pytest.raises(MigcheckError, match=r"^no executor ran migcheck's probe task within"):
         spark.check_executors(session, "kafka-1:9092")
-    assert session.cancelled.is_set()
-    assert session.tags == []  # later jobs carry no probe tag
+    assert session.jobs.cancelled.is_set()
+    assert session.jobs.tags == []  # later jobs carry no probe tag
     assert session.stopped
 
 

@@ -124,13 +124,16 @@ def test_with_accumulators_the_driver_adds_nothing_the_tasks_added() -> None:
     assert isinstance(counters, CopyCounters)
 
 
-def test_only_the_seam_asks_a_spark_context_for_slots_counters_or_rdds() -> None:
-    asks = re.compile(r"defaultParallelism|\.accumulator\(|\.parallelize\(|\bAccumulator\b")
+def test_only_the_seam_asks_a_spark_context_for_slots_counters_tags_or_rdds() -> None:
+    asks = re.compile(
+        r"defaultParallelism|\.accumulator\(|\.parallelize\(|\bAccumulator\b|\w+(?:JobTag|JobsWithTag)"
+    )
     found: dict[str, set[str]] = {}
     for path in (REPO / "migcheck").rglob("*.py"):
         for ask in asks.findall(path.read_text(encoding="utf-8")):
             found.setdefault(str(path.relative_to(REPO)), set()).add(ask)
-    assert found == {"migcheck/analysis/session.py": {"defaultParallelism", ".accumulator("}}
+    seam = {"defaultParallelism", ".accumulator(", "addJobTag", "removeJobTag", "cancelJobsWithTag"}
+    assert found == {"migcheck/analysis/session.py": seam}
 
 
 def test_a_process_without_a_context_has_no_jvm_of_its_own_to_end() -> None:
