@@ -11,7 +11,8 @@ from migcheck.report.copy import copy_progress
 
 
 class RecordsProgress:
-    """Polls Spark's records-read accumulator twice a second while the read runs."""
+    """Polls the records-read counter (Spark's accumulator on a classic session:
+    ``analysis/session.py``) twice a second while the read runs."""
 
     #: What the bar says while records come in.
     label = "reading records"
@@ -65,8 +66,9 @@ class RecordsProgress:
 
 class CopyProgress(RecordsProgress):
     """A copy's records and bytes written, its rate and the time left, from the tasks'
-    accumulators (:class:`~migcheck.copy.task.CopyCounters`), which Spark updates as each
-    task ends (a task settles a share of a round's chunks)."""
+    counters (:class:`~migcheck.copy.task.CopyCounters`): accumulators, which Spark updates
+    as each task ends (a task settles a share of a round's chunks); on a session without
+    them, the driver's, as each round ends."""
 
     label = "copying records"
 

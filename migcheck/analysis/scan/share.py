@@ -126,8 +126,8 @@ def finishes_within(read: int, total: int, elapsed_s: float, within_s: float) ->
 
 
 class ReadSoFar:
-    """The records read by the tasks (Spark's accumulator) and the driver's share: what
-    the progress bar polls as ``value``."""
+    """The records read by the tasks (their counter: ``analysis/session.py``) and the
+    driver's share: what the progress bar polls as ``value``."""
 
     def __init__(self, counter: Counter, share: DriverShare | None) -> None:
         self._counter, self._share = counter, share

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 
 class Counter(Protocol):
-    """Records read so far: Spark's accumulator, or the driver's count beside it."""
+    """Records read so far: the tasks' counter (``analysis/session.py``), or the driver's
+    count beside it."""
 
     @property
     def value(self) -> int: ...
