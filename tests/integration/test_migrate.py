@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from controlsocket import send
 from kafka import KafkaConsumer
 from kafkatest import REJOIN_AFTER_S, Kafka
 from oracles import java_partition, run_cli
@@ -354,20 +355,6 @@ exit 2
 """
 
 
-def _control(path: Path, line: str) -> list[str]:
-    """One command to migrate's control socket, as ``nc -U`` sends it."""
-    import socket
-
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-        client.settimeout(30)
-        client.connect(str(path))
-        client.sendall(f"{line}\n".encode())
-        got = b""
-        while chunk := client.recv(4096):
-            got += chunk
-    return got.decode().splitlines()
-
-
 def _until_counted(kafka: Kafka, output: str, produced: dict[str, int]) -> None:
     """Until the app's output holds each key's count of every record produced: its own
     results say it has read everything."""
@@ -444,11 +431,11 @@ def test_a_detached_run_is_answered_through_its_socket_held_by_a_file_and_hooked
                 if not socket_path.exists():
                     time.sleep(0.1)
                     continue
-                status = _control(socket_path, "status")
+                status = send(socket_path, "status")
                 prompt = status[1].removeprefix("prompt: ")
                 if status[0].startswith("phase: 4 ready") and "flag file" in status[3]:
                     held = True  # ready, and held there by the file: released by unpostpone
-                    assert _control(socket_path, "unpostpone") == ["postponed: no"]
+                    assert send(socket_path, "unpostpone") == ["postponed: no"]
                 if prompt == "none":
                     time.sleep(0.2)
                     continue
@@ -467,7 +454,7 @@ def test_a_detached_run_is_answered_through_its_socket_held_by_a_file_and_hooked
                 elif prompt.startswith(f"stop the old app {app.app_id}"):
                     old_run = old_app.finish()
                 answered.append(prompt)
-                assert _control(socket_path, "answer y")[0] == "answered: y"
+                assert send(socket_path, "answer y")[0] == "answered: y"
             out, err = proc.communicate(timeout=60)
         finally:
             proc.kill()

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from controlsocket import send
 
 from migcheck.cli.migrate import flagged, operated, operator_of, released
 from migcheck.errors import UsageError
@@ -24,18 +25,6 @@ from migcheck.online.world import Operator
 
 TIMEOUT_S = 10.0
 PAUSE = "pause every producer of t; answer y once they are paused"
-
-
-def send(path: Path, line: str) -> list[str]:
-    """One command, as ``nc -U`` sends it: the reply's lines, read until the run closes."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-        client.settimeout(TIMEOUT_S)
-        client.connect(str(path))
-        client.sendall(f"{line}\n".encode())
-        got = b""
-        while chunk := client.recv(4096):
-            got += chunk
-    return got.decode().splitlines()
 
 
 class Run:
