@@ -363,7 +363,7 @@ def health(app: App) -> tuple[Reason, ...]:
     )
 
 
-def notcopartitioned(protocol: Protocol, counts: Mapping[str, int]) -> str:
+def not_copartitioned(protocol: Protocol, counts: Mapping[str, int]) -> str:
     """The error for joined topics of unequal counts (CopartitionedTopicsEnforcer; the
     same format strings in Kafka Streams 3.9.2 and 4.3.1)."""
     listed = ", ".join(f"{t}={n}" for t, n in sorted(counts.items()))
@@ -528,7 +528,7 @@ def _copartition_crash(c: Change, sub: SubTopology) -> list[Reason]:
     plain = _unequal_joined(c, sub)
     if not plain or _unchecked_join(c.app):
         return []
-    text = notcopartitioned(c.app.protocol, plain)
+    text = not_copartitioned(c.app.protocol, plain)
     return [Reason(AppLevel.CRASH, sub.id, text, Check.COPARTITION, tuple(sorted(plain)))]
 
 
