@@ -47,7 +47,7 @@ from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import topic_configs
 from migcheck.model.app import first_error
 from migcheck.model.header import report_header
-from migcheck.model.history import lost_history_refusal
+from migcheck.model.history import Trimmed, lost_history_refusal
 from migcheck.model.migrate import MigrateTuning
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
@@ -99,9 +99,8 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     _check(options, disc, new_topic, topology is not None)
     blocked = unmovable(disc, model, topology)
     framework = disc.facts.framework
-    choice = choose(
-        options.strategy, model, options.topic, framework, lost_history(disc), blocked is None
-    )
+    lost = lost_history(disc)  # the sources' trimmed partitions, read once
+    choice = choose(options.strategy, model, options.topic, framework, lost, blocked is None)
     if choice.strategy is Strategy.MOVE_STATE and blocked is not None:
         raise blocked
     _check_new_topic(options, disc, choice.strategy, new_topic)
@@ -123,27 +122,24 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     # the history before the split's full scan: a reprocess of what retention deleted is
     # refused whatever splits (a split written anyway rebuilds the state too)
     facts = facts_with(0 if may_split else None)
-    _refuse_lost_history(options, disc, facts, move_state)
+    _refuse_lost_history(options, lost, facts, move_state)
     if may_split:
         keys = _split_keys(options)
         if keys and not options.accept_split_history:
             return _refusal(options, level, stores, keys)
         facts = facts_with(len(keys) or None)
     steps = tuple(runbook_steps(facts))
-    lost = lost_history(disc) if reprocesses(steps) else ()
+    lost = lost if reprocesses(steps) else ()  # said at the top only where it reprocesses
     return Outcome(Runbook(replace(facts, history_lost=lost), steps, report_header()), EXIT_OK)
 
 
 def _refuse_lost_history(
-    options: RunbookOptions, disc: Discovery, facts: RunbookFacts, move_state: str
+    options: RunbookOptions, lost: tuple[Trimmed, ...], facts: RunbookFacts, move_state: str
 ) -> None:
     """Refused in one line (exit 1) when the procedure rebuilds the app's state from
     sources that lost records, unless --accept-lost-history (model/history.py); the line
     names ``move_state`` where the app's state can move instead."""
-    if options.accept_lost_history or not reprocesses(runbook_steps(facts)):
-        return
-    lost = lost_history(disc)
-    if lost:
+    if lost and not options.accept_lost_history and reprocesses(runbook_steps(facts)):
         route = f"--strategy {facts.strategy}"
         raise Refused(lost_history_refusal(options.app_id, lost, route, move_state))
 
