@@ -10,6 +10,11 @@ the barrier.  The restarted app holds every key's whole count before it reads a 
 after a third round every key's count is its whole history, counted from the records this
 test produced, never from migcheck.  The old app's changelog and group are still there: the
 way back.
+
+The same on a store behind a repartition topic (``rekey-count``: the counts are keyed by
+the record's value, re-keyed through ``<app>-rekey-group-repartition``): the changelog is
+placed by the store key, the new id's repartition topic comes at 6, and every re-keyed
+count is exact.
 """
 
 from __future__ import annotations
@@ -45,31 +50,24 @@ def _partitions(kafka: Kafka, topic: str) -> str:
     return out.split("PartitionCount:")[1].split()[0]
 
 
-def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_history(
-    kafka: Kafka, tmp_path: Path
-) -> None:
-    app = StreamsApp(kafka, "count")
-    history = [*phase1(), *phase2()]  # two rounds
+def _counted_and_trimmed(
+    app: StreamsApp, history: list[tuple[str, str]], counted: Counter[str], tmp_path: Path
+) -> dict[int, int]:
+    """The app counts ``history`` (its counts store then holds ``counted``), then retention
+    deletes every record it counted: the input's ends, now its log start too."""
     app.produce(app.input, history)
     first = app.run()
     assert first.code == 0, first.stderr[-2000:]
-    produced = Counter(key for key, _ in history)
-    assert _counts(first.state) == produced
+    assert _counts(first.state) == counted
+    ends = offsets(app.kafka, app.input, "-1")
+    trim(app.kafka, app.input, ends, tmp_path / "delete.json")
+    assert offsets(app.kafka, app.input, "-2") == ends
+    return ends
 
-    # retention deletes every record the app has counted
-    ends = offsets(kafka, app.input, "-1")
-    trim(kafka, app.input, ends, tmp_path / "delete.json")
-    assert offsets(kafka, app.input, "-2") == ends
 
-    # without the topology a store with logging disabled could hide: refused, naming it
-    unseen = app.migcheck("runbook", "--topic", app.input, "--to", "6", "--strategy", "move-state")
-    assert unseen.returncode == 2, unseen.stderr
-    assert unseen.stderr == (
-        f"migcheck: error: --strategy move-state: {app.app_id}: without --topology a store "
-        "with logging disabled, or a source topic used as a changelog, cannot be ruled out "
-        "(pass the app's Topology#describe() with --topology to decide)\n"
-    )
-
+def _runbook(app: StreamsApp, tmp_path: Path) -> Path:
+    """``runbook --strategy auto`` with the app's real topology, as a script: it must
+    choose move-state."""
     topology = app.describe(tmp_path / "topology.txt")
     p = app.migcheck(
         "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
@@ -81,6 +79,34 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     )
     script = tmp_path / "runbook.sh"
     script.write_text(p.stdout, encoding="utf-8")
+    return script
+
+
+def _exact(counts: dict[str, int], whole: Counter[str]) -> None:
+    wrong = {k: (counts.get(k), n) for k, n in whole.items() if counts.get(k) != n}
+    assert not wrong, f"{len(wrong)} keys lost history: {list(wrong.items())[:5]}"
+    assert counts.keys() == whole.keys()
+
+
+def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_history(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    app = StreamsApp(kafka, "count")
+    history = [*phase1(), *phase2()]  # two rounds
+    produced = Counter(key for key, _ in history)
+    # retention deletes every record the app has counted
+    ends = _counted_and_trimmed(app, history, produced, tmp_path)
+
+    # without the topology a store with logging disabled could hide: refused, naming it
+    unseen = app.migcheck("runbook", "--topic", app.input, "--to", "6", "--strategy", "move-state")
+    assert unseen.returncode == 2, unseen.stderr
+    assert unseen.stderr == (
+        f"migcheck: error: --strategy move-state: {app.app_id}: without --topology a store "
+        "with logging disabled, or a source topic used as a changelog, cannot be ruled out "
+        "(pass the app's Topology#describe() with --topology to decide)\n"
+    )
+
+    script = _runbook(app, tmp_path)
 
     # the operator restarts the app under the new id when the script says so
     old_id, new_id = app.app_id, f"{app.app_id}-p6"
@@ -105,10 +131,43 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     assert after.code == 0, after.stderr[-2000:]
     counts = _counts(after.state)
     whole = produced + Counter(key for key, _ in more)
-    wrong = {k: (counts.get(k), n) for k, n in whole.items() if counts.get(k) != n}
-    assert not wrong, f"{len(wrong)} keys lost history: {list(wrong.items())[:5]}"
+    _exact(counts, whole)
     assert after.values("counts") == Counter(dict.fromkeys(whole, 1))  # no key split
 
     # nothing of the old app was deleted: the way back
     assert _partitions(kafka, f"{old_id}-counts-changelog") == "3"
     assert group_offsets(kafka, old_id) == old_offsets
+
+
+def test_a_store_behind_a_repartition_topic_moves_and_every_rekeyed_count_is_exact(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """The counts are keyed by the record's value (50 of them), re-keyed through a
+    repartition topic: the changelog was placed by the value under the repartition topic's
+    3 partitions, and the new id's repartition topic comes at 6, as its input."""
+    app = StreamsApp(kafka, "rekey-count")
+    history = [*phase1(), *phase2()]
+    produced = Counter(value for _, value in history)
+    ends = _counted_and_trimmed(app, history, produced, tmp_path)
+    script = _runbook(app, tmp_path)
+
+    old_id, new_id = app.app_id, f"{app.app_id}-p6"
+    app.app_id = new_id
+    code, out, dump = execute_yes(script, app, tmp_path / "work")
+    assert code == 0, out
+    assert "Runbook complete." in out
+    # restored from the moved changelog before reading a record: every re-keyed count
+    _exact(_counts(_dumped(dump)), produced)
+    assert _partitions(kafka, f"{new_id}-counts-changelog") == "6"
+    assert _partitions(kafka, f"{new_id}-rekey-group-repartition") == "6"
+    barrier = {(app.input, str(p), str(o)) for p, o in ends.items()}
+    assert barrier <= set(group_offsets(kafka, new_id))
+
+    # a third round through the new repartition topic: counted on top of the whole history
+    more = phase2()
+    app.produce(app.input, more)
+    after = app.run()
+    assert after.code == 0, after.stderr[-2000:]
+    _exact(_counts(after.state), produced + Counter(value for _, value in more))
+    assert set(after.values("counts").values()) == {1}  # no value's count split over tasks
+    assert _partitions(kafka, f"{old_id}-counts-changelog") == "3"
