@@ -20,6 +20,7 @@ count is exact.
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,55 @@ def test_a_store_behind_a_repartition_topic_moves_and_every_rekeyed_count_is_exa
     _exact(_counts(after.state), produced + Counter(value for _, value in more))
     assert set(after.values("counts").values()) == {1}  # no value's count split over tasks
     assert _partitions(kafka, f"{old_id}-counts-changelog") == "3"
+
+
+#: Why a refused store cannot move, as the runbook's line ends for each of item 3's kinds.
+_OWN_CHANGELOG = (
+    "only key-value stores that log to a changelog of their own can be moved so far; keep the "
+    "whole history and use another --strategy"
+)
+_STREAM_TIME = (
+    "their results follow stream time, which a merged task does not share with its old tasks"
+)
+
+
+def test_each_store_that_cannot_move_is_refused_in_its_own_line(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Item 3's refusals on real apps: a store with logging disabled, a table that reads its
+    source topic as its changelog (topology.optimization), a window and a session store.
+    Each app runs once, at the same time, over a few records of one shared input: its
+    group then exists (an app never run is no app to migcheck), and Kafka Streams creates
+    the changelogs it keeps with its own cleanup.policy."""
+    shared = kafka.create_topic("move-state-refusals", 3)
+    apps = {
+        t: StreamsApp(kafka, t, shared_input=shared)
+        for t in ("count-nolog", "source-changelog", "windowed", "session")
+    }
+    apps["windowed"].produce(shared, phase1()[:30])
+    with ThreadPoolExecutor(len(apps)) as pool:
+        for t, ran in zip(apps, pool.map(StreamsApp.run, apps.values()), strict=True):
+            assert ran.code == 0, f"{t}: {ran.stderr[-2000:]}"
+    said = {
+        "count-nolog": "the store counts logs to no changelog (logging disabled: there is no "
+        "{app}-counts-changelog), so its state is nowhere to move from: " + _OWN_CHANGELOG,
+        "source-changelog": "the table source-table reads its source topic as its changelog "
+        "(topology.optimization: there is no {app}-source-table-changelog): " + _OWN_CHANGELOG,
+        "windowed": "{app}-wcounts-changelog is a window or session store's changelog "
+        f"(cleanup.policy compact,delete): {_STREAM_TIME}: {_OWN_CHANGELOG}",
+        "session": "{app}-scounts-changelog is a window or session store's changelog "
+        f"(cleanup.policy compact,delete): {_STREAM_TIME}: {_OWN_CHANGELOG}",
+    }
+    for t, app in apps.items():
+        topology = app.describe(tmp_path / f"{t}.txt")
+        p = app.migcheck(
+            "runbook", "--topic", shared, "--to", "6", "--topology", str(topology),
+            "--strategy", "move-state",
+        )  # fmt: skip
+        line = said[t].format(app=app.app_id)
+        assert (p.returncode, p.stderr) == (
+            1,
+            f"migcheck: refused: --strategy move-state for {app.app_id}: {line}\n",
+        ), p.stderr
+        assert p.stdout == ""
+    assert _partitions(kafka, shared) == "3"  # nothing changed
