@@ -22,10 +22,17 @@ but its records, so the move is refused, in one line, for:
 - a store without a changelog: logging disabled, or a ``KTable`` that reads its source
   topic as its changelog (``topology.optimization``; it restores from the widened input);
 - a window or session store, or a ``suppress``: their results follow stream time, which
-  a merged task does not share with its old tasks (:mod:`migcheck.apps.streamtime`).
+  a merged task does not share with its old tasks (:mod:`migcheck.apps.streamtime`);
+- a store whose changelog records sit where another key is placed
+  (:class:`PlacedElsewhere`): a foreign-key join's subscription store, a stream-stream
+  join's shared store.  ``migcheck copy`` would refuse their changelogs at execution (no
+  partitioner places them all), as it refuses a custom ``StreamPartitioner``'s, which
+  only the records show; these the topology shows, so the runbook is refused at once.
 """
 
 from __future__ import annotations
+
+from enum import Enum
 
 from migcheck.apps.build import Model
 from migcheck.apps.discovery import Discovery
@@ -41,6 +48,47 @@ ROUTE = "--strategy move-state"
 #: (``builder.table``): with ``topology.optimization`` its store has no changelog of its
 #: own, the source topic serves as one.
 TABLE_SOURCE = "KTABLE-SOURCE-"
+
+#: Why a store without a changelog of its own cannot move.
+OWN_CHANGELOG = "only key-value stores that log to a changelog of their own can be moved so far"
+#: Why a store whose changelog records another key placed cannot move.
+OWN_KEY = "only a changelog whose records sit where their own keys are placed can be moved"
+
+
+class PlacedElsewhere(Enum):
+    """Stores whose changelog key is not the key that placed the record: each record sits on
+    its task's partition, which another key chose, so no partitioner of the record's own key
+    places them and a copy cannot put them where the new count's tasks look.  Each is known
+    by the names Kafka Streams gives it, by default and when the operation is named
+    (``KTableImpl.doJoinOnForeignKey``, ``OuterStreamJoinStoreFactory``); a store of the
+    user's named alike is refused too (safety decisions fail closed)."""
+
+    #: Keyed by CombinedKeySchema: the foreign key (length-prefixed), then the table's key;
+    #: the task is the one of the subscription topic's partition, the foreign key's.
+    FK_SUBSCRIPTION = (
+        "a foreign-key join's subscription store, keyed by the foreign key and then the "
+        "table's key, so its changelog records sit where the foreign key alone is placed",
+        "KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-",
+        ("-subscription-store",),
+    )
+    #: Keyed by TimestampedKeyAndJoinSide: a timestamp, a side, then the join key, in the
+    #: join key's task.  A left join's has the same default prefix.
+    JOIN_SHARED = (
+        "a left or outer stream-stream join's shared store, keyed by a timestamp and then "
+        "the join key, so its changelog records sit where the join key alone is placed",
+        "KSTREAM-OUTERSHARED-",
+        ("-outer-shared-join-store", "-left-shared-join-store"),
+    )
+
+    def __init__(self, why: str, prefix: str, suffixes: tuple[str, ...]) -> None:
+        self.why, self.prefix, self.suffixes = why, prefix, suffixes
+
+    @classmethod
+    def of(cls, store: str) -> PlacedElsewhere | None:
+        """The kind of store ``store`` names, if it is one of these."""
+        return next(
+            (k for k in cls if store.startswith(k.prefix) or store.endswith(k.suffixes)), None
+        )
 
 
 def unmovable(disc: Discovery, model: Model, topology: Topology | None) -> MigcheckError | None:
@@ -61,14 +109,32 @@ def unmovable(disc: Discovery, model: Model, topology: Topology | None) -> Migch
         )
     if not model.app.stores_known:
         return UsageError(f"{ROUTE}: {app}: {framework.unseen}")
-    reasons = "; ".join(_stores_without_changelog(model)) or _stream_time(disc, topology)
-    if not reasons:
-        return None
+    reasons = "; ".join(_stores_without_changelog(model))
+    if not reasons and (elsewhere := "; ".join(_stores_placed_elsewhere(model))):
+        return _refused(app, elsewhere, OWN_KEY)
+    reasons = reasons or _stream_time(disc, topology)
+    return _refused(app, reasons, OWN_CHANGELOG) if reasons else None
+
+
+def _refused(app: str, reasons: str, why: str) -> Refused:
+    """Each refusal of a store's state names it, why such a store cannot move, and the way
+    out, in one line."""
     return Refused(
-        f"refused: {ROUTE} for {app}: {reasons}: only key-value stores that log to a "
-        "changelog of their own can be moved so far; keep the whole history and use another "
-        "--strategy"
+        f"refused: {ROUTE} for {app}: {reasons}: {why}; keep the whole history and use "
+        "another --strategy"
     )
+
+
+def placed_elsewhere(store: str) -> str | None:
+    """Why ``store``'s changelog records sit where another key is placed (None: nothing
+    shows they do), in :func:`unmovable`'s words."""
+    kind = PlacedElsewhere.of(store)
+    return None if kind is None else f"the store {store} is {kind.why}"
+
+
+def _stores_placed_elsewhere(model: Model) -> list[str]:
+    stores = [s for sub in _task_subtopologies(model) for s in sub.stores]
+    return [r for r in map(placed_elsewhere, dict.fromkeys(stores)) if r]
 
 
 def _task_subtopologies(model: Model) -> list[SubTopology]:

@@ -20,7 +20,7 @@ from streamsmodel import app_facts
 
 from migcheck.apps.build import from_topology, inferred
 from migcheck.apps.discovery import Discovery
-from migcheck.apps.movable import unmovable
+from migcheck.apps.movable import PlacedElsewhere, placed_elsewhere, unmovable
 from migcheck.apps.strategy import choose
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
 from migcheck.errors import Refused, UsageError
@@ -333,6 +333,89 @@ def test_window_and_session_stores_and_suppress_are_refused_for_now(
     assert isinstance(refused, Refused) and "\n" not in str(refused)
     assert str(refused).startswith("refused: --strategy move-state for shop: ")
     assert said in str(refused)
+
+
+# The describe() texts of a foreign-key join and of an outer stream-stream join are the
+# fixture's own (fixtures/java/streams: fk-join, outer-join), printed by Kafka Streams 4.3.1.
+# The stores' names and keys are Kafka's: KTableImpl's FK_JOIN_STATE_STORE_NAME and
+# CombinedKeySchema (the foreign key, then the table's key); OuterStreamJoinStoreFactory's
+# KSTREAM-OUTERSHARED-<n>-store and TimestampedKeyAndJoinSideSerializer (a timestamp, a
+# side, then the join key).  The other stores' changelogs are there, with the policies
+# Kafka Streams gives them (window stores compact,delete): only the named store is refused.
+
+FK_CHANGELOGS = {
+    "shop-table-store-changelog": "compact",
+    "shop-orders-table-changelog": "compact",
+    "shop-KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000008-changelog": "compact",
+}
+OUTER_CHANGELOGS = {
+    "shop-KSTREAM-OUTERTHIS-0000000004-store-changelog": "compact,delete",
+    "shop-KSTREAM-OUTEROTHER-0000000005-store-changelog": "compact,delete",
+    "shop-KSTREAM-OUTERSHARED-0000000004-store-changelog": "compact",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "changelogs", "said"),
+    [
+        ("fk-join", FK_CHANGELOGS,
+         "the store KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000008 is a foreign-key "
+         "join's subscription store, keyed by the foreign key and then the table's key, so its "
+         "changelog records sit where the foreign key alone is placed"),
+        ("outer-join", OUTER_CHANGELOGS,
+         "the store KSTREAM-OUTERSHARED-0000000004-store is a left or outer stream-stream "
+         "join's shared store, keyed by a timestamp and then the join key, so its changelog "
+         "records sit where the join key alone is placed"),
+    ],
+)  # fmt: skip
+def test_a_store_placed_by_another_key_is_refused_from_the_topology(
+    name: str, changelogs: dict[str, str], said: str
+) -> None:
+    refused = _refusal(name, changelogs)
+    assert isinstance(refused, Refused)
+    assert str(refused) == (
+        f"refused: --strategy move-state for shop: {said}: only a changelog whose records sit "
+        "where their own keys are placed can be moved; keep the whole history and use another "
+        "--strategy"
+    )
+
+
+def test_a_subscription_store_with_logging_disabled_is_said_to_have_no_changelog() -> None:
+    unlogged = dict(FK_CHANGELOGS)
+    del unlogged["shop-KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000008-changelog"]
+    refused = _refusal("fk-join", unlogged)
+    assert isinstance(refused, Refused)
+    assert str(refused) == (
+        "refused: --strategy move-state for shop: the store "
+        "KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000008 logs to no changelog (logging "
+        "disabled: there is no shop-KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000008-"
+        "changelog), so its state is nowhere to move from: only key-value stores that log to "
+        "a changelog of their own can be moved so far; keep the whole history and use another "
+        "--strategy"
+    )
+
+
+@pytest.mark.parametrize(
+    ("store", "kind"),
+    [
+        ("KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE-0000000008", PlacedElsewhere.FK_SUBSCRIPTION),
+        ("orders-by-customer-subscription-store", PlacedElsewhere.FK_SUBSCRIPTION),  # named
+        ("KSTREAM-OUTERSHARED-0000000004-store", PlacedElsewhere.JOIN_SHARED),
+        ("pairs-outer-shared-join-store", PlacedElsewhere.JOIN_SHARED),  # StreamJoined.as
+        ("pairs-left-shared-join-store", PlacedElsewhere.JOIN_SHARED),
+        ("counts", None),
+        ("KSTREAM-OUTERTHIS-0000000004-store", None),  # a window store: stream time's rule
+        ("table-store", None),
+    ],
+)
+def test_stores_placed_by_another_key_are_known_by_kafka_streams_names(
+    store: str, kind: PlacedElsewhere | None
+) -> None:
+    assert PlacedElsewhere.of(store) is kind
+    said = placed_elsewhere(store)
+    assert (said is None) is (kind is None)
+    if said is not None:
+        assert said.startswith(f"the store {store} is a ")
 
 
 @pytest.mark.parametrize("kind", [ReaderKind.QUIX_STREAMS, ReaderKind.FAUST, ReaderKind.KSQLDB])
