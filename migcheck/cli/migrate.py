@@ -27,6 +27,7 @@ from migcheck.cli.common import (
     topology_option,
 )
 from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
+from migcheck.model.migrate import ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.online.control import USAGE, Desk, serving
 from migcheck.untrusted import visible
@@ -98,6 +99,18 @@ from migcheck.untrusted import visible
     show_default=True,
     help="The shadow's lag (records, repartition topics included, by its commits) under "
     "which the cut-over is offered: above the producers' rate times its commit interval.",
+)
+@click.option(
+    "--shadow-state",
+    "shadow_state",
+    type=click.Choice([s.value for s in ShadowState]),
+    default=ShadowState.AUTO.value,
+    show_default=True,
+    help="Where the shadow's state comes from: rebuild (it reads the new topic from the "
+    "start before the cut-over), move (the old app's changelogs moved into its own after "
+    "the switch, where it starts from the barrier: a source trimmed by retention loses "
+    "nothing; Kafka Streams key-value stores), or auto (move where a source lost records "
+    "and every store can move, else rebuild).",
 )
 @partitioner_option
 @click.option(
@@ -182,6 +195,7 @@ def migrate_cmd(
     topology_file: str | None,
     downstream: tuple[str, ...],
     max_shadow_lag: int,
+    shadow_state: str,
     partitioner: PartitionerChoice,
     max_lag_records: int,
     max_lag_s: float,
@@ -230,6 +244,7 @@ def migrate_cmd(
         topology=topology_file,
         downstream_groups=downstream,
         max_shadow_lag=max_shadow_lag,
+        shadow_state=ShadowState(shadow_state),
         accept_lost_history=accept_lost_history,
         complete_after_s=complete_after,
         hooks_dir=hooks_dir,

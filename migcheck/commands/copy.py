@@ -162,17 +162,44 @@ def _copy(
     progress: CopyProgress | None,
     on_lag: Callable[[CopyLag], None],
 ) -> CopyResult:
+    if not options.follow:
+        done = {q.partition: q.log_end_offset for q in source.partitions}
+        return copy_until(options, client, (source, dest), saved, done, progress)
     p = prepare_copy(options, client, source, dest, saved)
-    state, partitioner = p.state, p.spec.partitioner
-    done = {q.partition: q.log_end_offset for q in source.partitions}
-    if options.follow:
-        with _stop_on_signals() as stop, follow_io(client, (source, dest), stop, on_lag) as io:
-            state, copied = follow(state, p.rounds, io, options.reporting_interval_ms / 1000)
-        done = {q.partition: state.next.get(q.partition, 0) for q in source.partitions}
-    else:
-        total = sum(max(0, end - state.next.get(q, end)) for q, end in done.items())
-        with progress(p.counters, total) if progress else contextlib.nullcontext():
-            _, copied = run_rounds(state, done, p.rounds)
+    with _stop_on_signals() as stop, follow_io(client, (source, dest), stop, on_lag) as io:
+        state, copied = follow(p.state, p.rounds, io, options.reporting_interval_ms / 1000)
+    done = {q.partition: state.next.get(q.partition, 0) for q in source.partitions}
+    return _verified(options, client, p, done, copied)
+
+
+def copy_until(
+    options: CopyOptions,
+    client: ClientConfig,
+    topics: tuple[TopicMeta, TopicMeta],
+    saved: Checkpoint | None,
+    done: dict[int, int],
+    progress: CopyProgress | None = None,
+) -> CopyResult:
+    """The copy of each source partition up to its offset in ``done``, then verified:
+    ``copy``'s, up to the ends it found, and ``migrate``'s move of a changelog, up to the
+    ends recorded once the old app settled."""
+    p = prepare_copy(options, client, *topics, saved)
+    total = sum(max(0, end - p.state.next.get(q, end)) for q, end in done.items())
+    with progress(p.counters, total) if progress else contextlib.nullcontext():
+        _, copied = run_rounds(p.state, done, p.rounds)
+    return _verified(options, client, p, done, copied)
+
+
+def _verified(
+    options: CopyOptions,
+    client: ClientConfig,
+    p: PreparedCopy,
+    done: dict[int, int],
+    copied: dict[int, tuple[int, int, int]],
+) -> CopyResult:
+    """What the copy wrote up to ``done``, checked; a copy without a checkpoint leaves no
+    temporary one behind."""
+    (source, dest), partitioner = p.topics, p.spec.partitioner
     if options.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
         with contextlib.suppress(OSError):
             os.unlink(temporary_checkpoint(options.topic, options.into))

@@ -16,28 +16,38 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migcheck.analysis.errors import spark_errors
-from migcheck.apps.discovery import app_model, discover_app
+from migcheck.apps.build import Model
+from migcheck.apps.discovery import Discovery, app_model, discover_app, lost_history
+from migcheck.apps.movable import unmovable
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.sets import refuse_split_set
 from migcheck.apps.strategy import direct_stores
 from migcheck.commands.app import candidate
-from migcheck.commands.copy import CopyOptions, PreparedCopy, follow_io, prepare_copy
+from migcheck.commands.copy import (
+    CopyOptions,
+    PreparedCopy,
+    copy_until,
+    follow_io,
+    prepare_copy,
+)
 from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
+from migcheck.commands.runbook import internal_after, state_moves
 from migcheck.copy.checkpoint import check_destination, load_checkpoint
 from migcheck.copy.follow import follow
 from migcheck.copy.verify import verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.frameworks.registry import FRAMEWORKS, STATEFUL_KINDS, label
-from migcheck.frameworks.topology import read_topology
+from migcheck.frameworks.topology import Topology, read_topology
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import describe_group
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.model.copy import Ranges, Verification
-from migcheck.model.migrate import CUTOVER_TIMEOUT_S, MigrateResult, ShadowStart
+from migcheck.model.copy import CopyResult, Ranges, Verification
+from migcheck.model.migrate import CUTOVER_TIMEOUT_S, MigrateResult, ShadowStart, ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import ReaderKind
+from migcheck.model.runbook import StateMove
 from migcheck.online.follower import Follower, following
 from migcheck.online.hooks import hooks_in
 from migcheck.online.phases import AppPlan, MigrateIO, Plan, mirror
@@ -45,7 +55,11 @@ from migcheck.online.record import Resumed, resumable, same_migration, write_rec
 from migcheck.online.sequence import Copy, State, Way
 from migcheck.online.steps import Hooks, Lanes, Migration, first_run, resumed_run, walk
 from migcheck.online.world import Operator, open_migrate_io
-from migcheck.online.writes import create_new_topic, create_shadow_output
+from migcheck.online.writes import (
+    create_moved_changelog,
+    create_new_topic,
+    create_shadow_output,
+)
 from migcheck.readers.discovery import Found, find_group, find_readers
 
 
@@ -72,6 +86,7 @@ class MigrateOptions:
     left: tuple[str, ...] = ()  # --leave-group: readers left on the old topic on purpose
     hooks_dir: str | None = None  # --hooks-dir: an executable per phase (online/hooks.py)
     accept_lost_history: bool = False  # a shadow may rebuild from sources that lost records
+    shadow_state: ShadowState = ShadowState.AUTO  # the shadow's state: moved or rebuilt
     complete_after_s: float | None = None  # the rollback window's length; None: asked
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
@@ -87,7 +102,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     if options.to <= source.partition_count:
         raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
     into = options.into or f"{options.topic}-p{options.to}"
-    app = _app_plan(options, client, source, into, fresh=resumed is None)
+    app = _app_plan(options, client, source, into, resumed)
     if app is not None and resumed is not None and resumed.shadow_id:
         app = replace(app, shadow_id=resumed.shadow_id)  # the one the first run started
     groups = _groups(options, client, app)
@@ -126,7 +141,9 @@ def _migration(
     operator.say(f"resuming after the cut-over recorded in {resumed.path}")
     reversing = Path(_reverse_checkpoint(options)).exists()
     hops = resumed.hops(plan)
-    return resumed_run(plan, partitioner, resumed.state, resumed.barrier, hops, reversing)
+    return resumed_run(
+        plan, partitioner, resumed.state, resumed.barrier, hops, reversing, resumed.changelog_ends
+    )
 
 
 def _telling(operator: Operator, hooks: Hooks) -> Hooks:
@@ -153,9 +170,11 @@ def _lanes(
     @contextlib.contextmanager
     def lane(copy: Copy, running: bool) -> Iterator[MigrateIO]:
         plan = m.plan
+        mover = None
         if copy is Copy.FORWARD:
             this, app, starts = prepared, plan.app, None
             said = f"copy: following {plan.topic} into {plan.into}"
+            mover = _state_mover(options, client)
         else:
             barrier = m.barriers[Way.FORWARD]
             this, app = _reverse_copy(options, client, m), mirror(plan).app
@@ -164,7 +183,7 @@ def _lanes(
         with (
             following(this.state, _follow(this, client), running) as follower,
             open_migrate_io(
-                client, this.topics, follower, _verify(this, client), app, operator, starts
+                client, this.topics, follower, _verify(this, client), app, operator, starts, mover
             ) as io,
         ):
             if running:
@@ -219,18 +238,47 @@ def _reverse_copy(options: MigrateOptions, client: ClientConfig, m: Migration) -
     return prepare_copy(copy, client, new, old, saved, starts=m.barriers[Way.FORWARD].new)
 
 
+def _state_mover(
+    options: MigrateOptions, client: ClientConfig
+) -> Callable[[StateMove, dict[int, int]], CopyResult]:
+    """A seeded shadow's changelog moved up to ``ends`` by the copy engine (the
+    partitioner detected from its records, exactly once, verified) into the shadow's,
+    created like it; its checkpoint beside migrate's, so that a resumed run goes on."""
+
+    def move(m: StateMove, ends: dict[int, int]) -> CopyResult:
+        create_moved_changelog(client, m)
+        path = f"{options.checkpoint}.{m.into}"
+        saved = load_checkpoint(path, m.changelog, m.into)
+        source, dest = describe_topics(client, [m.changelog, m.into])
+        if saved is None and any(p.records for p in dest.partitions):
+            raise UsageError(f"{m.into} is not empty and {path} records no earlier move into it")
+        check_destination(path, saved, m.into, dest.partition_count)
+        copy = CopyOptions(
+            topic=m.changelog, into=m.into, checkpoint=path,
+            connection=options.connection, spark=options.spark,
+        )  # fmt: skip
+        return copy_until(copy, client, (source, dest), saved, ends)
+
+    return move
+
+
 def _reverse_checkpoint(options: MigrateOptions) -> str:
     """The reverse copy's checkpoint, beside the forward one's."""
     return f"{options.checkpoint}.reverse"
 
 
 def _app_plan(
-    options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str, fresh: bool
+    options: MigrateOptions,
+    client: ClientConfig,
+    source: TopicMeta,
+    into: str,
+    resumed: Resumed | None,
 ) -> AppPlan | None:
     """The stateful app and its shadow, each part checked: the app reads the topic, it can
-    move online (:func:`~migcheck.apps.online.check_online`: a ``fresh`` run only
-    checks its history, a resumed one's shadow is built already), each output exists, and
-    each downstream group reads one of them."""
+    move online (:func:`~migcheck.apps.online.check_online`: a fresh run only checks its
+    history, a ``resumed`` one's shadow is built or seeded already), each output exists,
+    and each downstream group reads one of them; its state moved or rebuilt
+    (:func:`_shadow_state`)."""
     app = options.application_id
     if app is None:
         if options.outputs or options.downstream_groups or options.topology:
@@ -244,11 +292,14 @@ def _app_plan(
     kind = _stateful(found)
     topology = read_topology(options.topology)
     disc = discover_app(client, app, topology, [source.name], FRAMEWORKS[kind])
-    # a resumed run's shadow is built already: a trim since loses it nothing
-    shadow_line = check_online(
-        ONLINE_ROUTE, disc, topology, options.accept_lost_history or not fresh
-    )
     model = app_model(disc, topology)  # a join's other side must widen with the topic
+    state, movable = _shadow_state(options, disc, model, topology, resumed)
+    # a resumed run's shadow is built already, and a moved state lost nothing
+    shadow_line = check_online(
+        ONLINE_ROUTE, disc, topology,
+        options.accept_lost_history or resumed is not None or state is ShadowState.MOVE,
+        f"--shadow-state {ShadowState.MOVE}" if movable else "",
+    )  # fmt: skip
     direct = {source.name: direct_stores(model, source.name).stores}
     refuse_split_set("migrate", app, candidate(model, direct, options.to), [source.name])
     outputs = online_outputs(ONLINE_ROUTE, options.outputs, topology)
@@ -259,11 +310,45 @@ def _app_plan(
     named = disc.facts.framework.shadow_id
     shadow = options.shadow_application_id or (named(app, options.to) if named else "")
     pairs = tuple((o, f"{o}-p{options.to}") for o in outputs)
-    start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs))
+    moves: tuple[StateMove, ...] = ()
+    if state is ShadowState.MOVE:
+        counts = internal_after(model, source.name, options.to)
+        moves = state_moves(disc, model, client, shadow, counts)
+    moved = tuple(m.changelog for m in moves)
+    start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs, moved))
     return AppPlan(
         app, shadow, pairs, tuple(dict.fromkeys(options.downstream_groups)),
-        options.max_shadow_lag, start, disc.facts.framework,
+        options.max_shadow_lag, start, disc.facts.framework, state, moves,
     )  # fmt: skip
+
+
+def _shadow_state(
+    options: MigrateOptions,
+    disc: Discovery,
+    model: Model,
+    topology: Topology | None,
+    resumed: Resumed | None,
+) -> tuple[ShadowState, bool]:
+    """Where the shadow's state comes from (``--shadow-state``), and whether every store
+    can move (the lost-history refusal then names the move).  ``auto`` moves where a
+    source lost records and every store can move, and rebuilds otherwise; ``move`` where
+    a store cannot is refused in one line, ``unmovable``'s.  A resumed run keeps the
+    recorded one (another asked by name is refused)."""
+    blocked = unmovable(disc, model, topology)
+    asked = options.shadow_state
+    if resumed is not None:
+        if asked not in (ShadowState.AUTO, resumed.shadow_state):
+            raise UsageError(
+                f"{resumed.path} records --shadow-state {resumed.shadow_state}, this run "
+                f"{asked}: resume with the recorded migration's options"
+            )
+        return resumed.shadow_state, blocked is None
+    if asked is ShadowState.MOVE and blocked is not None:
+        raise blocked
+    lost = bool(lost_history(disc))
+    if asked is ShadowState.MOVE or (asked is ShadowState.AUTO and lost and blocked is None):
+        return ShadowState.MOVE, True
+    return ShadowState.REBUILD, blocked is None
 
 
 #: How migrate names itself in the refusals of an app it cannot move online.

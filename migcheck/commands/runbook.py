@@ -157,12 +157,7 @@ def _moved(
         raise ValueError(f"{disc.facts.framework.name} names no new application id")
     new_id, app, counts = shadow_id(facts.app_id, facts.to), model.app, facts.expected_internal
     renamed = {app.framework.internal(new_id, disc.facts.bare(t)): n for t, n in counts.items()}
-    stores = [s for sub in app.topology.subtopologies if not sub.is_global for s in sub.stores]
-    moves = tuple(
-        _move(disc, client, store, app.changelog(store), app.framework.changelog(new_id, store),
-              counts[app.changelog(store)])
-        for store in dict.fromkeys(stores)
-    )  # fmt: skip
+    moves = state_moves(disc, model, client, new_id, counts)
     sources = [p for t in disc.facts.sources if t in disc.topics for p in disc.topics[t].partitions]
     return replace(
         facts,
@@ -172,6 +167,28 @@ def _moved(
         history=sum(p.log_end_offset for p in sources),
         history_gone=sum(p.log_start_offset for p in sources),
     )
+
+
+def state_moves(
+    disc: Discovery, model: Model, client: ClientConfig, new_id: str, counts: Mapping[str, int]
+) -> tuple[StateMove, ...]:
+    """Each store's changelog moved into ``new_id``'s, at its count after the change
+    (``counts``, by the old changelog's name): ``runbook --strategy move-state``'s, and
+    ``migrate``'s shadow seeded with moved state."""
+    app = model.app
+    stores = [s for sub in app.topology.subtopologies if not sub.is_global for s in sub.stores]
+    return tuple(
+        _move(disc, client, store, app.changelog(store), app.framework.changelog(new_id, store),
+              counts[app.changelog(store)])
+        for store in dict.fromkeys(stores)
+    )  # fmt: skip
+
+
+def internal_after(model: Model, topic: str, to: int) -> Mapping[str, int]:
+    """A Kafka Streams app's internal topics and their counts once ``topic`` has ``to``
+    partitions, as Streams creates them (the reset deletes them; a new id starts
+    without)."""
+    return sizes(model.app, {**external_counts(model.app), topic: to}).internal
 
 
 def _move(
@@ -295,8 +312,7 @@ def _internal(
     (``leftovers``), else those the reset deletes, sized by the model."""
     leftovers = disc.facts.framework.leftovers
     if leftovers is None:
-        after = {**external_counts(model.app), options.topic: options.to}
-        return tuple(sorted(disc.facts.internal)), sizes(model.app, after).internal
+        return tuple(sorted(disc.facts.internal)), internal_after(model, options.topic, options.to)
     target = new_topic if choice.strategy is Strategy.NEW_TOPIC else options.topic
     rebuilt = split is not None
     return leftovers(

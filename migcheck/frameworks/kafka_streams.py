@@ -246,7 +246,19 @@ def streams_shadow(s: ShadowStart) -> str:
     """The shadow is the same app under another application.id, so that its group, its
     internal topics and its state start empty, fed by the new topic from the start.  It
     reads committed records only (a killed copy leaves aborted ones), and commits often,
-    so that it reaches lag 0 at the barrier within the cut-over's few seconds."""
+    so that it reaches lag 0 at the barrier within the cut-over's few seconds.  A shadow
+    seeded with moved state (``s.moved``) starts after the switch instead: its offsets
+    are committed at the barrier, and it restores its stores from the moved changelogs."""
+    if s.moved:
+        return (
+            f"start a shadow of app {s.app_id}: the same app with "
+            f"application.id={s.shadow_id}, reading {s.into} in place of {s.topic} (its "
+            f"offsets there are committed at the barrier), writing each output to its "
+            f"shadow ({s.output_pairs}), with consumer.isolation.level=read_committed, its "
+            f"state directory empty: its state is moved, not rebuilt, and it restores each "
+            f"store from its moved changelog ({', '.join(s.moved)}) before it reads on; "
+            "answer y once it runs"
+        )
     return (
         f"start a shadow of app {s.app_id}: the same app with application.id={s.shadow_id}, "
         f"reading {s.into} in place of {s.topic}, writing each output to its shadow "

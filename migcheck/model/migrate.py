@@ -5,6 +5,7 @@ moved, or where and why it stopped.  Plain data, rendered by :mod:`migcheck.repo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from migcheck.model.partitioner import PartitionerChoice
 
@@ -36,6 +37,18 @@ class MigrateTuning:
         return ("--partitioner", self.partitioner.value, "--cutover-timeout", timeout)
 
 
+class ShadowState(StrEnum):
+    """Where a stateful app's shadow gets its state (``--shadow-state``): rebuilt by reading
+    the new topic from its start before the cut-over, or moved from the old app's
+    changelogs after it (issue 70), which a source that retention trimmed needs: a
+    rebuild would miss what was deleted.  ``auto`` moves only where a source lost records
+    and every store can move, and rebuilds otherwise."""
+
+    AUTO = "auto"
+    MOVE = "move"
+    REBUILD = "rebuild"
+
+
 @dataclass(frozen=True)
 class ShadowStart:
     """What the operator is told to start as a stateful app's shadow: the app, the id the
@@ -47,6 +60,9 @@ class ShadowStart:
     topic: str
     into: str
     outputs: tuple[tuple[str, str], ...]
+    #: the changelogs moved into the shadow's before it starts (--shadow-state move): it
+    #: restores them and reads on from the barrier; empty, it rebuilds from the start
+    moved: tuple[str, ...] = ()
 
     @property
     def output_pairs(self) -> str:
@@ -64,6 +80,18 @@ class RolledBack:
 
 
 @dataclass(frozen=True)
+class Seeded:
+    """A shadow seeded with the old app's moved state: the changelog records moved, how
+    long the shadow took from its start to restore them and catch up, and how long the
+    downstream groups went without a new result (from the settle, when the old app's
+    outputs stopped, to then)."""
+
+    records: int
+    restore_s: float
+    waited_s: float
+
+
+@dataclass(frozen=True)
 class MigrateResult:
     topic: str
     into: str
@@ -77,3 +105,4 @@ class MigrateResult:
     completed: bool = False  # the operator completed: no rollback any more
     rolled_back: RolledBack | None = None  # the operator rolled back, and it held
     stopped: str | None = None  # why the run ended early (exit 1), None when it finished
+    seeded: Seeded | None = None  # the shadow's state moved, not rebuilt (--shadow-state)

@@ -8,13 +8,15 @@ broker, a clock or an operator.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from migcheck.frameworks.base import Framework
-from migcheck.model.copy import CopyLag, Verification
+from migcheck.model.copy import CopyLag, CopyResult, Verification
+from migcheck.model.migrate import Seeded, ShadowState
+from migcheck.model.runbook import StateMove
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
 
 #: How often the source's ends are looked at while the barrier is awaited.
@@ -42,7 +44,9 @@ class MigrateIO:
     repartition topics, by its committed offsets; ``shadows`` are the stateful apps that
     read the new topic.  The group calls read a group's committed offsets on a topic,
     tell whether it has members, name the groups whose members hold a topic, and commit
-    a group's offsets on a topic.
+    a group's offsets on a topic.  ``move_state`` moves one changelog, up to the given
+    ends, into the shadow's (created like it), exactly once and checked, resuming from
+    its own checkpoint: a shadow seeded with moved state (``--shadow-state move``).
     """
 
     ask: Callable[[str], bool]
@@ -65,6 +69,14 @@ class MigrateIO:
     set_offsets: Callable[[str, str, dict[int, int]], None]
     wait: Callable[[float], None]
     clock: Callable[[], float]
+    move_state: Callable[[StateMove, dict[int, int]], CopyResult] = field(
+        default=lambda move, ends: _no_move(move)
+    )
+
+
+def _no_move(move: StateMove) -> CopyResult:
+    """A world that moves no state: only a plan seeded with moved state asks for it."""
+    raise AssertionError(f"no state mover for {move.changelog}")
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,15 @@ class AppPlan:
     max_lag_records: int
     start_line: str  # the MANUAL line, the framework's (Framework.shadow)
     framework: Framework  # its naming: which internal topics its lag counts
+    #: where the shadow's state comes from: rebuilt from the new topic before the
+    #: cut-over, or moved (``moves``) from the old app's changelogs after the switch
+    state: ShadowState = ShadowState.REBUILD
+    moves: tuple[StateMove, ...] = ()
+
+    @property
+    def moved(self) -> bool:
+        """Whether the shadow starts after the switch, seeded with the moved state."""
+        return self.state is ShadowState.MOVE
 
 
 @dataclass(frozen=True)
@@ -138,6 +159,9 @@ def start_shadow(plan: Plan, io: MigrateIO) -> Plan:
     framework picks is then found: the one stateful app reading the new topic."""
     app = plan.app
     if app is None:
+        return plan
+    if app.moved:  # it needs the state as of the barrier: started in the settle
+        io.say(f"shadow {app.shadow_id}: started after the switch, seeded with the moved state")
         return plan
     if not io.ask(app.start_line):
         raise Stopped("stopped before the shadow started; the copy's checkpoint resumes it")
@@ -211,7 +235,7 @@ def _copy_ready(plan: Plan, lag: CopyLag | None) -> bool:
 def _shadow_behind(plan: Plan, io: MigrateIO) -> str | None:
     """What the shadow has still to read before the cut-over is offered; None when ready."""
     app = plan.app
-    if app is None:
+    if app is None or app.moved:  # a seeded shadow starts after the switch
         return None
     behind = io.app_lag(app.shadow_id, plan.into)
     if behind <= app.max_lag_records:
@@ -290,11 +314,12 @@ def _shadow_at_barrier(
 ) -> dict[str, dict[int, int]] | None:
     """The barrier's last part: the shadow at lag 0 on the drained new topic, its commits
     made; then its outputs' ends, exact since nothing after the barrier exists yet.  None
-    past the deadline (revert); empty without an app."""
+    past the deadline (revert); empty without an app.  A shadow seeded with moved state
+    has not started: its outputs' ends are their starts, and nothing is waited for."""
     app = plan.app
     if app is None:
         return {}
-    while io.app_lag(app.shadow_id, plan.into) > 0:
+    while not app.moved and io.app_lag(app.shadow_id, plan.into) > 0:
         if io.clock() >= deadline:
             return None
         io.wait(POLL_S)
@@ -317,6 +342,93 @@ def settle_old_app(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[Hop]:
         io.wait(GROUP_POLL_S)
     io.say(f"app {app.app_id}: read to the barrier and committed")
     return [Hop(old, io.ends(old), new, barrier.outputs[new]) for old, new in app.outputs]
+
+
+def changelog_ends(app: AppPlan, io: MigrateIO) -> dict[str, dict[int, int]]:
+    """Each changelog's ends once the old app settled: its state as of the barrier, since
+    no record reaches the old topic before the reverse copy starts (the walk records them,
+    so that a resumed run moves the same ones)."""
+    return {move.changelog: io.ends(move.changelog) for move in app.moves}
+
+
+def seed_shadow(
+    plan: Plan,
+    barrier: Barrier,
+    ends: Mapping[str, dict[int, int]],
+    io: MigrateIO,
+    settled_at: float,
+) -> Seeded:
+    """The shadow seeded with moved state (``--shadow-state move``), in the settle: each
+    changelog moved up to its ``ends`` into the shadow's, the shadow's offsets on the new
+    topic committed at the barrier's ends, then the operator starts it, and it restores
+    and catches up before the downstream groups move to its outputs (their wait, from
+    ``settled_at``, is reported).  Each part may run again: the copy resumes from its
+    checkpoint, offsets already there are kept, the start is asked again."""
+    app = plan.app
+    assert app is not None and app.moved
+    moved = 0
+    for move in app.moves:
+        v = io.move_state(move, ends[move.changelog]).verification
+        if not v.ok:
+            raise Stopped(
+                f"the moved state's check failed on {move.into}: {v.missing} missing, "
+                f"{v.duplicated} duplicated, {v.misplaced} misplaced of {v.records}; the "
+                f"shadow is not started and the producers write {plan.into}: roll back by "
+                "hand (docs/runbooks.md, Online: a stop after the barrier)"
+            )
+        moved += v.records
+        io.say(f"state: {move.changelog} moved into {move.into}: {v.records} records, checked")
+    _offsets_at_barrier(app.shadow_id, plan.into, barrier.new, io)
+    if not io.ask(app.start_line):
+        raise Stopped(f"stopped before the shadow {app.shadow_id} started; run again to resume")
+    started = io.clock()
+    _until_caught_up(app, plan.into, barrier.new, io)
+    now = io.clock()
+    io.say(
+        f"shadow {app.shadow_id}: restored the moved state and caught up in {now - started:.1f} s"
+    )
+    return Seeded(moved, now - started, now - settled_at)
+
+
+def _offsets_at_barrier(group: str, topic: str, offsets: dict[int, int], io: MigrateIO) -> None:
+    """The shadow's offsets on the new topic at the barrier's ends, unless a run that
+    stopped after committing them (or the shadow since) left them there or past."""
+    if _holds(group, topic, offsets, io):
+        io.say(f"group {group}: offsets on {topic} at the barrier already")
+        return
+    if io.has_members(group):
+        raise Stopped(
+            f"the shadow {group} runs before its offsets on {topic} were committed at the "
+            "barrier: stop it, delete its group, internal topics and state directory, and run "
+            "again"
+        )
+    io.set_offsets(group, topic, offsets)
+    io.say(f"group {group}: offsets on {topic} set at the barrier")
+
+
+#: How often, at most, the wait for a seeded shadow says how far it got.
+SEEDED_SAID_S = 10.0
+
+
+def _until_caught_up(app: AppPlan, topic: str, barrier: dict[int, int], io: MigrateIO) -> None:
+    """Until the started shadow has restored its stores and caught up: it has members,
+    it has committed past the barrier somewhere (it commits only once restored and
+    reading; on a topic nobody wrote since the barrier, lag 0 is all that shows), and its
+    lag is at most ``--max-shadow-lag``."""
+    said_at: float | None = None
+    while True:
+        behind = io.app_lag(app.shadow_id, topic)
+        committed = io.committed(app.shadow_id, topic)
+        read_on = behind == 0 or any(committed.get(p, 0) > o for p, o in barrier.items())
+        if io.has_members(app.shadow_id) and read_on and behind <= app.max_lag_records:
+            return
+        if said_at is None or io.clock() - said_at >= SEEDED_SAID_S:
+            io.say(
+                f"shadow {app.shadow_id}: restoring the moved state, {behind} records "
+                f"behind (ready at {app.max_lag_records})"
+            )
+            said_at = io.clock()
+        io.wait(GROUP_POLL_S)
 
 
 @dataclass(frozen=True)
@@ -390,8 +502,14 @@ def move_group(group: str, hops: tuple[Hop, ...], io: MigrateIO) -> str:
 def _made(group: str, hop: Hop, io: MigrateIO) -> bool:
     """Whether ``group`` holds offsets on every partition of ``hop.new`` at or past the
     barrier's there: only a move puts them there."""
-    committed = io.committed(group, hop.new)
-    return bool(committed) and all(committed.get(p, -1) >= o for p, o in hop.new_offsets.items())
+    return _holds(group, hop.new, hop.new_offsets, io)
+
+
+def _holds(group: str, topic: str, offsets: dict[int, int], io: MigrateIO) -> bool:
+    """Whether ``group`` holds offsets on every partition of ``topic`` at or past
+    ``offsets``."""
+    committed = io.committed(group, topic)
+    return bool(committed) and all(committed.get(p, -1) >= o for p, o in offsets.items())
 
 
 def _read_to_barrier(group: str, hop: Hop, io: MigrateIO) -> None:
@@ -437,12 +555,16 @@ READERS_POLL_S = 1.0
 def mirror(plan: Plan) -> Plan:
     """The rollback's plan: the same cut-over the other way.  The producers go back to the
     old topic, which the reverse copy has kept current; the old app, kept current on it as
-    the reverse shadow, serves again; each group goes back."""
+    the reverse shadow, serves again (its state is its own: nothing is moved back); each
+    group goes back."""
     app = plan.app
     back = None
     if app is not None:
         outputs = tuple((new, old) for old, new in app.outputs)
-        back = replace(app, app_id=app.shadow_id, shadow_id=app.app_id, outputs=outputs)
+        back = replace(
+            app, app_id=app.shadow_id, shadow_id=app.app_id, outputs=outputs,
+            state=ShadowState.REBUILD, moves=(),
+        )  # fmt: skip
     return replace(plan, topic=plan.into, into=plan.topic, app=back)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
+from migcheck.model.migrate import ShadowState
 from migcheck.online.phases import Barrier, Hop, Plan
 from migcheck.online.sequence import ENDINGS, TABLE, Phase, State, Way
 from migcheck.online.steps import Migration
@@ -83,6 +84,10 @@ def write_record(checkpoint: str, state: State, m: Migration, ended: bool = Fals
         "application_id": app.app_id if app else None,
         "shadow_application_id": app.shadow_id if app else None,
     }
+    if app is not None and app.moved:  # a rebuilt shadow's record is as it always was
+        record["shadow_state"] = str(app.state)
+    if m.changelog_ends is not None:
+        record["changelog_ends"] = m.changelog_ends
     if Way.FORWARD in m.hops:
         record["old_output_ends"] = {h.old: h.old_ends for h in m.hops[Way.FORWARD]}
     if Way.BACK in m.barriers:
@@ -95,7 +100,8 @@ class Resumed:
     """A recorded migration to resume: the state to resume at, its barrier, the shadow
     the first run started (a ksqlDB query names its own, found only then), the old
     outputs' ends once the old app settled; the record as read, for
-    :func:`same_migration`."""
+    :func:`same_migration`; where the shadow's state came from, and the changelogs' ends
+    a seeded shadow's move goes up to, once recorded."""
 
     state: State
     barrier: Barrier
@@ -103,6 +109,8 @@ class Resumed:
     old_output_ends: dict[str, dict[int, int]] | None
     path: Path
     record: dict[str, Any]
+    shadow_state: ShadowState = ShadowState.REBUILD
+    changelog_ends: dict[str, dict[int, int]] | None = None
 
     def hops(self, plan: Plan) -> list[Hop] | None:
         """The downstream groups' hops from the old app's outputs to the shadow's, as the
@@ -151,9 +159,13 @@ def resumable(checkpoint: str) -> Resumed | None:
         outputs = None if settled is None else {t: _partitions(e) for t, e in settled.items()}
         if state == State(Phase.MOVE_READERS) and outputs is None:
             raise KeyError("old_output_ends")
+        shadow_state = ShadowState(record.get("shadow_state", ShadowState.REBUILD))
+        logs = record.get("changelog_ends")
+        changelogs = None if logs is None else {t: _partitions(e) for t, e in logs.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise UsageError(f"{path}: not a whole cut-over record ({e!r}); restore it") from e
-    return Resumed(state, barrier, record.get("shadow_application_id"), outputs, path, record)
+    shadow = record.get("shadow_application_id")
+    return Resumed(state, barrier, shadow, outputs, path, record, shadow_state, changelogs)
 
 
 def _state(record: dict[str, Any], path: Path) -> tuple[State, bool]:

@@ -9,6 +9,7 @@ the record's writer, so the order itself is tested without a broker.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -22,8 +23,10 @@ from migcheck.online.sequence import RESUMABLE, TABLE, Copy, Phase, State, Way, 
 @dataclass
 class Migration:
     """One migration as it walks: its plan, where a resumed run starts, what it has
-    learned (each way's barrier, and its hops once the old app settled), and its result
-    so far.  ``reversing``: the reverse copy had started (its checkpoint exists)."""
+    learned (each way's barrier, its hops once the old app settled, and the changelogs'
+    ends a seeded shadow's state is moved up to), and its result so far.  ``reversing``:
+    the reverse copy had started (its checkpoint exists).  ``save`` writes the record
+    again at the state running, with what it learned since it was entered."""
 
     plan: Plan
     result: MigrateResult
@@ -31,6 +34,8 @@ class Migration:
     reversing: bool = False
     barriers: dict[Way, Barrier] = field(default_factory=dict)
     hops: dict[Way, list[Hop]] = field(default_factory=dict)
+    changelog_ends: dict[str, dict[int, int]] | None = None
+    save: Callable[[], None] = field(default=lambda: None, repr=False)  # set by the walk
 
     def on(self, way: Way) -> Plan:
         """The plan as ``way`` runs it: the rollback's is mirrored."""
@@ -50,10 +55,12 @@ def resumed_run(
     barrier: Barrier,
     hops: list[Hop] | None,
     reversing: bool,
+    changelog_ends: dict[str, dict[int, int]] | None = None,
 ) -> Migration:
     """A migration resumed at its recorded state ``at`` (one of
     :data:`~migcheck.online.sequence.RESUMABLE`), after ``barrier``; ``hops`` once the
-    old app had settled.  Past the readers' move, its groups count as moved."""
+    old app had settled; ``changelog_ends`` once a seeded shadow's move had begun.  Past
+    the readers' move, its groups count as moved."""
     assert at in RESUMABLE
     app = plan.app
     result = MigrateResult(
@@ -65,6 +72,7 @@ def resumed_run(
         downstream = app.downstream if app else ()
         result = replace(result, groups=plan.groups, downstream=downstream)
     m = Migration(plan, result, at, reversing, {Way.FORWARD: barrier})
+    m.changelog_ends = changelog_ends
     if hops is not None:
         m.hops[Way.FORWARD] = hops
     return m
@@ -113,6 +121,7 @@ def walk_from(
             row = TABLE[state]
             if row.recorded:
                 record(state, m, False)
+            m.save = functools.partial(record, state, m, False) if row.recorded else _unsaved
             if row.copy is not copy:
                 lane.close()  # the two copies never run together
                 copy = row.copy
@@ -129,6 +138,10 @@ def walk_from(
             if following is None:
                 return state
             state = following
+
+
+def _unsaved() -> None:
+    """A state before the switch keeps no record: a new run starts over."""
 
 
 def _hooked(state: State, failed: str | None, io: MigrateIO) -> None:
@@ -194,7 +207,17 @@ def _switch(m: Migration, io: MigrateIO, way: Way) -> State:
 
 
 def _settle(m: Migration, io: MigrateIO, way: Way) -> State:
-    m.hops[way] = phases.settle_old_app(m.on(way), m.barriers[way], io)
+    """The old app settles; a shadow seeded with moved state then gets it, the
+    changelogs' ends recorded first (a resumed run moves up to the same ones)."""
+    plan, settled_at = m.on(way), io.clock()
+    m.hops[way] = phases.settle_old_app(plan, m.barriers[way], io)
+    if plan.app is None or not plan.app.moved:
+        return State(Phase.MOVE_READERS, way)
+    if m.changelog_ends is None:
+        m.changelog_ends = phases.changelog_ends(plan.app, io)
+        m.save()
+    seeded = phases.seed_shadow(plan, m.barriers[way], m.changelog_ends, io, settled_at)
+    m.result = replace(m.result, seeded=seeded)
     return State(Phase.MOVE_READERS, way)
 
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.registry import STATEFUL_KINDS
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import describe_group, topics_with_prefix
 from migcheck.kafka.metadata import TopicEnds, TopicMeta, wait_until_settled
-from migcheck.model.copy import CopyLag, Ranges, Verification
+from migcheck.model.copy import CopyLag, CopyResult, Ranges, Verification
+from migcheck.model.runbook import StateMove
 from migcheck.online.barrier import SourceEnds
 from migcheck.online.follower import Checker, Ends, Follower
 from migcheck.online.phases import AppPlan, MigrateIO
@@ -57,10 +58,12 @@ def open_migrate_io(
     app: AppPlan | None,
     operator: Operator,
     starts: tuple[Ends, Ends] | None = None,
+    move_state: Callable[[StateMove, dict[int, int]], CopyResult] | None = None,
 ) -> Iterator[MigrateIO]:
     """Build the phases' I/O for one copy of ``topics`` (the forward one, or the reverse
-    one from the barrier's ``starts``), its ranges checked by ``verify``; its clients
-    opened here and closed when the block ends."""
+    one from the barrier's ``starts``), its ranges checked by ``verify``, a seeded
+    shadow's state moved by ``move_state`` (the copy engine's, which lives above); its
+    clients opened here and closed when the block ends."""
     source, dest = topics
     ends = TopicEnds(client, source.name)  # the phases' own: a client is for one thread
     # each topic an app's lag is counted on, its clients kept open: the barrier asks ten
@@ -130,6 +133,8 @@ def open_migrate_io(
         wait=time.sleep,  # between looks at the broker: nothing to wait on but time
         clock=time.monotonic,
     )
+    if move_state is not None:
+        io = replace(io, move_state=move_state)
     try:
         yield io
     finally:

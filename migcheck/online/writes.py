@@ -1,5 +1,6 @@
 """What ``migcheck migrate`` writes besides the copy's records: the new topic (and a
-stateful app's shadow outputs), and a moved group's offsets on it.  The copy's own writes
+stateful app's shadow outputs, and the changelogs a seeded shadow's state is moved into),
+and a moved group's offsets on it.  The copy's own writes
 stay in :mod:`migcheck.copy`; :mod:`migcheck.kafka` only reads.
 """
 
@@ -17,6 +18,7 @@ from migcheck.kafka.metadata import (
     topic_configs,
     topic_exists,
 )
+from migcheck.model.runbook import StateMove
 
 
 def _admin(client: ClientConfig) -> Any:
@@ -67,6 +69,21 @@ def create_shadow_output(client: ClientConfig, old: str, new: str) -> None:
         client, new, meta.partition_count, replication_factor(client, old),
         topic_configs(client, old),
     )  # fmt: skip
+
+
+def create_moved_changelog(client: ClientConfig, move: StateMove) -> None:
+    """The shadow's changelog a store's state is moved into: made like the old one (its
+    configs, compacted, its replication) at its count after the change, unless it exists;
+    one that exists with another count is refused (the shadow would refuse it too)."""
+    if not topic_exists(client, move.into):
+        replication = replication_factor(client, move.changelog)
+        create_topic(client, move.into, move.partitions, replication, dict(move.configs))
+    (meta,) = describe_topics(client, [move.into])
+    if meta.partition_count != move.partitions:
+        raise UsageError(
+            f"{move.into} exists with {meta.partition_count} partitions, not {move.partitions}: "
+            "delete it (the shadow has not started on it) and run again"
+        )
 
 
 #: How long a created topic may take to appear in the cluster's metadata, as the runbook's

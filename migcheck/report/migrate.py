@@ -19,6 +19,18 @@ def _ending(r: MigrateResult) -> list[str]:
     ]
 
 
+def _seeded(r: MigrateResult) -> list[str]:
+    """A shadow seeded with moved state: what moved, its restore, the readers' wait."""
+    s = r.seeded
+    if s is None:
+        return []
+    return [
+        f"app: its state moved, not rebuilt ({s.records} changelog records); the shadow "
+        f"restored it and caught up in {s.restore_s:.1f} s, the downstream groups waited "
+        f"{s.waited_s:.1f} s for it"
+    ]
+
+
 def render_migrate_text(r: MigrateResult) -> str:
     """The barrier's ends, the cut-over's time and the moved groups; or why it stopped."""
     head = (
@@ -34,6 +46,7 @@ def render_migrate_text(r: MigrateResult) -> str:
         f"cut-over (barrier, drain, check): {r.cutover_s or 0.0:.1f} s",
         *(f"group {visible(g)}: moved to {visible(r.into)} at the barrier" for g in r.groups),
         *([f"app: its shadow {visible(r.shadow)} serves {visible(r.into)}"] if r.shadow else []),
+        *_seeded(r),
         *(f"group {visible(g)}: moved to the shadow's outputs" for g in r.downstream),
         *_ending(r),
     ]
