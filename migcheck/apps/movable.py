@@ -28,17 +28,21 @@ but its records, so the move is refused, in one line, for:
   join's shared store.  ``migcheck copy`` would refuse their changelogs at execution (no
   partitioner places them all), as it refuses a custom ``StreamPartitioner``'s, which
   only the records show; these the topology shows, so the runbook is refused at once.
+
+:func:`store_routes` says the same of each store (``app --state``), in the same words: a
+reason of the whole app is every store's; a store's own, its own.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from migcheck.apps.build import Model
 from migcheck.apps.discovery import Discovery
-from migcheck.apps.streamtime import changelogs, stream_time_reasons
+from migcheck.apps.streamtime import SUPPRESS, changelogs, stream_time_reasons
 from migcheck.errors import MigcheckError, Refused, UsageError
-from migcheck.frameworks.topology import SubTopology, Topology
+from migcheck.frameworks.topology import Node, SubTopology, Topology
 from migcheck.model.readers import Protocol, ReaderKind
 
 #: How ``--strategy move-state`` is named in its refusals.
@@ -95,20 +99,10 @@ def unmovable(disc: Discovery, model: Model, topology: Topology | None) -> Migch
     """The error that refuses moving the app's state, in one line (UsageError where the
     framework or the group cannot take the route yet, Refused where a store's state would
     be lost or changed); None when every store can move."""
-    app, framework = disc.facts.app_id, disc.facts.framework
-    if framework.kind is not ReaderKind.KAFKA_STREAMS:
-        return UsageError(
-            f"{ROUTE}: {app} is {framework.label}: only a Kafka Streams app's key-value "
-            "stores can be moved so far; keep the whole history and use another --strategy"
-        )
-    if disc.facts.protocol is Protocol.STREAMS:
-        return UsageError(
-            f"{ROUTE}: {app} runs on the streams protocol (KIP-1071): committing a new "
-            "streams group's offsets before its first member joins is not proven yet; "
-            "move it on the classic protocol (group.protocol=classic)"
-        )
-    if not model.app.stores_known:
-        return UsageError(f"{ROUTE}: {app}: {framework.unseen}")
+    app = disc.facts.app_id
+    whole = _app_wide(disc, model)
+    if whole:
+        return UsageError(f"{ROUTE}: {whole}")
     reasons = "; ".join(_stores_without_changelog(model))
     if not reasons and (elsewhere := "; ".join(_stores_placed_elsewhere(model))):
         return _refused(app, elsewhere, OWN_KEY)
@@ -137,37 +131,106 @@ def _stores_placed_elsewhere(model: Model) -> list[str]:
     return [r for r in map(placed_elsewhere, dict.fromkeys(stores)) if r]
 
 
+def _app_wide(disc: Discovery, model: Model) -> str | None:
+    """Why no store of the app can move, whatever the store (None: each store decides)."""
+    app, framework = disc.facts.app_id, disc.facts.framework
+    if framework.kind is not ReaderKind.KAFKA_STREAMS:
+        return (
+            f"{app} is {framework.label}: only a Kafka Streams app's key-value stores can be "
+            "moved so far; keep the whole history and use another --strategy"
+        )
+    if disc.facts.protocol is Protocol.STREAMS:
+        return (
+            f"{app} runs on the streams protocol (KIP-1071): committing a new streams "
+            "group's offsets before its first member joins is not proven yet; move it on the "
+            "classic protocol (group.protocol=classic)"
+        )
+    if not model.app.stores_known:
+        return f"{app}: {framework.unseen}"
+    return None
+
+
+@dataclass(frozen=True)
+class StoreRoute:
+    """One store's route: ``reason`` is None where its state can move (``--strategy
+    move-state``), else why not, in :func:`unmovable`'s words."""
+
+    store: str
+    changelog: str  # the topic it logs to, or would: the reason says when there is none
+    reason: str | None = None
+
+
+def store_routes(disc: Discovery, model: Model) -> tuple[StoreRoute, ...]:
+    """Each store of the app's tasks, once, in the topology's order, with its route: the
+    reason of the whole app, else its own, in :func:`unmovable`'s order (no changelog, a
+    changelog placed by another key, stream time)."""
+    app, whole = model.app, _app_wide(disc, model)
+    routes: dict[str, StoreRoute] = {}
+    for sub in _task_subtopologies(model):
+        for node in sub.nodes:
+            for store in node.stores:
+                reason = (
+                    whole
+                    or _without_changelog(model, node, store)
+                    or placed_elsewhere(store)
+                    or _store_stream_time(disc, model, sub, store)
+                )
+                routes.setdefault(store, StoreRoute(store, app.changelog(store), reason or None))
+    return tuple(routes.values())
+
+
+def _store_stream_time(disc: Discovery, model: Model, sub: SubTopology, store: str) -> str:
+    """The stream time a store's results follow: its own changelog's window or session
+    policy, or a ``suppress`` of its sub-topology (whose buffer is not a store to move)."""
+    changelog = model.app.changelog(store)
+    meta = disc.topics.get(changelog)
+    policies = {changelog: meta.cleanup_policy} if meta else {}
+    suppresses = [replace(n, stores=()) for n in sub.nodes if n.name.startswith(SUPPRESS)]
+    view = Topology([SubTopology(sub.id, nodes=suppresses)])
+    return _follows_stream_time(stream_time_reasons(disc.facts.app_id, policies, view))
+
+
 def _task_subtopologies(model: Model) -> list[SubTopology]:
     """Global stores restore from their own topic, whole, at every start: nothing to move."""
     return [s for s in model.app.topology.subtopologies if not s.is_global]
 
 
 def _stores_without_changelog(model: Model) -> list[str]:
+    reasons = [
+        _without_changelog(model, node, store)
+        for sub in _task_subtopologies(model)
+        for node in sub.nodes
+        for store in node.stores
+    ]
+    return list(dict.fromkeys(r for r in reasons if r))
+
+
+def _without_changelog(model: Model, node: Node, store: str) -> str | None:
+    """Why ``store`` (of ``node``) has no changelog of its own to move from; None if it has."""
     app = model.app
-    reasons = []
-    for sub in _task_subtopologies(model):
-        for node in sub.nodes:
-            for store in node.stores:
-                if app.changelog(store) in app.counts:
-                    continue
-                if node.name.startswith(TABLE_SOURCE):
-                    reasons.append(
-                        f"the table {store} reads its source topic as its changelog "
-                        f"(topology.optimization: there is no {app.changelog(store)})"
-                    )
-                else:
-                    reasons.append(
-                        f"the store {store} logs to no changelog (logging disabled: there is "
-                        f"no {app.changelog(store)}), so its state is nowhere to move from"
-                    )
-    return list(dict.fromkeys(reasons))
+    if app.changelog(store) in app.counts:
+        return None
+    if node.name.startswith(TABLE_SOURCE):
+        return (
+            f"the table {store} reads its source topic as its changelog "
+            f"(topology.optimization: there is no {app.changelog(store)})"
+        )
+    return (
+        f"the store {store} logs to no changelog (logging disabled: there is "
+        f"no {app.changelog(store)}), so its state is nowhere to move from"
+    )
 
 
 def _stream_time(disc: Discovery, topology: Topology | None) -> str:
     """Window and session stores and suppress nodes, as the online route finds them."""
     internal = changelogs(disc.facts.internal)
     policies = {t: disc.topics[t].cleanup_policy for t in internal if t in disc.topics}
-    reasons = stream_time_reasons(disc.facts.app_id, policies, topology)
+    return _follows_stream_time(stream_time_reasons(disc.facts.app_id, policies, topology))
+
+
+def _follows_stream_time(reasons: tuple[str, ...]) -> str:
+    """The reasons :func:`~migcheck.apps.streamtime.stream_time_reasons` found, said once
+    for the move ("" where there are none)."""
     if not reasons:
         return ""
     return (

@@ -3,7 +3,9 @@
 It returns the report and its exit code and neither renders nor prints.  The
 verdict needs only metadata; ``--state`` adds the analysis pipeline's figures
 for every store whose sub-topology changes, read from its changelog (or, for
-a store with no changelog, from the source topic that feeds it).
+a store with no changelog, from the source topic that feeds it), and the route
+each store's state can take instead of a rebuild (apps/movable.py): moved, with
+its changelog's size, or why not.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from migcheck.apps.discovery import (
     not_read,
 )
 from migcheck.apps.judgement import Case, judge
+from migcheck.apps.movable import store_routes, unmovable
 from migcheck.apps.rules import (
     App,
     AppLevel,
@@ -38,6 +41,7 @@ from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, U
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, framework_said
 from migcheck.frameworks.topology import read_topology
 from migcheck.hashing.partitioners import check_can_grow
+from migcheck.kafka.metadata import log_sizes
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
     AppCandidate,
@@ -48,12 +52,14 @@ from migcheck.model.app import (
     AppSubtopology,
     AppTopic,
     ErrorCandidate,
+    StateRoute,
     StoreImpact,
     SubtopologyVerdict,
 )
 from migcheck.model.header import report_header
 from migcheck.model.history import Trimmed, remedy_loses_history
 from migcheck.model.partitioner import PartitionerChoice
+from migcheck.model.runbook import Strategy
 
 
 @dataclass
@@ -93,11 +99,13 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     _check_in_app(options.topics, model.app, disc, topology is not None)
     direct = {t: direct_stores(model, t).stores for t in changed}
     candidates = [candidate(model, direct, n, options.planned) for n in options.candidates]
-    _remedies(candidates, lost_history(disc))
+    movable = unmovable(disc, model, topology) is None
+    _remedies(candidates, lost_history(disc), movable)
     unpredictable = False
     state: AppState | None = None
     if options.state:
         state, unpredictable = _state(options, model.app, candidates)
+        state["routes"] = _routes(options, disc, model)
     report = _report(options, disc, model, candidates, state)
     if unpredictable:
         return Outcome(report, EXIT_UNPREDICTABLE)
@@ -105,12 +113,15 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     return Outcome(report, EXIT_OK if safe else EXIT_GATE)
 
 
-def _remedies(candidates: list[AppCandidate], lost: tuple[Trimmed, ...]) -> None:
+def _remedies(candidates: list[AppCandidate], lost: tuple[Trimmed, ...], movable: bool) -> None:
     """What every remedy of a change that is not SAFE would lose: each rebuilds the state
-    from the sources, and some lost records (model/history.py)."""
+    from the sources, and some lost records (model/history.py); but moving the state,
+    where every store can move (``movable``: the runbook's own decision, apps/movable.py)."""
+    move_state = f"--strategy {Strategy.MOVE_STATE}" if movable else ""
     for cand in candidates:
         if lost and cand["verdict"] is not AppLevel.SAFE:
-            cand["lost_history"] = remedy_loses_history(lost)
+            cand["lost_history"] = remedy_loses_history(lost, move_state)
+            cand["move_state"] = movable
 
 
 def _check_topics(options: AppOptions, disc: Discovery) -> None:
@@ -341,6 +352,25 @@ def _state(options: AppOptions, app: App, candidates: list[AppCandidate]) -> tup
     return {"mode": mode, "sample_per_partition": sample, "topics": list(entries.values())}, (
         unpredictable
     )
+
+
+def _routes(options: AppOptions, disc: Discovery, model: Model) -> list[StateRoute]:
+    """Each store's route (apps/movable.py), a movable one with its changelog's size:
+    records by its offsets, bytes by the brokers' log dirs (both read-only)."""
+    routes = store_routes(disc, model)
+    movable = [r.changelog for r in routes if r.reason is None]
+    sizes = log_sizes(options.connection.client(), movable)
+    return [
+        {
+            "store": r.store,
+            "changelog": r.changelog,
+            "movable": r.reason is None,
+            "records": disc.topics[r.changelog].records if r.reason is None else None,
+            "bytes": sizes[r.changelog] if r.reason is None else None,
+            "reason": r.reason,
+        }
+        for r in routes
+    ]
 
 
 def _changelog_groups(app: App, stores: list[_StoreRef]) -> dict[int, list[_StoreRef]]:

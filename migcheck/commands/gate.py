@@ -178,6 +178,9 @@ class _Gate:
     growing: Mapping[str, int]  # the plan's growing topics, at their proposed counts
     #: (topic, proposed count or None) -> its readers' entries and judgements
     readers: dict[tuple[str, int | None], list[GateReader]] = field(default_factory=dict)
+    #: the apps whose every store can move instead of a rebuild (migcheck app's
+    #: move_state), each with its --topology file: their runbook moves the state
+    moves: dict[str, str] = field(default_factory=dict)
 
     def _planned(self, p: Proposal, reader: str) -> dict[str, int]:
         """The plan's other growing topics that ``reader`` reads, at their proposed
@@ -194,7 +197,9 @@ class _Gate:
         if key not in self.readers:
             entries = reader_entries(self.client, p.topic, live, self.found[p.topic], key[1])
             self.readers[key] = [
-                _reader(self.options, p, e, self._planned(p, e["id"])) if grows else _listed(e)
+                _reader(self.options, p, e, self._planned(p, e["id"]), self.moves)
+                if grows
+                else _listed(e)
                 for e in entries
             ]
         return self.readers[key]
@@ -227,6 +232,7 @@ def _change(gate: _Gate, p: Proposal, live: int) -> GateChange:
             judged.verdict,
             readers,
             gate.growing,
+            gate.moves,
         ),
     }
 
@@ -239,11 +245,15 @@ def _listed(entry: ReaderEntry) -> GateReader:
 
 
 def _reader(
-    options: GateOptions, p: Proposal, entry: ReaderEntry, planned: Mapping[str, int]
+    options: GateOptions,
+    p: Proposal,
+    entry: ReaderEntry,
+    planned: Mapping[str, int],
+    moves: dict[str, str],
 ) -> GateReader:
     """A reader of a growing topic: a stateful app by ``migcheck app``'s verdict on the
     change together with the plan's other changes it reads (``planned``), any other by the
-    readers' judgements."""
+    readers' judgements; an app whose every store can move is noted in ``moves``."""
     kind, id = entry["kind"], entry["id"]
     if kind not in STATEFUL_KINDS:
         return plain_reader(kind, id, entry["judgements"])
@@ -263,6 +273,8 @@ def _reader(
     except MigcheckError as e:
         return unknown_reader(kind, id, f"migcheck app could not judge it: {e}")
     (cand,) = outcome.report["candidates"]
+    if cand.get("move_state") and id in options.topologies:  # movable needs the topology
+        moves[id] = options.topologies[id]
     # a CORRUPT that only says no store is visible is unknown, not split
     unseen = [r for r in cand["reasons"] if r.get("check") == Check.UNSEEN_STATE]
     if cand["verdict"] == AppLevel.CORRUPT and len(unseen) == len(cand["reasons"]):

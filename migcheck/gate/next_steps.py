@@ -14,6 +14,7 @@ from migcheck.frameworks.registry import STATEFUL_KINDS
 from migcheck.model.gate import GateReader, GateVerdict, Proposal, RuleCode
 from migcheck.model.history import ACCEPT_LOST_HISTORY
 from migcheck.model.readers import ReaderKind
+from migcheck.model.runbook import Strategy
 from migcheck.untrusted import arg_problem, quoted, sh_word
 
 #: Verdicts no runbook serves: the change does not happen as proposed, or is safe.
@@ -25,10 +26,13 @@ _GROUP_VERDICTS = (GateVerdict.ORDER, GateVerdict.LOSS_RISK)
 def next_steps(
     bootstrap: str, command_config: str | None, p: Proposal, verdict: GateVerdict,
     readers: Sequence[GateReader], planned: Mapping[str, int] | None = None,
+    moves: Mapping[str, str] | None = None,
 ) -> list[str]:  # fmt: skip
     """The runbook commands that make ``p`` safe (none for a change no runbook serves:
     a destroyed topic's guard is in its reason); before an app's, the full set of topics
-    it must widen together where the plan (``planned``: topic to count) leaves one out."""
+    it must widen together where the plan (``planned``: topic to count) leaves one out.
+    ``moves``: the apps whose every store can move instead of a rebuild, each with the
+    ``--topology`` file it was judged with (``migcheck runbook`` needs it to move them)."""
     if verdict in _NO_RUNBOOK or p.after is None:
         return []
     base = ["migcheck", "runbook", "--bootstrap-server", bootstrap]
@@ -43,8 +47,8 @@ def next_steps(
         for r in apps
         for line in (
             *_full_set(r, widened, p),
-            *_way_out(r),
-            _line([*base, "--application-id", r["id"], *change]),
+            *_way_out(r, r["id"] in (moves or {})),
+            _line([*base, "--application-id", r["id"], *change, *_moving(r, moves or {})]),
         )
     ]
     if groups:
@@ -70,15 +74,28 @@ def _full_set(app: GateReader, widened: set[str], p: Proposal) -> tuple[str, ...
     return tuple(lines)
 
 
-def _way_out(app: GateReader) -> tuple[str, ...]:
+def _way_out(app: GateReader, movable: bool) -> tuple[str, ...]:
     """Before an app's runbook that would be refused because its sources lost records
-    (MC204): the way out, named, never added for the operator (it gives up data)."""
+    (MC204): the way out, named: the state moved where every store can move (``movable``),
+    else the loss accepted, never added for the operator (it gives up data)."""
     if RuleCode.REMEDY_LOSES_HISTORY not in app["rules"]:
         return ()
+    if movable:
+        return (
+            f"# {quoted(app['id'])}: its sources lack their whole history (MC204); every store "
+            "can move instead, which reprocesses nothing:",
+        )
     return (
         f"# {quoted(app['id'])}: refused while its sources lack their whole history (MC204); "
         f"add {ACCEPT_LOST_HISTORY} to rebuild its state without the deleted records",
     )
+
+
+def _moving(app: GateReader, moves: Mapping[str, str]) -> list[str]:
+    """The runbook's options that move an app's state (MC204, every store movable)."""
+    if RuleCode.REMEDY_LOSES_HISTORY not in app["rules"] or app["id"] not in moves:
+        return []
+    return ["--topology", moves[app["id"]], "--strategy", str(Strategy.MOVE_STATE)]
 
 
 def _line(argv: Sequence[str]) -> str:

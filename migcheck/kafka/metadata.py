@@ -45,6 +45,12 @@ class TopicMeta:
         return "compact" in self.cleanup_policy
 
     @property
+    def records(self) -> int:
+        """Offsets in range over every partition (:attr:`PartitionMeta.records`): an upper
+        bound on the records a reader of the whole topic reads."""
+        return sum(p.records for p in self.partitions)
+
+    @property
     def offsets(self) -> dict[int, tuple[int, int]]:
         """partition -> (log start, log end); empty when unknown."""
         return {p.partition: (p.log_start_offset, p.log_end_offset) for p in self.partitions}
@@ -151,6 +157,49 @@ def topic_configs(client: ClientConfig, topic: str) -> dict[str, str]:
         and not entry.get("is_sensitive")
         and entry.get("value") is not None
     }
+
+
+def log_sizes(client: ClientConfig, topics: Iterable[str]) -> dict[str, int]:
+    """Each topic's size in bytes as the brokers' log directories hold it (DescribeLogDirs,
+    what ``kafka-log-dirs --describe`` prints; read-only): one copy, each partition's
+    largest current replica (a follower that lags holds less; a future log that
+    ``alter_replica_log_dirs`` is still filling is not a copy yet), summed.  A topic no
+    broker holds is 0."""
+    from kafka.errors import KafkaError
+
+    topics = list(dict.fromkeys(topics))
+    if not topics:
+        return {}
+    admin = open_admin(client)
+    try:
+        brokers = admin.describe_log_dirs(topic_partitions=topics)
+    except KafkaError as e:
+        where = client.bootstrap_servers
+        raise ReadError(
+            f"reading log dir sizes from {where}: {first_line(e)} (DescribeLogDirs needs "
+            "DESCRIBE on the cluster)"
+        ) from None
+    finally:
+        admin.close()
+    return one_copy_sizes(brokers, topics)
+
+
+def one_copy_sizes(brokers: list[dict[str, Any]], topics: list[str]) -> dict[str, int]:
+    """Each of ``topics``' size from kafka-python's ``describe_log_dirs`` answer (one dict
+    per broker): each partition's largest current replica, summed."""
+    largest: dict[tuple[str, int], int] = {}
+    replicas = (
+        (topic["name"], p)
+        for broker in brokers
+        for log_dir in broker["log_dirs"]
+        for topic in log_dir["topics"]
+        for p in topic["partitions"]
+        if not p["is_future_key"]
+    )
+    for name, p in replicas:
+        tp = (name, p["partition_index"])
+        largest[tp] = max(largest.get(tp, 0), p["partition_size"])
+    return {t: sum(n for (name, _), n in largest.items() if name == t) for t in topics}
 
 
 def high_watermarks(client: ClientConfig, topic: str, partitions: Iterable[int]) -> dict[int, int]:

@@ -111,6 +111,10 @@ class AppCandidate(TypedDict):
     # what every remedy would lose (model/history.py): the change is not SAFE, so each
     # runbook and migrate rebuild the state, and a source lost records; absent before 68
     lost_history: NotRequired[str | None]
+    # beside lost_history: whether every store's state can move instead (migcheck runbook
+    # --strategy move-state), which reprocesses nothing; absent where lost_history is None,
+    # and before issue 70
+    move_state: NotRequired[bool]
     reasons: list[AppReason]
     subtopologies: list[SubtopologyVerdict]
     stores: list[StoreImpact] | None
@@ -143,10 +147,24 @@ def first_error(c: AppCandidate) -> str | None:
     )
 
 
+class StateRoute(TypedDict):
+    """The route one store's state can take (issue 70): moved (``migcheck runbook
+    --strategy move-state``), with its changelog's size, or the reason it cannot."""
+
+    store: str
+    changelog: str
+    movable: bool
+    records: int | None  # offsets in range over the changelog's partitions; None: not movable
+    bytes: int | None  # the brokers' log dirs: one copy of each partition; None: not movable
+    reason: str | None  # why it cannot move; None: movable
+
+
 class AppState(TypedDict):
     mode: Mode
     sample_per_partition: int | None
     topics: list[TopicEntry]
+    # each store's route (issue 70): moved or why not; absent before issue 70
+    routes: NotRequired[list[StateRoute]]
 
 
 class MoveTogether(TypedDict):

@@ -79,9 +79,18 @@ def lost_history_refusal(
     )
 
 
-def remedy_loses_history(trimmed: tuple[Trimmed, ...]) -> str:
+def remedy_loses_history(trimmed: tuple[Trimmed, ...], move_state: str = "") -> str:
     """What ``migcheck app`` and the gate say of a change whose every remedy (each runbook
-    strategy, ``migrate``) rebuilds the app's state from sources that lost records."""
+    strategy, ``migrate``) rebuilds the app's state from sources that lost records; where
+    every store can move instead (``move_state``: the option that does it), that way first,
+    and what the others would lose."""
+    if move_state:
+        return (
+            f"migcheck runbook {move_state} moves the app's state to the new count and "
+            "reprocesses nothing (every store can move); every other remedy (migcheck "
+            f"runbook's other strategies, migrate) rebuilds it by {_what_is_lost(trimmed)}: "
+            f"each is refused unless {ACCEPT_LOST_HISTORY}"
+        )
     return (
         f"every remedy (migcheck runbook, migrate) rebuilds the app's state by "
         f"{_what_is_lost(trimmed)}: each is refused unless {ACCEPT_LOST_HISTORY}"

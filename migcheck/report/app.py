@@ -4,7 +4,7 @@
 the candidates with the error Kafka Streams will print, the sub-topologies,
 the state that moves); the two renderers only lay those blocks out.  The
 ``--state`` analysis's topic entries are in the JSON; here each store shows
-its own figures.
+its own figures, and the route its state can take instead of a rebuild.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from migcheck.model.app import (
     AppReason,
     AppReport,
     AppState,
+    StateRoute,
     StoreImpact,
 )
 from migcheck.model.readers import ReaderKind
+from migcheck.model.runbook import Strategy
 from migcheck.report.badge import Badge
 from migcheck.report.blocks import Block, blocks_markdown, blocks_text
 from migcheck.report.formatting import (
@@ -83,6 +85,7 @@ def _blocks(r: AppReport) -> Iterator[Block]:
         sampled = [(t["topic"], f) for t in r["state"]["topics"] for _, f in sample_facts(t)]
         if sampled:
             yield Block("list", items=[f"{topic}: intervals {f}" for topic, f in sampled])
+        yield from _routes(r["state"].get("routes"))
     yield Block("h", "Sub-topologies today")
     yield Block(
         "table",
@@ -107,6 +110,23 @@ def _blocks(r: AppReport) -> Iterator[Block]:
     )
     if r["notes"]:
         yield Block("list", items=r["notes"])
+
+
+def _routes(routes: list[StateRoute] | None) -> Iterator[Block]:
+    """Each store's route (issue 70): moved, with its changelog's size, or why not."""
+    if not routes:
+        return
+    yield Block(
+        "h", f"Moving the state instead (migcheck runbook --strategy {Strategy.MOVE_STATE})"
+    )
+    yield Block("list", items=[_route_line(x) for x in routes])
+
+
+def _route_line(x: StateRoute) -> str:
+    if not x["movable"]:
+        return f"{x['store']}: not movable: {x['reason']}"
+    size = f"{format_count(x['records'] or 0)} records, {format_bytes(x['bytes'] or 0)}"
+    return f"{x['store']}: movable ({x['changelog']}: {size})"
 
 
 def _health(reasons: list[AppReason]) -> Iterator[Block]:

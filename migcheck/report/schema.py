@@ -50,6 +50,7 @@ DOC_SECTIONS: dict[str, type] = {
     "Sub-topology verdict": appmodel.SubtopologyVerdict,
     "Store impact": appmodel.StoreImpact,
     "State": appmodel.AppState,
+    "State route": appmodel.StateRoute,
     "Plan report": planmodel.PlanReport,
     "Plan sub-topology": planmodel.PlanSubtopology,
     "Plan instance": planmodel.PlanInstance,
