@@ -214,6 +214,7 @@ class ShellHelper(StrEnum):
     KAFKA_TOOL = "kafka_tool"  # finds Kafka's tool: $MIGCHECK_KAFKA_TOOL, $KAFKA_HOME...
     RESET_TOOL = "reset_tool"  # the reset, naming only the internal topics still there
     ANSWERING = "answering"  # migcheck with manual steps of its own: the script's --yes too
+    MOVING = "moving"  # the state's copy: refused or failed, one FAILED line, nothing altered
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,16 @@ answering() {
   if [ "$YES" = 1 ]; then "$@" --yes; else "$@"; fi
 }
 
+# The state's move (migcheck copy of a changelog), before the alter: a copy that refuses
+# (no partitioner placed every record: a custom StreamPartitioner) or fails stops the
+# script in one FAILED line, with the input still at its count and the old app's
+# changelogs, group and offsets untouched.
+moving() {
+  "$@" || fail "the state was not moved (migcheck copy ended with code $?, saying why above);" \
+    "nothing was altered: run the script again to resume the move, or restart the app as it" \
+    "was (its application.id and offsets) and resume the producers"
+}
+
 manual() {
   say "  MANUAL: $1"
   if [ "$EXECUTE" = 1 ] && [ "$YES" != 1 ]; then

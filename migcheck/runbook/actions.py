@@ -22,6 +22,7 @@ from migcheck.model.runbook import (
     Run,
     RunbookFacts,
     ShellCheck,
+    ShellHelper,
     Step,
     StepRole,
 )
@@ -415,11 +416,12 @@ def move_changelogs(f: RunbookFacts) -> Step:
     before the alter, so that a refusal of the copy leaves everything as it was."""
     actions: list[Action] = []
     for m in f.moves:
+        copy = migcheck(f, "copy", "--topic", m.changelog, "--into", m.into,
+                        "--checkpoint", f"@{m.into}.checkpoint")  # fmt: skip
         actions += [
             ensure_topic(f, m.into, m.partitions, m.changelog, m.configs),
-            migcheck(f, "copy", "--topic", m.changelog, "--into", m.into,
-                     "--checkpoint", f"@{m.into}.checkpoint"),
-        ]  # fmt: skip
+            replace(copy, via=ShellHelper.MOVING),
+        ]
     return Step(
         f"Move the state into {f.moved_app_id}'s changelogs",
         f"{moved_not_rebuilt(f)} Each changelog record sits on the partition of the task "
@@ -428,8 +430,9 @@ def move_changelogs(f: RunbookFacts) -> Step:
         "partitioner from the records (and refuses where none placed them all), puts each "
         "record where it places the store key under the new count, keeping its timestamp "
         "and headers, exactly once, and verifies every record per key; its checkpoint "
-        "makes a killed copy resume. It comes before the alter: refused here, nothing has "
-        "changed, and the app restarts as it was.",
+        "makes a killed copy resume. It comes before the alter: refused here (a custom "
+        "StreamPartitioner's changelog, which only its records show), the script stops in "
+        "one FAILED line, nothing has changed, and the app restarts as it was.",
         tuple(actions),
     )
 

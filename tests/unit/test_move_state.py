@@ -30,7 +30,15 @@ from migcheck.frameworks.topology import parse_topology
 from migcheck.kafka.metadata import PartitionMeta, TopicMeta
 from migcheck.model.history import Trimmed, lost_history_refusal
 from migcheck.model.readers import Protocol, ReaderKind
-from migcheck.model.runbook import Check, Manual, Run, ShellCheck, StepRole, Strategy
+from migcheck.model.runbook import (
+    Check,
+    Manual,
+    Run,
+    ShellCheck,
+    ShellHelper,
+    StepRole,
+    Strategy,
+)
 from migcheck.report.runbook import render_markdown, render_sh
 
 DESCRIBE = Path(__file__).resolve().parents[2] / "fixtures" / "java" / "streams" / "describe"
@@ -96,6 +104,7 @@ def test_the_move_creates_the_changelog_like_the_old_one_and_copies_it_with_a_ch
         "--topic", "shop-counter-counts-changelog", "--into", "shop-counter-p6-counts-changelog",
         "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
     )  # fmt: skip
+    assert copy.via is ShellHelper.MOVING  # a refusal stops the script in one FAILED line
 
 
 def test_the_barrier_is_recorded_and_committed_for_the_new_id_with_kafkas_offsets_tool() -> None:
@@ -245,6 +254,34 @@ def test_the_new_id_gets_the_barrier_and_zero_on_the_new_partitions(tmp_path: Pa
         "  shop-counter-p6 holds the barrier on every partition, and offset 0 on partitions "
         "3-5 of orders\n"
     )
+
+
+#: What migcheck copy says when no partitioner placed every record of a changelog (a custom
+#: StreamPartitioner's), as migcheck/copy/placement.py words it (exit 3: cannot predict).
+_NO_PARTITIONER = (
+    "migcheck: error: no known partitioner placed every key of shop-counter-counts-changelog "
+    "(best: murmur2, 52.0% of keys); a custom partitioner or explicit partitions? Force one "
+    "with --partitioner"
+)
+
+
+def test_a_refused_move_stops_the_script_in_one_failed_line_with_nothing_altered(
+    tmp_path: Path,
+) -> None:
+    """The copy's refusal comes before the alter: the script adds one FAILED line to the
+    copy's own, saying that nothing was altered and the two ways on; no Kafka tool runs."""
+    copy = f"echo '{_NO_PARTITIONER}' >&2; exit 3"
+    p = _barrier(tmp_path, "moving", "bash", "-c", copy)
+    assert p.returncode == 1
+    assert p.stderr == (
+        f"{_NO_PARTITIONER}\n"
+        "  FAILED: the state was not moved (migcheck copy ended with code 3, saying why "
+        "above); nothing was altered: run the script again to resume the move, or restart "
+        "the app as it was (its application.id and offsets) and resume the producers\n"
+    )
+    assert not (tmp_path / "fake" / "calls").exists()
+    ok = _barrier(tmp_path, "moving", "bash", "-c", "echo copied")
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "copied\n", "")
 
 
 def test_offsets_read_back_otherwise_stop_the_script(tmp_path: Path) -> None:
