@@ -27,14 +27,16 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from controlsocket import send
 from kafka import KafkaConsumer
 from kafkatest import REJOIN_AFTER_S, Kafka
 from oracles import java_partition, run_cli
 from runbookops import plain_tools
-from streamsapp import StreamsApp
+from streamsapp import Live, StreamsApp
 
 pytestmark = pytest.mark.kafka
 
@@ -331,3 +333,189 @@ def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
         assert p.returncode == 2, p.stdout + p.stderr
         assert p.stderr.startswith("migcheck: error: ") and words in p.stderr, p.stderr
         assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+
+
+#: The hooks the detached run's automation uses (issue 72): on-barrier fails once (the
+#: cut-over reverts), then asks the test to pause the producer and waits until it has;
+#: on-switch asks it to switch the producer to the new topic and waits.  Files are the
+#: channel: a hook is a process of migrate's, the producer a thread of the test's.
+_ON_BARRIER = """#!/bin/sh
+set -e
+cd "$(dirname "$0")"
+if [ ! -e failed-once ]; then : > failed-once; echo "producers did not answer" >&2; exit 1; fi
+: > pause
+for _ in $(seq 600); do [ -e paused ] && exit 0; sleep 0.1; done
+exit 2
+"""
+_ON_SWITCH = """#!/bin/sh
+set -e
+cd "$(dirname "$0")"
+printf '%s' "$MIGCHECK_NEW_TOPIC" > switch.tmp && mv switch.tmp switch
+for _ in $(seq 600); do [ -e switched ] && exit 0; sleep 0.1; done
+exit 2
+"""
+
+
+def _until_counted(kafka: Kafka, output: str, produced: dict[str, int]) -> None:
+    """Until the app's output holds each key's count of every record produced: its own
+    results say it has read everything."""
+    from kafka import TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, isolation_level="read_committed")
+    try:
+        parts = [TopicPartition(output, p) for p in consumer.partitions_for_topic(output) or ()]
+        consumer.assign(parts)
+        consumer.seek_to_beginning()
+        last: dict[str, int] = {}
+        deadline = time.monotonic() + 120
+        while last != produced:
+            assert time.monotonic() < deadline, f"counted {last}, produced {produced}"
+            for records in consumer.poll(timeout_ms=200).values():
+                last.update({r.key.decode(): int(r.value) for r in records})
+    finally:
+        consumer.close()
+
+
+def _automation(hooks: Path, producer: _Producer, done: threading.Event) -> None:
+    """What the hooks ask of the producer, done as they ask it."""
+    while not done.is_set():
+        if (hooks / "pause").exists() and not (hooks / "paused").exists():
+            producer.pause()
+            (hooks / "paused").touch()
+        if (hooks / "switch").exists() and not (hooks / "switched").exists():
+            producer.switch((hooks / "switch").read_text())
+            (hooks / "switched").touch()
+        done.wait(0.05)
+
+
+def _lines_as_they_come(live: Live) -> Iterator[str]:
+    """Each line of ``live``'s output as it comes, until the process ends."""
+    seen = 0
+    while True:
+        _wait_for(lambda n=seen: len(live.lines) > n or live.proc.poll() is not None, 600)
+        if len(live.lines) == seen:
+            return
+        yield live.lines[seen][2]
+        seen += 1
+
+
+def _posted(socket_path: Path, prompt: str, migrate: Live) -> bool:
+    """Whether ``prompt`` waits for its answer, as ``status`` says (the MANUAL line is
+    printed just before the prompt is posted), or the run ended."""
+    return migrate.proc.poll() is not None or send(socket_path, "status")[1] == f"prompt: {prompt}"
+
+
+def test_a_detached_run_is_answered_through_its_socket_held_by_a_file_and_hooked(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Issue 72, as an operator runs it in production: migrate with stdin closed, every
+    answer through --control-socket; the cut-over held at ready by the flag file until
+    `unpostpone`; hooks pause and switch a real producer, the first on-barrier failing
+    (the cut-over reverts, nothing lost); a Kafka Streams app and a plain group moved.
+
+    The test acts on migrate's lines as they come (drained, so that a full pipe never
+    blocks its prints).  Its stdin is a pipe closed at once, not /dev/null: a root
+    process had replaced the machine's /dev/null with a plain file that others' output
+    filled, and migrate took a line of it for the operator's answer (as it should take
+    stdin's lines), which stopped the run at its first prompt."""
+    topic = kafka.create_topic("mig-ctl", 3)
+    into = f"{topic}-p6"
+    group = _Group(kafka, "ctl-g", topic)
+    # a classic member leaves its group only when its session times out: 10 s, not 45 s,
+    # for the wait after "stop the old app"
+    app = StreamsApp(kafka, "count-out", shared_input=topic, session_timeout_ms=10_000)
+    shadow = _shadow_of(app, into)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for name, text in (("on-barrier", _ON_BARRIER), ("on-switch", _ON_SWITCH)):
+        (hooks / name).write_text(text)
+        (hooks / name).chmod(0o755)
+    socket_path, flag = tmp_path / "ctl.sock", tmp_path / "postpone"
+    flag.touch()
+    groups, done = [group], threading.Event()
+    with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
+        old_app.wait_for(RUNNING, 120)
+        assert group.assigned.wait(180)
+        producer = _Producer(kafka, topic)
+        producer.thread.start()
+        automation = threading.Thread(target=_automation, args=(hooks, producer, done))
+        automation.start()
+        migrate = Live(
+            [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server", kafka.bootstrap,
+             "--topic", topic, "--to", "6", "--group", "ctl-g", "--application-id", app.app_id,
+             "--output-topic", app.output, "--partitioner", "murmur2", "--cutover-timeout", "10",
+             "--checkpoint", str(tmp_path / "m.json"), "--control-socket", str(socket_path),
+             "--postpone-cut-over-flag-file", str(flag), "--hooks-dir", str(hooks)],
+            max_seconds=600,
+        )  # fmt: skip
+        assert migrate.proc.stdin is not None
+        migrate.proc.stdin.close()  # stdin closed: every answer comes through the socket
+        new_app, old_run, answered, held = None, None, [], False
+        try:
+            for line in _lines_as_they_come(migrate):
+                if line.startswith("ready; the cut-over waits"):
+                    status = send(socket_path, "status")
+                    assert status[0].startswith("phase: 4 ready") and "flag file" in status[3]
+                    held = True  # ready, and held there by the file: released by unpostpone
+                    assert send(socket_path, "unpostpone") == ["postponed: no"]
+                if not line.startswith("MANUAL: "):
+                    continue
+                prompt = line.removeprefix("MANUAL: ")
+                _wait_for(lambda p=prompt: _posted(socket_path, p, migrate))
+                if prompt.startswith(f"start a shadow of app {app.app_id}"):
+                    new_app = stack.enter_context(shadow.live(max_seconds=400))
+                    new_app.wait_for(RUNNING, 120)
+                elif prompt.startswith("resume every producer"):
+                    producer.writing.set()  # the failed hook had not paused it
+                elif prompt.startswith("stop every consumer of group ctl-g"):
+                    groups[-1].stop()
+                elif prompt.startswith("start group ctl-g"):
+                    on = prompt.split("consumers on ")[1].split(" with")[0]
+                    groups.append(_Group(kafka, "ctl-g", on, isolation_level="read_committed"))
+                elif prompt.startswith("the producers write"):  # the window: it serves a while
+                    _wait_for(lambda: len(producer.in_phase(1)) >= 400)
+                elif prompt.startswith(f"stop the old app {app.app_id}"):
+                    old_run = old_app.finish()
+                answered.append(prompt)
+                assert send(socket_path, "answer y")[0] == "answered: y"
+            run = migrate.finish()
+        finally:
+            migrate.stop()
+            done.set()
+            automation.join()
+        out = migrate.text("out")
+        assert run.code == 0, out[-3000:] + run.stderr[-2000:]
+        producer.stop()
+        produced = dict(producer.seq)
+        _wait_for(lambda: len(groups[-1].read) >= len(producer.in_phase(1)))
+        groups[-1].stop()
+        assert new_app is not None
+        _until_counted(kafka, shadow.output, produced)  # the shadow has counted every record
+        shadow_run = new_app.finish()
+
+    lines = out.splitlines()
+    assert held and not flag.exists()  # held at ready by the file, released by unpostpone
+    assert f"control: listening on {socket_path}" in " ".join(lines)
+    assert "control: unpostpone" in lines and "control: answer y" in lines
+    assert any(ln.startswith("cut-over reverted: hook ") and "on-barrier failed (exit 1)" in ln
+               for ln in lines), out[-3000:]  # fmt: skip
+    firsts = (
+        f"start a shadow of app {app.app_id}",
+        f"resume every producer on {topic}",
+        f"pause every producer of {topic}",
+        f"switch every producer of {topic} to {into}",
+    )
+    assert all(a.startswith(f) for a, f in zip(answered, firsts, strict=False)), answered
+    assert len(answered) > len(firsts)  # then the group's move, the window, the old side
+    assert not socket_path.exists()  # removed at the end
+    # every acknowledged record read once by the plain group, each key's in sequence
+    read: dict[str, list[int]] = defaultdict(list)
+    for key, seq in (r for g in groups for r in g.read):
+        read[key].append(seq)
+    assert dict(read) == {k: list(range(n)) for k, n in produced.items()}
+    assert [g.topic for g in groups] == [topic, into]
+    assert all(p == java_partition(k.encode(), 6) for _, p, k, *_ in producer.in_phase(1))
+    # the shadow, serving since the switch, counts every record; the old app every record
+    # up to its stop, the reverse copy having kept it current
+    assert shadow_run.code == 0 and old_run is not None and old_run.code == 0
+    assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == produced
