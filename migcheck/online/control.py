@@ -331,10 +331,15 @@ class _Loop:
         os.close(self._wake_w)
 
     def _answered_from_stdin(self) -> bool:
-        """A whole line of stdin's answers the waiting prompt."""
+        """A whole line of stdin's answers the waiting prompt, and is said as the socket's
+        commands are: a detached run's stdin may be a file or a pipe, and its log must show
+        every answer it took, from wherever it came."""
         if not self._desk.waiting() or (line := self._stdin.line()) is None:
             return False
-        return self._desk.offer(line)
+        taken = self._desk.offer(line)
+        if taken:
+            self._say(f"control: stdin answered: {visible(line.strip())}")
+        return taken
 
     def _watch_stdin(self, on: bool) -> None:
         fd = self._stdin.fd

@@ -105,7 +105,8 @@ def test_stdin_answering_first_takes_the_prompt_and_a_late_socket_answer_is_refu
             "prompt: none",
             "lag: unknown",
         ]
-    assert run.said == ["control: answer y", "control: status"]
+    # stdin's answer is said too: a detached run's log shows every answer it took
+    assert run.said == ["control: stdin answered: rollback", "control: answer y", "control: status"]
 
 
 def test_an_answer_with_nothing_pending_is_refused_and_the_run_unaffected(
@@ -116,7 +117,7 @@ def test_an_answer_with_nothing_pending_is_refused_and_the_run_unaffected(
         assert send(run.path, "answer rollback") == ["refused: no prompt is pending"]
         os.write(pipe[1], b"y\n")  # the next prompt still takes stdin's own answer
         assert operator.ask(PAUSE) is True
-    assert run.said == ["control: answer rollback"]
+    assert run.said == ["control: answer rollback", "control: stdin answered: y"]
 
 
 def test_with_stdin_closed_the_run_goes_on_answered_through_the_socket(
