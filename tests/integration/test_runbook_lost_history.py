@@ -9,6 +9,9 @@ accepts the loss by name.
 - A runbook written before the trim stops when it is executed after it, at its
   pre-checks, and changes nothing: the topic keeps its count, the group its offsets.
 - Written with --accept-lost-history, it runs to the end and says so on its own lines.
+- ``app`` and the gate name the move instead (every store can move); ``app --state`` says
+  the store's route with its changelog's records and bytes as Kafka's own
+  kafka-get-offsets and kafka-log-dirs report them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from kafkatest import Kafka
 from oracles import run_cli
 from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1
-from trimming import group_offsets, offsets, trim
+from trimming import group_offsets, log_dir_size, offsets, trim
 
 pytestmark = pytest.mark.kafka
 
@@ -87,24 +90,41 @@ def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
     rc, listed, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--list")
     assert rc == 0 and f"{app.input}-p6" not in listed.split()  # migrate created nothing
 
-    # app and the gate say the same: every remedy would lose it, and the way out is named
+    # app and the gate say the same: every reprocess would lose it, and the way out is named:
+    # the state moved (its one store logs to a key-value changelog of its own)
     a = app.migcheck("app", "--topic", app.input, "--to", "6", "--topology", str(topology),
-                     "--format", "json")  # fmt: skip
-    (cand,) = json.loads(a.stdout)["candidates"]
+                     "--state", "--format", "json")  # fmt: skip
+    report = json.loads(a.stdout)
+    (cand,) = report["candidates"]
     assert cand["verdict"] == "CRASH"  # the repartition topic keeps 3 partitions
     assert cand["lost_history"].startswith(
-        "every remedy (migcheck runbook, migrate) rebuilds the app's state by reprocessing "
-        f"sources that no longer hold their whole history ({where})"
+        "migcheck runbook --strategy move-state moves the app's state to the new count and "
+        "reprocesses nothing (every store can move); every other remedy (migcheck runbook's "
+        "other strategies, migrate) rebuilds it by reprocessing sources that no longer hold "
+        f"their whole history ({where})"
     )
+    assert cand["move_state"] is True
+    # app --state: the store's route, its changelog's size as Kafka's own tools say it
+    changelog = f"{app.app_id}-counts-changelog"
+    in_range = [e - s for (_, e), (_, s) in zip(sorted(offsets(kafka, changelog, "-1").items()),
+                sorted(offsets(kafka, changelog, "-2").items()), strict=True)]  # fmt: skip
+    assert report["state"]["routes"] == [
+        {"store": "counts", "changelog": changelog, "movable": True, "records": sum(in_range),
+         "bytes": log_dir_size(kafka, changelog), "reason": None},
+    ]  # fmt: skip
+    assert sum(in_range) > 0
     g = run_cli("gate", "--bootstrap-server", kafka.bootstrap, "--change", f"{app.input}=6",
                 "--topology", f"{app.app_id}={topology}", "--format", "json")  # fmt: skip
     assert g.returncode == 1, g.stderr
     (change,) = json.loads(g.stdout)["changes"]
     (reader,) = [r for r in change["readers"] if r["id"] == app.app_id]
     assert reader["rules"][-1] == "MC204" and reader["reasons"][-1] == cand["lost_history"]
-    assert change["next"][0].endswith("add --accept-lost-history to rebuild its state without "
-                                      "the deleted records")  # fmt: skip
-    assert f"--application-id {app.app_id} --topic {app.input} --to 6" in change["next"][1]
+    assert change["next"][0].endswith("(MC204); every store can move instead, which "
+                                      "reprocesses nothing:")  # fmt: skip
+    assert change["next"][1].endswith(
+        f"--application-id {app.app_id} --topic {app.input} --to 6 --topology {topology} "
+        "--strategy move-state"
+    )
 
     # 2. at execution: the runbook written before the trim stops at its pre-checks
     committed = group_offsets(kafka, app.app_id)

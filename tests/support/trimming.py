@@ -21,6 +21,24 @@ def offsets(kafka: Kafka, topic: str, time: str) -> dict[int, int]:
     return {int(p): int(o) for _, p, o in rows}
 
 
+def log_dir_size(kafka: Kafka, topic: str) -> int:
+    """The topic's bytes by Kafka's own kafka-log-dirs: each partition's largest replica."""
+    rc, out, err = kafka.tool(
+        "kafka-log-dirs", "--bootstrap-server", kafka.bootstrap, "--describe",
+        "--topic-list", topic,
+    )  # fmt: skip
+    assert rc == 0, out + err
+    (described,) = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    sizes: dict[str, int] = {}
+    for broker in described["brokers"]:
+        for log_dir in broker["logDirs"]:
+            for p in log_dir["partitions"]:
+                if not p["isFuture"]:
+                    sizes[p["partition"]] = max(sizes.get(p["partition"], 0), p["size"])
+    assert sizes, out
+    return sum(sizes.values())
+
+
 def trim(kafka: Kafka, topic: str, to: dict[int, int], spec: Path) -> None:
     """Retention's work, done at once: each partition's log start moved to ``to``."""
     parts = [{"topic": topic, "partition": p, "offset": o} for p, o in to.items()]
