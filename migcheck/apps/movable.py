@@ -195,6 +195,16 @@ def _task_subtopologies(model: Model) -> list[SubTopology]:
     return [s for s in model.app.topology.subtopologies if not s.is_global]
 
 
+def _source_table(model: Model, store: str) -> bool:
+    """Whether ``store`` is a table's read from its source topic: the table's own source
+    node holds it, wherever else it is read (a join's processor lists it too)."""
+    return any(
+        node.name.startswith(TABLE_SOURCE) and store in node.stores
+        for sub in _task_subtopologies(model)
+        for node in sub.nodes
+    )
+
+
 def _stores_without_changelog(model: Model) -> list[str]:
     reasons = [
         _without_changelog(model, node, store)
@@ -210,7 +220,7 @@ def _without_changelog(model: Model, node: Node, store: str) -> str | None:
     app = model.app
     if app.changelog(store) in app.counts:
         return None
-    if node.name.startswith(TABLE_SOURCE):
+    if _source_table(model, store):
         return (
             f"the table {store} reads its source topic as its changelog "
             f"(topology.optimization: there is no {app.changelog(store)})"

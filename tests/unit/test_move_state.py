@@ -338,6 +338,19 @@ def test_a_store_without_a_changelog_is_refused_in_one_line() -> None:
     )
 
 
+def test_a_joined_table_on_its_source_topic_is_said_once_as_such() -> None:
+    """With topology.optimization a stream-table join's processor lists the table's store
+    too: the store is still the table's, read from its source topic, and said once."""
+    refused = _refusal("join-nochangelog", {})
+    assert isinstance(refused, Refused)
+    assert str(refused) == (
+        "refused: --strategy move-state for shop: the table table-store reads its source "
+        "topic as its changelog (topology.optimization: there is no "
+        "shop-table-store-changelog): only key-value stores that log to a changelog of their "
+        "own can be moved so far; keep the whole history and use another --strategy"
+    )
+
+
 def test_a_table_that_reads_its_source_topic_as_its_changelog_is_refused() -> None:
     refused = _refusal("source-changelog", {})
     assert isinstance(refused, Refused)
