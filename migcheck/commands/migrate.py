@@ -278,7 +278,7 @@ def _app_plan(
     move online (:func:`~migcheck.apps.online.check_online`: a fresh run only checks its
     history, a ``resumed`` one's shadow is built or seeded already), each output exists,
     and each downstream group reads one of them; its state moved or rebuilt
-    (:func:`_shadow_state`)."""
+    (:func:`choose_shadow_state`)."""
     app = options.application_id
     if app is None:
         if options.outputs or options.downstream_groups or options.topology:
@@ -293,7 +293,7 @@ def _app_plan(
     topology = read_topology(options.topology)
     disc = discover_app(client, app, topology, [source.name], FRAMEWORKS[kind])
     model = app_model(disc, topology)  # a join's other side must widen with the topic
-    state, movable = _shadow_state(options, disc, model, topology, resumed)
+    state, movable = choose_shadow_state(options, disc, model, topology, resumed)
     # a resumed run's shadow is built already, and a moved state lost nothing
     shadow_line = check_online(
         ONLINE_ROUTE, disc, topology,
@@ -322,7 +322,7 @@ def _app_plan(
     )  # fmt: skip
 
 
-def _shadow_state(
+def choose_shadow_state(
     options: MigrateOptions,
     disc: Discovery,
     model: Model,

@@ -36,7 +36,8 @@ from kafka import KafkaConsumer
 from kafkatest import REJOIN_AFTER_S, Kafka
 from oracles import java_partition, run_cli
 from runbookops import plain_tools
-from streamsapp import Live, StreamsApp
+from streamsapp import Live, Run, StreamsApp
+from trimming import offsets, trim
 
 pytestmark = pytest.mark.kafka
 
@@ -242,14 +243,21 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
             < 15
         )
 
-    # the old app, kept current by the reverse copy, counts every record of every phase;
-    # its shadow, the records up to the rollback's barrier
+    _counted_exactly_and_rising(old_run, shadow_run, producer, down)
+
+
+def _counted_exactly_and_rising(
+    old_run: Run, shadow_run: Run, producer: _Producer, down: list[_Group]
+) -> None:
+    """After a migration rolled back: the old app, kept current by the reverse copy,
+    counts every record of every phase; its shadow, the records up to the rollback's
+    barrier; the downstream group saw each key's counts rise, old output, shadow's, old
+    again: no replay (a count going down) and none missing at the end."""
+    produced = dict(producer.seq)
     assert shadow_run.code == 0 and old_run.code == 0, shadow_run.stderr[-2000:]
     assert {k: int(v) for s, k, v in old_run.state if s == "counts"} == produced
     upto = Counter(a[2] for a in producer.acked if a[5] < 2)
     assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == dict(upto)
-    # downstream saw each key's counts rise, old output, shadow's, old again: no replay
-    # (a count going down) and none missing at the end
     counts: dict[str, list[int]] = defaultdict(list)
     for key, n in (r for d in down for r in d.read):
         counts[key].append(n)
@@ -519,3 +527,87 @@ def test_a_detached_run_is_answered_through_its_socket_held_by_a_file_and_hooked
     # up to its stop, the reverse copy having kept it current
     assert shadow_run.code == 0 and old_run is not None and old_run.code == 0
     assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == produced
+
+
+def test_a_trimmed_apps_shadow_is_seeded_with_its_moved_state_and_rolls_back_exact(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Issue 70, item 2: a real count app whose input retention trimmed (here with
+    kafka-delete-records) after it counted every record; migrate (``--shadow-state``
+    auto, which moves here) under a steady producer starts the shadow after the switch,
+    seeded with the old app's changelog moved to 6 partitions.  Every key's count is its
+    whole history, from the records this test produced; the downstream group's counts
+    never fall; the pause is seconds; then the rollback, exact."""
+    topic = kafka.create_topic("mig-seed", 3)
+    into = f"{topic}-p6"
+    app = StreamsApp(kafka, "count-out", shared_input=topic)
+    shadow = _shadow_of(app, into)
+    topology = app.describe(tmp_path / "topology.txt")
+    with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
+        old_app.wait_for(RUNNING, 120)
+        down = [_Group(kafka, "seed-down", app.output)]
+        assert down[0].assigned.wait(180)
+        producer = _Producer(kafka, topic)
+        producer.thread.start()
+        _wait_for(lambda: len(producer.acked) >= 800)
+        producer.pause()  # once the app counted every record, retention deletes them all
+        _until_counted(kafka, app.output, dict(producer.seq))
+        trim(kafka, topic, offsets(kafka, topic, "-1"), tmp_path / "delete.json")
+        producer.writing.set()
+        migrate = Live(
+            [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server", kafka.bootstrap,
+             "--topic", topic, "--to", "6", "--application-id", app.app_id,
+             "--topology", str(topology), "--downstream-group", "seed-down",
+             "--partitioner", "murmur2", "--checkpoint", str(tmp_path / "m.json")],
+            max_seconds=600,
+        )  # fmt: skip
+        assert migrate.proc.stdin is not None
+        new_app = None
+        try:
+            for line in _lines_as_they_come(migrate):
+                if not line.startswith("MANUAL: "):
+                    continue
+                step, answer = line.removeprefix("MANUAL: "), "y"
+                if step.startswith(f"start a shadow of app {app.app_id}"):
+                    assert "its state is moved, not rebuilt" in step, step
+                    assert producer.phase == 1  # after the switch
+                    new_app = stack.enter_context(shadow.live(max_seconds=400))
+                elif step.startswith("pause every producer"):
+                    producer.pause()
+                elif step.startswith("resume every producer"):  # a loaded machine reverted
+                    producer.writing.set()
+                elif step.startswith("switch every producer"):
+                    producer.switch(step.split(" to ", 1)[1].split(" and resume")[0])
+                elif step.startswith("the producers write"):  # the window: it serves a while
+                    _wait_for(lambda: len(producer.in_phase(1)) >= 400)
+                    answer = "rollback"
+                elif step.startswith("stop every consumer of group seed-down"):
+                    down[-1].stop()
+                elif step.startswith("start group seed-down"):
+                    on = step.split("consumers on ")[1].split(" with")[0]
+                    down.append(_Group(kafka, "seed-down", on))
+                migrate.proc.stdin.write(f"{answer}\n")
+                migrate.proc.stdin.flush()
+            run = migrate.finish()
+        finally:
+            migrate.stop()
+        out = migrate.text("out")
+        assert run.code == 0, out[-3000:] + run.stderr[-2000:]
+        _wait_for(lambda: len(producer.in_phase(2)) >= 400)  # back on the old topic
+        producer.stop()
+        produced = dict(producer.seq)
+        _wait_for(lambda: _last([r for d in down for r in d.read]) == produced)
+        down[-1].stop()
+        assert new_app is not None
+        shadow_run, old_run = new_app.finish(), old_app.finish()
+
+    lines = out.splitlines()
+    took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
+    assert took <= 5  # the pause that held, within the default --cutover-timeout
+    assert any(x.startswith(f"shadow {shadow.app_id}: restored the moved state") for x in lines)
+    assert any(x.startswith("app: its state moved, not rebuilt (") for x in lines), out[-3000:]
+    assert [d.topic for d in down] == [app.output, shadow.output, app.output]
+    # every count is the key's whole history, the trimmed records' included (the shadow
+    # reads the new topic from the barrier: they reach it only in the moved state), and
+    # the downstream group's counts only rise, from the old output to the shadow's and back
+    _counted_exactly_and_rising(old_run, shadow_run, producer, down)

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
-from migcheck.model.copy import CopyLag, Verification
-from migcheck.model.migrate import MigrateResult
+from migcheck.model.copy import CopyLag, CopyResult, Verification
+from migcheck.model.migrate import MigrateResult, ShadowState
+from migcheck.model.runbook import StateMove
 from migcheck.online.barrier import BarrierWatch, SourceEnds, at_barrier
 from migcheck.online.phases import (
     AppPlan,
@@ -36,11 +37,18 @@ from migcheck.online.phases import (
     move_groups,
     reverse_may_start,
     rollback_window,
+    seed_shadow,
     settle_old_app,
     start_shadow,
     wait_until_ready,
 )
-from migcheck.online.record import record_path, resumable, same_migration, write_record
+from migcheck.online.record import (
+    Resumed,
+    record_path,
+    resumable,
+    same_migration,
+    write_record,
+)
 from migcheck.online.sequence import Copy, Phase, State, Way
 from migcheck.online.steps import Migration, resumed_run, walk, walk_from
 
@@ -840,3 +848,209 @@ def test_the_docs_transcript_asks_what_the_code_asks() -> None:
                   walked.lanes, walked.record)  # fmt: skip
     assert result.completed, result.stopped
     assert world.asked == manual
+
+
+# --- a shadow seeded with moved state (--shadow-state move, issue 70) ---------------------
+
+_MOVE = StateMove("counts", "app-counts-changelog", "app-p3-counts-changelog", 3)
+SEEDED = replace(APP, state=ShadowState.MOVE, moves=(_MOVE,), start_line="start the seeded shadow")
+
+
+class _Seeding:
+    """The shadow of ``SEEDED`` in a world: not running until the operator is asked to
+    start it; from then on 3 s restoring (members, but no commit past the barrier and
+    900 records behind), then caught up (20 behind, committed past the barrier).  Each
+    move asked is kept with its ends."""
+
+    def __init__(self, world: _World) -> None:
+        self.world, self.started_at = world, None
+        self.moves: list[tuple[StateMove, dict[int, int]]] = []
+        world.ends_of["app-counts-changelog"] = {0: 11, 1: 12, 2: 13}
+
+    def io(self, base: MigrateIO) -> MigrateIO:
+        world = self.world
+
+        def ask(line: str) -> bool:
+            if line == SEEDED.start_line:
+                self.started_at = world.t
+            return base.ask(line)
+
+        def restored() -> bool:
+            return self.started_at is not None and world.t >= self.started_at + 3
+
+        def lag(app: str, topic: str) -> int:
+            if app != "app-p3":
+                return 0
+            return 20 if restored() else 900  # the topic goes on: never 0 while it restores
+
+        def committed(group: str, topic: str) -> dict[int, int]:
+            if group == "app-p3" and restored():
+                return {0: 45, 1: 41, 2: 42}
+            return base.committed(group, topic)
+
+        def has_members(group: str) -> bool:
+            return self.started_at is not None if group == "app-p3" else base.has_members(group)
+
+        def move(m: StateMove, ends: dict[int, int]) -> CopyResult:
+            self.moves.append((m, ends))
+            world.wait(2.0)  # the copy's Spark jobs
+            return CopyResult(m.changelog, m.into, "murmur2", (), Verification(36, 0, 0, 0))
+
+        return MigrateIO(**{**base.__dict__, "ask": ask, "app_lag": lag, "committed": committed,
+                            "has_members": has_members, "move_state": move})  # fmt: skip
+
+
+def test_a_seeded_shadow_starts_after_the_switch_from_the_barrier_with_the_moved_state(
+    tmp_path: Path,
+) -> None:
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED)
+    world = _World(lambda t: _ends(10, 20), [True] * 10)
+    world.ends_of["t"] = {0: 10, 1: 20}
+    seeding = _Seeding(world)
+    walked = _Walked(world, str(tmp_path / "m.json"), {"out": {0: 7, 1: 8}})
+
+    def lanes(copy: Copy, running: bool) -> contextlib.AbstractContextManager[MigrateIO]:
+        return contextlib.nullcontext(seeding.io(walked.lanes(copy, running).__enter__()))
+
+    kept: list[dict[str, object]] = []
+
+    def record(state: State, m: Migration, ended: bool) -> None:
+        walked.record(state, m, ended)
+        kept.append(json.loads(record_path(walked.checkpoint).read_text(encoding="utf-8")))
+
+    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), lanes, record)
+    # no shadow before the barrier, which waits for none (its lag is 900 meanwhile); the
+    # operator starts it after the switch, once its state moved and its offsets are set
+    assert [a.split(" ")[0] for a in world.asked[:4]] == ["pause", "switch", "start", "stop"]
+    assert world.asked[2] == "start the seeded shadow"
+    assert "shadow app-p3: started after the switch, seeded with the moved state" in world.said
+    assert result.cutover_s == pytest.approx(2.2)  # quiet 2 s, drained in 0.2 s: no wait
+    # its outputs start empty at the barrier: out-p3's ends then, where downstream moves
+    assert world.offsets[("down", "out-p3")] == {0: 30, 1: 31}
+    # the changelog moved up to its ends once the old app settled, the shadow's offsets
+    # committed at the new topic's barrier ends
+    assert seeding.moves == [(_MOVE, {0: 11, 1: 12, 2: 13})]
+    assert world.offsets[("app-p3", "t-p3")] == {0: 40, 1: 41, 2: 42}
+    # the changelog's ends recorded (with the mode) before the move: a resume moves the same
+    settle = [r for r in kept if r["phase"] == "settle"]
+    assert [r.get("changelog_ends") for r in settle] == [
+        None, {"app-counts-changelog": {"0": 11, "1": 12, "2": 13}}
+    ]  # fmt: skip
+    assert all(r["shadow_state"] == "move" for r in kept)
+    # restored 3 s after its start, then found at the next look (every 0.5 s)
+    assert result.seeded is not None and result.seeded.records == 36
+    assert result.seeded.restore_s == pytest.approx(3.0)
+    assert result.seeded.waited_s == pytest.approx(5.0)  # the move's 2 s, then the restore
+    assert any(s.startswith("shadow app-p3: restoring the moved state, 900 records behind")
+               for s in world.said)  # fmt: skip
+    assert result.completed and result.downstream == ("down",)
+
+
+def test_a_run_resumed_in_the_settle_moves_up_to_the_recorded_ends_and_asks_the_start_again(
+    tmp_path: Path,
+) -> None:
+    checkpoint = str(tmp_path / "m.json")
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, replace(SEEDED, downstream=()))
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.2, {"out-p3": {0: 0, 1: 0}})
+    m = _migration(plan, barrier)
+    m.changelog_ends = {"app-counts-changelog": {0: 5, 1: 6, 2: 7}}
+    write_record(checkpoint, State(Phase.SETTLE), m)
+    resumed = resumable(checkpoint)
+    assert resumed is not None and resumed.shadow_state is ShadowState.MOVE
+    assert resumed.changelog_ends == {"app-counts-changelog": {0: 5, 1: 6, 2: 7}}
+    world = _World(lambda t: _ends(10, 20), [True] * 6)
+    world.ends_of["t"] = {0: 10, 1: 20}
+    world.offsets[("app-p3", "t-p3")] = {0: 40, 1: 41, 2: 42}  # committed before the stop
+    seeding = _Seeding(world)  # the changelog's ends today: (11, 12, 13)
+    walked = _Walked(world, checkpoint, {})
+    again = resumed_run(plan, "murmur2", resumed.state, resumed.barrier, None, False,
+                        resumed.changelog_ends)  # fmt: skip
+    result = walk(
+        again,
+        lambda copy, running: contextlib.nullcontext(
+            seeding.io(walked.lanes(copy, running).__enter__())
+        ),
+        walked.record,
+    )
+    assert seeding.moves == [(_MOVE, {0: 5, 1: 6, 2: 7})]  # the recorded ends, not today's
+    assert "group app-p3: offsets on t-p3 at the barrier already" in world.said
+    assert world.asked[0] == "start the seeded shadow"  # asked again
+    assert result.completed and result.seeded is not None
+
+
+def test_a_seeded_shadow_that_runs_before_its_offsets_are_set_stops_the_run() -> None:
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED)
+    world = _World(lambda t: _ends(10, 20), [])
+    seeding = _Seeding(world)
+    seeding.started_at = 0.0  # started by hand, early: it would read the new topic from 0
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    with pytest.raises(Stopped, match="the shadow app-p3 runs before its offsets on t-p3"):
+        seed_shadow(plan, barrier, {"app-counts-changelog": {}}, seeding.io(world.io()), 0.0)
+    assert world.offsets == {} and world.asked == []
+
+
+def test_a_moved_state_that_does_not_check_out_stops_before_the_shadow_starts() -> None:
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED)
+    world = _World(lambda t: _ends(10, 20), [])
+    io = seeding_io = _Seeding(world).io(world.io())
+    failed = CopyResult("c", "d", "murmur2", (), Verification(36, 2, 0, 0))
+    io = MigrateIO(**{**seeding_io.__dict__, "move_state": lambda m, ends: failed})
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    with pytest.raises(Stopped, match="check failed on app-p3-counts-changelog: 2 missing"):
+        seed_shadow(plan, barrier, {"app-counts-changelog": {}}, io, 0.0)
+    assert world.asked == [] and world.offsets == {}
+
+
+def test_the_rollback_of_a_seeded_shadow_moves_nothing_back() -> None:
+    back = mirror(Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED))
+    assert back.app is not None and not back.app.moved and back.app.moves == ()
+    assert (back.app.app_id, back.app.shadow_id) == ("app-p3", "app")
+
+
+def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_can_move(
+    tmp_path: Path,
+) -> None:
+    from streamsmodel import app_facts
+
+    from migcheck.apps.build import from_topology
+    from migcheck.apps.discovery import Discovery
+    from migcheck.commands.migrate import MigrateOptions, choose_shadow_state
+    from migcheck.errors import Refused, UsageError
+    from migcheck.frameworks.registry import FRAMEWORKS
+    from migcheck.frameworks.topology import parse_topology
+    from migcheck.kafka.metadata import PartitionMeta, TopicMeta
+    from migcheck.model.readers import Protocol, ReaderKind
+
+    describe = Path(__file__).resolve().parents[2] / "fixtures/java/streams/describe"
+
+    def chosen(
+        name: str, start: int, asked: ShadowState, resumed: Resumed | None = None
+    ) -> tuple[ShadowState, bool]:
+        """The shop app of describe() ``name`` on orders, whose partition 0 starts at
+        ``start``; its counts-changelog there unless logging is disabled."""
+        changelogs = {} if name == "count-nolog" else {"shop-counts-changelog": "compact"}
+        kind = ReaderKind.KAFKA_STREAMS
+        facts = app_facts("shop", {"orders": 3}, dict.fromkeys(changelogs, 3), Protocol.CLASSIC,
+                          framework=FRAMEWORKS[kind])  # fmt: skip
+        topics = {t: TopicMeta(t, policy, 3) for t, policy in changelogs.items()}
+        topics["orders"] = TopicMeta("orders", "delete", 3, (PartitionMeta(0, start, 90),))
+        topology = parse_topology((describe / f"{name}.txt").read_text(encoding="utf-8"))
+        disc = Discovery(facts, None, topics)
+        options = MigrateOptions("orders", 6, str(tmp_path / "m.json"), shadow_state=asked)
+        model = from_topology(facts, topology)
+        return choose_shadow_state(options, disc, model, topology, resumed)
+
+    auto, move, rebuild = ShadowState.AUTO, ShadowState.MOVE, ShadowState.REBUILD
+    assert chosen("count", 40, auto) == (move, True)  # trimmed, and it can move
+    assert chosen("count", 0, auto) == (rebuild, True)  # the whole history: rebuilt
+    assert chosen("count", 0, move) == (move, True)  # asked by name
+    assert chosen("count", 40, rebuild) == (rebuild, True)  # the refusal then names move
+    assert chosen("count-nolog", 40, auto) == (rebuild, False)  # nothing to move from
+    with pytest.raises(Refused, match="the store counts logs to no changelog"):
+        chosen("count-nolog", 0, move)
+    # a resumed run keeps the recorded one; another asked by name is refused
+    path = record_path(str(tmp_path / "m.json"))
+    resumed = Resumed(State(Phase.SETTLE), Barrier({}, {}), "shop-p6", None, path, {}, move)
+    assert chosen("count", 0, auto, resumed) == (move, True)
+    with pytest.raises(UsageError, match="records --shadow-state move, this run rebuild"):
+        chosen("count", 0, rebuild, resumed)
