@@ -45,7 +45,12 @@ from migcheck.model.partitioner import PartitionerChoice
 @to_option
 @framework_option
 @fixed_repartition_option
-@click.option("--state", is_flag=True, help="Also measure the state that moves, per store.")
+@click.option(
+    "--state",
+    is_flag=True,
+    help="Also measure the state that moves, per store, and the route each store's state "
+    "can take (moved, with its changelog's size, or why not).",
+)
 @full_option
 @sample_option
 @partitioner_option

@@ -356,7 +356,8 @@ def _state(options: AppOptions, app: App, candidates: list[AppCandidate]) -> tup
 
 def _routes(options: AppOptions, disc: Discovery, model: Model) -> list[StateRoute]:
     """Each store's route (apps/movable.py), a movable one with its changelog's size:
-    records by its offsets, bytes by the brokers' log dirs (both read-only)."""
+    records by its offsets, bytes by the brokers' log dirs (both read-only; bytes None
+    where no broker described the changelog's log)."""
     routes = store_routes(disc, model)
     movable = [r.changelog for r in routes if r.reason is None]
     sizes = log_sizes(options.connection.client(), movable)
@@ -366,7 +367,7 @@ def _routes(options: AppOptions, disc: Discovery, model: Model) -> list[StateRou
             "changelog": r.changelog,
             "movable": r.reason is None,
             "records": disc.topics[r.changelog].records if r.reason is None else None,
-            "bytes": sizes[r.changelog] if r.reason is None else None,
+            "bytes": sizes.get(r.changelog) if r.reason is None else None,
             "reason": r.reason,
         }
         for r in routes

@@ -164,7 +164,8 @@ def log_sizes(client: ClientConfig, topics: Iterable[str]) -> dict[str, int]:
     what ``kafka-log-dirs --describe`` prints; read-only): one copy, each partition's
     largest current replica (a follower that lags holds less; a future log that
     ``alter_replica_log_dirs`` is still filling is not a copy yet), summed.  A topic no
-    broker holds is 0."""
+    broker described is left out, unknown: a broker answers a client without DESCRIBE on
+    the cluster with no log dir at all, and 0 bytes would be a wrong answer."""
     from kafka.errors import KafkaError
 
     topics = list(dict.fromkeys(topics))
@@ -186,7 +187,8 @@ def log_sizes(client: ClientConfig, topics: Iterable[str]) -> dict[str, int]:
 
 def one_copy_sizes(brokers: list[dict[str, Any]], topics: list[str]) -> dict[str, int]:
     """Each of ``topics``' size from kafka-python's ``describe_log_dirs`` answer (one dict
-    per broker): each partition's largest current replica, summed."""
+    per broker): each partition's largest current replica, summed; a topic with no replica
+    described is left out."""
     largest: dict[tuple[str, int], int] = {}
     replicas = (
         (topic["name"], p)
@@ -199,7 +201,8 @@ def one_copy_sizes(brokers: list[dict[str, Any]], topics: list[str]) -> dict[str
     for name, p in replicas:
         tp = (name, p["partition_index"])
         largest[tp] = max(largest.get(tp, 0), p["partition_size"])
-    return {t: sum(n for (name, _), n in largest.items() if name == t) for t in topics}
+    seen = {name for name, _ in largest}
+    return {t: sum(n for (name, _), n in largest.items() if name == t) for t in topics if t in seen}
 
 
 def high_watermarks(client: ClientConfig, topic: str, partitions: Iterable[int]) -> dict[int, int]:

@@ -155,7 +155,9 @@ class StateRoute(TypedDict):
     changelog: str
     movable: bool
     records: int | None  # offsets in range over the changelog's partitions; None: not movable
-    bytes: int | None  # the brokers' log dirs: one copy of each partition; None: not movable
+    # the brokers' log dirs, one copy of each partition; None: not movable, or no broker
+    # described its log (DescribeLogDirs needs DESCRIBE on the cluster)
+    bytes: int | None
     reason: str | None  # why it cannot move; None: movable
 
 

@@ -112,6 +112,13 @@ def _blocks(r: AppReport) -> Iterator[Block]:
         yield Block("list", items=r["notes"])
 
 
+#: What a movable store's size on disk says when no broker described its log.
+_NO_LOG_DIRS = (
+    "bytes unknown: no broker described its log dirs (DescribeLogDirs needs DESCRIBE on the "
+    "cluster)"
+)
+
+
 def _routes(routes: list[StateRoute] | None) -> Iterator[Block]:
     """Each store's route (issue 70): moved, with its changelog's size, or why not."""
     if not routes:
@@ -125,8 +132,10 @@ def _routes(routes: list[StateRoute] | None) -> Iterator[Block]:
 def _route_line(x: StateRoute) -> str:
     if not x["movable"]:
         return f"{x['store']}: not movable: {x['reason']}"
-    size = f"{format_count(x['records'] or 0)} records, {format_bytes(x['bytes'] or 0)}"
-    return f"{x['store']}: movable ({x['changelog']}: {size})"
+    records = f"{format_count(x['records'] or 0)} records"
+    if x["bytes"] is None:
+        return f"{x['store']}: movable ({x['changelog']}: {records}; {_NO_LOG_DIRS})"
+    return f"{x['store']}: movable ({x['changelog']}: {records}, {format_bytes(x['bytes'])})"
 
 
 def _health(reasons: list[AppReason]) -> Iterator[Block]:

@@ -153,7 +153,9 @@ def test_bytes_are_one_copy_each_partition_its_largest_current_replica() -> None
         broker(1, part(0, 100), part(1, 70)),  # partition 1's follower lags: 70 of 80
         broker(2, part(1, 80), part(0, 5000, future=True)),  # a future log is not a copy
     ]
-    assert one_copy_sizes(brokers, ["c", "absent"]) == {"c": 180, "absent": 0}
+    # a topic no broker described (no DESCRIBE on the cluster: no log dir) is unknown, not 0
+    assert one_copy_sizes(brokers, ["c", "absent"]) == {"c": 180}
+    assert one_copy_sizes([{"broker": 1, "log_dirs": []}], ["c"]) == {}
 
 
 def test_a_topics_records_are_its_offsets_in_range() -> None:
@@ -198,6 +200,15 @@ def test_the_markdown_and_html_reports_escape_the_names_as_the_rest_of_the_repor
     html = render_app_html(_with_routes())
     assert "counts: movable (count-&lt;app&gt;-counts-changelog: 1,200 records, 48.0 KiB)" in html
     assert "count-<app>" not in html
+
+
+def test_a_movable_store_whose_log_dirs_no_broker_described_says_its_bytes_are_unknown() -> None:
+    report = _with_routes()
+    report["state"]["routes"] = [{**ROUTES[0], "bytes": None}]
+    assert (
+        "  - counts: movable (count-<app>-counts-changelog: 1,200 records; bytes unknown: no "
+        "broker described its log dirs (DescribeLogDirs needs DESCRIBE on the cluster))\n"
+    ) in render_app_text(report)
 
 
 def test_a_report_without_routes_renders_as_before() -> None:
