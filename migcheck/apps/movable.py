@@ -13,8 +13,15 @@ new count, and no source is read again: a history that retention trimmed loses n
 That holds only where every store's state is in its own changelog and depends on nothing
 but its records, so the move is refused, in one line, for:
 
-- a framework other than Kafka Streams (Quix Streams and Faust place a changelog record
-  by its source record, ksqlDB runs no server here): not proven yet;
+- a framework whose move is not proven (:attr:`Framework.moved_id` None): Quix Streams,
+  whose restore skips a moved record by its header's source offset, and ksqlDB, which
+  names a new query's topics itself and runs no server here, each saying why
+  (:attr:`Framework.move_refusal`).  Faust places each changelog record on its source
+  record's partition: a table keyed by the source key moves (``migcheck copy`` proves the
+  placement from the records, and refuses any other);
+- a repartition topic whose count its framework never checks (Faust's ``group_by``): the
+  table behind it would need a changelog of the count the app gives the new id's topic,
+  which nothing here shows;
 - a streams-protocol group (KIP-1071): the new id's offsets are committed before its
   first member joins, which this runbook does only for a classic group so far;
 - a model that may miss stores (no ``--topology``): a store with logging disabled would
@@ -43,7 +50,7 @@ from migcheck.apps.discovery import Discovery
 from migcheck.apps.streamtime import SUPPRESS, changelogs, stream_time_reasons
 from migcheck.errors import MigcheckError, Refused, UsageError
 from migcheck.frameworks.topology import Node, SubTopology, Topology
-from migcheck.model.readers import Protocol, ReaderKind
+from migcheck.model.readers import Protocol
 
 #: How ``--strategy move-state`` is named in its refusals.
 ROUTE = "--strategy move-state"
@@ -134,10 +141,19 @@ def _stores_placed_elsewhere(model: Model) -> list[str]:
 def _app_wide(disc: Discovery, model: Model) -> str | None:
     """Why no store of the app can move, whatever the store (None: each store decides)."""
     app, framework = disc.facts.app_id, disc.facts.framework
-    if framework.kind is not ReaderKind.KAFKA_STREAMS:
+    if framework.moved_id is None:
         return (
-            f"{app} is {framework.label}: only a Kafka Streams app's key-value stores can be "
-            "moved so far; keep the whole history and use another --strategy"
+            f"{app} is {framework.label}: {framework.move_refusal}; keep the whole history "
+            "and use another --strategy"
+        )
+    unsized = [t for t in disc.facts.internal if _unchecked_repartition(disc, t)]
+    if unsized:
+        return (
+            f"{app} is {framework.label} with the repartition topic "
+            f"{', '.join(sorted(unsized))}: a table behind it must have a changelog of the "
+            "count the app gives the new id's repartition topic, which "
+            f"{framework.name} never checks and nothing here shows; keep the whole history "
+            "and use another --strategy"
         )
     if disc.facts.protocol is Protocol.STREAMS:
         return (
@@ -148,6 +164,12 @@ def _app_wide(disc: Discovery, model: Model) -> str | None:
     if not model.app.stores_known:
         return f"{app}: {framework.unseen}"
     return None
+
+
+def _unchecked_repartition(disc: Discovery, topic: str) -> bool:
+    """Whether ``topic`` is a repartition topic whose count its framework never checks."""
+    framework = disc.facts.framework
+    return framework.is_repartition(disc.facts.bare(topic)) and not framework.checks_repartition
 
 
 @dataclass(frozen=True)

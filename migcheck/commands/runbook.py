@@ -152,10 +152,10 @@ def _moved(
     their counts, and the sources' history in offsets (what a reprocess would read)."""
     if facts.strategy is not Strategy.MOVE_STATE:
         return facts
-    shadow_id = disc.facts.framework.shadow_id
-    if shadow_id is None:  # unmovable() refused every framework without one
+    moved_id = disc.facts.framework.moved_id
+    if moved_id is None:  # unmovable() refused every framework without one
         raise ValueError(f"{disc.facts.framework.name} names no new application id")
-    new_id, app, counts = shadow_id(facts.app_id, facts.to), model.app, facts.expected_internal
+    new_id, app, counts = moved_id(facts.app_id, facts.to), model.app, facts.expected_internal
     renamed = {app.framework.internal(new_id, disc.facts.bare(t)): n for t, n in counts.items()}
     moves = state_moves(disc, model, client, new_id, counts)
     sources = [p for t in disc.facts.sources if t in disc.topics for p in disc.topics[t].partitions]

@@ -113,6 +113,12 @@ class Framework:
     #: (app id, new count) to the id its shadow runs under, where the operator names it;
     #: None: the framework names it itself, and ``migrate`` finds it once started
     shadow_id: Callable[[str, int], str] | None = None
+    #: (app id, new count) to the id its app restarts under once its state has moved
+    #: (``runbook --strategy move-state``); None: the move is refused, saying
+    #: :attr:`move_refusal`
+    moved_id: Callable[[str, int], str] | None = None
+    #: why its apps' state cannot move (the refusal's line, after the app's label)
+    move_refusal: str = "moving its state is not proven on the real framework yet"
     #: (app id, topic, target, new count, its internal topics, whether its state is
     #: rebuilt) to the internal topics the runbook deletes and those the restarted app
     #: creates, with their counts; None: those the reset deletes, sized by the model

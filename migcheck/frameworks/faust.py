@@ -26,11 +26,35 @@ test_faust.py`` runs it):
   ``consumer_auto_offset_reset`` says: the start of the new topic is committed for the
   group, so the reprocess reads everything whatever the app says.
 
+Moving the tables instead (``--strategy move-state``, :func:`faust_move_state`), as
+faust-streaming 0.15.3's source shows it and ``tests/integration/test_faust.py`` proves
+it on a real worker:
+
+- tables/base.py ``Collection._send_changelog`` writes each changelog record to the
+  partition of the source record that changed the table (``event.message.partition``;
+  ``Table.on_key_set`` through ``partition_for_key``), and
+  ``_verify_source_topic_partitions`` refuses a changelog of another count than its
+  source (``PartitionsMismatch``).  So a table keyed by the source record's key, as the
+  same bytes, has its changelog placed by the producers' partitioner of that key, which
+  ``migcheck copy`` proves from the records; it refuses a table keyed otherwise (a value's
+  field, the key serialized to other bytes: no partitioner placed them all), so the move
+  fails closed before anything changes;
+- a new app id gives new changelogs (``<new id>-<table>-changelog``), filled beforehand
+  at the new count, and a new group, whose offsets are committed at the barrier;
+- the datadir (``{conf.name}-data`` by default, faust/types/_env.py) holds each table's
+  RocksDB databases by table and partition (stores/rocksdb.py ``partition_path``:
+  ``<datadir>/v1/tables/<table>-<partition>.db``), not by app id, with the changelog
+  offsets they were read to: the new id's workers start with an empty one, and the old
+  one stays, the way back;
+- a table behind a ``group_by`` is not moved: its changelog must have its repartition
+  topic's count, which the app sets and Faust never checks
+  (:func:`migcheck.apps.movable.unmovable` refuses it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 
 from migcheck.frameworks.base import Framework
 from migcheck.kafka.groups import GroupInfo
@@ -43,6 +67,7 @@ from migcheck.runbook.actions import (
     commit_start,
     delete_changelogs,
     internal_topics_back,
+    move_state_steps,
     new_topic_step,
     prechecks,
     restart,
@@ -166,10 +191,12 @@ def faust_steps(f: RunbookFacts) -> list[Step]:
     start, restart with the new count.  In place with a table fed directly (written only
     with --accept-split-history): alter, wipe, delete the changelogs, send the group back
     to the start, restart; each moved key's history then splits.  In place otherwise: the
-    alter, and the new partitions' start committed.
+    alter, and the new partitions' start committed.  Move-state: the tables moved, not
+    rebuilt (:func:`faust_move_state`).
     """
-    what = f"the Faust application (consumer group {f.app_id})"
-    head = [prechecks(f), stop(f, _STOP_WHY, what)]
+    if f.strategy is Strategy.MOVE_STATE:
+        return faust_move_state(f)
+    head = [prechecks(f), stop(f, _STOP_WHY, _what(f))]
     rebuild = [_wipe(f), *([_delete_changelogs(f)] if f.internal else [])]
     if f.strategy is Strategy.NEW_TOPIC:
         return [*head, new_topic_step(f), *rebuild, _offsets(f, 0), _restart(f)]
@@ -182,6 +209,11 @@ def faust_steps(f: RunbookFacts) -> list[Step]:
             _restart(f),
         ]
     return [*head, alter_step(f, _ALTER_WHY, _SPLIT), _offsets(f, f.partitions), _restart(f)]
+
+
+def _what(f: RunbookFacts) -> str:
+    """The app as the stop step names it."""
+    return f"the Faust application (consumer group {f.app_id})"
 
 
 def _wipe(f: RunbookFacts) -> Step:
@@ -242,6 +274,74 @@ def _restart(f: RunbookFacts) -> Step:
     )
 
 
+# --- moving the tables (--strategy move-state) ---------------------------------------
+
+_MOVE_STOP_WHY = (
+    "Every worker must be down before its tables move: a running worker would keep "
+    "writing its tables and their changelogs, and the offsets it commits as it stops are "
+    "the barrier. A Faust worker leaves the group when it stops (SIGTERM)."
+)
+
+#: Where Faust writes a changelog record (tables/base.py), so what ``migcheck copy`` proves.
+_PLACED = (
+    "Faust writes each changelog record to the partition of the source record that "
+    "changed the table (Collection._send_changelog: event.message.partition): for a table "
+    "keyed by the source record's key, as the same bytes, where the producers' partitioner "
+    "put that key under the old count."
+)
+
+
+def faust_moved_id(app_id: str, to: int) -> str:
+    """The app id a Faust app restarts under once its tables have moved: a new id gives
+    new changelogs (``<id>-<table>-changelog``) and a new group; the old ones stay."""
+    return f"{app_id}-p{to}"
+
+
+def faust_move_state(f: RunbookFacts) -> list[Step]:
+    """The tables moved, not rebuilt, in the order every framework's move takes
+    (:func:`~migcheck.runbook.actions.move_state_steps`): the workers drain and stop at a
+    barrier, each table's changelog is copied into ``f.moved_app_id``'s at the new count,
+    the input is altered, and the workers restart under the new id with an empty datadir,
+    restoring each table from its moved changelog and reading on from the barrier."""
+    moved = replace(f, app_id=f.moved_app_id)
+    return move_state_steps(
+        f,
+        stopped=stop(f, _MOVE_STOP_WHY, _what(f)),
+        placed=_PLACED,
+        refused="a table keyed by a value's field, or by its key serialized to other bytes, "
+        "which only its records show",
+        wipe=_moved_datadir(f),
+        restarted=restart(
+            moved,
+            "Faust restores each table from its moved changelog (from its start: the new "
+            "datadir holds no offsets) and reads on from the barrier: its changelogs have "
+            "the new count, the lag drains to 0, and migcheck app finds it healthy.",
+            f"Start every worker with the app id {f.moved_app_id!r} in place of "
+            f"{f.app_id!r} (the same code and settings otherwise), reading {f.topic}, with "
+            f"topic_partitions={f.to} (and partitions={f.to} on each Table that names a "
+            "count) and the empty datadir above.",
+            internal_topics_back(moved, "the new id's changelogs have their counts: "),
+        ),
+    )
+
+
+def _moved_datadir(f: RunbookFacts) -> Step:
+    """The new id's datadir found empty; the old one is left as it is (the way back), so
+    the script deletes nothing here, whatever --state-dir names."""
+    old = f.state_dir or f"{f.app_id}-data"
+    return wipe_state(
+        replace(f, state_dir=None),
+        f"On every worker, make sure the datadir the workers start with under "
+        f"{f.moved_app_id} is empty or absent: Faust's default '{{conf.name}}-data' gives "
+        f"{f.moved_app_id}-data; an app that sets datadir to a path of its own needs a new "
+        f"one. Leave {old} (the old id's) as it is.",
+        "Faust keeps each table's RocksDB databases in the datadir by table and partition, "
+        "not by app id, with the changelog offsets they were read to: a worker given the "
+        "old datadir would read the old partitioning's tables instead of restoring them "
+        "from the moved changelogs.",
+    )
+
+
 def faust_internal(
     app_id: str, internal: Iterable[str], to: int
 ) -> tuple[tuple[str, ...], dict[str, int]]:
@@ -285,6 +385,7 @@ FAUST = Framework(
     leftovers=lambda app_id, _topic, _target, to, internal, _rebuilt: faust_internal(
         app_id, internal, to
     ),  # whatever the target: a changelog is named after the app
+    moved_id=faust_moved_id,
     crash_words="{name}'s tables fail at their first write after a restart, and a running "
     "worker dies once it sees the new partitions",
     logs_every_store=True,

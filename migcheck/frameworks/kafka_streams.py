@@ -31,7 +31,6 @@ from migcheck.kafka.groups import GroupInfo
 from migcheck.model.migrate import ShadowStart
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import (
-    Manual,
     Run,
     RunbookFacts,
     ShellHelper,
@@ -43,15 +42,12 @@ from migcheck.model.topics import CHANGELOG_SUFFIX, is_internal, is_repartition_
 from migcheck.runbook.actions import (
     READ_COMMITTED_WHY,
     alter_step,
-    commit_barrier,
-    drain,
     group_is_empty,
     internal_topics_back,
     kafka,
-    move_changelogs,
+    move_state_steps,
     new_topic_step,
     prechecks,
-    record_barrier,
     restart,
     stop,
     wipe_state,
@@ -180,25 +176,30 @@ def steps(f: RunbookFacts) -> list[Step]:
     return [prechecks(f), stop(f, STOP_WHY), change, _reset(f), _local_state(f), _restart(f)]
 
 
+#: Where a Kafka Streams changelog record sits, so what ``migcheck copy`` proves of it.
+_PLACED = (
+    "Each changelog record sits on the partition of the task that wrote it: for a store "
+    "keyed by the record key, where the producers' partitioner put that key under the old "
+    "count."
+)
+
+
 def move_state(f: RunbookFacts) -> list[Step]:
-    """The state moved, not rebuilt: the app drains and stops at a barrier, its changelogs
+    """The state moved, not rebuilt (:func:`~migcheck.runbook.actions.move_state_steps`):
+    the app drains, repartition topics included, and stops at a barrier, its changelogs
     are copied into ``f.moved_app_id``'s at the new count, the input is altered in place,
     and the app restarts under the new id from the barrier, restoring its stores from the
     moved changelogs.  Kafka Streams refuses a changelog of the old count under the same
     application.id, so the new id's topics are new, and the old app's stay as the way
-    back.  Nothing is reprocessed (no step of role REPROCESS): a trimmed history is fine."""
-    repartition = [t for t in f.internal if is_repartition_name(t)]
+    back.  Nothing is reprocessed: a trimmed history is fine."""
     moved = replace(f, app_id=f.moved_app_id)
-    return [
-        prechecks(f),
-        drain(f, [*(f.sources or (f.topic,)), *repartition]),
-        stop(f, MOVE_STOP_WHY),
-        record_barrier(f),
-        move_changelogs(f),
-        _alter_and_resume(f),
-        commit_barrier(f),
-        _moved_state_dir(moved),
-        restart(
+    return move_state_steps(
+        f,
+        stopped=stop(f, MOVE_STOP_WHY),
+        placed=_PLACED,
+        refused="a custom StreamPartitioner's changelog, which only its records show",
+        wipe=_moved_state_dir(moved),
+        restarted=restart(
             moved,
             "It restores each store from its moved changelog and reads on from the barrier: "
             "its internal topics have the new counts, the lag drains to 0, and migcheck app "
@@ -207,22 +208,8 @@ def move_state(f: RunbookFacts) -> list[Step]:
             f"{f.app_id} (the same code and configs otherwise), reading {f.topic}.",
             internal_topics_back(moved, "the new id's internal topics have their counts: "),
         ),
-    ]
-
-
-def _alter_and_resume(f: RunbookFacts) -> Step:
-    step = alter_step(
-        f,
-        "The state has moved, so the input can take the new count; the app stays down "
-        "until its new id's offsets are committed.",
+        repartition=[t for t in f.internal if is_repartition_name(t)],
     )
-    resume = Manual(
-        f"Resume the producers of {', '.join(f.sources or (f.topic,))}: restart them, so "
-        "that they fetch the new count at once (a producer kept running learns it only at "
-        "its next metadata refresh, metadata.max.age.ms, and until then sends a moved "
-        "key's records to its old partition)."
-    )
-    return replace(step, actions=(*step.actions, resume))
 
 
 def _moved_state_dir(moved: RunbookFacts) -> Step:
@@ -362,6 +349,7 @@ KAFKA_STREAMS = Framework(
     runbook=steps,
     shadow=streams_shadow,
     shadow_id=streams_shadow_id,
+    moved_id=streams_shadow_id,  # the shadow's id: a moved state restarts under it too
     # Kafka Streams 4.3.1 on a 4.3.1 broker, stopped and running (FINDINGS.md, "Streams
     # protocol through an alter, stopped and running")
     streams_fails_when="at its next heartbeat, when the broker reports "

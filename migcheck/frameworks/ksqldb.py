@@ -15,6 +15,10 @@ new internal topics sized from its sources.  With ``auto.offset.reset`` set to
 The choice between a new topic and in place is Kafka Streams' (a store fed directly by
 the topic splits each moved key's history), and so are the steps that move data; no
 ksqlDB server runs here, so the statements are manual steps written for the operator.
+
+Its state is not moved (``runbook --strategy move-state``): ksqlDB names a new query's
+id and creates its internal topics as the query starts, so no new id's changelogs can be
+filled before it, and no ksqlDB server runs here to prove a move on.
 """
 
 from __future__ import annotations
@@ -173,4 +177,8 @@ KSQLDB = replace(
     increase=_increase,
     runbook=ksqldb_steps,
     shadow=ksqldb_shadow,
+    moved_id=None,
+    move_refusal="ksqlDB names a new query's id and creates its internal topics itself as "
+    "the query starts, so there are no changelogs of a new id to move the state into "
+    "first, and no ksqlDB server runs here to prove a move on",
 )

@@ -22,6 +22,16 @@ as quixstreams 3.28's source and a real app show it (fixtures/quix/FINDINGS.md):
   or the copied history (or what producers wrote to a new partition) is skipped.
 - Quix never checks a repartition topic's count: a store behind a group-by keeps its
   partitioning, so when no store reads the topic directly the alter alone is correct.
+
+Its state is not moved (``runbook --strategy move-state``, :data:`QUIX_MOVE_REFUSAL`):
+state/recovery.py's ``RecoveryPartition.recover_from_changelog_message`` skips a
+changelog record whose header ``__processed_tp_offsets__``
+(``CHANGELOG_PROCESSED_OFFSETS_MESSAGE_HEADER``, state/metadata.py) holds an offset at or
+above the committed offset of the same partition number of the source topic
+(``_should_apply_changelog``), a guard against state written for records never
+committed.  A record moved to another partition is judged against that partition's
+offset: on a new partition, committed at 0, every one is skipped, and the state is lost
+without a word.
 """
 
 from __future__ import annotations
@@ -295,6 +305,17 @@ def _stream_topics(stream: str, sources: Mapping[str, int], named: Mapping[str, 
     return [named.get(part, part) for part in stream.split("--")]
 
 
+#: Why a Quix Streams app's state cannot move (state/recovery.py, quixstreams 3.28.1).
+QUIX_MOVE_REFUSAL = (
+    "Quix restores a changelog record only while the source offset in its "
+    "__processed_tp_offsets__ header is below the committed offset of the same partition "
+    "number (state/recovery.py, _should_apply_changelog), so a record moved to another "
+    "partition (every record on a new one, committed at 0) would be skipped at restore "
+    "and its state silently lost; a move would have to rewrite that header, which "
+    "migcheck does not"
+)
+
+
 QUIX_STREAMS = Framework(
     kind=ReaderKind.QUIX_STREAMS,
     name="Quix Streams",
@@ -324,4 +345,5 @@ QUIX_STREAMS = Framework(
     "new-topic",
     leftovers=quix_internal,
     names_model=quix_shape,
+    move_refusal=QUIX_MOVE_REFUSAL,
 )

@@ -411,9 +411,11 @@ def record_barrier(f: RunbookFacts) -> Step:
     )
 
 
-def move_changelogs(f: RunbookFacts) -> Step:
+def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
     """Each store's changelog copied into the new id's, created like it at the new count:
-    before the alter, so that a refusal of the copy leaves everything as it was."""
+    before the alter, so that a refusal of the copy leaves everything as it was.
+    ``placed``: where the framework writes each changelog record, so what the copy proves;
+    ``refused``: what it refuses that only the records show."""
     actions: list[Action] = []
     for m in f.moves:
         copy = migcheck(f, "copy", "--topic", m.changelog, "--into", m.into,
@@ -424,17 +426,31 @@ def move_changelogs(f: RunbookFacts) -> Step:
         ]
     return Step(
         f"Move the state into {f.moved_app_id}'s changelogs",
-        f"{moved_not_rebuilt(f)} Each changelog record sits on the partition of the task "
-        "that wrote it: for a store keyed by the record key, where the producers' "
-        "partitioner put that key under the old count. migcheck copy detects that "
+        f"{moved_not_rebuilt(f)} {placed} migcheck copy detects that "
         "partitioner from the records (and refuses where none placed them all), puts each "
         "record where it places the store key under the new count, keeping its timestamp "
         "and headers, exactly once, and verifies every record per key; its checkpoint "
-        "makes a killed copy resume. It comes before the alter: refused here (a custom "
-        "StreamPartitioner's changelog, which only its records show), the script stops in "
-        "one FAILED line, nothing has changed, and the app restarts as it was.",
+        "makes a killed copy resume. It comes before the alter: refused here "
+        f"({refused}), the script stops in one FAILED line, nothing has changed, and the "
+        "app restarts as it was.",
         tuple(actions),
     )
+
+
+def alter_and_resume(f: RunbookFacts) -> Step:
+    """The input altered once the state has moved, and its producers resumed then."""
+    step = alter_step(
+        f,
+        "The state has moved, so the input can take the new count; the app stays down "
+        "until its new id's offsets are committed.",
+    )
+    resume = Manual(
+        f"Resume the producers of {', '.join(f.sources or (f.topic,))}: restart them, so "
+        "that they fetch the new count at once (a producer kept running learns it only at "
+        "its next metadata refresh, metadata.max.age.ms, and until then sends a moved "
+        "key's records to its old partition)."
+    )
+    return replace(step, actions=(*step.actions, resume))
 
 
 def commit_barrier(f: RunbookFacts) -> Step:
@@ -460,3 +476,35 @@ def commit_barrier(f: RunbookFacts) -> Step:
             ),
         ),
     )  # fmt: skip
+
+
+def move_state_steps(
+    f: RunbookFacts,
+    *,
+    stopped: Step,
+    placed: str,
+    refused: str,
+    wipe: Step,
+    restarted: Step,
+    repartition: Iterable[str] = (),
+) -> list[Step]:
+    """The state moved, not rebuilt, in every framework's order: the app drains (its
+    sources and ``repartition`` topics) and stops at a barrier (``stopped``), the barrier
+    and its changelogs' ends are recorded, each changelog is copied into
+    ``f.moved_app_id``'s at the new count (:func:`move_changelogs`: ``placed`` and
+    ``refused`` say what the framework's records show), the input is altered and its
+    producers resume, the new id's offsets are committed at the barrier, its local state
+    is found empty (``wipe``) and the app restarts under it (``restarted``), restoring
+    from the moved changelogs.  Nothing is reprocessed (no step of role REPROCESS), and
+    nothing of the old id is deleted: the way back."""
+    return [
+        prechecks(f),
+        drain(f, [*(f.sources or (f.topic,)), *repartition]),
+        stopped,
+        record_barrier(f),
+        move_changelogs(f, placed, refused),
+        alter_and_resume(f),
+        commit_barrier(f),
+        wipe,
+        restarted,
+    ]

@@ -468,17 +468,6 @@ def test_stores_placed_by_another_key_are_known_by_kafka_streams_names(
         assert said.startswith(f"the store {store} is a ")
 
 
-@pytest.mark.parametrize("kind", [ReaderKind.QUIX_STREAMS, ReaderKind.FAUST, ReaderKind.KSQLDB])
-def test_another_framework_is_refused_in_one_line(kind: ReaderKind) -> None:
-    refused = _refusal("count", {"shop-counts-changelog": "compact"}, kind=kind)
-    assert isinstance(refused, UsageError)
-    assert str(refused) == (
-        f"--strategy move-state: shop is {FRAMEWORKS[kind].label}: only a Kafka Streams "
-        "app's key-value stores can be moved so far; keep the whole history and use another "
-        "--strategy"
-    )
-
-
 def test_a_streams_protocol_group_is_refused_for_now() -> None:
     refused = _refusal("count", {"shop-counts-changelog": "compact"}, protocol=Protocol.STREAMS)
     assert isinstance(refused, UsageError)
