@@ -34,7 +34,12 @@ from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.commands.runbook import internal_after, state_moves
-from migcheck.copy.checkpoint import check_destination, load_checkpoint
+from migcheck.copy.checkpoint import (
+    Checkpoint,
+    check_destination,
+    load_checkpoint,
+    save_checkpoint,
+)
 from migcheck.copy.follow import follow
 from migcheck.copy.verify import verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
@@ -114,6 +119,8 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     copy = _following_copy(options, options.topic, into, options.partitioner, options.checkpoint)
     with spark_errors():
         prepared = prepare_copy(copy, client, source, dest, saved)
+        if resumed is None:
+            _pin_state_moves(options, client, app)
         plan = Plan(
             options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
             options.cutover_timeout_s, options.yes, app, options.complete_after_s,
@@ -242,24 +249,53 @@ def _state_mover(
     options: MigrateOptions, client: ClientConfig
 ) -> Callable[[StateMove, dict[int, int]], CopyResult]:
     """A seeded shadow's changelog moved up to ``ends`` by the copy engine (the
-    partitioner detected from its records, exactly once, verified) into the shadow's,
-    created like it; its checkpoint beside migrate's, so that a resumed run goes on."""
+    partitioner its checkpoint pinned at the start, the records since checked against it,
+    exactly once, verified) into the shadow's; a resumed run goes on from the
+    checkpoint."""
 
     def move(m: StateMove, ends: dict[int, int]) -> CopyResult:
-        create_moved_changelog(client, m)
-        path = f"{options.checkpoint}.{m.into}"
-        saved = load_checkpoint(path, m.changelog, m.into)
-        source, dest = describe_topics(client, [m.changelog, m.into])
-        if saved is None and any(p.records for p in dest.partitions):
-            raise UsageError(f"{m.into} is not empty and {path} records no earlier move into it")
-        check_destination(path, saved, m.into, dest.partition_count)
-        copy = CopyOptions(
-            topic=m.changelog, into=m.into, checkpoint=path,
-            connection=options.connection, spark=options.spark,
-        )  # fmt: skip
-        return copy_until(copy, client, (source, dest), saved, ends)
+        copy, topics, saved = _state_copy(options, client, m)
+        return copy_until(copy, client, topics, saved, ends)
 
     return move
+
+
+def _pin_state_moves(options: MigrateOptions, client: ClientConfig, app: AppPlan | None) -> None:
+    """At the start, before any cut-over: each changelog a seeded shadow's state moves
+    from has its partitioner detected from its records and pinned in the move's
+    checkpoint (refused in one line where none placed them all, while the producers still
+    write the old topic), so that the move after the switch only checks what arrived
+    since."""
+    for m in app.moves if app else ():
+        copy, (source, dest), saved = _state_copy(options, client, m)
+        if saved is None:
+            prepared = prepare_copy(copy, client, source, dest, saved)
+            save_checkpoint(_state_checkpoint(options, m), m.changelog, m.into, prepared.state)
+
+
+def _state_copy(
+    options: MigrateOptions, client: ClientConfig, m: StateMove
+) -> tuple[CopyOptions, tuple[TopicMeta, TopicMeta], Checkpoint | None]:
+    """One changelog's move as the copy engine runs it: into the shadow's changelog,
+    created like it, with its checkpoint beside migrate's (a destination with records
+    and no checkpoint refused)."""
+    create_moved_changelog(client, m)
+    path = _state_checkpoint(options, m)
+    saved = load_checkpoint(path, m.changelog, m.into)
+    source, dest = describe_topics(client, [m.changelog, m.into])
+    if saved is None and any(p.records for p in dest.partitions):
+        raise UsageError(f"{m.into} is not empty and {path} records no earlier move into it")
+    check_destination(path, saved, m.into, dest.partition_count)
+    copy = CopyOptions(
+        topic=m.changelog, into=m.into, checkpoint=path,
+        connection=options.connection, spark=options.spark,
+    )  # fmt: skip
+    return copy, (source, dest), saved
+
+
+def _state_checkpoint(options: MigrateOptions, m: StateMove) -> str:
+    """A changelog's move's checkpoint, beside the forward copy's."""
+    return f"{options.checkpoint}.{m.into}"
 
 
 def _reverse_checkpoint(options: MigrateOptions) -> str:
