@@ -37,8 +37,10 @@ it on a real worker:
   source (``PartitionsMismatch``).  So a table keyed by the source record's key, as the
   same bytes, has its changelog placed by the producers' partitioner of that key, which
   ``migcheck copy`` proves from the records; it refuses a table keyed otherwise (a value's
-  field, the key serialized to other bytes: no partitioner placed them all), so the move
-  fails closed before anything changes;
+  field, or the key as other bytes: Table._serializer_from_type writes a key as JSON
+  unless ``key_type`` is bytes, ``"k2"`` for the key ``k2``, and no partitioner placed
+  them all), so the move fails closed before anything changes (a real worker's
+  str-keyed table was refused so);
 - a new app id gives new changelogs (``<new id>-<table>-changelog``), filled beforehand
   at the new count, and a new group, whose offsets are committed at the barrier;
 - the datadir (``{conf.name}-data`` by default, faust/types/_env.py) holds each table's
@@ -46,6 +48,10 @@ it on a real worker:
   ``<datadir>/v1/tables/<table>-<partition>.db``), not by app id, with the changelog
   offsets they were read to: the new id's workers start with an empty one, and the old
   one stays, the way back;
+- migcheck copy writes in transactions: each moved partition ends with a transaction
+  marker, which tables/recovery.py steps over only under ``exactly_once``
+  (``detect_aborted_tx``); under ``at_least_once`` the recovery waits for it forever (a
+  real 0.15.3 worker did), so the new id's workers run under ``exactly_once``;
 - a table behind a ``group_by`` is not moved: its changelog must have its repartition
   topic's count, which the app sets and Faust never checks
   (:func:`migcheck.apps.movable.unmovable` refuses it).
@@ -291,6 +297,16 @@ _PLACED = (
 )
 
 
+#: Why the workers restart under exactly_once (tables/recovery.py, faust-streaming 0.15.3).
+_MOVED_IN_TRANSACTIONS = (
+    "migcheck copy writes in transactions, so each moved changelog partition ends with a "
+    "transaction marker, which no consumer is given: Faust's recovery steps over it only "
+    "in a transaction (Recovery's detect_aborted_tx, under exactly_once); under "
+    "at_least_once it waits for a record at that offset forever, and the worker never "
+    "gets ready."
+)
+
+
 def faust_moved_id(app_id: str, to: int) -> str:
     """The app id a Faust app restarts under once its tables have moved: a new id gives
     new changelogs (``<id>-<table>-changelog``) and a new group; the old ones stay."""
@@ -308,18 +324,21 @@ def faust_move_state(f: RunbookFacts) -> list[Step]:
         f,
         stopped=stop(f, _MOVE_STOP_WHY, _what(f)),
         placed=_PLACED,
-        refused="a table keyed by a value's field, or by its key serialized to other bytes, "
-        "which only its records show",
+        refused="a table keyed by other bytes than the source key's, which only its records "
+        "show: Faust writes a table's key as JSON unless its key_type is bytes, or the "
+        "table is keyed by a value's field",
         wipe=_moved_datadir(f),
         restarted=restart(
             moved,
             "Faust restores each table from its moved changelog (from its start: the new "
             "datadir holds no offsets) and reads on from the barrier: its changelogs have "
-            "the new count, the lag drains to 0, and migcheck app finds it healthy.",
+            "the new count, the lag drains to 0, and migcheck app finds it healthy. "
+            f"{_MOVED_IN_TRANSACTIONS}",
             f"Start every worker with the app id {f.moved_app_id!r} in place of "
             f"{f.app_id!r} (the same code and settings otherwise), reading {f.topic}, with "
             f"topic_partitions={f.to} (and partitions={f.to} on each Table that names a "
-            "count) and the empty datadir above.",
+            "count), the empty datadir above, and processing_guarantee='exactly_once' "
+            "(keep it).",
             internal_topics_back(moved, "the new id's changelogs have their counts: "),
         ),
     )

@@ -21,6 +21,7 @@ from kafkatest import Kafka
 from oracles import run_cli
 from runbookops import plain_tools, run_script
 from streamsapp import moved_keys, phase1, phase2
+from trimming import offsets, trim
 
 pytestmark = [pytest.mark.kafka]
 
@@ -186,3 +187,60 @@ def test_the_faust_runbook_executed_leaves_every_count_true(kafka: Kafka, tmp_pa
     rc, out, err = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
                               "--describe", "--topic", app.changelog_topic)  # fmt: skip
     assert rc == 0 and "PartitionCount: 6" in out, out + err
+
+
+def test_a_trimmed_faust_count_moves_its_table_and_every_key_keeps_its_whole_history(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Issue 70's proof on the real framework: the worker counts a round, then retention
+    deletes every record it counted (kafka-delete-records).  ``runbook`` (auto) moves the
+    table: executed as an operator would, it copies the counts' changelog into the new
+    id's at 6 partitions and commits the new group's offsets at the barrier; the worker
+    restarted under the new id restores the table, and after another round every key's
+    count is its whole history, counted from the records this test produced.  The table is
+    keyed by the source record's key bytes (``key_type=bytes``); keyed by the key decoded,
+    Faust writes it to the changelog as JSON (``"k2"`` for ``k2``), no partitioner places
+    those bytes where their records sit, and ``migcheck copy`` refuses the move before the
+    alter."""
+    app = FaustApp(kafka, table_key="bytes")
+    app.produce(phase1())
+    first = app.run()
+    assert first.code == 0 and first.last() == true_counts(phase1()), first.stderr[-3000:]
+    ends = offsets(kafka, app.input, "-1")
+    trim(kafka, app.input, ends, tmp_path / "delete.json")
+    assert offsets(kafka, app.input, "-2") == ends
+    new_id, script = f"{app.app_id}-p6", tmp_path / "runbook.sh"
+    r = run_cli("runbook", "--bootstrap-server", kafka.bootstrap, "--application-id",
+                app.app_id, "--topic", app.input, "--to", "6", "--state-dir", str(app.data),
+                "--lag-timeout", "120", "--format", "sh", "--output", str(script))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "# --strategy auto chose move-state: the sources no longer hold" in (
+        script.read_text(encoding="utf-8")
+    )
+    started = []
+
+    def operator(line: str) -> bool:
+        if "Start every worker" in line:
+            assert "processing_guarantee='exactly_once'" in line  # see faust_move_state
+            started.append(app.start(tmp_path / "worker", partitions=6,
+                                     guarantee="exactly_once", app_id=new_id))  # fmt: skip
+        return True
+
+    env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+    try:
+        code, output = run_script(script, env, operator, timeout=600)
+        assert code == 0, output
+        app.produce(phase2())  # every key once more, placed at 6 partitions
+        for worker in started:
+            worker.wait(len(phase2()), timeout=120)
+    finally:
+        ran = [worker.stop(timeout=120) for worker in started]
+    assert len(ran) == 1 and ran[0].code == 0, ran and ran[0].stderr[-3000:]
+    # each key's count after the move is its whole history, the trimmed round included
+    assert ran[0].last() == true_counts(phase1() + phase2())
+    assert len(ran[0].counts) == len(phase2())  # nothing was counted twice
+    for topic, count in ((f"{new_id}-counts-changelog", 6), (app.changelog_topic, 3)):
+        rc, out, err = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
+                                  "--describe", "--topic", topic)  # fmt: skip
+        assert rc == 0 and f"PartitionCount: {count}" in out, out + err
+    assert any((app.data / "v1" / "tables").iterdir())  # the old datadir: the way back

@@ -50,6 +50,7 @@ class FaustApp:
     kafka: Kafka
     input_partitions: int = 3
     store: str = "rocksdb://"  # the fixture's default, Faust's store for production
+    table_key: str = "str"  # the fixture's --table-key: str (JSON in the changelog) or bytes
     app_id: str = ""
     input: str = ""
     data: Path = field(default_factory=Path)
@@ -57,8 +58,15 @@ class FaustApp:
     def __post_init__(self) -> None:
         self.app_id = self.kafka.unique("faust-counter")
         self.input = self.kafka.create_topic(f"{self.app_id}-orders", self.input_partitions)
-        self.data = state_dir() / "faust-data" / self.app_id
-        self.data.mkdir(parents=True, exist_ok=True)  # RocksDB makes no parent directory
+        self.data = self.datadir(self.app_id)
+
+    @staticmethod
+    def datadir(app_id: str) -> Path:
+        """The data directory of the worker under ``app_id``, one per id (made here:
+        RocksDB makes no parent directory)."""
+        data = state_dir() / "faust-data" / app_id
+        data.mkdir(parents=True, exist_ok=True)
+        return data
 
     @property
     def changelog_topic(self) -> str:
@@ -85,15 +93,19 @@ class FaustApp:
         topic: str | None = None,
         partitions: int | None = None,
         guarantee: str | None = None,
+        app_id: str | None = None,
     ) -> list[str]:
         """The worker's command line: on ``topic`` (the input by default) with
-        ``partitions`` as its topic_partitions (the input's count by default), and
-        ``guarantee`` as its processing_guarantee (Faust's default if None)."""
+        ``partitions`` as its topic_partitions (the input's count by default),
+        ``guarantee`` as its processing_guarantee (Faust's default if None), and under
+        ``app_id`` with that id's own data directory (the app's by default)."""
+        data = self.datadir(app_id) if app_id else self.data
         return [
             faust_python(), str(COUNTER), "--bootstrap-server", self.kafka.bootstrap,
-            "--app-id", self.app_id, "--topic", topic or self.input,
-            "--data-dir", str(self.data),
+            "--app-id", app_id or self.app_id, "--topic", topic or self.input,
+            "--data-dir", str(data),
             "--partitions", str(partitions or self.input_partitions), "--store", self.store,
+            "--table-key", self.table_key,
             "--idle", str(idle),
             *([] if refresh_ms is None else ["--metadata-max-age-ms", str(refresh_ms)]),
             *([] if guarantee is None else ["--processing-guarantee", guarantee]),
@@ -112,14 +124,15 @@ class FaustApp:
         topic: str | None = None,
         partitions: int | None = None,
         guarantee: str | None = None,
+        app_id: str | None = None,
     ) -> Worker:
         """The worker running in the background (no idle stop), its output in ``logs``,
         its consumer's and producer's metadata refreshed every ``refresh_ms`` (Faust's
-        default if None), on ``topic`` with ``partitions`` and ``guarantee``
-        (:meth:`command`)."""
+        default if None), on ``topic`` with ``partitions`` and ``guarantee``, under
+        ``app_id`` (:meth:`command`)."""
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / "stdout", logs / "stderr"
-        command = self.command(0, refresh_ms, topic, partitions, guarantee)
+        command = self.command(0, refresh_ms, topic, partitions, guarantee, app_id)
         with out.open("w", encoding="utf-8") as o, err.open("w", encoding="utf-8") as e:
             proc = subprocess.Popen(command, text=True, stdout=o, stderr=e)
         return Worker(proc, out, err)

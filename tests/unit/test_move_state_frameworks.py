@@ -149,8 +149,11 @@ def test_a_faust_move_takes_kafka_streams_steps_under_faust_names() -> None:
     assert manual[-1] == (
         "Start every worker with the app id 'shop-p6' in place of 'shop' (the same code and "
         "settings otherwise), reading orders, with topic_partitions=6 (and partitions=6 on "
-        "each Table that names a count) and the empty datadir above."
+        "each Table that names a count), the empty datadir above, and "
+        "processing_guarantee='exactly_once' (keep it)."
     )
+    # Faust's recovery steps over the marker that ends a moved partition only so
+    assert "Faust's recovery steps over it only in a transaction" in steps[-1].why
     assert manual[-2] == (
         "On every worker, make sure the datadir the workers start with under shop-p6 is "
         "empty or absent: Faust's default '{conf.name}-data' gives shop-p6-data; an app that "
@@ -161,7 +164,7 @@ def test_a_faust_move_takes_kafka_streams_steps_under_faust_names() -> None:
     assert not [a for s in steps for a in s.actions if isinstance(a, Run) and a.argv[0] == "rm"]
     (move,) = [s for s in steps if s.title.startswith("Move the state")]
     assert "Faust writes each changelog record to the partition of the source" in move.why
-    assert "(a table keyed by a value's field, or by its key serialized to other" in move.why
+    assert "(a table keyed by other bytes than the source key's, which only its" in move.why
     (topics,) = [
         a for a in steps[-1].actions
         if isinstance(a, Check) and a.function is ShellCheck.WAIT_INTERNAL_TOPICS
