@@ -8,8 +8,11 @@ emits) and from the records the test produced, never from migcheck.
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import subprocess
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +105,27 @@ class QuixApp:
             proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=timeout)
         return QuixRun(proc.returncode, _counts(out), err)
+
+
+def until_counted(proc: subprocess.Popen[str], records: int, timeout: float = 120) -> str:
+    """Until the app started with :meth:`QuixApp.start` has printed ``records`` counts (it
+    started, was assigned its partitions and counted them): the event a test waits on
+    before it alters the input under the app, in place of a guess at how long that takes.
+    Returns the output read; :meth:`QuixApp.stop` then returns the rest.  Read from the
+    pipe itself, unbuffered, so that nothing read here is held back from ``stop``."""
+    assert proc.stdout is not None
+    fd, out, counted = proc.stdout.fileno(), b"", 0
+    deadline = time.monotonic() + timeout
+    while counted < records:
+        left = deadline - time.monotonic()
+        assert left > 0, f"the app counted {counted} of {records} records in {timeout} s"
+        if not select.select([fd], [], [], left)[0]:
+            continue
+        data = os.read(fd, 1 << 16)
+        assert data, f"the app exited after {counted} of {records} counts"
+        out += data
+        counted = sum(1 for line in out.split(b"\n")[:-1] if line.startswith(b"COUNT\t"))
+    return out.decode()
 
 
 def _counts(out: str) -> list[tuple[str, int]]:
