@@ -52,8 +52,25 @@ from migcheck.errors import MigcheckError, Refused, UsageError
 from migcheck.frameworks.topology import Node, SubTopology, Topology
 from migcheck.model.readers import Protocol
 
-#: How ``--strategy move-state`` is named in its refusals.
-ROUTE = "--strategy move-state"
+
+@dataclass(frozen=True)
+class MoveRoute:
+    """How a command names moving the state in its refusals, and the other way it offers:
+    ``runbook``'s strategy, or ``migrate``'s shadow seeded with moved state."""
+
+    option: str
+    other: str
+
+    @property
+    def way_out(self) -> str:
+        """The refusal's last words: what to do instead."""
+        return f"keep the whole history and use {self.other}"
+
+
+#: ``runbook --strategy move-state``: the offline move.
+RUNBOOK_MOVE = MoveRoute("--strategy move-state", "another --strategy")
+#: ``migrate --shadow-state move``: the shadow seeded with the moved state.
+MIGRATE_MOVE = MoveRoute("--shadow-state move", "--shadow-state rebuild")
 
 #: The processor name Kafka Streams gives a table read from its source topic
 #: (``builder.table``): with ``topology.optimization`` its store has no changelog of its
@@ -102,28 +119,40 @@ class PlacedElsewhere(Enum):
         )
 
 
-def unmovable(disc: Discovery, model: Model, topology: Topology | None) -> MigcheckError | None:
-    """The error that refuses moving the app's state, in one line (UsageError where the
-    framework or the group cannot take the route yet, Refused where a store's state would
-    be lost or changed); None when every store can move."""
+def unmovable(
+    disc: Discovery, model: Model, topology: Topology | None, route: MoveRoute = RUNBOOK_MOVE
+) -> MigcheckError | None:
+    """The error that refuses moving the app's state by ``route``, in one line (UsageError
+    where the framework or the group cannot take the route yet, Refused where a store's
+    state would be lost or changed); None when every store can move."""
     app = disc.facts.app_id
-    whole = _app_wide(disc, model)
+    whole = _app_wide(disc, model, route)
     if whole:
-        return UsageError(f"{ROUTE}: {whole}")
+        return UsageError(f"{route.option}: {whole}")
     reasons = "; ".join(_stores_without_changelog(model))
     if not reasons and (elsewhere := "; ".join(_stores_placed_elsewhere(model))):
-        return _refused(app, elsewhere, OWN_KEY)
+        return _refused(app, elsewhere, OWN_KEY, route)
     reasons = reasons or _stream_time(disc, topology)
-    return _refused(app, reasons, OWN_CHANGELOG) if reasons else None
+    return _refused(app, reasons, OWN_CHANGELOG, route) if reasons else None
 
 
-def _refused(app: str, reasons: str, why: str) -> Refused:
+def _refused(app: str, reasons: str, why: str, route: MoveRoute) -> Refused:
     """Each refusal of a store's state names it, why such a store cannot move, and the way
     out, in one line."""
-    return Refused(
-        f"refused: {ROUTE} for {app}: {reasons}: {why}; keep the whole history and use "
-        "another --strategy"
-    )
+    return Refused(f"refused: {route.option} for {app}: {reasons}: {why}; {route.way_out}")
+
+
+def unproven_why(placement: str) -> str:
+    """Why a changelog whose records no known partitioner placed all cannot move
+    (``placement``: what ``migcheck copy``'s detection found in its records, with the best
+    partitioner and its share), as the lost-history refusal says it."""
+    return f"{placement}: {OWN_KEY}"
+
+
+def unproven_refusal(app: str, placement: str, route: MoveRoute = RUNBOOK_MOVE) -> Refused:
+    """The move asked by name, refused where a changelog's records conform to no known
+    partitioner (proven from the records when the runbook is written, never assumed)."""
+    return _refused(app, placement, OWN_KEY, route)
 
 
 def placed_elsewhere(store: str) -> str | None:
@@ -138,22 +167,18 @@ def _stores_placed_elsewhere(model: Model) -> list[str]:
     return [r for r in map(placed_elsewhere, dict.fromkeys(stores)) if r]
 
 
-def _app_wide(disc: Discovery, model: Model) -> str | None:
+def _app_wide(disc: Discovery, model: Model, route: MoveRoute = RUNBOOK_MOVE) -> str | None:
     """Why no store of the app can move, whatever the store (None: each store decides)."""
     app, framework = disc.facts.app_id, disc.facts.framework
     if framework.moved_id is None:
-        return (
-            f"{app} is {framework.label}: {framework.move_refusal}; keep the whole history "
-            "and use another --strategy"
-        )
+        return f"{app} is {framework.label}: {framework.move_refusal}; {route.way_out}"
     unsized = [t for t in disc.facts.internal if _unchecked_repartition(disc, t)]
     if unsized:
         return (
             f"{app} is {framework.label} with the repartition topic "
             f"{', '.join(sorted(unsized))}: a table behind it must have a changelog of the "
             "count the app gives the new id's repartition topic, which "
-            f"{framework.name} never checks and nothing here shows; keep the whole history "
-            "and use another --strategy"
+            f"{framework.name} never checks and nothing here shows; {route.way_out}"
         )
     if disc.facts.protocol is Protocol.STREAMS:
         return (

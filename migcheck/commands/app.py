@@ -58,6 +58,7 @@ from migcheck.model.app import (
 )
 from migcheck.model.header import report_header
 from migcheck.model.history import Trimmed, remedy_loses_history
+from migcheck.model.migrate import ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.runbook import Strategy
 
@@ -100,7 +101,7 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     direct = {t: direct_stores(model, t).stores for t in changed}
     candidates = [candidate(model, direct, n, options.planned) for n in options.candidates]
     movable = unmovable(disc, model, topology) is None
-    _remedies(candidates, lost_history(disc), movable)
+    _remedies(candidates, lost_history(disc), movable, disc.facts.framework.shadow is not None)
     unpredictable = False
     state: AppState | None = None
     if options.state:
@@ -113,14 +114,18 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     return Outcome(report, EXIT_OK if safe else EXIT_GATE)
 
 
-def _remedies(candidates: list[AppCandidate], lost: tuple[Trimmed, ...], movable: bool) -> None:
+def _remedies(
+    candidates: list[AppCandidate], lost: tuple[Trimmed, ...], movable: bool, shadowed: bool
+) -> None:
     """What every remedy of a change that is not SAFE would lose: each rebuilds the state
     from the sources, and some lost records (model/history.py); but moving the state,
-    where every store can move (``movable``: the runbook's own decision, apps/movable.py)."""
+    where every store can move (``movable``: the runbook's own decision, apps/movable.py),
+    offline, and online too where the framework has a shadow (``shadowed``)."""
     move_state = f"--strategy {Strategy.MOVE_STATE}" if movable else ""
+    online = f"--shadow-state {ShadowState.MOVE}" if movable and shadowed else ""
     for cand in candidates:
         if lost and cand["verdict"] is not AppLevel.SAFE:
-            cand["lost_history"] = remedy_loses_history(lost, move_state)
+            cand["lost_history"] = remedy_loses_history(lost, move_state, online)
             cand["move_state"] = movable
 
 

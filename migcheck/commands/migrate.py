@@ -18,7 +18,7 @@ from pathlib import Path
 from migcheck.analysis.errors import spark_errors
 from migcheck.apps.build import Model
 from migcheck.apps.discovery import Discovery, app_model, discover_app, lost_history
-from migcheck.apps.movable import unmovable
+from migcheck.apps.movable import MIGRATE_MOVE, unmovable
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.sets import refuse_split_set
 from migcheck.apps.strategy import direct_stores
@@ -370,7 +370,7 @@ def choose_shadow_state(
     source lost records and every store can move, and rebuilds otherwise; ``move`` where
     a store cannot is refused in one line, ``unmovable``'s.  A resumed run keeps the
     recorded one (another asked by name is refused)."""
-    blocked = unmovable(disc, model, topology)
+    blocked = unmovable(disc, model, topology, MIGRATE_MOVE)
     asked = options.shadow_state
     if resumed is not None:
         if asked not in (ShadowState.AUTO, resumed.shadow_state):

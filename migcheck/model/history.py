@@ -65,25 +65,42 @@ def _what_is_lost(trimmed: tuple[Trimmed, ...]) -> str:
 
 
 def lost_history_refusal(
-    app_id: str, trimmed: tuple[Trimmed, ...], route: str, move_state: str = ""
+    app_id: str,
+    trimmed: tuple[Trimmed, ...],
+    route: str,
+    move_state: str = "",
+    unmovable: str = "",
 ) -> str:
     """The one line that refuses ``route`` (a runbook's strategy, ``migrate``'s shadow):
     what is gone, what the reprocess would do without it, and the ways out: the state
     moved instead (``move_state``: the option that does it, where every store of the app
-    can move), or the loss accepted."""
+    can move), or the loss accepted.  ``unmovable``: why the state cannot move instead,
+    where only its records showed it (the topology's reasons are the move's own refusal)."""
     move = f" move the state instead ({move_state})," if move_state else ""
+    cannot = f"; its state cannot move instead: {unmovable}" if unmovable else ""
     return (
-        f"refused: {route} would rebuild the state of {app_id} by {_what_is_lost(trimmed)}; "
-        f"keep the whole history,{move} or pass {ACCEPT_LOST_HISTORY} to reprocess without "
-        "them"
+        f"refused: {route} would rebuild the state of {app_id} by {_what_is_lost(trimmed)}"
+        f"{cannot}; keep the whole history,{move} or pass {ACCEPT_LOST_HISTORY} to "
+        "reprocess without them"
     )
 
 
-def remedy_loses_history(trimmed: tuple[Trimmed, ...], move_state: str = "") -> str:
+def remedy_loses_history(
+    trimmed: tuple[Trimmed, ...], move_state: str = "", online: str = ""
+) -> str:
     """What ``migcheck app`` and the gate say of a change whose every remedy (each runbook
     strategy, ``migrate``) rebuilds the app's state from sources that lost records; where
-    every store can move instead (``move_state``: the option that does it), that way first,
-    and what the others would lose."""
+    every store can move instead (``move_state``: the runbook's option that does it;
+    ``online``: migrate's, where the app's framework has a shadow), that way first, and
+    what the others would lose."""
+    if move_state and online:
+        return (
+            f"migcheck runbook {move_state} (offline) and migcheck migrate {online} "
+            "(online) move the app's state to the new count and reprocess nothing (every "
+            "store can move); every other remedy (migcheck runbook's other strategies, "
+            f"migrate's rebuilt shadow) rebuilds it by {_what_is_lost(trimmed)}: each is "
+            f"refused unless {ACCEPT_LOST_HISTORY}"
+        )
     if move_state:
         return (
             f"migcheck runbook {move_state} moves the app's state to the new count and "

@@ -98,10 +98,11 @@ def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(
     (cand,) = report["candidates"]
     assert cand["verdict"] == "CRASH"  # the repartition topic keeps 3 partitions
     assert cand["lost_history"].startswith(
-        "migcheck runbook --strategy move-state moves the app's state to the new count and "
-        "reprocesses nothing (every store can move); every other remedy (migcheck runbook's "
-        "other strategies, migrate) rebuilds it by reprocessing sources that no longer hold "
-        f"their whole history ({where})"
+        "migcheck runbook --strategy move-state (offline) and migcheck migrate --shadow-state "
+        "move (online) move the app's state to the new count and reprocess nothing (every "
+        "store can move); every other remedy (migcheck runbook's other strategies, migrate's "
+        f"rebuilt shadow) rebuilds it by reprocessing sources that no longer hold their whole "
+        f"history ({where})"
     )
     assert cand["move_state"] is True
     # app --state: the store's route, its changelog's size as Kafka's own tools say it

@@ -20,7 +20,7 @@ from streamsmodel import app_facts
 
 from migcheck.apps.build import from_topology, inferred
 from migcheck.apps.discovery import Discovery
-from migcheck.apps.movable import PlacedElsewhere, placed_elsewhere, unmovable
+from migcheck.apps.movable import MIGRATE_MOVE, PlacedElsewhere, placed_elsewhere, unmovable
 from migcheck.apps.strategy import choose
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
 from migcheck.errors import Refused, UsageError
@@ -336,6 +336,25 @@ def test_a_store_without_a_changelog_is_refused_in_one_line() -> None:
         "move from: only key-value stores that log to a changelog of their own can be moved "
         "so far; keep the whole history and use another --strategy"
     )
+
+
+def test_migrate_is_refused_in_its_own_options_words() -> None:
+    """The same decision for migrate's seeded shadow: its refusal names --shadow-state
+    move, and the way out --shadow-state rebuild, not the runbook's strategies."""
+    disc, model, topology = _disc("count-nolog", {})
+    refused = unmovable(disc, model, topology, MIGRATE_MOVE)
+    assert isinstance(refused, Refused)
+    assert str(refused) == (
+        "refused: --shadow-state move for shop: the store counts logs to no changelog "
+        "(logging disabled: there is no shop-counts-changelog), so its state is nowhere to "
+        "move from: only key-value stores that log to a changelog of their own can be moved "
+        "so far; keep the whole history and use --shadow-state rebuild"
+    )
+    disc, model, topology = _disc("count", {}, kind=ReaderKind.QUIX_STREAMS)
+    whole = unmovable(disc, model, topology, MIGRATE_MOVE)
+    assert isinstance(whole, UsageError)
+    assert str(whole).startswith("--shadow-state move: shop is ")
+    assert str(whole).endswith("; keep the whole history and use --shadow-state rebuild")
 
 
 def test_a_joined_table_on_its_source_topic_is_said_once_as_such() -> None:

@@ -231,6 +231,16 @@ def test_the_remedy_names_the_move_where_every_store_can_move() -> None:
         "records deleted below those offsets would be missing from every count, aggregate, "
         "table and join it rebuilds: each is refused unless --accept-lost-history"
     )
+    # where the framework has a shadow, migrate's seeded shadow is the online way
+    assert remedy_loses_history(TRIMMED, "--strategy move-state", "--shadow-state move") == (
+        "migcheck runbook --strategy move-state (offline) and migcheck migrate --shadow-state "
+        "move (online) move the app's state to the new count and reprocess nothing (every "
+        "store can move); every other remedy (migcheck runbook's other strategies, migrate's "
+        "rebuilt shadow) rebuilds it by reprocessing sources that no longer hold their whole "
+        "history (orders partition 0 from offset 40, 2 from offset 7): up to 47 records "
+        "deleted below those offsets would be missing from every count, aggregate, table and "
+        "join it rebuilds: each is refused unless --accept-lost-history"
+    )
     assert remedy_loses_history(TRIMMED).startswith(
         "every remedy (migcheck runbook, migrate) rebuilds the app's state by reprocessing"
     )
