@@ -30,7 +30,7 @@ from migcheck.copy.checkpoint import (
 from migcheck.copy.errors import CountChangedError
 from migcheck.copy.follow import FollowIO, follow, in_driver
 from migcheck.copy.held import new_run
-from migcheck.copy.placement import choose_partitioner, spark_key_stats
+from migcheck.copy.placement import choose_partitioner, detect_partitioner, spark_key_stats
 from migcheck.copy.producer import Producers
 from migcheck.copy.rounds import ChunkResult, RoundIO, run_rounds, starting_state
 from migcheck.copy.task import (
@@ -151,6 +151,24 @@ def prepare_copy(
     counters = new_counters(spark)
     rounds = _round_io(options, spark, spec, counters)
     return PreparedCopy(spark, spec, (source, dest), state, rounds, counters)
+
+
+def detected_partitioner(
+    settings: SparkSettings, client: ClientConfig, source: TopicMeta, into_partitions: int
+) -> str | None:
+    """The partitioner that placed every keyed record of ``source``, detected from all of
+    its records as ``copy`` detects it (:func:`~migcheck.copy.placement.detect_partitioner`,
+    a tie judged at ``into_partitions``), read-only: nothing is held for a copy.  None
+    where no record has a key; :class:`~migcheck.copy.errors.PlacementError` where no
+    partitioner placed them all."""
+    from migcheck.analysis.spark import get_session
+
+    spark = get_session(settings.master, settings.conf, bootstrap=client.bootstrap_servers)
+
+    def read_stats(units, names):
+        return spark_key_stats(spark, client, source, units, names, into_partitions)
+
+    return detect_partitioner(source, read_stats)
 
 
 def _copy(

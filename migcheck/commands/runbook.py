@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from migcheck.analysis.errors import spark_errors
 from migcheck.apps.build import Model
 from migcheck.apps.discovery import (
     Discovery,
@@ -24,15 +25,17 @@ from migcheck.apps.discovery import (
     not_read,
     only_frameworks,
 )
-from migcheck.apps.movable import unmovable
+from migcheck.apps.movable import unmovable, unproven_refusal, unproven_why
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.rules import AppLevel, external_counts, sizes
 from migcheck.apps.sets import refuse_split_set
 from migcheck.apps.strategy import Choice, choose, direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import candidate
+from migcheck.commands.copy import detected_partitioner
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
+from migcheck.copy.errors import PlacementError
 from migcheck.errors import EXIT_GATE, EXIT_OK, Refused, UsageError
 from migcheck.frameworks.registry import (
     AUTO_FRAMEWORK,
@@ -44,11 +47,12 @@ from migcheck.frameworks.topology import Topology, read_topology
 from migcheck.hashing.keys import printable
 from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.metadata import topic_configs
+from migcheck.kafka.metadata import describe_topics, topic_configs
 from migcheck.model.app import first_error
 from migcheck.model.header import report_header
 from migcheck.model.history import Trimmed, lost_history_refusal
-from migcheck.model.migrate import MigrateTuning
+from migcheck.model.migrate import MigrateTuning, ShadowState
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
@@ -103,8 +107,12 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     choice = choose(options.strategy, model, options.topic, framework, lost, blocked is None)
     if choice.strategy is Strategy.MOVE_STATE and blocked is not None:
         raise blocked
+    proof = _prove_move(options, disc, model, client, new_topic, choice)
+    if proof.unproven:  # auto: as if a store could not move
+        choice = choose(options.strategy, model, options.topic, framework, lost, False)
     _check_new_topic(options, disc, choice.strategy, new_topic)
-    move_state = "" if blocked else f"--strategy {Strategy.MOVE_STATE}"
+    movable = blocked is None and not proof.unproven
+    move_state = f"--strategy {Strategy.MOVE_STATE}" if movable else ""
     judged = candidate(
         model, {options.topic: direct_stores(model, options.topic).stores}, options.to
     )
@@ -116,13 +124,14 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
 
     def facts_with(split: int | None) -> RunbookFacts:
         facts = _facts(options, disc, model, client, new_topic, level, split, choice)
-        facts = _moved(disc, model, client, replace(facts, first_error=first_error(judged)))
-        return _online(options, facts, disc, topology, move_state)
+        facts = replace(facts, first_error=first_error(judged))
+        facts = _moved(disc, model, client, facts, proof.placed)
+        return _online(options, facts, disc, topology, movable)
 
     # the history before the split's full scan: a reprocess of what retention deleted is
     # refused whatever splits (a split written anyway rebuilds the state too)
     facts = facts_with(0 if may_split else None)
-    _refuse_lost_history(options, lost, facts, move_state)
+    _refuse_lost_history(options, lost, facts, move_state, proof.unproven)
     if may_split:
         keys = _split_keys(options)
         if keys and not options.accept_split_history:
@@ -134,22 +143,71 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
 
 
 def _refuse_lost_history(
-    options: RunbookOptions, lost: tuple[Trimmed, ...], facts: RunbookFacts, move_state: str
+    options: RunbookOptions,
+    lost: tuple[Trimmed, ...],
+    facts: RunbookFacts,
+    move_state: str,
+    unproven: str,
 ) -> None:
     """Refused in one line (exit 1) when the procedure rebuilds the app's state from
     sources that lost records, unless --accept-lost-history (model/history.py); the line
-    names ``move_state`` where the app's state can move instead."""
+    names ``move_state`` where the app's state can move instead, and why it cannot where
+    only a changelog's records showed it (``unproven``)."""
     if lost and not options.accept_lost_history and reprocesses(runbook_steps(facts)):
         route = f"--strategy {facts.strategy}"
-        raise Refused(lost_history_refusal(options.app_id, lost, route, move_state))
+        why = unproven and unproven_why(unproven)
+        raise Refused(lost_history_refusal(options.app_id, lost, route, move_state, why))
+
+
+@dataclass(frozen=True)
+class MoveProof:
+    """What a move's changelogs' records proved when the runbook was written: each one's
+    partitioner (None: no keyed record to tell it by), or why one conforms to none."""
+
+    placed: Mapping[str, PartitionerChoice | None] = field(default_factory=dict)
+    unproven: str = ""  # the copy's detection's words, its best partitioner and share
+
+
+def _prove_move(
+    options: RunbookOptions,
+    disc: Discovery,
+    model: Model,
+    client: ClientConfig,
+    new_topic: str,
+    choice: Choice,
+) -> MoveProof:
+    """Where the state moves (asked, or chosen by auto): each changelog's partitioner
+    detected from all of its records as ``migcheck copy`` detects it (read-only; a tie
+    judged at its count after the change), so that the move is never assumed to conform.
+    One that conforms to none refuses the move asked by name in one line; auto is told
+    why, and chooses as though a store could not move."""
+    if choice.strategy is not Strategy.MOVE_STATE:
+        return MoveProof()
+    counts = _internal(options, disc, model, new_topic, None, choice)[1]
+    placed: dict[str, PartitionerChoice | None] = {}
+    with spark_errors():
+        for meta in describe_topics(client, _changelogs(model)):
+            try:
+                found = detected_partitioner(options.spark, client, meta, counts[meta.name])
+            except PlacementError as e:
+                if options.strategy is Strategy.MOVE_STATE:
+                    raise unproven_refusal(options.app_id, e.why) from None
+                return MoveProof(unproven=e.why)
+            placed[meta.name] = PartitionerChoice(found) if found else None
+    return MoveProof(placed)
 
 
 def _moved(
-    disc: Discovery, model: Model, client: ClientConfig, facts: RunbookFacts
+    disc: Discovery,
+    model: Model,
+    client: ClientConfig,
+    facts: RunbookFacts,
+    placed: Mapping[str, PartitionerChoice | None],
 ) -> RunbookFacts:
     """``--strategy move-state``: the id the app restarts under, each store's changelog
-    moved into that id's at its count after the change, the new id's internal topics with
-    their counts, and the sources' history in offsets (what a reprocess would read)."""
+    moved into that id's at its count after the change by the partitioner its records
+    proved (``placed``), the new id's internal topics with their counts, and the sources'
+    history in offsets (what a reprocess would read)."""
     if facts.strategy is not Strategy.MOVE_STATE:
         return facts
     moved_id = disc.facts.framework.moved_id
@@ -157,7 +215,7 @@ def _moved(
         raise ValueError(f"{disc.facts.framework.name} names no new application id")
     new_id, app, counts = moved_id(facts.app_id, facts.to), model.app, facts.expected_internal
     renamed = {app.framework.internal(new_id, disc.facts.bare(t)): n for t, n in counts.items()}
-    moves = state_moves(disc, model, client, new_id, counts)
+    moves = state_moves(disc, model, client, new_id, counts, placed)
     sources = [p for t in disc.facts.sources if t in disc.topics for p in disc.topics[t].partitions]
     return replace(
         facts,
@@ -170,18 +228,38 @@ def _moved(
 
 
 def state_moves(
-    disc: Discovery, model: Model, client: ClientConfig, new_id: str, counts: Mapping[str, int]
+    disc: Discovery,
+    model: Model,
+    client: ClientConfig,
+    new_id: str,
+    counts: Mapping[str, int],
+    placed: Mapping[str, PartitionerChoice | None] | None = None,
 ) -> tuple[StateMove, ...]:
     """Each store's changelog moved into ``new_id``'s, at its count after the change
-    (``counts``, by the old changelog's name): ``runbook --strategy move-state``'s, and
-    ``migrate``'s shadow seeded with moved state."""
-    app = model.app
-    stores = [s for sub in app.topology.subtopologies if not sub.is_global for s in sub.stores]
+    (``counts``, by the old changelog's name), by the partitioner its records proved
+    (``placed``, by the same name; none given: the copy detects it): ``runbook --strategy
+    move-state``'s, and ``migrate``'s shadow seeded with moved state."""
+    app, placed = model.app, placed or {}
     return tuple(
-        _move(disc, client, store, app.changelog(store), app.framework.changelog(new_id, store),
-              counts[app.changelog(store)])
-        for store in dict.fromkeys(stores)
+        replace(
+            _move(disc, client, store, app.changelog(store),
+                  app.framework.changelog(new_id, store), counts[app.changelog(store)]),
+            partitioner=placed.get(app.changelog(store)),
+        )
+        for store in _stores(model)
     )  # fmt: skip
+
+
+def _stores(model: Model) -> list[str]:
+    """The stores whose state moves: each task's, once (a global store restores from its
+    source topic)."""
+    subs = model.app.topology.subtopologies
+    return list(dict.fromkeys(s for sub in subs if not sub.is_global for s in sub.stores))
+
+
+def _changelogs(model: Model) -> list[str]:
+    """The changelogs a move of the app's state copies, one per store."""
+    return [model.app.changelog(store) for store in _stores(model)]
 
 
 def internal_after(model: Model, topic: str, to: int) -> Mapping[str, int]:
@@ -207,14 +285,18 @@ def _online(
     facts: RunbookFacts,
     disc: Discovery,
     topology: Topology | None,
-    move_state: str,
+    movable: bool,
 ) -> RunbookFacts:
     """The readers ``--strategy online`` moves besides the app, once the app can move online
-    (:func:`~migcheck.apps.online.check_online`, as migrate decides it)."""
+    (:func:`~migcheck.apps.online.check_online`, as migrate decides it).  Where a source
+    lost records and every store can move (``movable``), migrate seeds the shadow with the
+    moved state (``--shadow-state move``), as its auto would, named in the runbook."""
     if facts.strategy is not Strategy.ONLINE:  # the CLI refuses their options (cli/runbook.py)
         return facts
     route = "--strategy online"
-    check_online(route, disc, topology, options.accept_lost_history, move_state)
+    moved = movable and bool(lost_history(disc))
+    accepted = options.accept_lost_history or moved  # a moved state loses nothing
+    check_online(route, disc, topology, accepted)
     outputs = online_outputs(route, options.output_topics, topology)
     return replace(
         facts,
@@ -222,6 +304,7 @@ def _online(
         downstream=tuple(dict.fromkeys(options.downstream_groups)),
         groups=tuple(dict.fromkeys(options.groups)),
         tuning=options.tuning,
+        shadow_state=ShadowState.MOVE if moved else None,
     )
 
 

@@ -22,7 +22,13 @@ class RecoveryError(UsageError):
 
 class PlacementError(UnpredictableError):
     """No partitioner placed every key of the source, so keys cannot keep their order
-    (exit 3, as analyze's "cannot predict")."""
+    (exit 3, as analyze's "cannot predict").  ``why``: what the records showed, without
+    the copy's way out, so that a runbook refusing a move at generation says it in the
+    copy's words."""
+
+    def __init__(self, why: str, way_out: str) -> None:
+        super().__init__(f"{why}; {way_out}")
+        self.why = why
 
 
 class UnwritableError(UsageError):

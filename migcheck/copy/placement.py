@@ -9,7 +9,7 @@ which reads every key through Spark as ``analyze`` does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,7 +88,23 @@ def choose_partitioner(
         )
     if requested != PartitionerChoice.AUTO:
         return requested
-    start = saved.next if saved else {}
+    found = detect_partitioner(source, read_stats, saved.next if saved else {}, pinned)
+    # no keyed record: nothing is placed by hash, all go round-robin
+    return found or pinned or PartitionerChoice.MURMUR2
+
+
+def detect_partitioner(
+    source: TopicMeta,
+    read_stats: Any,  # (units, names) -> KeyStats | None: every key read and scored
+    start: Mapping[int, int] | None = None,
+    pinned: str | None = None,
+) -> str | None:
+    """The partitioner that placed every keyed record of ``source`` from ``start`` (each
+    partition's offset; its log start where none), read whole, never sampled
+    (:func:`placed_every_key`: refused where none did); None where no record there has a
+    key.  ``copy``'s choice, and ``runbook --strategy move-state``'s proof at generation
+    that each changelog can move."""
+    start = start or {}
     ranges = {
         p.partition: (max(start.get(p.partition, 0), p.log_start_offset), p.log_end_offset)
         for p in source.partitions
@@ -96,9 +112,7 @@ def choose_partitioner(
     units = [WorkUnit(source.name, p, a, b) for p, (a, b) in ranges.items() if a < b]
     names = [pinned] if pinned else list(AUTO_CANDIDATES)
     stats = read_stats(units, names) if units else None
-    if stats is None:  # no keyed record: nothing is placed by hash, all go round-robin
-        return pinned or PartitionerChoice.MURMUR2
-    return placed_every_key(source, stats, pinned)
+    return None if stats is None else placed_every_key(source, stats, pinned)
 
 
 def placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> str:
@@ -113,8 +127,8 @@ def placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> 
             return pinned
         raise PlacementError(
             f"records that arrived in {topic} since the last copy are not all placed "
-            f"by {pinned} ({_percent(score)} of keys are); pass --partitioner {pinned} to "
-            "copy them anyway"
+            f"by {pinned} ({_percent(score)} of keys are)",
+            f"pass --partitioner {pinned} to copy them anyway",
         )
     name, layout = choose_placement(PartitionerChoice.AUTO, stats.scores)
     alike = placed_alike(stats.scores.get(layout, {}), name)
@@ -124,8 +138,8 @@ def placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> 
         best = max(scores, key=lambda n: scores[n].conformance or 0.0)
         raise PlacementError(
             f"no known partitioner placed every key of {topic} (best: {best}, "
-            f"{_percent(scores[best])} of keys); a custom partitioner or explicit "
-            "partitions? Force one with --partitioner"
+            f"{_percent(scores[best])} of keys)",
+            "a custom partitioner or explicit partitions? Force one with --partitioner",
         )
     return name
 
@@ -136,14 +150,15 @@ def _tie_error(source: TopicMeta, names: Sequence[str], splits: dict[int, int]) 
     if source.partition_count == 1:
         return PlacementError(
             f"{source.name} has one partition, so every key sits in partition 0 whatever "
-            "the producers' partitioner, and its keys cannot tell which one they use; "
-            "pass theirs with --partitioner"
+            "the producers' partitioner, and its keys cannot tell which one they use",
+            "pass theirs with --partitioner",
         )
     into, keys = max(splits.items(), key=lambda item: item[1])
     return PlacementError(
         f"{' and '.join(names)} each placed every key of {source.name} but put {keys:,} "
         f"keys on different partitions at {into} partitions, so the keys cannot tell "
-        "which partitioner the producers use; pass theirs with --partitioner"
+        "which partitioner the producers use",
+        "pass theirs with --partitioner",
     )
 
 

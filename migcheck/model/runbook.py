@@ -16,7 +16,8 @@ from migcheck.errors import UsageError
 from migcheck.model.app import AppLevel
 from migcheck.model.header import Header
 from migcheck.model.history import Trimmed
-from migcheck.model.migrate import MigrateTuning
+from migcheck.model.migrate import MigrateTuning, ShadowState
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.untrusted import arg_problem, path_problem, quoted
 
@@ -46,6 +47,9 @@ class StateMove:
     partitions: int
     configs: Mapping[str, str] = field(default_factory=dict)  # the old changelog's own
     records: int = 0  # its offsets today (end - start): at most that many records
+    #: the partitioner that placed every keyed record when the runbook was written (its
+    #: copy places by it); None where it held no keyed record (the copy detects it then)
+    partitioner: PartitionerChoice | None = None
 
 
 #: How long step 2 waits for a stopped app's members to leave its group by default: a
@@ -103,6 +107,9 @@ class RunbookFacts:
     downstream: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
+    #: ONLINE: migrate's --shadow-state where the runbook names one: MOVE where a source
+    #: lost records and every store can move (the shadow is seeded with the moved state)
+    shadow_state: ShadowState | None = None
     #: MOVE_STATE: the application id the app restarts under (its changelogs the moved
     #: ones), each store's move, and the sources' history in offsets (what a reprocess
     #: would read, and how many of them retention deleted).
@@ -177,6 +184,9 @@ class GroupsFacts:
     #: IN_PLACE: pause, drain, alter, resume; ONLINE: migcheck migrate's live copy.
     strategy: Strategy = Strategy.IN_PLACE
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
+    #: ONLINE: migrate's --shadow-state where the runbook names one: MOVE where a source
+    #: lost records and every store can move (the shadow is seeded with the moved state)
+    shadow_state: ShadowState | None = None
 
     @property
     def group_ids(self) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from importlib import resources
 
 from migcheck.frameworks.registry import label
 from migcheck.model.history import lost_history_accepted
+from migcheck.model.migrate import ShadowState
 from migcheck.model.runbook import (
     Check,
     GroupsFacts,
@@ -43,7 +44,7 @@ from migcheck.model.runbook import (
     Strategy,
 )
 from migcheck.runbook.actions import moved_not_rebuilt
-from migcheck.runbook.online import migrate_in_brief
+from migcheck.runbook.online import migrate_in_brief, shadow_moved
 from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
 from migcheck.words import plural
 
@@ -74,6 +75,7 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
         *([f"The first error the app would print: {f.first_error}"] if f.first_error else []),
         *([f.strategy_reason] if f.strategy_reason else []),
         *([moved_not_rebuilt(f)] if f.strategy is Strategy.MOVE_STATE else []),
+        *([shadow_moved(f)] if f.shadow_state is ShadowState.MOVE else []),
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]
     if f.on_users_word:

@@ -418,7 +418,8 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
     ``refused``: what it refuses that only the records show."""
     actions: list[Action] = []
     for m in f.moves:
-        copy = migcheck(f, "copy", "--topic", m.changelog, "--into", m.into,
+        proven = ("--partitioner", m.partitioner.value) if m.partitioner else ()
+        copy = migcheck(f, "copy", "--topic", m.changelog, "--into", m.into, *proven,
                         "--checkpoint", f"@{m.into}.checkpoint")  # fmt: skip
         actions += [
             ensure_topic(f, m.into, m.partitions, m.changelog, m.configs),
@@ -426,13 +427,15 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
         ]
     return Step(
         f"Move the state into {f.moved_app_id}'s changelogs",
-        f"{moved_not_rebuilt(f)} {placed} migcheck copy detects that "
-        "partitioner from the records (and refuses where none placed them all), puts each "
-        "record where it places the store key under the new count, keeping its timestamp "
-        "and headers, exactly once, and verifies every record per key; its checkpoint "
-        "makes a killed copy resume. It comes before the alter: refused here "
-        f"({refused}), the script stops in one FAILED line, nothing has changed, and the "
-        "app restarts as it was.",
+        f"{moved_not_rebuilt(f)} {placed} The runbook detected that partitioner from each "
+        "changelog's records as it was written, and refused where none placed them all "
+        f"({refused}); migcheck copy places by it (--partitioner; where a changelog held "
+        "no keyed record then, it detects it from the records itself and refuses where "
+        "none placed them all), puts each record where it places the store key under the "
+        "new count, keeping its timestamp and headers, exactly once, and verifies every "
+        "record per key; its checkpoint makes a killed copy resume. It comes before the "
+        "alter: a copy refused or not verified here stops the script in one FAILED line, "
+        "nothing has changed, and the app restarts as it was.",
         tuple(actions),
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from migcheck.model.history import ACCEPT_LOST_HISTORY
-from migcheck.model.migrate import QUIET_S, MigrateTuning
+from migcheck.model.migrate import QUIET_S, MigrateTuning, ShadowState
 from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, StepRole, check_name
 
 
@@ -56,11 +56,26 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
         *(a for g in f.downstream for a in ("--downstream-group", g)),
         *(a for g in f.groups for a in ("--group", g)),
         *((ACCEPT_LOST_HISTORY,) if f.accept_lost_history else ()),
+        *(("--shadow-state", f.shadow_state.value) if f.shadow_state else ()),
     )  # fmt: skip
     call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, f.new_topic, readers, f.tuning)
     sinks = ", ".join(f.outputs) or "none"
-    why = migrate_explained(f.topic, f.new_topic, Shadow(f.to, sinks, shadow))
-    return replace(migrate_step(call, why), role=StepRole.REPROCESS)  # the shadow's rebuild
+    moved = f.shadow_state is ShadowState.MOVE
+    why = migrate_explained(f.topic, f.new_topic, Shadow(f.to, sinks, shadow, moved))
+    step = migrate_step(call, why)
+    return step if moved else replace(step, role=StepRole.REPROCESS)  # the shadow's rebuild
+
+
+def shadow_moved(f: RunbookFacts) -> str:
+    """What an online runbook whose shadow is seeded with moved state says at its top."""
+    return (
+        f"{f.app_id}'s sources no longer hold their whole history and every store can "
+        f"move, so migcheck migrate runs with --shadow-state {ShadowState.MOVE}: the "
+        "shadow's state is moved from the app's changelogs at the barrier, each one's "
+        "partitioner proven from its records at migrate's start (refused there, before any "
+        "cut-over, where none placed them all), not rebuilt from the new topic, which "
+        "would miss what retention deleted."
+    )
 
 
 @dataclass(frozen=True)
@@ -71,12 +86,29 @@ class Shadow:
     to: int
     sinks: str
     start: str
+    moved: bool = False  # seeded with the old app's moved state, started after the switch
 
 
 def migrate_explained(topic: str, new_topic: str, moved: str | Shadow) -> str:
     """What ``migrate`` does, in the runbook's words: for plain groups (``moved``: their
     names), or for an app and its shadow, with the plain groups that move with it."""
-    if isinstance(moved, Shadow):
+    if isinstance(moved, Shadow) and moved.moved:
+        made = (
+            f"migcheck migrate creates {new_topic} with {topic}'s configs and each output's "
+            f"shadow (<output>-p{moved.to}, for {moved.sinks}), copies {topic} and follows "
+            "it; the shadow is seeded with the app's moved state, so it starts only after the "
+            "switch. Once the copy is close behind, it asks you to "
+        )
+        cut = _cut_over(new_topic, "")
+        after = (
+            "Then the app reads the old topic to the barrier and commits; each of its "
+            "changelogs is moved into the shadow's at the new count, the shadow's offsets are "
+            f"committed at the barrier, and it asks you to start {moved.start}: it restores "
+            "the moved state and reads on from the barrier. Each downstream group waits for "
+            "that restore and moves to the shadow's outputs, each plain group to the new "
+            "topic. "
+        )
+    elif isinstance(moved, Shadow):
         made = (
             f"migcheck migrate creates {new_topic} with {topic}'s configs and each output's "
             f"shadow (<output>-p{moved.to}, for {moved.sinks}), copies {topic} and follows "
