@@ -9,7 +9,11 @@ counts' changelog into the new id's at 6 partitions and commits the new group's 
 the barrier.  The restarted app holds every key's whole count before it reads a record, and
 after a third round every key's count is its whole history, counted from the records this
 test produced, never from migcheck.  The old app's changelog and group are still there: the
-way back.
+way back.  Its changelog also holds the counts of many keys counted before, whose input
+retention deleted long ago: the move's copy then runs rounds, and it is killed in the middle
+of one (issue 70: a killed move resumes from its checkpoint).  The script says so and stops
+with nothing altered; run again, it resumes the move, every count is still exact, and the
+moved changelog holds every increment of every key once, as read_committed.
 
 The same on a store behind a repartition topic (``rekey-count``: the counts are keyed by
 the record's value, re-keyed through ``<app>-rekey-group-repartition``): the changelog is
@@ -19,15 +23,24 @@ count is exact.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import signal
+import struct
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from copykill import kcat_count, kill, resume, session_pids, wait_mid_round
 from kafkatest import Kafka
-from runbookops import execute_yes
+from runbookops import Detached, execute_yes
 from streamsapp import StreamsApp, phase1, phase2
 from trimming import group_offsets, offsets, trim
+
+from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
 pytestmark = pytest.mark.kafka
 
@@ -83,6 +96,64 @@ def _runbook(app: StreamsApp, tmp_path: Path) -> Path:
     return script
 
 
+def _counted_before(kafka: Kafka, changelog: str) -> Counter[str]:
+    """Keys the app counted before the test's rounds, their input long deleted by
+    retention: each one's 100 increments written into the app's changelog as the app
+    writes them (a long, 8 bytes big-endian, on the key's partition), in one call, so only
+    its latest record is right.  Enough of them that the move's copy runs rounds (CHUNK
+    records per source partition each), so a kill lands between two."""
+    counted = Counter({f"h{i}": 100 for i in range(3 * (2 * CHUNK + CHUNK // 5) // 100)})
+    kafka.produce(
+        changelog,
+        [
+            (k.encode(), struct.pack(">q", c), None)
+            for k, n in counted.items()
+            for c in range(1, n + 1)
+        ],
+    )
+    return counted
+
+
+def _kill_the_moves_copy(kafka: Kafka, script: Path, work: Path, into: str) -> tuple[int, str]:
+    """The script run to the move, whose copy into ``into`` is killed in the middle of a
+    round (every process of it; the script itself lives on to say so): the script's exit
+    code and output."""
+    run = Detached(script, work)
+    checkpoint = work / f"{into}.checkpoint"  # the copy's, once it has created ``into``
+    try:
+        deadline = time.monotonic() + 240
+        while not checkpoint.exists() and run.proc.poll() is None:
+            assert time.monotonic() < deadline, "the move's copy never started"
+            time.sleep(0.05)
+        assert checkpoint.exists(), run.wait()[1]
+        wait_mid_round(kafka, checkpoint, into, run.proc)  # returns with the session stopped
+        for pid in session_pids(run.proc.pid):
+            if pid != run.proc.pid:  # not the script
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        resume(run.proc)
+    except BaseException:
+        kill(run.proc)
+        raise
+    return run.wait()
+
+
+def _increments(counts: Counter[str]) -> Counter[tuple[str, int]]:
+    """The records a count store's changelog holds for ``counts`` when each increment is
+    written once (the app's store has no cache): (key, 1) to (key, its count)."""
+    return Counter((key, c) for key, n in counts.items() for c in range(1, n + 1))
+
+
+def _moved(kafka: Kafka, changelog: str) -> Counter[tuple[str, int]]:
+    """Each committed record of ``changelog`` (read_committed) as (key, count), as many
+    times as it is there."""
+    return Counter(
+        (r.key.decode(), struct.unpack(">q", r.value)[0])
+        for r in kafka.dump_records(changelog)
+        if r.key is not None and r.value is not None
+    )
+
+
 def _exact(counts: dict[str, int], whole: Counter[str]) -> None:
     wrong = {k: (counts.get(k), n) for k, n in whole.items() if counts.get(k) != n}
     assert not wrong, f"{len(wrong)} keys lost history: {list(wrong.items())[:5]}"
@@ -97,6 +168,8 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     produced = Counter(key for key, _ in history)
     # retention deletes every record the app has counted
     ends = _counted_and_trimmed(app, history, produced, tmp_path)
+    old_id, new_id = app.app_id, f"{app.app_id}-p6"
+    produced += _counted_before(kafka, f"{old_id}-counts-changelog")
 
     # without the topology a store with logging disabled could hide: refused, naming it
     unseen = app.migcheck("runbook", "--topic", app.input, "--to", "6", "--strategy", "move-state")
@@ -109,14 +182,30 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
 
     script = _runbook(app, tmp_path)
 
-    # the operator restarts the app under the new id when the script says so
-    old_id, new_id = app.app_id, f"{app.app_id}-p6"
+    # the move's copy is killed in the middle of a round: the script stops, nothing altered
     old_offsets = group_offsets(kafka, old_id)
+    into = f"{new_id}-counts-changelog"
+    code, out = _kill_the_moves_copy(kafka, script, tmp_path / "work", into)
+    assert code == 1, out
+    assert "FAILED: the state was not moved" in out and "Runbook complete." not in out, out
+    assert _partitions(kafka, app.input) == "3"
+
+    # run again, it resumes the move; the operator restarts the app under the new id when
+    # the script says so
     app.app_id = new_id
     code, out, dump = execute_yes(script, app, tmp_path / "work")
     assert code == 0, out
     assert "Runbook complete." in out
     assert "== Step 5: Move the state into" in out
+    assert out.count("done before: skipped") == 4, out  # steps 1 to 4
+    # the moved changelog holds every increment of every key once, as read_committed
+    increments = _increments(produced)
+    assert _moved(kafka, into) == increments
+    copied = int(re.findall(r"copied this run: (\d+) records", out)[-1])
+    assert 0 < copied < increments.total(), out  # the rounds settled before the kill: not again
+    # the killed round's records are there too, aborted (a restore under at_least_once,
+    # as the runbook restarts the app, reads them: the counts below are still exact)
+    assert kcat_count(kafka, into, "read_uncommitted") > increments.total()
     # restored from the moved changelog before reading a record: every key's whole count
     assert _counts(_dumped(dump)) == produced, dump[-2000:]
     assert _partitions(kafka, app.input) == "6"

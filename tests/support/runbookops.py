@@ -178,15 +178,10 @@ def execute_yes(
     """``--execute --yes``: the script answers its own manual steps; the operator still
     does what they ask (start the app when told) and the app's dump is kept.  ``base_env``
     (default this process's) names the Kafka whose tools the script runs."""
-    env = {
-        **(base_env if base_env is not None else os.environ),
-        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
-        "MIGCHECK_RUNBOOK_DIR": str(work),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    }
     proc = subprocess.Popen(
         ["bash", str(script), "--execute", "--yes"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=_yes_env(work, base_env),
     )  # fmt: skip
     assert proc.stdout is not None
     seen: list[str] = []
@@ -201,3 +196,43 @@ def execute_yes(
     code = proc.wait(timeout=600)
     dump = started.communicate(timeout=240)[0] if started is not None else ""
     return code, "".join(seen), dump
+
+
+def _yes_env(work: Path, base_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a script run with ``--yes``: Kafka's tools and migcheck as they
+    are, its progress in ``work``."""
+    return {
+        **(base_env if base_env is not None else os.environ),
+        "MIGCHECK_KAFKA_TOOL": f"{KAFKA_LOCAL} tool",
+        "MIGCHECK_RUNBOOK_DIR": str(work),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+class Detached:
+    """The script run with ``--execute --yes`` in a session of its own, so that a test can
+    signal the commands it runs (copykill's ``signal_session``: the script's copy and its
+    Spark processes) while it runs; its output is drained on a thread, so that a full pipe
+    never holds it up.  No manual step is acted on: for a run that stops before the app's
+    restart."""
+
+    def __init__(self, script: Path, work: Path) -> None:
+        self.proc = subprocess.Popen(
+            ["bash", str(script), "--execute", "--yes"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=_yes_env(work), start_new_session=True,
+        )  # fmt: skip
+        self.seen: list[str] = []
+        self._drain = threading.Thread(target=self._read, daemon=True)
+        self._drain.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.seen.append(line)
+
+    def wait(self, timeout: float = 120) -> tuple[int, str]:
+        """The script's exit code and its whole output."""
+        code = self.proc.wait(timeout=timeout)
+        self._drain.join(timeout=30)
+        return code, "".join(self.seen)
