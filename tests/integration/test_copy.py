@@ -25,6 +25,7 @@ from copykill import kill, read_state, resume, session_pids, start_copy, wait_mi
 from kafkatest import Kafka, Whole
 from oracles import crc_partition, java_partition, run_cli
 
+from migcheck.cli import main
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
 pytestmark = pytest.mark.kafka
@@ -75,6 +76,22 @@ def _copy(kafka: Kafka, topic: str, into: str, *extra: str):
     )
 
 
+def _copy_here(
+    capsys: pytest.CaptureFixture[str], kafka: Kafka, topic: str, into: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """:func:`_copy` run by the real CLI in this process, on the test session's Spark (the
+    ``spark`` fixture), as test_analyze_kafka runs ``analyze``: the same command and
+    checkpoint, without a Spark start of its own for each run (a JVM and its Python
+    workers, 10 to 20 s of a loaded machine's CPU).  For the tests whose assertions are
+    the exit code and stdout; a refusal's stderr, with Spark's own output kept out of it,
+    is a process's (:func:`_copy`)."""
+    args = ["copy", "--bootstrap-server", kafka.bootstrap, "--topic", topic, "--into", into]
+    with pytest.raises(SystemExit) as exit_:
+        main([*args, *extra])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess([*args, *extra], exit_.value.code, out, err)
+
+
 def _per_key(rows: list[tuple[int, int, str, str, str, str]]) -> dict[str, list[tuple[str, ...]]]:
     """Each key's records (timestamp, headers, value) in offset order."""
     by_key: dict[str, list[tuple[str, ...]]] = defaultdict(list)
@@ -98,7 +115,10 @@ def _check_exact_copy(
     assert {k: v for k, v in _per_key(dst).items() if k} == src_keyed  # order per key
 
 
-def test_copy_places_every_record_once_and_catches_up(kafka: Kafka, tmp_path: Path) -> None:
+@pytest.mark.spark
+def test_copy_places_every_record_once_and_catches_up(
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     topic = kafka.create_topic("copy-src", 3)
     into = kafka.create_topic("copy-dst", 6)
     _kcat_produce(kafka, topic, [f"k{i % 300}\tv{i}" for i in range(2000)], "-H", "h1=x")
@@ -109,7 +129,7 @@ def test_copy_places_every_record_once_and_catches_up(kafka: Kafka, tmp_path: Pa
         check=True,
     )
     checkpoint = tmp_path / "copy.json"
-    p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    p = _copy_here(capsys, kafka, topic, into, "--checkpoint", str(checkpoint))
     assert p.returncode == 0, p.stderr[-2000:]
     assert "copied this run: 2003 records (3 with a null key, round-robin)" in p.stdout
     # one read: every chunk's task took its records from the partitioner's detection read
@@ -246,7 +266,10 @@ def _check_null_keys_round_robin(kafka: Kafka, topic: str, into: str, n: int, n2
         assert max(counts.values()) - min(counts[q] for q in share) <= 1, (p, counts)
 
 
-def test_a_record_copied_twice_fails_the_verification(kafka: Kafka, tmp_path: Path) -> None:
+@pytest.mark.spark
+def test_a_record_copied_twice_fails_the_verification(
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from kafka import KafkaProducer  # kafka-python: a second, independent writer
 
     # 3 partitions: on 2, librdkafka's CRC-32 (unsigned) and Sarama's (absolute value)
@@ -255,14 +278,14 @@ def test_a_record_copied_twice_fails_the_verification(kafka: Kafka, tmp_path: Pa
     into = kafka.create_topic("copy-dup-dst", 6)
     _kcat_produce(kafka, topic, [f"k{i}\tv{i}" for i in range(50)])
     checkpoint = tmp_path / "copy.json"
-    assert _copy(kafka, topic, into, "--checkpoint", str(checkpoint)).returncode == 0
+    assert _copy_here(capsys, kafka, topic, into, "--checkpoint", str(checkpoint)).returncode == 0
     p, _, k, ts, _, v = _kcat_dump(kafka, into)[0]
     producer = KafkaProducer(bootstrap_servers=kafka.bootstrap)
     # the same key, value and timestamp, without headers, as the copy wrote it
     producer.send(into, key=k.encode(), value=v.encode(), partition=p, timestamp_ms=int(ts))
     producer.flush()
     producer.close()
-    again = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    again = _copy_here(capsys, kafka, topic, into, "--checkpoint", str(checkpoint))
     assert again.returncode == 1, again.stdout + again.stderr[-1000:]
     assert "duplicated 1" in again.stdout and "FAILED" in again.stdout
 
@@ -273,7 +296,7 @@ def test_a_record_copied_twice_fails_the_verification(kafka: Kafka, tmp_path: Pa
                   timestamp_ms=int(ts))  # fmt: skip
     producer.flush()
     producer.close()
-    third = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    third = _copy_here(capsys, kafka, topic, into, "--checkpoint", str(checkpoint))
     assert third.returncode == 1, third.stdout + third.stderr[-1000:]
     assert "duplicated 2, misplaced 1: FAILED" in third.stdout, third.stdout
 
@@ -295,8 +318,9 @@ def test_auto_refuses_a_topic_that_no_partitioner_placed_whole(kafka: Kafka) -> 
     assert _kcat_dump(kafka, into) == []
 
 
+@pytest.mark.spark
 def test_an_interrupted_chunk_is_not_mistaken_for_an_equal_record(
-    kafka: Kafka, tmp_path: Path
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A driver killed inside a round, after it recorded the round (both partitions' chunks
     and the destination's ends) and partition 0's task committed, while partition 1's task
@@ -313,7 +337,7 @@ def test_an_interrupted_chunk_is_not_mistaken_for_an_equal_record(
     for partition, value in ((0, b"y"), (0, b"x")):
         producer.send(topic, value=value, partition=partition, timestamp_ms=ts).get(30)
     checkpoint = tmp_path / "copy.json"
-    assert _copy(kafka, topic, into, "--checkpoint", str(checkpoint)).returncode == 0
+    assert _copy_here(capsys, kafka, topic, into, "--checkpoint", str(checkpoint)).returncode == 0
     producer.send(topic, value=b"x", partition=1, timestamp_ms=ts).get(30)
     producer.close()
     _open_transaction(kafka, f"migcheck-copy-{topic}-{into}-1", into, 1, b"x", ts)
@@ -326,7 +350,7 @@ def test_an_interrupted_chunk_is_not_mistaken_for_an_equal_record(
     )
     checkpoint.write_text(json.dumps(state), encoding="utf-8")
 
-    p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    p = _copy_here(capsys, kafka, topic, into, "--checkpoint", str(checkpoint))
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
     assert "copied this run: 1 records (1 with a null key" in p.stdout  # partition 1's only
     assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout
@@ -359,7 +383,10 @@ def _killable_copy(kafka: Kafka, prefix: str, checkpoint: Path, *extra: str):
     return topic, into, start_copy(kafka, topic, into, checkpoint, *extra)
 
 
-def test_a_killed_copy_resumes_without_a_duplicate(kafka: Kafka, tmp_path: Path) -> None:
+@pytest.mark.spark
+def test_a_killed_copy_resumes_without_a_duplicate(
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     checkpoint = tmp_path / "copy.json"
     topic, into, proc = _killable_copy(kafka, "copy-kill", checkpoint)
     try:
@@ -368,7 +395,7 @@ def test_a_killed_copy_resumes_without_a_duplicate(kafka: Kafka, tmp_path: Path)
         kill(proc)
     assert 0 < len(_kcat_dump(kafka, into)) < KILL_RECORDS  # killed in the middle
 
-    p = _copy(kafka, topic, into, "--checkpoint", str(checkpoint))
+    p = _copy_here(capsys, kafka, topic, into, "--checkpoint", str(checkpoint))
     assert p.returncode == 0, p.stderr[-2000:]
     assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout
     _check_exact_copy(kafka, topic, into, 6)
@@ -454,8 +481,9 @@ def _on_a_terminal(argv: list[str], timeout: float = 300) -> tuple[int, str]:
     return proc.wait(timeout=timeout), drawn.decode(errors="replace")
 
 
+@pytest.mark.spark
 def test_every_byte_of_every_record_is_copied_as_javas_consumer_reads_it(
-    kafka: Kafka, tmp_path: Path
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Values with tabs, newlines and binary bytes, empty and null values, null keys,
     headers (an empty and a null header value among them) and a record of timestamp 0,
@@ -491,7 +519,7 @@ def test_every_byte_of_every_record_is_copied_as_javas_consumer_reads_it(
     assert "verified: 500 source records" in terminal
 
     kafka.produce(topic, lines[500:])  # the catch-up, summarised as JSON
-    r = _copy(kafka, topic, into, *base, "--format", "json")
+    r = _copy_here(capsys, kafka, topic, into, *base, "--format", "json")
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert (summary["copied"], summary["null_keys"]) == (100, 10)
