@@ -185,7 +185,12 @@ class Worker:
         unless it already exited."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(timeout=timeout)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # a worker that will not stop must not outlive the test
+            self.proc.wait()
+            raise
         stderr = self.err.read_text(encoding="utf-8")
         return FaustRun(self.proc.returncode, self.counted(), stderr)
 
