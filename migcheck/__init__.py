@@ -8,21 +8,36 @@ The stable public API:
 - :func:`placement_array` -- the hash value each partition is taken modulo of.
 - :data:`PARTITIONERS` -- the supported partitioners by name.
 
-The Spark column functions live in :mod:`migcheck.analysis.spark` (imported
-lazily, because importing PySpark is slow and not every caller needs it).
+The hashing names are loaded on first use (PEP 562): they bring NumPy, and every
+``migcheck`` command imports this package first, most of them (a refusal, ``--help``,
+``plan``) without hashing a key.  The Spark column functions live in
+:mod:`migcheck.analysis.spark` (imported lazily too: importing PySpark is slow).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from migcheck.errors import MigcheckError, UnhashedKeyError
-from migcheck.hashing.partitioners import (
-    PARTITIONERS,
-    UNHASHED,
-    Partitioner,
-    murmur2,
-    partition,
-    partition_array,
-    placement_array,
-)
 from migcheck.version import __version__
+
+if TYPE_CHECKING:
+    from migcheck.hashing.partitioners import (
+        PARTITIONERS,
+        UNHASHED,
+        Partitioner,
+        murmur2,
+        partition,
+        partition_array,
+        placement_array,
+    )
+
+#: The public names :mod:`migcheck.hashing.partitioners` holds.
+_HASHING = frozenset(
+    {"PARTITIONERS", "UNHASHED", "Partitioner", "murmur2", "partition", "partition_array",
+     "placement_array"}
+)  # fmt: skip
 
 __all__ = [
     "PARTITIONERS",
@@ -36,3 +51,9 @@ __all__ = [
     "partition_array",
     "placement_array",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HASHING:
+        return getattr(importlib.import_module("migcheck.hashing.partitioners"), name)
+    raise AttributeError(f"module 'migcheck' has no attribute {name!r}")

@@ -37,8 +37,9 @@ from migcheck.analysis.errors import spark_error_message, spark_log_path
 from migcheck.analysis.session import job_tag, task_slots
 from migcheck.errors import MigcheckError
 from migcheck.files import cache_root
-from migcheck.hashing.partitioners import check_partition_count, get_partitioner, placement_values
+from migcheck.hashing.partitioners import get_partitioner, placement_values
 from migcheck.hashing.sampling import sample_ranks
+from migcheck.model.topics import check_partition_count
 from migcheck.model.warm import ArchiveState, ClassArchive
 
 #: Settings for the embedded session.  Any of them can be overridden with ``--conf``.

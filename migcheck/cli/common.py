@@ -14,11 +14,11 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, FRAMEWORKS
-from migcheck.hashing.partitioners import MAX_PARTITIONS, check_partition_count
 from migcheck.kafka.config import command_config_warnings
 from migcheck.model.history import ACCEPT_LOST_HISTORY
 from migcheck.model.migrate import CUTOVER_TIMEOUT_S
 from migcheck.model.partitioner import PartitionerChoice
+from migcheck.model.topics import MAX_PARTITIONS, check_partition_count
 from migcheck.report import FORMATS, OUTPUTS
 from migcheck.report.registry import Output
 

@@ -17,8 +17,8 @@ from migcheck.cli.common import (
 from migcheck.commands.partition import run_partition
 from migcheck.errors import UsageError
 from migcheck.hashing.keys import KEY_ENCODINGS, KEY_TYPES
-from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.partitioner import PartitionerChoice
+from migcheck.model.topics import check_can_grow
 
 
 def _read_keys(args: Sequence[str]) -> list[str]:

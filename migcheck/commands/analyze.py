@@ -29,11 +29,11 @@ from migcheck.errors import (
     MigcheckError,
     UsageError,
 )
-from migcheck.hashing.partitioners import check_can_grow, check_changes
 from migcheck.kafka.metadata import describe_topics
 from migcheck.model.analyze import KeyLayout, Mode, Report, Source, SourceKind, TopicEntry
 from migcheck.model.header import report_header
 from migcheck.model.partitioner import PartitionerChoice
+from migcheck.model.topics import check_can_grow, check_changes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

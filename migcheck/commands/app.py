@@ -40,7 +40,6 @@ from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, EXIT_UNPREDICTABLE, ReadError, UsageError
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, framework_said
 from migcheck.frameworks.topology import read_topology
-from migcheck.hashing.partitioners import check_can_grow
 from migcheck.kafka.metadata import log_sizes
 from migcheck.model.analyze import CandidateEntry, Mode, SourceKind, TopicEntry
 from migcheck.model.app import (
@@ -61,6 +60,7 @@ from migcheck.model.history import Trimmed, remedy_loses_history
 from migcheck.model.migrate import ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.runbook import Strategy
+from migcheck.model.topics import check_can_grow
 
 
 @dataclass

@@ -16,7 +16,6 @@ from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_OK, UsageError
 from migcheck.frameworks.registry import STATEFUL_KINDS, WITH_RUNBOOKS, label
-from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, high_watermarks
 from migcheck.model.header import report_header
@@ -30,6 +29,7 @@ from migcheck.model.runbook import (
     Runbook,
     Strategy,
 )
+from migcheck.model.topics import check_changes
 from migcheck.readers.discovery import Found, find_group, find_readers
 from migcheck.readers.standing import group_lag
 from migcheck.runbook.groups import steps

@@ -22,7 +22,6 @@ from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.frameworks.topology import Topology, read_topology
-from migcheck.hashing.partitioners import check_can_grow
 from migcheck.model.header import report_header
 from migcheck.model.plan import (
     PlanFigures,
@@ -31,6 +30,7 @@ from migcheck.model.plan import (
     PlanReport,
     PlanSubtopology,
 )
+from migcheck.model.topics import check_can_grow
 
 #: The application id an offline plan names internal topics with, when none is given.
 OFFLINE_APP_ID = "<application.id>"

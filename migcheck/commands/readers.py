@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from migcheck.commands.options import Connection
 from migcheck.commands.outcome import Outcome
 from migcheck.errors import EXIT_OK, UsageError
-from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import share_group_reset
 from migcheck.kafka.metadata import describe_topics, high_watermarks
@@ -24,6 +23,7 @@ from migcheck.model.readers import (
     ReadersReport,
     ReadersTopic,
 )
+from migcheck.model.topics import check_changes
 from migcheck.readers.discovery import Found, find_readers
 from migcheck.readers.standing import partition_lags, summed_lag
 from migcheck.readers.verdicts import Standing, judge

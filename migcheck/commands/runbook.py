@@ -45,7 +45,6 @@ from migcheck.frameworks.registry import (
 )
 from migcheck.frameworks.topology import Topology, read_topology
 from migcheck.hashing.keys import printable
-from migcheck.hashing.partitioners import check_changes
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, topic_configs
 from migcheck.model.app import first_error
@@ -62,6 +61,7 @@ from migcheck.model.runbook import (
     StateMove,
     Strategy,
 )
+from migcheck.model.topics import check_changes
 from migcheck.runbook.actions import reprocesses
 
 

@@ -12,16 +12,16 @@ raises :class:`UnhashedKeyError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
-from migcheck.errors import NothingChanges, UnhashedKeyError, UsageError
+from migcheck.errors import UnhashedKeyError
 from migcheck.hashing import kernels
 from migcheck.model.partitioner import PartitionerChoice
-from migcheck.model.topics import MAX_PARTITIONS, CountChange, compare_count
+from migcheck.model.topics import check_partition_count
 
 if TYPE_CHECKING:  # pyarrow is imported only for Arrow input: a one-key lookup skips it
     import pyarrow as pa
@@ -169,52 +169,6 @@ def get_partitioner(name: str) -> Partitioner:
     except KeyError:
         valid = ", ".join(PARTITIONERS)
         raise ValueError(f"unknown partitioner {name!r} (choose from {valid})") from None
-
-
-def check_partition_count(num_partitions: int) -> int:
-    """Reject counts Kafka would reject: a topic has 1 to 2**31-1 partitions."""
-    if isinstance(num_partitions, bool) or not isinstance(num_partitions, int | np.integer):
-        raise TypeError(f"partition count must be an int, not {type(num_partitions).__name__}")
-    if not 1 <= num_partitions <= MAX_PARTITIONS:
-        raise ValueError(f"partition count must be 1 to {MAX_PARTITIONS}, got {num_partitions}")
-    return int(num_partitions)
-
-
-def check_can_grow(current: int, targets: Iterable[int], option: str = "--to") -> None:
-    """Kafka can only add partitions: refuse a target below the current count.
-
-    An equal count passes, as it always has, for every caller (``analyze``, ``app``,
-    ``plan --to``, the Streams runbook, ``partition --to``).  The plain-consumer runbook,
-    which refuses an equal count too (it would alter nothing), asks
-    :func:`~migcheck.model.topics.compare_count` itself.
-    """
-    for target in targets:
-        if compare_count(current, target) is CountChange.SHRINK:
-            raise UsageError(
-                f"{option} {target} is below the current {current} partitions: "
-                "Kafka can only add partitions"
-            )
-
-
-def check_changes(
-    currents: Mapping[str, int], targets: Sequence[int], option: str = "--to"
-) -> None:
-    """:func:`check_can_grow` for each topic's current count, then
-    :class:`~migcheck.errors.NothingChanges` when no target changes any topic's count:
-    the command says so in one line (exit 0) rather than report an unchanged topic."""
-    for topic, current in currents.items():
-        check_can_grow(current, targets, f"{option} (topic {topic!r})")
-    if currents and all(
-        compare_count(current, t) is CountChange.SAME
-        for current in currents.values()
-        for t in targets
-    ):
-        (count,) = set(targets)  # every target is every topic's count: one number
-        verb = "has" if len(currents) == 1 else "have"
-        raise NothingChanges(
-            f"nothing changes: {', '.join(currents)} {verb} {count} partitions already "
-            f"({option} {count})"
-        )
 
 
 # --- Arrow plumbing -------------------------------------------------------------

@@ -10,11 +10,17 @@ Other frameworks name theirs otherwise (:mod:`migcheck.readers.naming`).
 
 Kafka can add partitions to a topic but never remove them.  Whether a proposed
 count grows, keeps or shrinks the current one is answered once, as data
-(:func:`compare_count`); each command decides what each answer means to it.
+(:func:`compare_count`); each command decides what each answer means to it.  The count
+checks every command runs (:func:`check_partition_count`, :func:`check_changes`) sit
+here too, free of NumPy: a command that hashes no key never imports it.
 """
 
+import numbers
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
+
+from migcheck.errors import NothingChanges, UsageError
 
 #: Kafka's upper bound on a topic's partition count (a positive Java int).
 MAX_PARTITIONS = 2**31 - 1
@@ -62,3 +68,50 @@ def compare_count(current: int, proposed: int) -> CountChange:
     if proposed == current:
         return CountChange.SAME
     return CountChange.SHRINK
+
+
+def check_partition_count(num_partitions: int) -> int:
+    """Reject counts Kafka would reject: a topic has 1 to 2**31-1 partitions (any
+    integral number: NumPy's integers register as :class:`numbers.Integral`)."""
+    if isinstance(num_partitions, bool) or not isinstance(num_partitions, numbers.Integral):
+        raise TypeError(f"partition count must be an int, not {type(num_partitions).__name__}")
+    if not 1 <= num_partitions <= MAX_PARTITIONS:
+        raise ValueError(f"partition count must be 1 to {MAX_PARTITIONS}, got {num_partitions}")
+    return int(num_partitions)
+
+
+def check_can_grow(current: int, targets: Iterable[int], option: str = "--to") -> None:
+    """Kafka can only add partitions: refuse a target below the current count.
+
+    An equal count passes, as it always has, for every caller (``analyze``, ``app``,
+    ``plan --to``, the Streams runbook, ``partition --to``).  The plain-consumer runbook,
+    which refuses an equal count too (it would alter nothing), asks
+    :func:`~migcheck.model.topics.compare_count` itself.
+    """
+    for target in targets:
+        if compare_count(current, target) is CountChange.SHRINK:
+            raise UsageError(
+                f"{option} {target} is below the current {current} partitions: "
+                "Kafka can only add partitions"
+            )
+
+
+def check_changes(
+    currents: Mapping[str, int], targets: Sequence[int], option: str = "--to"
+) -> None:
+    """:func:`check_can_grow` for each topic's current count, then
+    :class:`~migcheck.errors.NothingChanges` when no target changes any topic's count:
+    the command says so in one line (exit 0) rather than report an unchanged topic."""
+    for topic, current in currents.items():
+        check_can_grow(current, targets, f"{option} (topic {topic!r})")
+    if currents and all(
+        compare_count(current, t) is CountChange.SAME
+        for current in currents.values()
+        for t in targets
+    ):
+        (count,) = set(targets)  # every target is every topic's count: one number
+        verb = "has" if len(currents) == 1 else "have"
+        raise NothingChanges(
+            f"nothing changes: {', '.join(currents)} {verb} {count} partitions already "
+            f"({option} {count})"
+        )

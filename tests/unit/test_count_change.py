@@ -12,9 +12,8 @@ import pytest
 from migcheck.commands import groups_runbook
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
 from migcheck.errors import NothingChanges, UsageError
-from migcheck.hashing.partitioners import check_can_grow, check_changes
 from migcheck.kafka.metadata import TopicMeta
-from migcheck.model.topics import CountChange, compare_count
+from migcheck.model.topics import CountChange, check_can_grow, check_changes, compare_count
 
 
 @pytest.mark.parametrize(
