@@ -154,7 +154,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "new_topic",
     default=None,
     metavar="TOPIC",
-    help="The wider copy (default <topic>-p<N>); --into, as copy and migrate name it.",
+    help="The wider copy (default <topic>-p<N>); --into, as copy and migrate name it.  "
+    "Given with --strategy move-state, the state moves onto this copy of TOPIC, which the "
+    "producers switch to, and TOPIC is left as it was; without it, TOPIC is altered in place.",
 )
 @click.option(
     "--strategy",

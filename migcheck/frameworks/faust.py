@@ -76,6 +76,7 @@ from migcheck.runbook.actions import (
     move_state_steps,
     new_topic_step,
     prechecks,
+    reading,
     restart,
     rewind,
     stop,
@@ -335,7 +336,7 @@ def faust_move_state(f: RunbookFacts) -> list[Step]:
             "the new count, the lag drains to 0, and migcheck app finds it healthy. "
             f"{_MOVED_IN_TRANSACTIONS}",
             f"Start every worker with the app id {f.moved_app_id!r} in place of "
-            f"{f.app_id!r} (the same code and settings otherwise), reading {f.topic}, with "
+            f"{f.app_id!r} (the same code and settings otherwise), {reading(f)}, with "
             f"topic_partitions={f.to} (and partitions={f.to} on each Table that names a "
             "count), the empty datadir above, and processing_guarantee='exactly_once' "
             "(keep it).",

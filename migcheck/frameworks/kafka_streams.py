@@ -48,6 +48,7 @@ from migcheck.runbook.actions import (
     move_state_steps,
     new_topic_step,
     prechecks,
+    reading,
     restart,
     stop,
     wipe_state,
@@ -187,11 +188,12 @@ _PLACED = (
 def move_state(f: RunbookFacts) -> list[Step]:
     """The state moved, not rebuilt (:func:`~migcheck.runbook.actions.move_state_steps`):
     the app drains, repartition topics included, and stops at a barrier, its changelogs
-    are copied into ``f.moved_app_id``'s at the new count, the input is altered in place,
-    and the app restarts under the new id from the barrier, restoring its stores from the
-    moved changelogs.  Kafka Streams refuses a changelog of the old count under the same
-    application.id, so the new id's topics are new, and the old app's stay as the way
-    back.  Nothing is reprocessed: a trimmed history is fine."""
+    are copied into ``f.moved_app_id``'s at the new count, the input is altered in place
+    (or, with --into, copied into a new topic that the producers switch to, the input left
+    as it was), and the app restarts under the new id from the barrier, restoring its
+    stores from the moved changelogs.  Kafka Streams refuses a changelog of the old count
+    under the same application.id, so the new id's topics are new, and the old app's stay
+    as the way back.  Nothing is reprocessed: a trimmed history is fine."""
     moved = replace(f, app_id=f.moved_app_id)
     return move_state_steps(
         f,
@@ -205,7 +207,7 @@ def move_state(f: RunbookFacts) -> list[Step]:
             "its internal topics have the new counts, the lag drains to 0, and migcheck app "
             "finds it healthy.",
             f"Start the application with application.id={f.moved_app_id} in place of "
-            f"{f.app_id} (the same code and configs otherwise), reading {f.topic}.",
+            f"{f.app_id} (the same code and configs otherwise), {reading(f)}.",
             internal_topics_back(moved, "the new id's internal topics have their counts: "),
         ),
         repartition=[t for t in f.internal if is_repartition_name(t)],

@@ -32,7 +32,8 @@ class Strategy(StrEnum):
     AUTO = "auto"
     ONLINE = "online"  # a live copy, a stateful app's shadow, a barrier (migcheck migrate)
     #: the app's state moved, not rebuilt: its changelogs copied into a new application
-    #: id's at the new count, its input altered in place, nothing reprocessed
+    #: id's at the new count, its input altered in place (or, with --into, copied into a
+    #: new topic), nothing reprocessed
     MOVE_STATE = "move-state"
 
 
@@ -117,6 +118,10 @@ class RunbookFacts:
     moves: tuple[StateMove, ...] = ()
     history: int = 0
     history_gone: int = 0
+    #: MOVE_STATE with --into given: the input is copied into ``new_topic`` and its
+    #: producers switched there, instead of altered in place; the input is left as it was
+    #: (for its other readers, or as the way back).
+    onto_copy: bool = False
 
     def __post_init__(self) -> None:
         # The enums' own values (a saved report's, a test's "classic") become the enums,
@@ -130,7 +135,8 @@ class RunbookFacts:
     @property
     def target(self) -> str:
         """The topic the app reads after the change."""
-        return self.new_topic if self.strategy is Strategy.NEW_TOPIC else self.topic
+        copy = self.strategy is Strategy.NEW_TOPIC or self.onto_copy
+        return self.new_topic if copy else self.topic
 
     @property
     def copied(self) -> bool:
@@ -215,6 +221,7 @@ class ShellCheck(StrEnum):
     WAIT_ASSIGNED = "wait_assigned"
     ENSURE_OFFSETS = "ensure_offsets"
     RECORD_BARRIER = "record_barrier"
+    RECORD_COPY_BARRIER = "record_copy_barrier"
     COMMIT_BARRIER = "commit_barrier"
 
 

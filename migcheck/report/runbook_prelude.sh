@@ -244,9 +244,29 @@ record_barrier() {
   say "  $group stopped at the end of every partition of $*: recorded in $WORKDIR/$file"
 }
 
+# The barrier of a state moved onto a copy (--strategy move-state --into): the barrier
+# $WORKDIR/$1 (record_barrier's) with the rows of the input $2 replaced by each of the $4
+# partitions of its copy $3 at its end, written to $WORKDIR/$5 for commit_barrier.  Read
+# once the copy has finished and before the producers switch to $3: the copy then holds
+# every record of $2 up to the barrier, and each record after its ends is a new one.
+record_copy_barrier() {
+  local barrier=$1 topic=$2 into=$3 count=$4 file=$5 p end n=0
+  [ -f "$WORKDIR/$barrier" ] || fail "no barrier recorded in $WORKDIR/$barrier"
+  T=$topic awk -F, '$1 != ENVIRON["T"]' "$WORKDIR/$barrier" > "$WORKDIR/$file.tmp"
+  while read -r p end; do
+    printf '%s,%s,%s\n' "$into" "$p" "$end" >> "$WORKDIR/$file.tmp"
+    n=$((n + 1))
+  done < <(topic_offsets "$into" -1)
+  [ "$n" = "$count" ] || fail "read the end offsets of $n partitions of $into, not $count:" \
+    "check the cluster"
+  mv "$WORKDIR/$file.tmp" "$WORKDIR/$file"
+  say "  the copy $into ends where the barrier of $topic is: recorded in $WORKDIR/$file"
+}
+
 # Commits the barrier $WORKDIR/$2 (record_barrier's) for the group $1, a new application
 # id's that has not run, with the partitions of the altered topic $3 beyond the barrier's up
-# to $4 at offset 0 (the producers wrote there only after the alter); then reads every
+# to $4 at offset 0 (the producers wrote there only after the alter; a copy's barrier,
+# record_copy_barrier's, names every partition of its $3 already); then reads every
 # offset back.  kafka-consumer-groups --reset-offsets --from-file, never the streams reset
 # tool, which would delete internal topics.  Kafka allows it only while the group has no
 # members; a re-run commits the same offsets again.
@@ -269,6 +289,7 @@ commit_barrier() {
     <({ group_tool --describe --group "$group" --offsets 2> /dev/null || true; } \
       | committed_csv "$group") | tr '\n' ' ')
   [ -z "$wrong" ] || fail "$group does not hold these offsets (topic,partition,offset): $wrong"
+  ((old < count)) || { say "  $group holds the barrier on every partition"; return; }
   say "  $group holds the barrier on every partition, and offset 0 on partitions $old-$((count - 1)) of $topic"
 }
 

@@ -148,23 +148,41 @@ def stop(f: RunbookFacts, why: str, what: str = "") -> Step:
     )
 
 
-def new_topic_step(f: RunbookFacts) -> Step:
-    copy = migcheck(
+def copy_input(f: RunbookFacts) -> Run:
+    """migcheck copy of the input into ``f.new_topic``, resumable from its checkpoint: the
+    placement by the producers' partitioner, which the copy detects from the records."""
+    return migcheck(
         f, "copy", "--topic", f.topic, "--into", f.new_topic, "--checkpoint", "@copy.checkpoint"
     )
+
+
+def switch_producers(f: RunbookFacts, then: str = "") -> Manual:
+    """Every producer of the input pointed at its copy (``then``: what they do next)."""
+    return Manual(f"Switch every producer of {f.topic} to {f.new_topic}{then}.")
+
+
+def new_topic_step(f: RunbookFacts) -> Step:
+    copy = copy_input(f)
     return Step(
         f"Create {f.new_topic} and copy the history into it",
         (f"{f.strategy_reason} " if f.strategy_reason else "")
-        + f"{f.new_topic} gets {f.topic}'s configs and {f.to} partitions; migcheck copy puts "
-        "each record where the producers' partitioner sends its key under the new count, in "
-        "order per key, and verifies records per key on both sides. Its checkpoint makes the "
-        "catch-up copy take only what arrived since, never a record twice.",
+        + f"{_copy_said(f)} Its checkpoint makes the catch-up copy take only what arrived "
+        "since, never a record twice.",
         (
             ensure_topic(f, f.new_topic, f.to, f.topic, f.configs),
             copy,
-            Manual(f"Switch every producer of {f.topic} to {f.new_topic}."),
+            switch_producers(f),
             copy,
         ),
+    )
+
+
+def _copy_said(f: RunbookFacts) -> str:
+    """What the input's copy is and proves, as each route that copies it says."""
+    return (
+        f"{f.new_topic} gets {f.topic}'s configs and {f.to} partitions; migcheck copy puts "
+        "each record where the producers' partitioner sends its key under the new count, in "
+        "order per key, and verifies records per key on both sides."
     )
 
 
@@ -335,6 +353,19 @@ def delete_changelogs(f: RunbookFacts, why: str) -> Step:
 #: The barrier's file in the script's work directory: each source partition's offset
 #: where the stopped app's state ends, as kafka-consumer-groups --from-file reads it.
 BARRIER_FILE = "barrier.csv"
+#: The barrier of a state moved onto a copy (``f.onto_copy``), in the same form: the
+#: copy's partitions at their ends in place of the input's, the other sources as they were.
+COPY_BARRIER_FILE = "copy-barrier.csv"
+
+
+def _the_change(f: RunbookFacts) -> str:
+    """What the paused producers wait for: the alter, or their switch to the copy."""
+    return f"the switch to {f.new_topic}" if f.onto_copy else "the alter"
+
+
+def reading(f: RunbookFacts) -> str:
+    """What the app restarted under the new id reads, as its start says it."""
+    return f"reading {f.target} in place of {f.topic}" if f.copied else f"reading {f.topic}"
 
 
 def moved_not_rebuilt(f: RunbookFacts) -> str:
@@ -352,6 +383,15 @@ def moved_not_rebuilt(f: RunbookFacts) -> str:
     )
 
 
+def _left_as_it_was(f: RunbookFacts) -> str:
+    """Why the state moves onto a copy (--into): the input itself stays as it was."""
+    return (
+        f"{f.topic} is not altered: it is copied into {f.new_topic} at {f.to} partitions, "
+        "where its producers switch and the app reads on, and stays as it was for its other "
+        "readers, or as the way back."
+    )
+
+
 def drain(f: RunbookFacts, topics: Iterable[str]) -> Step:
     """The producers paused and the running app drained to lag 0 on ``topics`` (its
     sources and repartition topics), so that its state holds every record written."""
@@ -360,12 +400,16 @@ def drain(f: RunbookFacts, topics: Iterable[str]) -> Step:
     return Step(
         "Pause the producers and let the application drain",
         f"The moved state must hold every record the producers wrote, and the app must "
-        f"stop exactly there: the producers stay paused until the alter, so that no "
-        f"record reaches {f.topic} under the old count after the barrier.",
+        f"stop exactly there: the producers stay paused until {_the_change(f)}, so that "
+        + (
+            f"the copy of {f.topic} ends at the barrier."
+            if f.onto_copy
+            else f"no record reaches {f.topic} under the old count after the barrier."
+        ),
         (
             Manual(
-                f"Pause every producer of {sources}, and keep them paused until the alter; "
-                "leave the application running."
+                f"Pause every producer of {sources}, and keep them paused until "
+                f"{_the_change(f)}; leave the application running."
             ),
             *(
                 Check(
@@ -433,9 +477,10 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
         "no keyed record then, it detects it from the records itself and refuses where "
         "none placed them all), puts each record where it places the store key under the "
         "new count, keeping its timestamp and headers, exactly once, and verifies every "
-        "record per key; its checkpoint makes a killed copy resume. It comes before the "
-        "alter: a copy refused or not verified here stops the script in one FAILED line, "
-        "nothing has changed, and the app restarts as it was.",
+        "record per key; its checkpoint makes a killed copy resume. It comes before "
+        f"{_the_change(f)}: a copy refused or not verified here stops the script in one "
+        f"FAILED line, {f'{f.topic} is as it was' if f.onto_copy else 'nothing has changed'}, "
+        "and the app restarts as it was.",
         tuple(actions),
     )
 
@@ -481,6 +526,68 @@ def commit_barrier(f: RunbookFacts) -> Step:
     )  # fmt: skip
 
 
+def copy_at_barrier(f: RunbookFacts) -> Step:
+    """The input copied into ``f.new_topic`` while its producers are paused at the barrier,
+    and the copy's ends recorded before they switch to it: the route that leaves the input
+    as it was (--into), for its other readers or as the way back."""
+    return Step(
+        f"Create {f.new_topic} and copy the history of {f.topic} into it",
+        f"{_left_as_it_was(f)} {_copy_said(f)} Its checkpoint makes a killed copy resume. "
+        f"The producers are still paused, so the copy ends at the barrier: its end offsets "
+        f"are recorded in {COPY_BARRIER_FILE}, with the barrier of any other source, and "
+        f"{f.moved_app_id} reads on from there.",
+        (
+            ensure_topic(f, f.new_topic, f.to, f.topic, f.configs),
+            copy_input(f),
+            Check(
+                ShellCheck.RECORD_COPY_BARRIER,
+                (BARRIER_FILE, f.topic, f.new_topic, str(f.to), COPY_BARRIER_FILE),
+                f"record the end offsets of {f.new_topic}, where the barrier of {f.topic} is "
+                f"(in {COPY_BARRIER_FILE})",
+                kafka(f, "kafka-get-offsets", "--topic", f.new_topic, "--time", "-1"),
+            ),
+        ),
+    )
+
+
+def switch_and_resume(f: RunbookFacts) -> Step:
+    """The producers switched to the copy and resumed once the state has moved."""
+    others = [s for s in f.sources if s != f.topic]
+    also = f" and those of {', '.join(others)}" if others else ""
+    return Step(
+        f"Switch the producers to {f.new_topic}",
+        "The state has moved and the copy's ends are recorded, so the producers resume, "
+        f"writing to {f.new_topic}; the app stays down until its new id's offsets are "
+        "committed.",
+        (switch_producers(f, f", and resume them{also}"),),
+    )
+
+
+def commit_copy_barrier(f: RunbookFacts) -> Step:
+    """The new id's group offsets on the copy at its recorded ends, and any other source at
+    the barrier: committed by the script's commit_barrier, as the barrier in place is."""
+    plan = f"@{COPY_BARRIER_FILE}.commit"
+    return Step(
+        f"Commit {f.moved_app_id}'s offsets at the ends of {f.new_topic}",
+        f"{f.moved_app_id} reads {f.new_topic} on from the ends recorded in "
+        f"{COPY_BARRIER_FILE}: the copy holds the records of {f.topic} up to the barrier, "
+        "whose state has moved, and the producers wrote there only after, so it reads none "
+        "of the copied records again (nor those a killed copy left aborted). Committed as the "
+        "barrier in place is: kafka-consumer-groups --from-file, while the new group has no "
+        "members.",
+        (
+            Check(
+                ShellCheck.COMMIT_BARRIER,
+                (f.moved_app_id, COPY_BARRIER_FILE, f.new_topic, str(f.to)),
+                f"{f.moved_app_id} holds the recorded end offsets of every partition of "
+                f"{f.new_topic}",
+                kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group",
+                      f.moved_app_id, "--from-file", plan, "--execute"),
+            ),
+        ),
+    )  # fmt: skip
+
+
 def move_state_steps(
     f: RunbookFacts,
     *,
@@ -498,16 +605,22 @@ def move_state_steps(
     ``refused`` say what the framework's records show), the input is altered and its
     producers resume, the new id's offsets are committed at the barrier, its local state
     is found empty (``wipe``) and the app restarts under it (``restarted``), restoring
-    from the moved changelogs.  Nothing is reprocessed (no step of role REPROCESS), and
-    nothing of the old id is deleted: the way back."""
+    from the moved changelogs.  Onto a copy (``f.onto_copy``, --into) the input is copied
+    at the barrier instead of altered, its producers switch to the copy and resume, and
+    the new id reads on from the copy's ends.  Nothing is reprocessed (no step of role
+    REPROCESS), and nothing of the old id is deleted: the way back."""
+    moved = move_changelogs(f, placed, refused)
+    change = (
+        [copy_at_barrier(f), moved, switch_and_resume(f), commit_copy_barrier(f)]
+        if f.onto_copy
+        else [moved, alter_and_resume(f), commit_barrier(f)]
+    )
     return [
         prechecks(f),
         drain(f, [*(f.sources or (f.topic,)), *repartition]),
         stopped,
         record_barrier(f),
-        move_changelogs(f, placed, refused),
-        alter_and_resume(f),
-        commit_barrier(f),
+        *change,
         wipe,
         restarted,
     ]

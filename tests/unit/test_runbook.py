@@ -166,6 +166,7 @@ def _every_strategy() -> list[RunbookFacts]:
         _facts(command_config=None, protocol="streams", state_dir=None, internal=()),
         _facts(history_lost=(Trimmed("orders", ((1, 5),)),), members=2, configs={}),
         moved_facts(),
+        moved_facts(onto_copy=True),
     ]
 
 
