@@ -32,11 +32,13 @@ from migcheck.gate.judge import app_reader, judge, plain_reader
 from migcheck.gate.next_steps import next_steps
 from migcheck.model.copy import CopyResult, PartitionCopied, Verification
 from migcheck.model.gate import GateChange, Proposal, Source, SourceKind
+from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import Protocol, ReaderKind, ReaderRisk
 from migcheck.model.runbook import (
     GroupLag,
     GroupsFacts,
     RunbookFacts,
+    StateMove,
     Strategy,
 )
 from migcheck.model.warm import ArchiveState, ClassArchive, Warmth
@@ -256,12 +258,24 @@ def _online(facts: RunbookFacts, name: str) -> RunbookFacts:
     return replace(facts, outputs=("totals", name), downstream=(name,), groups=(name,))
 
 
+def _moved(facts: RunbookFacts, name: str) -> RunbookFacts:
+    """A move-state runbook's facts: the name as the app's id, so in the new id, each
+    changelog's name and the barrier's files; the name a source too."""
+    changelog = facts.internal[0]
+    move = StateMove("counts", changelog, f"{name}-p6-counts-changelog", 6,
+                     {"cleanup.policy": "compact"}, 1000, PartitionerChoice.MURMUR2)  # fmt: skip
+    return replace(facts, moved_app_id=f"{name}-p6", moves=(move,), sources=("orders", name),
+                   history=5000, history_gone=4000)  # fmt: skip
+
+
 def runbook_writer(name: str) -> Written:
     """Every runbook: plain groups (the name among other groups; in place and online) and
     an app (the name as its id: Kafka Streams new topic, in place and online, the name
     also an output and the groups moved; Quix Streams new topic and in place splitting
-    state, a ksqlDB query, a Faust app).  ksqlDB's online runbook adds no writer of its
-    own: its steps are the statement's and the migrate step, both here already."""
+    state, a ksqlDB query, a Faust app; Kafka Streams' and Faust's state moved, the name
+    also a source and in the new id and its changelog).  ksqlDB's online runbook adds no
+    writer of its own: its steps are the statement's and the migrate step, both here
+    already."""
     out = Written()
     quix, ksql, faust = ReaderKind.QUIX_STREAMS, ReaderKind.KSQLDB, ReaderKind.FAUST
     for written in (
@@ -274,6 +288,8 @@ def runbook_writer(name: str) -> Written:
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, ksql), app_steps),
         _runbooks(streams_facts(name, Strategy.NEW_TOPIC, faust), app_steps),
         _runbooks(_online(streams_facts(name, Strategy.ONLINE), name), app_steps),
+        _runbooks(_moved(streams_facts(name, Strategy.MOVE_STATE), name), app_steps),
+        _runbooks(_moved(streams_facts(name, Strategy.MOVE_STATE, faust), name), app_steps),
     ):
         out.markdown += written.markdown
         out.sh += written.sh

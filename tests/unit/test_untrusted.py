@@ -194,7 +194,7 @@ def test_the_issues_id_is_refused_by_the_runbooks_in_one_line_naming_it() -> Non
 
 def test_its_one_line_form_writes_runbooks_whose_header_stays_a_comment(tmp_path: Path) -> None:
     written = WRITERS["runbook"](ISSUE_ID_ONE_LINE)
-    assert written.refused is None and len(written.sh) == 9  # the groups' two, seven apps'
+    assert written.refused is None and len(written.sh) == 11  # the groups' two, nine apps'
     sandbox = tmp_path / "cwd"
     sandbox.mkdir()
     _sh_ok(written, sandbox)
