@@ -39,6 +39,32 @@ class Direct:
 
 
 @dataclass(frozen=True)
+class Sizes:
+    """What each route reads, in records, from the offsets (nothing is read to know it):
+    the changelogs' (a move copies them once and the restarted app restores them) and the
+    sources' (a reprocess reads every one of them again, through every sub-topology)."""
+
+    state: int
+    history: int
+
+    def move_is_cheaper(self) -> bool:
+        """Whether moving the state beats rebuilding it by enough to be worth a new
+        application.id: the sources hold at least :data:`MOVE_CHEAPER_BY` times the
+        changelogs' records, and enough of them (:data:`MOVE_LEAST_HISTORY`) that the
+        move's fixed costs (a Spark job to prove and copy each changelog, a new group)
+        are paid back.  Both figures come from bench-scan's row (p) (docs/benchmarks.md)."""
+        return self.history >= MOVE_LEAST_HISTORY and self.history >= MOVE_CHEAPER_BY * self.state
+
+
+#: How many times the changelogs' records the sources must hold for auto to move a whole
+#: history's state on cost alone (bench-scan (p): see :meth:`Sizes.move_is_cheaper`).
+MOVE_CHEAPER_BY = 3
+#: The fewest source records for which the move's fixed costs are paid back (bench-scan
+#: (p)); below it a reprocess takes seconds anyway, and keeps the app's id.
+MOVE_LEAST_HISTORY = 1_000_000
+
+
+@dataclass(frozen=True)
 class Choice:
     strategy: Strategy  # any but AUTO
     reason: str  # why, said in the runbook; empty when the user chose
@@ -70,11 +96,13 @@ def choose(
     framework: Framework,
     lost: tuple[Trimmed, ...] = (),
     movable: bool = False,
+    sizes: Sizes | None = None,
 ) -> Choice:
-    """The strategy for ``--strategy asked``.  ``auto`` moves the state where a source lost
-    records (``lost``: every reprocess would miss them) and every store can move
-    (``movable``: :func:`~migcheck.apps.movable.unmovable`); else it picks in place only
-    when no store reads the topic directly, for certain.  A framework that takes no
+    """The strategy for ``--strategy asked``.  ``auto`` moves the state where every store
+    can move (``movable``: :func:`~migcheck.apps.movable.unmovable`) and either a source
+    lost records (``lost``: every reprocess would miss them) or the move is much cheaper
+    than the reprocess (``sizes``); else it picks in place only when no store reads the
+    topic directly, for certain.  A framework that takes no
     topology says itself why its state may be unseen; whether it can go online is
     :func:`~migcheck.apps.online.check_online`'s to say."""
     if asked is not Strategy.AUTO:
@@ -87,6 +115,8 @@ def choose(
             "deleted; every store logs to a key-value changelog of its own, so its state is "
             "moved to the new count instead of rebuilt.",
         )
+    if movable and sizes is not None and sizes.move_is_cheaper():
+        return Choice(Strategy.MOVE_STATE, _cheaper(sizes))
     direct = direct_stores(model, topic)
     if direct.stores:
         return Choice(
@@ -111,4 +141,17 @@ def choose(
         "behind a repartition topic, fed by its own key), so every record reaches the "
         "task its key belongs to after the alter; no copy and no producer switch are "
         "needed.",
+    )
+
+
+def _cheaper(sizes: Sizes) -> str:
+    """Why auto moves a whole history's state: both sizes, and the rule."""
+    return (
+        f"--strategy auto chose move-state: the changelogs hold at most {sizes.state} records "
+        f"where a reprocess would read the sources' {sizes.history} again "
+        f"({sizes.history / max(sizes.state, 1):.1f}x as many; auto moves the state where "
+        f"the sources hold at least {MOVE_CHEAPER_BY}x the changelogs' records and at least "
+        f"{MOVE_LEAST_HISTORY}); every store logs to a key-value changelog of its own, so its "
+        "state is moved to the new count instead of rebuilt, and the app restarts under a new "
+        "application.id (pass --strategy new-topic or in-place to keep its id)."
     )

@@ -109,8 +109,9 @@ from migcheck.untrusted import visible
     help="Where the shadow's state comes from: rebuild (it reads the new topic from the "
     "start before the cut-over), move (the old app's changelogs moved into its own after "
     "the switch, where it starts from the barrier: a source trimmed by retention loses "
-    "nothing; Kafka Streams key-value stores), or auto (move where a source lost records "
-    "and every store can move, else rebuild).",
+    "nothing; Kafka Streams key-value stores), or auto (move where every store can move "
+    "and a source lost records, or the sources hold at least 1 M records and 3x the "
+    "changelogs'; else rebuild).",
 )
 @partitioner_option
 @click.option(

@@ -169,7 +169,8 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "Streams, ksqlDB) runs migcheck migrate: a live copy, an app's shadow rebuilt on it, "
     "the producers paused for seconds.  move-state (Kafka Streams key-value stores): "
     "moves the app's changelogs to the new count and restarts it as <app>-p<N>, "
-    "reprocessing nothing; auto picks it where a source lost records.",
+    "reprocessing nothing; auto picks it where a source lost records, or where the "
+    "sources hold at least 1 M records and 3x the changelogs'.",
 )
 @_seconds(
     "--group-timeout",

@@ -33,7 +33,7 @@ from migcheck.commands.copy import (
 from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
-from migcheck.commands.runbook import internal_after, state_moves
+from migcheck.commands.runbook import internal_after, route_sizes, state_moves
 from migcheck.copy.checkpoint import (
     Checkpoint,
     check_destination,
@@ -366,8 +366,10 @@ def choose_shadow_state(
     resumed: Resumed | None,
 ) -> tuple[ShadowState, bool]:
     """Where the shadow's state comes from (``--shadow-state``), and whether every store
-    can move (the lost-history refusal then names the move).  ``auto`` moves where a
-    source lost records and every store can move, and rebuilds otherwise; ``move`` where
+    can move (the lost-history refusal then names the move).  ``auto`` moves where every
+    store can move and a source lost records or the move is much cheaper than the
+    rebuild (:meth:`~migcheck.apps.strategy.Sizes.move_is_cheaper`, as the runbook's
+    auto), and rebuilds otherwise; ``move`` where
     a store cannot is refused in one line, ``unmovable``'s.  A resumed run keeps the
     recorded one (another asked by name is refused)."""
     blocked = unmovable(disc, model, topology, MIGRATE_MOVE)
@@ -381,8 +383,8 @@ def choose_shadow_state(
         return resumed.shadow_state, blocked is None
     if asked is ShadowState.MOVE and blocked is not None:
         raise blocked
-    lost = bool(lost_history(disc))
-    if asked is ShadowState.MOVE or (asked is ShadowState.AUTO and lost and blocked is None):
+    worth = bool(lost_history(disc)) or route_sizes(disc, model).move_is_cheaper()
+    if asked is ShadowState.MOVE or (asked is ShadowState.AUTO and worth and blocked is None):
         return ShadowState.MOVE, True
     return ShadowState.REBUILD, blocked is None
 

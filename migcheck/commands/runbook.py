@@ -29,7 +29,7 @@ from migcheck.apps.movable import unmovable, unproven_refusal, unproven_why
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.rules import AppLevel, external_counts, sizes
 from migcheck.apps.sets import refuse_split_set
-from migcheck.apps.strategy import Choice, choose, direct_stores
+from migcheck.apps.strategy import Choice, Sizes, choose, direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import candidate
 from migcheck.commands.copy import detected_partitioner
@@ -104,7 +104,8 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     blocked = unmovable(disc, model, topology)
     framework = disc.facts.framework
     lost = lost_history(disc)  # the sources' trimmed partitions, read once
-    choice = choose(options.strategy, model, options.topic, framework, lost, blocked is None)
+    sizes = route_sizes(disc, model)
+    choice = choose(options.strategy, model, options.topic, framework, lost, blocked is None, sizes)
     if choice.strategy is Strategy.MOVE_STATE and blocked is not None:
         raise blocked
     proof = _prove_move(options, disc, model, client, new_topic, choice)
@@ -261,6 +262,14 @@ def _stores(model: Model) -> list[str]:
 def _changelogs(model: Model) -> list[str]:
     """The changelogs a move of the app's state copies, one per store."""
     return [model.app.changelog(store) for store in _stores(model)]
+
+
+def route_sizes(disc: Discovery, model: Model) -> Sizes:
+    """What a move and a reprocess would read, from the offsets discovery read: the
+    changelogs' records (end - start, at most what a move copies) and the sources'."""
+    metas = [disc.topics[t] for t in _changelogs(model) if t in disc.topics]
+    sources = [disc.topics[t] for t in disc.facts.sources if t in disc.topics]
+    return Sizes(sum(m.records for m in metas), sum(m.records for m in sources))
 
 
 def internal_after(model: Model, topic: str, to: int) -> Mapping[str, int]:

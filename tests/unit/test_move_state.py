@@ -21,7 +21,7 @@ from streamsmodel import app_facts
 from migcheck.apps.build import from_topology, inferred
 from migcheck.apps.discovery import Discovery
 from migcheck.apps.movable import MIGRATE_MOVE, PlacedElsewhere, placed_elsewhere, unmovable
-from migcheck.apps.strategy import choose
+from migcheck.apps.strategy import Sizes, choose
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
 from migcheck.errors import Refused, UsageError
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
@@ -34,8 +34,10 @@ from migcheck.model.runbook import (
     Check,
     Manual,
     Run,
+    RunbookFacts,
     ShellCheck,
     ShellHelper,
+    Step,
     StepRole,
     Strategy,
 )
@@ -151,6 +153,10 @@ case "$tool $*" in
   kafka-get-offsets*"--time -2"*) cat "$FAKE/starts" ;;
   kafka-consumer-groups*--describe*--offsets*) cat "$FAKE/offsets-$group" 2> /dev/null || true ;;
   kafka-consumer-groups*--describe*--members*) cat "$FAKE/members" 2> /dev/null || true ;;
+  kafka-streams-groups*--describe*--offsets*) cat "$FAKE/streams-$group" 2> /dev/null || true ;;
+  kafka-streams-groups*--reset-offsets*--dry-run*)
+    cat "$FAKE/current-$group" 2> /dev/null || exit 1 ;;
+  kafka-streams-groups*--describe*--members*) cat "$FAKE/members" 2> /dev/null || true ;;
   kafka-consumer-groups*--reset-offsets*)
     file=$(sed 's/.*--from-file \([^ ]*\).*/\1/' <<< "$*")
     cp "$file" "$FAKE/reset-with"
@@ -168,9 +174,11 @@ OFFSETS_HEADER = (
 )
 
 
-def _barrier(tmp_path: Path, function: str, *args: str, **canned: str):
-    """Runs one of the script's functions (``record_barrier``, ``commit_barrier``) with
-    Kafka's tools answering ``canned`` (file name to output)."""
+def _barrier(
+    tmp_path: Path, function: str, *args: str, protocol: Protocol = Protocol.CLASSIC, **canned: str
+):
+    """Runs one of the script's functions (``record_barrier``, ``commit_barrier``) of an
+    app on ``protocol`` with Kafka's tools answering ``canned`` (file name to output)."""
     fake = tmp_path / "fake"
     fake.mkdir(exist_ok=True)
     for name, text in canned.items():
@@ -179,7 +187,7 @@ def _barrier(tmp_path: Path, function: str, *args: str, **canned: str):
     tool.write_text(_FAKE_TOOL)
     tool.chmod(0o755)
     script = tmp_path / "runbook.sh"
-    facts = moved_facts(command_config=None)
+    facts = moved_facts(command_config=None, protocol=protocol)
     script.write_text(render_sh(facts, runbook_steps(facts), "0", "now"), encoding="utf-8")
     (tmp_path / "work").mkdir(exist_ok=True)
     return call_function(script, tool, fake, tmp_path / "work", function, *args)
@@ -254,6 +262,112 @@ def test_the_new_id_gets_the_barrier_and_zero_on_the_new_partitions(tmp_path: Pa
         "  shop-counter-p6 holds the barrier on every partition, and offset 0 on partitions "
         "3-5 of orders\n"
     )
+
+
+#: What kafka-streams-groups 4.3.1 printed for a stopped streams app's group (Empty):
+#: ``--describe --offsets --verbose`` nothing at all (it lists the partitions of members'
+#: tasks); ``--reset-offsets --input-topic orders --to-current --dry-run`` its committed
+#: offsets (the rows of tests/integration/test_runbook_move_state.py's app, renamed).
+STREAMS_CURRENT = (
+    "GROUP                          TOPIC                          PARTITION  NEW-OFFSET     \n"
+    "shop-counter                   orders                         2          9              \n"
+    "shop-counter                   orders                         0          40             \n"
+)
+#: ``--describe --offsets --verbose`` while the app runs (StreamsGroupCommand's columns).
+STREAMS_RUNNING = (
+    "GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LEADER-EPOCH    "
+    "LOG-END-OFFSET  OFFSET-LAG     \n"
+    "shop-counter    orders          0          38              -               40     "
+    "         2              \n"
+    "shop-counter    orders          2          -               -               9      "
+    "         2              \n"
+)
+_ORDERS = {"ends": "orders:0:40\norders:1:0\norders:2:9\n",
+           "starts": "orders:0:40\norders:1:0\norders:2:7\n"}  # fmt: skip
+
+
+def test_a_stopped_streams_groups_barrier_is_read_from_its_committed_offsets(
+    tmp_path: Path,
+) -> None:
+    """kafka-streams-groups lists no offsets of a stopped group: the barrier is read with
+    --to-current --dry-run, which commits nothing."""
+    p = _barrier(
+        tmp_path, "record_barrier", "shop-counter", "barrier.csv", "orders",
+        protocol=Protocol.STREAMS, current_shop_counter=STREAMS_CURRENT, **_ORDERS,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "work" / "barrier.csv").read_text() == (
+        "orders,0,40\norders,1,0\norders,2,9\n"
+    )
+    calls = (tmp_path / "fake" / "calls").read_text()
+    assert (
+        "kafka-streams-groups --bootstrap-server broker-1:9092,broker-2:9092 --reset-offsets "
+        "--group shop-counter --input-topic orders --to-current --dry-run\n"
+    ) in calls
+    assert "--execute" not in calls
+
+
+def test_a_streams_groups_lag_counts_the_records_after_its_committed_offsets(
+    tmp_path: Path,
+) -> None:
+    """Running: --verbose's CURRENT-OFFSET (partition 2 has none: its records after the log
+    start count, 9 - 7); stopped: the dry run's offsets; neither: unknown."""
+    running = _barrier(
+        tmp_path, "group_lag", "orders", "shop-counter", protocol=Protocol.STREAMS,
+        streams_shop_counter=STREAMS_RUNNING, **_ORDERS,
+    )  # fmt: skip
+    assert (running.returncode, running.stdout, running.stderr) == (0, "4\n", "")
+    (tmp_path / "fake" / "streams-shop-counter").unlink()
+    stopped = _barrier(
+        tmp_path, "group_lag", "orders", "shop-counter", protocol=Protocol.STREAMS,
+        current_shop_counter=STREAMS_CURRENT.replace(" 9 ", " 8 "), **_ORDERS,
+    )  # fmt: skip
+    assert (stopped.returncode, stopped.stdout) == (0, "1\n"), stopped.stderr
+    (tmp_path / "fake" / "current-shop-counter").unlink()
+    never = _barrier(tmp_path, "group_lag", "orders", "shop-counter", protocol=Protocol.STREAMS)
+    assert (never.returncode, never.stdout) == (0, "unknown\n"), never.stderr
+
+
+def test_a_streams_apps_new_id_gets_its_offsets_from_kafka_consumer_groups(
+    tmp_path: Path,
+) -> None:
+    """Before its first member joins, the new id is a classic group that the commit made:
+    kafka-streams-groups cannot read it (\"is not a streams group\"); kafka-consumer-groups
+    commits and reads back, and the first streams member's join keeps the offsets."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "barrier.csv").write_text("orders,0,40\norders,1,0\norders,2,9\n")
+    p = _barrier(
+        tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "orders", "6",
+        protocol=Protocol.STREAMS,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    calls = (tmp_path / "fake" / "calls").read_text().splitlines()
+    resets = [c for c in calls if "--reset-offsets" in c]
+    assert resets == [
+        "kafka-consumer-groups --bootstrap-server broker-1:9092,broker-2:9092 --reset-offsets "
+        f"--group shop-counter-p6 --from-file {tmp_path / 'work'}/barrier.csv.commit --execute"
+    ]
+    assert (
+        "kafka-consumer-groups --bootstrap-server broker-1:9092,broker-2:9092 --describe "
+        "--group shop-counter-p6 --offsets"
+    ) in calls
+    assert p.stdout.endswith(
+        "  shop-counter-p6 holds the barrier on every partition, and offset 0 on partitions "
+        "3-5 of orders\n"
+    )
+
+
+def test_a_streams_apps_commit_step_says_how_its_new_group_keeps_the_offsets() -> None:
+    said = "its first streams member's join converts that group into a streams group"
+    streams = _commit_step(moved_facts(protocol=Protocol.STREAMS))
+    classic = _commit_step(moved_facts())
+    assert said in streams.why and said not in classic.why
+    assert streams.why.startswith(classic.why)  # the classic app's words unchanged
+
+
+def _commit_step(facts: RunbookFacts) -> Step:
+    (step,) = [s for s in runbook_steps(facts) if s.title.startswith("Commit ")]
+    return step
 
 
 #: What migcheck copy says when no partitioner placed every record of a changelog (a custom
@@ -487,11 +601,10 @@ def test_stores_placed_by_another_key_are_known_by_kafka_streams_names(
         assert said.startswith(f"the store {store} is a ")
 
 
-def test_a_streams_protocol_group_is_refused_for_now() -> None:
-    refused = _refusal("count", {"shop-counts-changelog": "compact"}, protocol=Protocol.STREAMS)
-    assert isinstance(refused, UsageError)
-    assert str(refused).startswith(
-        "--strategy move-state: shop runs on the streams protocol (KIP-1071): committing"
+def test_a_streams_protocol_group_can_move_too() -> None:
+    """KIP-1071: its new id's offsets are committed as a classic app's are (FINDINGS.md)."""
+    assert (
+        _refusal("count", {"shop-counts-changelog": "compact"}, protocol=Protocol.STREAMS) is None
     )
 
 
@@ -522,6 +635,29 @@ def test_auto_moves_the_state_only_where_history_was_lost_and_every_store_can_mo
         assert kept.strategy is Strategy.NEW_TOPIC
     named = choose(Strategy.MOVE_STATE, model, "orders", KAFKA_STREAMS)
     assert named.strategy is Strategy.MOVE_STATE and named.reason == ""
+
+
+def test_auto_moves_a_whole_historys_state_where_the_move_is_much_cheaper() -> None:
+    """At least 1 M source records and 3x the changelogs': the sizes are said, both."""
+    _, model, _ = _disc("count", {"shop-counts-changelog": "compact"})
+    cheap = Sizes(state=400_000, history=1_200_000)
+    moved = choose(Strategy.AUTO, model, "orders", KAFKA_STREAMS, (), True, cheap)
+    assert moved.strategy is Strategy.MOVE_STATE
+    assert moved.reason == (
+        "--strategy auto chose move-state: the changelogs hold at most 400000 records where "
+        "a reprocess would read the sources' 1200000 again (3.0x as many; auto moves the "
+        "state where the sources hold at least 3x the changelogs' records and at least "
+        "1000000); every store logs to a key-value changelog of its own, so its state is "
+        "moved to the new count instead of rebuilt, and the app restarts under a new "
+        "application.id (pass --strategy new-topic or in-place to keep its id)."
+    )
+    for sizes, movable in (
+        (Sizes(400_001, 1_200_000), True),  # under 3x
+        (Sizes(10, 999_999), True),  # too few records to pay the move's fixed costs back
+        (cheap, False),  # a store that cannot move
+    ):
+        kept = choose(Strategy.AUTO, model, "orders", KAFKA_STREAMS, (), movable, sizes)
+        assert kept.strategy is Strategy.NEW_TOPIC
 
 
 def test_the_lost_history_refusal_names_the_move_where_the_state_can_move() -> None:

@@ -1024,16 +1024,22 @@ def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_c
     describe = Path(__file__).resolve().parents[2] / "fixtures/java/streams/describe"
 
     def chosen(
-        name: str, start: int, asked: ShadowState, resumed: Resumed | None = None
+        name: str,
+        start: int,
+        asked: ShadowState,
+        resumed: Resumed | None = None,
+        sizes: tuple[int, int] = (90, 0),
     ) -> tuple[ShadowState, bool]:
         """The shop app of describe() ``name`` on orders, whose partition 0 starts at
-        ``start``; its counts-changelog there unless logging is disabled."""
+        ``start``; its counts-changelog there unless logging is disabled.  ``sizes``: the
+        end offsets of orders' partition 0 and of the changelog's (0: no offsets known)."""
         changelogs = {} if name == "count-nolog" else {"shop-counts-changelog": "compact"}
         kind = ReaderKind.KAFKA_STREAMS
         facts = app_facts("shop", {"orders": 3}, dict.fromkeys(changelogs, 3), Protocol.CLASSIC,
                           framework=FRAMEWORKS[kind])  # fmt: skip
-        topics = {t: TopicMeta(t, policy, 3) for t, policy in changelogs.items()}
-        topics["orders"] = TopicMeta("orders", "delete", 3, (PartitionMeta(0, start, 90),))
+        held = (PartitionMeta(0, 0, sizes[1]),) if sizes[1] else ()
+        topics = {t: TopicMeta(t, policy, 3, held) for t, policy in changelogs.items()}
+        topics["orders"] = TopicMeta("orders", "delete", 3, (PartitionMeta(0, start, sizes[0]),))
         topology = parse_topology((describe / f"{name}.txt").read_text(encoding="utf-8"))
         disc = Discovery(facts, None, topics)
         options = MigrateOptions("orders", 6, str(tmp_path / "m.json"), shadow_state=asked)
@@ -1043,6 +1049,10 @@ def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_c
     auto, move, rebuild = ShadowState.AUTO, ShadowState.MOVE, ShadowState.REBUILD
     assert chosen("count", 40, auto) == (move, True)  # trimmed, and it can move
     assert chosen("count", 0, auto) == (rebuild, True)  # the whole history: rebuilt
+    # the whole history, but at least 1 M records and 3x the changelog's: moved, as cheaper
+    assert chosen("count", 0, auto, sizes=(3_000_000, 1_000_000)) == (move, True)
+    assert chosen("count", 0, auto, sizes=(3_000_000, 1_000_001)) == (rebuild, True)
+    assert chosen("count", 0, auto, sizes=(999_999, 10)) == (rebuild, True)  # too few
     assert chosen("count", 0, move) == (move, True)  # asked by name
     assert chosen("count", 40, rebuild) == (rebuild, True)  # the refusal then names move
     assert chosen("count-nolog", 40, auto) == (rebuild, False)  # nothing to move from
