@@ -16,9 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migcheck.analysis.errors import spark_errors
-from migcheck.apps.build import Model
-from migcheck.apps.discovery import Discovery, app_model, discover_app, lost_history
-from migcheck.apps.movable import MIGRATE_MOVE, unmovable
+from migcheck.apps.discovery import app_model, discover_app
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.sets import refuse_split_set
 from migcheck.apps.strategy import direct_stores
@@ -26,29 +24,27 @@ from migcheck.commands.app import candidate
 from migcheck.commands.copy import (
     CopyOptions,
     PreparedCopy,
-    copy_until,
     follow_io,
     prepare_copy,
 )
 from migcheck.commands.groups_runbook import plain_groups
 from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
-from migcheck.commands.runbook import internal_after, route_sizes, state_moves
+from migcheck.commands.runbook import internal_after, state_moves
+from migcheck.commands.shadow_state import StateMoves, choose_shadow_state
 from migcheck.copy.checkpoint import (
-    Checkpoint,
     check_destination,
     load_checkpoint,
-    save_checkpoint,
 )
 from migcheck.copy.follow import follow
 from migcheck.copy.verify import verify_ranges
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.frameworks.registry import FRAMEWORKS, STATEFUL_KINDS, label
-from migcheck.frameworks.topology import Topology, read_topology
+from migcheck.frameworks.topology import read_topology
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import describe_group
 from migcheck.kafka.metadata import TopicMeta, describe_topics
-from migcheck.model.copy import CopyResult, Ranges, Verification
+from migcheck.model.copy import Ranges, Verification
 from migcheck.model.migrate import CUTOVER_TIMEOUT_S, MigrateResult, ShadowStart, ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import ReaderKind
@@ -61,7 +57,6 @@ from migcheck.online.sequence import Copy, State, Way
 from migcheck.online.steps import Hooks, Lanes, Migration, first_run, resumed_run, walk
 from migcheck.online.world import Operator, open_migrate_io
 from migcheck.online.writes import (
-    create_moved_changelog,
     create_new_topic,
     create_shadow_output,
 )
@@ -120,7 +115,7 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     with spark_errors():
         prepared = prepare_copy(copy, client, source, dest, saved)
         if resumed is None:
-            _pin_state_moves(options, client, app)
+            _state_moves(options).pin(client, app)
         plan = Plan(
             options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
             options.cutover_timeout_s, options.yes, app, options.complete_after_s,
@@ -181,7 +176,7 @@ def _lanes(
         if copy is Copy.FORWARD:
             this, app, starts = prepared, plan.app, None
             said = f"copy: following {plan.topic} into {plan.into}"
-            mover = _state_mover(options, client)
+            mover = _state_moves(options).mover(client)
         else:
             barrier = m.barriers[Way.FORWARD]
             this, app = _reverse_copy(options, client, m), mirror(plan).app
@@ -245,57 +240,9 @@ def _reverse_copy(options: MigrateOptions, client: ClientConfig, m: Migration) -
     return prepare_copy(copy, client, new, old, saved, starts=m.barriers[Way.FORWARD].new)
 
 
-def _state_mover(
-    options: MigrateOptions, client: ClientConfig
-) -> Callable[[StateMove, dict[int, int]], CopyResult]:
-    """A seeded shadow's changelog moved up to ``ends`` by the copy engine (the
-    partitioner its checkpoint pinned at the start, the records since checked against it,
-    exactly once, verified) into the shadow's; a resumed run goes on from the
-    checkpoint."""
-
-    def move(m: StateMove, ends: dict[int, int]) -> CopyResult:
-        copy, topics, saved = _state_copy(options, client, m)
-        return copy_until(copy, client, topics, saved, ends)
-
-    return move
-
-
-def _pin_state_moves(options: MigrateOptions, client: ClientConfig, app: AppPlan | None) -> None:
-    """At the start, before any cut-over: each changelog a seeded shadow's state moves
-    from has its partitioner detected from its records and pinned in the move's
-    checkpoint (refused in one line where none placed them all, while the producers still
-    write the old topic), so that the move after the switch only checks what arrived
-    since."""
-    for m in app.moves if app else ():
-        copy, (source, dest), saved = _state_copy(options, client, m)
-        if saved is None:
-            prepared = prepare_copy(copy, client, source, dest, saved)
-            save_checkpoint(_state_checkpoint(options, m), m.changelog, m.into, prepared.state)
-
-
-def _state_copy(
-    options: MigrateOptions, client: ClientConfig, m: StateMove
-) -> tuple[CopyOptions, tuple[TopicMeta, TopicMeta], Checkpoint | None]:
-    """One changelog's move as the copy engine runs it: into the shadow's changelog,
-    created like it, with its checkpoint beside migrate's (a destination with records
-    and no checkpoint refused)."""
-    create_moved_changelog(client, m)
-    path = _state_checkpoint(options, m)
-    saved = load_checkpoint(path, m.changelog, m.into)
-    source, dest = describe_topics(client, [m.changelog, m.into])
-    if saved is None and any(p.records for p in dest.partitions):
-        raise UsageError(f"{m.into} is not empty and {path} records no earlier move into it")
-    check_destination(path, saved, m.into, dest.partition_count)
-    copy = CopyOptions(
-        topic=m.changelog, into=m.into, checkpoint=path,
-        connection=options.connection, spark=options.spark,
-    )  # fmt: skip
-    return copy, (source, dest), saved
-
-
-def _state_checkpoint(options: MigrateOptions, m: StateMove) -> str:
-    """A changelog's move's checkpoint, beside the forward copy's."""
-    return f"{options.checkpoint}.{m.into}"
+def _state_moves(options: MigrateOptions) -> StateMoves:
+    """The seeded shadow's changelog moves, on the migration's cluster and Spark."""
+    return StateMoves(options.checkpoint, options.connection, options.spark)
 
 
 def _reverse_checkpoint(options: MigrateOptions) -> str:
@@ -314,7 +261,7 @@ def _app_plan(
     move online (:func:`~migcheck.apps.online.check_online`: a fresh run only checks its
     history, a ``resumed`` one's shadow is built or seeded already), each output exists,
     and each downstream group reads one of them; its state moved or rebuilt
-    (:func:`choose_shadow_state`)."""
+    (:func:`~migcheck.commands.shadow_state.choose_shadow_state`)."""
     app = options.application_id
     if app is None:
         if options.outputs or options.downstream_groups or options.topology:
@@ -329,7 +276,7 @@ def _app_plan(
     topology = read_topology(options.topology)
     disc = discover_app(client, app, topology, [source.name], FRAMEWORKS[kind])
     model = app_model(disc, topology)  # a join's other side must widen with the topic
-    state, movable = choose_shadow_state(options, disc, model, topology, resumed)
+    state, movable = choose_shadow_state(options.shadow_state, disc, model, topology, resumed)
     # a resumed run's shadow is built already, and a moved state lost nothing
     shadow_line = check_online(
         ONLINE_ROUTE, disc, topology,
@@ -356,37 +303,6 @@ def _app_plan(
         app, shadow, pairs, tuple(dict.fromkeys(options.downstream_groups)),
         options.max_shadow_lag, start, disc.facts.framework, state, moves,
     )  # fmt: skip
-
-
-def choose_shadow_state(
-    options: MigrateOptions,
-    disc: Discovery,
-    model: Model,
-    topology: Topology | None,
-    resumed: Resumed | None,
-) -> tuple[ShadowState, bool]:
-    """Where the shadow's state comes from (``--shadow-state``), and whether every store
-    can move (the lost-history refusal then names the move).  ``auto`` moves where every
-    store can move and a source lost records or the move is much cheaper than the
-    rebuild (:meth:`~migcheck.apps.strategy.Sizes.move_is_cheaper`, as the runbook's
-    auto), and rebuilds otherwise; ``move`` where
-    a store cannot is refused in one line, ``unmovable``'s.  A resumed run keeps the
-    recorded one (another asked by name is refused)."""
-    blocked = unmovable(disc, model, topology, MIGRATE_MOVE)
-    asked = options.shadow_state
-    if resumed is not None:
-        if asked not in (ShadowState.AUTO, resumed.shadow_state):
-            raise UsageError(
-                f"{resumed.path} records --shadow-state {resumed.shadow_state}, this run "
-                f"{asked}: resume with the recorded migration's options"
-            )
-        return resumed.shadow_state, blocked is None
-    if asked is ShadowState.MOVE and blocked is not None:
-        raise blocked
-    worth = bool(lost_history(disc)) or route_sizes(disc, model).move_is_cheaper()
-    if asked is ShadowState.MOVE or (asked is ShadowState.AUTO and worth and blocked is None):
-        return ShadowState.MOVE, True
-    return ShadowState.REBUILD, blocked is None
 
 
 #: How migrate names itself in the refusals of an app it cannot move online.

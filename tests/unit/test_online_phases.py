@@ -1014,7 +1014,7 @@ def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_c
 
     from migcheck.apps.build import from_topology
     from migcheck.apps.discovery import Discovery
-    from migcheck.commands.migrate import MigrateOptions, choose_shadow_state
+    from migcheck.commands.shadow_state import choose_shadow_state
     from migcheck.errors import Refused, UsageError
     from migcheck.frameworks.registry import FRAMEWORKS
     from migcheck.frameworks.topology import parse_topology
@@ -1042,9 +1042,8 @@ def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_c
         topics["orders"] = TopicMeta("orders", "delete", 3, (PartitionMeta(0, start, sizes[0]),))
         topology = parse_topology((describe / f"{name}.txt").read_text(encoding="utf-8"))
         disc = Discovery(facts, None, topics)
-        options = MigrateOptions("orders", 6, str(tmp_path / "m.json"), shadow_state=asked)
         model = from_topology(facts, topology)
-        return choose_shadow_state(options, disc, model, topology, resumed)
+        return choose_shadow_state(asked, disc, model, topology, resumed)
 
     auto, move, rebuild = ShadowState.AUTO, ShadowState.MOVE, ShadowState.REBUILD
     assert chosen("count", 40, auto) == (move, True)  # trimmed, and it can move
