@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 from copykill import kcat_count, kill, resume, session_pids, wait_mid_round
+from kafka import KafkaConsumer, TopicPartition
 from kafkatest import Kafka
 from runbookops import Detached, execute_yes
 from streamsapp import StreamsApp, phase1, phase2
@@ -154,6 +155,18 @@ def _moved(kafka: Kafka, changelog: str) -> Counter[tuple[str, int]]:
     )
 
 
+def _log(kafka: Kafka, topic: str) -> dict[int, tuple[int, int]]:
+    """Each partition of ``topic`` with its log start and end offsets, as kafka-python's
+    consumer reads them (in this process: no tool's JVM)."""
+    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap)
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        starts, ends = consumer.beginning_offsets(tps), consumer.end_offsets(tps)
+        return {tp.partition: (starts[tp], ends[tp]) for tp in tps}
+    finally:
+        consumer.close()
+
+
 def _exact(counts: dict[str, int], whole: Counter[str]) -> None:
     wrong = {k: (counts.get(k), n) for k, n in whole.items() if counts.get(k) != n}
     assert not wrong, f"{len(wrong)} keys lost history: {list(wrong.items())[:5]}"
@@ -227,6 +240,61 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     # nothing of the old app was deleted: the way back
     assert _partitions(kafka, f"{old_id}-counts-changelog") == "3"
     assert group_offsets(kafka, old_id) == old_offsets
+
+
+def test_a_trimmed_count_app_moves_onto_a_copy_and_its_input_is_left_as_it_was(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """``--strategy move-state --into``: the input is copied at the barrier, not altered.
+    Retention deleted the first round only, so the copy holds the second, which the app
+    counted before the barrier: the new id reads on from the copy's ends, and a count that
+    read the copy again would be off by the second round."""
+    app = StreamsApp(kafka, "count")
+    first, second = phase1(), phase2()
+    app.produce(app.input, first)
+    deleted = {p: end for p, (_, end) in _log(kafka, app.input).items()}
+    app.produce(app.input, second)
+    produced = Counter(key for key, _ in [*first, *second])
+    ran = app.run()
+    assert ran.code == 0, ran.stderr[-2000:]
+    assert _counts(ran.state) == produced
+    trim(kafka, app.input, deleted, tmp_path / "delete.json")
+    kept = _log(kafka, app.input)
+    assert {p: start for p, (start, _) in kept.items()} == deleted
+
+    topology = app.describe(tmp_path / "topology.txt")
+    into = f"{app.input}-copy6"
+    p = app.migcheck(
+        "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
+        "--state-dir", str(app.state_dir), "--strategy", "move-state", "--into", into,
+        "--format", "sh",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+
+    old_id, new_id, old_input = app.app_id, f"{app.app_id}-p6", app.input
+    app.app_id, app.input = new_id, into  # the operator restarts it as the script says
+    # the producers resume on the copy when the script switches them, before the restart
+    more = phase2()
+    code, out, dump = execute_yes(script, app, tmp_path / "work", switched=more)
+    assert code == 0, out
+    assert "Runbook complete." in out
+    assert "MANUAL: Switch every producer of" in out
+    # restored from the moved changelog and read on from the copy's ends: every key's
+    # count is its whole history, the second round counted once, no key split over tasks
+    whole = produced + Counter(key for key, _ in more)
+    rows = _dumped(dump)
+    _exact(_counts(rows), whole)
+    assert Counter(key for store, key, _ in rows if store == "counts") == Counter(
+        dict.fromkeys(whole, 1)
+    )
+    assert len(_log(kafka, into)) == len(_log(kafka, f"{new_id}-counts-changelog")) == 6
+
+    # the input is left as it was (its 3 partitions, log starts and ends), and nothing of
+    # the old app was deleted
+    assert len(kept) == 3 and _log(kafka, old_input) == kept
+    assert len(_log(kafka, f"{old_id}-counts-changelog")) == 3
 
 
 def test_a_store_behind_a_repartition_topic_moves_and_every_rekeyed_count_is_exact(

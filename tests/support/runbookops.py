@@ -173,11 +173,16 @@ class Operator:
 
 
 def execute_yes(
-    script: Path, app: StreamsApp, work: Path, base_env: dict[str, str] | None = None
+    script: Path,
+    app: StreamsApp,
+    work: Path,
+    base_env: dict[str, str] | None = None,
+    switched: list[tuple[str, str]] | None = None,
 ) -> tuple[int, str, str]:
     """``--execute --yes``: the script answers its own manual steps; the operator still
     does what they ask (start the app when told) and the app's dump is kept.  ``base_env``
-    (default this process's) names the Kafka whose tools the script runs."""
+    (default this process's) names the Kafka whose tools the script runs.  ``switched``:
+    records the producers write to ``app.input`` once the script switches them to it."""
     proc = subprocess.Popen(
         ["bash", str(script), "--execute", "--yes"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -188,6 +193,9 @@ def execute_yes(
     started: subprocess.Popen[str] | None = None
     for line in proc.stdout:
         seen.append(line)
+        if "MANUAL: Switch every producer" in line and switched:
+            app.produce(app.input, switched)
+            switched = None
         if "MANUAL: Start the application" in line and started is None:
             started = subprocess.Popen(
                 app.command(max_seconds=150), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
