@@ -22,8 +22,6 @@ but its records, so the move is refused, in one line, for:
 - a repartition topic whose count its framework never checks (Faust's ``group_by``): the
   table behind it would need a changelog of the count the app gives the new id's topic,
   which nothing here shows;
-- a streams-protocol group (KIP-1071): the new id's offsets are committed before its
-  first member joins, which this runbook does only for a classic group so far;
 - a model that may miss stores (no ``--topology``): a store with logging disabled would
   go unseen, and be lost;
 - a store without a changelog: logging disabled, or a ``KTable`` that reads its source
@@ -50,7 +48,6 @@ from migcheck.apps.discovery import Discovery
 from migcheck.apps.streamtime import SUPPRESS, changelogs, stream_time_reasons
 from migcheck.errors import MigcheckError, Refused, UsageError
 from migcheck.frameworks.topology import Node, SubTopology, Topology
-from migcheck.model.readers import Protocol
 
 
 @dataclass(frozen=True)
@@ -179,12 +176,6 @@ def _app_wide(disc: Discovery, model: Model, route: MoveRoute = RUNBOOK_MOVE) ->
             f"{', '.join(sorted(unsized))}: a table behind it must have a changelog of the "
             "count the app gives the new id's repartition topic, which "
             f"{framework.name} never checks and nothing here shows; {route.way_out}"
-        )
-    if disc.facts.protocol is Protocol.STREAMS:
-        return (
-            f"{app} runs on the streams protocol (KIP-1071): committing a new streams "
-            "group's offsets before its first member joins is not proven yet; move it on the "
-            "classic protocol (group.protocol=classic)"
         )
     if not model.app.stores_known:
         return f"{app}: {framework.unseen}"

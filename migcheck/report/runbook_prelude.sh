@@ -201,6 +201,34 @@ committed_csv() {
     | sort
 }
 
+# The group $1's committed offsets on the topics after $1, as committed_csv prints them.
+# kafka-consumer-groups lists them; kafka-streams-groups (PROTOCOL=streams, Kafka 4.3) lists
+# only the partitions of its members' tasks, none once the app has stopped, and without
+# --verbose their lag where the offset would be: a stopped streams group's are read with
+# --reset-offsets --to-current --dry-run, which commits nothing and answers only while the
+# group has no members (FINDINGS.md, "Committing a new streams group's offsets").
+group_offsets() {
+  local group=$1 topic
+  shift
+  if [ "$PROTOCOL" != streams ]; then
+    { group_tool --describe --group "$group" --offsets 2> /dev/null || true; } \
+      | committed_csv "$group"
+    return
+  fi
+  {
+    group_tool --describe --group "$group" --offsets --verbose 2> /dev/null || true
+    for topic in "$@"; do
+      group_tool --reset-offsets --group "$group" --input-topic "$topic" --to-current \
+        --dry-run 2> /dev/null || true
+    done
+  } | committed_csv "$group" | sort -u
+}
+
+# The offset of the topic $1's partition $2 in committed_csv's lines on stdin; none if absent.
+csv_offset() {
+  awk -F, -v t="$1" -v p="$2" '$1 == t && $2 == p { print $3 }'
+}
+
 # The offsets of each partition of the topic $1 at the time $2 (-1 its end, -2 its log
 # start), as "partition offset" lines.
 topic_offsets() {
@@ -220,14 +248,13 @@ topic_offsets() {
 record_barrier() {
   local group=$1 file=$2 topic committed p end start at
   shift 2
-  committed=$({ group_tool --describe --group "$group" --offsets 2> /dev/null || true; } \
-    | committed_csv "$group")
+  committed=$(group_offsets "$group" "$@")
   : > "$WORKDIR/$file.tmp"
   for topic in "$@"; do
     declare -A starts=()
     while read -r p start; do starts[$p]=$start; done < <(topic_offsets "$topic" -2)
     while read -r p end; do
-      at=$(awk -F, -v t="$topic" -v p="$p" '$1 == t && $2 == p { print $3 }' <<< "$committed")
+      at=$(csv_offset "$topic" "$p" <<< "$committed")
       if [ -z "$at" ]; then
         [ "${starts[$p]:-}" = "$end" ] || fail "$group has no committed offset on $topic" \
           "partition $p, which holds records up to offset $end: let the app drain to lag 0"
@@ -268,7 +295,8 @@ record_copy_barrier() {
 # to $4 at offset 0 (the producers wrote there only after the alter; a copy's barrier,
 # record_copy_barrier's, names every partition of its $3 already); then reads every
 # offset back.  kafka-consumer-groups --reset-offsets --from-file, never the streams reset
-# tool, which would delete internal topics.  Kafka allows it only while the group has no
+# tool, which would delete internal topics; for a streams-protocol app too, whose new id is
+# a classic group until its first member's join converts it, keeping the offsets.  Kafka allows it only while the group has no
 # members; a re-run commits the same offsets again.
 commit_barrier() {
   local group=$1 file=$2 topic=$3 count=$4 plan="$WORKDIR/$2.commit" old p out wrong
@@ -282,11 +310,11 @@ commit_barrier() {
     "its offsets are committed before it first starts"
   reset=(--reset-offsets --group "$group" --from-file "$plan" --execute)
   show kafka-consumer-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "${reset[@]}"
-  out=$(group_tool "${reset[@]}" 2>&1) || fail "kafka-consumer-groups --reset-offsets failed:" \
+  out=$(consumer_groups "${reset[@]}" 2>&1) || fail "kafka-consumer-groups --reset-offsets failed:" \
     "$(grep -v '^[[:space:]]*$' <<< "$out" | tail -n 1)"
   while IFS= read -r p; do [ -z "$p" ] || say "    $p"; done <<< "$out"
   wrong=$(comm -23 <(sort "$plan") \
-    <({ group_tool --describe --group "$group" --offsets 2> /dev/null || true; } \
+    <({ consumer_groups --describe --group "$group" --offsets 2> /dev/null || true; } \
       | committed_csv "$group") | tr '\n' ' ')
   [ -z "$wrong" ] || fail "$group does not hold these offsets (topic,partition,offset): $wrong"
   ((old < count)) || { say "  $group holds the barrier on every partition"; return; }
@@ -299,8 +327,16 @@ group_tool() {
   if [ "$PROTOCOL" = streams ]; then
     kafka_tool kafka-streams-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "$@"
   else
-    kafka_tool kafka-consumer-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "$@"
+    consumer_groups "$@"
   fi
+}
+
+# kafka-consumer-groups, whatever the protocol: the group_tool of a classic group, and the
+# tool of a new application id's offsets before its first member joins (commit_barrier).
+consumer_groups() {
+  local -a cfg
+  mapfile -t cfg < <(config_args --command-config)
+  kafka_tool kafka-consumer-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "$@"
 }
 
 # Waits up to $1 seconds for the group $2 to have no members.  A Kafka Streams member of a
@@ -402,10 +438,30 @@ AWK
 # The lag of the group $2 on the topic $1, summed over its partitions: "unknown" when the
 # group commits no offsets for it; a partition without a committed offset counts 1.
 group_lag() {
+  if [ "$PROTOCOL" = streams ]; then
+    streams_lag "$@"
+    return
+  fi
   { group_tool --describe --group "$2" --offsets 2> /dev/null || true; } \
     | G=$2 awk -v t="$1" "$(awk_group_fields)"'
         group_fields() && f[1] == t { n++; if (f[5] ~ /^[0-9]+$/) s += f[5]; else s += 1 }
         END { if (n == 0) print "unknown"; else print s }'
+}
+
+# group_lag of a streams group: the records of each partition after its committed offset,
+# or after its log start where it has none; kafka-streams-groups prints no lag once the app
+# has stopped, and none but with --verbose while it runs (group_offsets).
+streams_lag() {
+  local topic=$1 committed p start end at lag=0 n=0
+  local -A starts=()
+  committed=$(group_offsets "$2" "$topic")
+  while read -r p start; do starts[$p]=$start; done < <(topic_offsets "$topic" -2)
+  while read -r p end; do
+    at=$(csv_offset "$topic" "$p" <<< "$committed")
+    [ -z "$at" ] || n=$((n + 1))
+    lag=$((lag + end - ${at:-${starts[$p]:-$end}}))
+  done < <(topic_offsets "$topic" -1)
+  if [ "$n" = 0 ]; then echo unknown; else echo "$lag"; fi
 }
 
 # The number of members of the group $1: 0 when it has none or does not exist.

@@ -512,7 +512,7 @@ def commit_barrier(f: RunbookFacts) -> Step:
         f"at its offset in {BARRIER_FILE}, each new partition from 0 (the producers wrote "
         "there only after the alter). kafka-consumer-groups commits them from a file "
         "(topic,partition,offset), while the new group has no members; never the streams "
-        "reset tool, which deletes internal topics.",
+        f"reset tool, which deletes internal topics.{_streams_join(f)}",
         (
             Check(
                 ShellCheck.COMMIT_BARRIER,
@@ -586,6 +586,19 @@ def commit_copy_barrier(f: RunbookFacts) -> Step:
             ),
         ),
     )  # fmt: skip
+
+
+def _streams_join(f: RunbookFacts) -> str:
+    """How a streams-protocol app's new id keeps the offsets committed before it starts
+    (proven on Kafka 4.3.1, fixtures/java/streams/FINDINGS.md); nothing for a classic one."""
+    if f.protocol is not Protocol.STREAMS:
+        return ""
+    return (
+        " On the streams protocol (KIP-1071) too: the commit makes the new id an empty "
+        "classic group, and its first streams member's join converts that group into a "
+        "streams group, keeping its offsets; kafka-consumer-groups also reads them back, "
+        "which kafka-streams-groups cannot while the group is classic."
+    )
 
 
 def move_state_steps(

@@ -116,16 +116,14 @@ def test_a_global_store_has_nothing_to_move_and_is_not_listed() -> None:
     assert routes == ()
 
 
-def test_a_reason_of_the_whole_app_is_every_stores() -> None:
+def test_a_streams_protocol_apps_store_moves_as_a_classic_ones() -> None:
+    """KIP-1071 is no reason of the whole app any more: its new id's offsets are committed
+    as a classic app's are (FINDINGS.md, "Committing a new streams group's offsets")."""
     routes, runbook_moves = _routes(
         "count", {"shop-counts-changelog": "compact"}, protocol=Protocol.STREAMS
     )
-    assert [r.reason for r in routes] == [
-        "shop runs on the streams protocol (KIP-1071): committing a new streams group's "
-        "offsets before its first member joins is not proven yet; move it on the classic "
-        "protocol (group.protocol=classic)"
-    ]
-    assert not runbook_moves
+    assert routes == (StoreRoute("counts", "shop-counts-changelog", None),)
+    assert runbook_moves
 
 
 def test_a_framework_whose_move_is_not_proven_holds_back_every_store() -> None:
