@@ -574,7 +574,7 @@ def commit_copy_barrier(f: RunbookFacts) -> Step:
         "whose state has moved, and the producers wrote there only after, so it reads none "
         "of the copied records again (nor those a killed copy left aborted). Committed as the "
         "barrier in place is: kafka-consumer-groups --from-file, while the new group has no "
-        "members.",
+        f"members.{_streams_join(f)}",
         (
             Check(
                 ShellCheck.COMMIT_BARRIER,

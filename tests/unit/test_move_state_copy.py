@@ -128,6 +128,22 @@ def test_the_copy_is_the_new_topic_routes_and_its_ends_are_the_new_ids_barrier()
     assert restart[3].args[-6:-2] == ("--topic", "orders-p6", "--to", "6")
 
 
+def test_a_streams_protocol_apps_new_id_keeps_the_copys_ends_as_the_barrier_in_place() -> None:
+    title = "Commit shop-counter-p6's offsets at the ends of orders-p6"
+    (classic,) = [s.why for s in runbook_steps(_copy_facts()) if s.title == title]
+    assert classic.endswith(
+        "kafka-consumer-groups --from-file, while the new group has no members."
+    )
+    facts = _copy_facts(protocol="streams")
+    (streams,) = [s.why for s in runbook_steps(facts) if s.title == title]
+    assert streams == classic + (
+        " On the streams protocol (KIP-1071) too: the commit makes the new id an empty "
+        "classic group, and its first streams member's join converts that group into a "
+        "streams group, keeping its offsets; kafka-consumer-groups also reads them back, "
+        "which kafka-streams-groups cannot while the group is classic."
+    )
+
+
 def test_the_copy_step_says_why_the_input_is_left_as_it_was() -> None:
     facts = _copy_facts()
     md = render_markdown(facts, runbook_steps(facts), "0", "now")
