@@ -45,6 +45,14 @@ from migcheck.report.copy import LAG_FORMATS
     "when it holds).  Needs --checkpoint; a re-run resumes from it.",
 )
 @click.option(
+    "--check-placement",
+    is_flag=True,
+    help="With --partitioner: first check that it placed every keyed record of --topic "
+    "under its count (since the checkpoint, if any), and refuse the copy in one line "
+    "where it did not; the check's read is held for the copy, not read again.  A "
+    "runbook's state move runs it with the partitioner it proved when it was written.",
+)
+@click.option(
     "--reporting-interval",
     type=int,
     default=5000,
@@ -67,6 +75,7 @@ def copy_cmd(
     partitioner: PartitionerChoice,
     checkpoint: str | None,
     follow: bool,
+    check_placement: bool,
     reporting_interval: int,
     fmt: str,
     master: str | None,
@@ -88,6 +97,7 @@ def copy_cmd(
         partitioner=partitioner,
         checkpoint=checkpoint,
         follow=follow,
+        check_placement=check_placement,
         reporting_interval_ms=reporting_interval,
     )
 

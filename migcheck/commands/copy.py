@@ -57,6 +57,7 @@ class CopyOptions:
     partitioner: PartitionerChoice = PartitionerChoice.AUTO
     checkpoint: str | None = None
     follow: bool = False  # after the history, the tail, until SIGTERM or SIGINT
+    check_placement: bool = False  # a --partitioner given is checked against every record
     reporting_interval_ms: int = 5000  # how often a follow reports its lag
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
@@ -82,6 +83,11 @@ def run_copy(
     client = options.connection.client()
     if options.topic == options.into:
         raise UsageError("--into must differ from --topic")
+    if options.check_placement and options.partitioner is PartitionerChoice.AUTO:
+        raise UsageError(
+            "--check-placement checks a --partitioner given; without one the copy detects "
+            "the partitioner from every record already"
+        )
     if options.follow and options.checkpoint is None:
         raise UsageError("--follow needs --checkpoint: a stopped follow resumes from it")
     if options.reporting_interval_ms <= 0:
@@ -135,8 +141,9 @@ def prepare_copy(
         return spark_key_stats(spark, client, source, units, names, dest.partition_count, run)
 
     partitioner = choose_partitioner(
-        options.partitioner, options.checkpoint, saved, source, read_stats
-    )
+        options.partitioner, options.checkpoint, saved, source, read_stats,
+        options.check_placement,
+    )  # fmt: skip
     log_starts = starts or {p.partition: p.log_start_offset for p in source.partitions}
     state = starting_state(saved, partitioner, dest.partition_count, log_starts)
     spec = CopySpec(

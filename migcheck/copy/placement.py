@@ -69,6 +69,7 @@ def choose_partitioner(
     saved: Checkpoint | None,
     source: TopicMeta,
     read_stats: Any,  # (units, names) -> KeyStats | None: every key read and scored
+    check: bool = False,
 ) -> str:
     """The partitioner this run places keys with, decided before anything is written.
 
@@ -77,8 +78,12 @@ def choose_partitioner(
     ``analyze``'s (:func:`~migcheck.analysis.verdicts.choose_placement`) over every
     key read, never a sample: a key placed by no hash may sit in several source
     partitions, and then neither its placement nor its order can be kept.  A forced
-    ``--partitioner`` is used as given.  With ``auto``, a later run checks that the
-    records that arrived since were placed by the checkpoint's partitioner too.
+    ``--partitioner`` is used as given, unless ``check`` (``--check-placement``): then
+    every keyed record read (since the checkpoint, if any) must sit where it places it,
+    or the copy is refused before it writes; the read is held for the copy, so nothing
+    is read twice.  That is how a runbook's state move proves, when it runs, the
+    partitioner it proved when it was written.  With ``auto``, a later run checks that
+    the records that arrived since were placed by the checkpoint's partitioner too.
     """
     pinned = saved.partitioner if saved else None
     if pinned and requested not in (PartitionerChoice.AUTO, pinned):
@@ -87,6 +92,8 @@ def choose_partitioner(
             f"the same partitioner, or a key's new records land away from its history"
         )
     if requested != PartitionerChoice.AUTO:
+        if check:
+            detect_partitioner(source, read_stats, saved.next if saved else {}, requested)
         return requested
     found = detect_partitioner(source, read_stats, saved.next if saved else {}, pinned)
     # no keyed record: nothing is placed by hash, all go round-robin
@@ -112,13 +119,17 @@ def detect_partitioner(
     units = [WorkUnit(source.name, p, a, b) for p, (a, b) in ranges.items() if a < b]
     names = [pinned] if pinned else list(AUTO_CANDIDATES)
     stats = read_stats(units, names) if units else None
-    return None if stats is None else placed_every_key(source, stats, pinned)
+    since = any(start.get(p.partition, 0) > p.log_start_offset for p in source.partitions)
+    return None if stats is None else placed_every_key(source, stats, pinned, since)
 
 
-def placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> str:
+def placed_every_key(
+    source: TopicMeta, stats: KeyStats, pinned: str | None, since: bool = False
+) -> str:
     """``pinned`` if it placed every key read, else the first of ``analyze``'s choices
     that did; a refusal when none did, or when several did and would place some key
-    differently at the destination's count (``stats.splits``)."""
+    differently at the destination's count (``stats.splits``).  ``since``: the read
+    began after the log's start (a checkpoint's), as the refusal says."""
     topic = source.name
     scores = stats.scores[KeyLayout.PLAIN]
     if pinned is not None:
@@ -126,9 +137,10 @@ def placed_every_key(source: TopicMeta, stats: KeyStats, pinned: str | None) -> 
         if score.hashed == 0 or score.placed_every_key:
             return pinned
         raise PlacementError(
-            f"records that arrived in {topic} since the last copy are not all placed "
-            f"by {pinned} ({_percent(score)} of keys are)",
-            f"pass --partitioner {pinned} to copy them anyway",
+            f"the keyed records of {topic}{' that arrived since the last copy' if since else ''}"
+            f" are not all placed by {pinned} ({_percent(score)} of keys are)",
+            f"find its producers' partitioner with migcheck analyze --topic {topic} --full; "
+            f"to copy them anyway, pass --partitioner {pinned} without --check-placement",
         )
     name, layout = choose_placement(PartitionerChoice.AUTO, stats.scores)
     alike = placed_alike(stats.scores.get(layout, {}), name)

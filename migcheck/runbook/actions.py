@@ -462,7 +462,9 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
     ``refused``: what it refuses that only the records show."""
     actions: list[Action] = []
     for m in f.moves:
-        proven = ("--partitioner", m.partitioner.value) if m.partitioner else ()
+        proven = (
+            ("--partitioner", m.partitioner.value, "--check-placement") if m.partitioner else ()
+        )
         copy = migcheck(f, "copy", "--topic", m.changelog, "--into", m.into, *proven,
                         "--checkpoint", f"@{m.into}.checkpoint")  # fmt: skip
         actions += [
@@ -473,11 +475,14 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
         f"Move the state into {f.moved_app_id}'s changelogs",
         f"{moved_not_rebuilt(f)} {placed} The runbook detected that partitioner from each "
         "changelog's records as it was written, and refused where none placed them all "
-        f"({refused}); migcheck copy places by it (--partitioner; where a changelog held "
-        "no keyed record then, it detects it from the records itself and refuses where "
-        "none placed them all), puts each record where it places the store key under the "
-        "new count, keeping its timestamp and headers, exactly once, and verifies every "
-        "record per key; its checkpoint makes a killed copy resume. It comes before "
+        f"({refused}); migcheck copy checks it again against every record the changelog "
+        "holds now and places by it (--partitioner with --check-placement: a record "
+        "written since that it did not place refuses the copy before it writes; where a "
+        "changelog held no keyed record then, it detects it from the records itself and "
+        "refuses where none placed them all), puts each record where it places the store "
+        "key under the new count, keeping its timestamp and headers, exactly once, and "
+        "verifies every record per key; its checkpoint makes a killed copy resume. It "
+        "comes before "
         f"{_the_change(f)}: a copy refused or not verified here stops the script in one "
         f"FAILED line, {f'{f.topic} is as it was' if f.onto_copy else 'nothing has changed'}, "
         "and the app restarts as it was.",

@@ -301,7 +301,9 @@ def test_a_record_copied_twice_fails_the_verification(
     assert "duplicated 2, misplaced 1: FAILED" in third.stdout, third.stdout
 
 
-def test_auto_refuses_a_topic_that_no_partitioner_placed_whole(kafka: Kafka) -> None:
+def test_auto_refuses_a_topic_that_no_partitioner_placed_whole(
+    kafka: Kafka, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Keys placed by CRC-32 first, then by the Java producer (murmur2), each partition's
     first thousand records all CRC-32's: ``analyze --full`` refuses to name a partitioner,
     and the copy must refuse before writing, or each key's history splits."""
@@ -316,6 +318,20 @@ def test_auto_refuses_a_topic_that_no_partitioner_placed_whole(kafka: Kafka) -> 
     assert p.stderr.startswith("migcheck: error: no known partitioner placed every key")
     assert len(p.stderr.splitlines()) == 1, p.stderr  # Spark's own output is in its log
     assert _kcat_dump(kafka, into) == []
+    # a partitioner given and checked (a runbook's state move): refused before writing too
+    checked = _copy_here(capsys, kafka, topic, into, "--partitioner", "murmur2",
+                         "--check-placement")  # fmt: skip
+    assert checked.returncode == 3, checked.stdout + checked.stderr[-2000:]
+    assert checked.stderr.startswith(
+        f"migcheck: error: the keyed records of {topic} are not all placed by murmur2 ("
+    ), checked.stderr
+    assert "pass --partitioner murmur2 without --check-placement" in checked.stderr
+    assert len(checked.stderr.splitlines()) == 1, checked.stderr
+    assert _kcat_dump(kafka, into) == []
+    alone = _copy_here(capsys, kafka, topic, into, "--check-placement")  # auto reads them all
+    assert alone.returncode == 2 and alone.stderr.startswith(
+        "migcheck: error: --check-placement checks a --partitioner given"
+    ), alone.stderr
 
 
 @pytest.mark.spark

@@ -122,9 +122,11 @@ def test_the_scripts_copy_places_by_the_partitioner_proven_at_generation() -> No
         "counts", "shop-counter-counts-changelog", "shop-counter-p6-counts-changelog", 6,
         {"cleanup.policy": "compact"}, 1200, PartitionerChoice.MURMUR2,
     )  # fmt: skip
-    assert _copy_argv(move)[-6:] == (
+    # checked again against every record when the script runs: one written since that
+    # it did not place refuses the copy
+    assert _copy_argv(move)[-7:] == (
         "--into", "shop-counter-p6-counts-changelog", "--partitioner", "murmur2",
-        "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
+        "--check-placement", "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
     )  # fmt: skip
     # nothing keyed to prove it by then: the copy detects it from the records itself
     unknown = StateMove(
