@@ -510,7 +510,6 @@ def commit_barrier(f: RunbookFacts) -> Step:
     """The new id's group offsets: the barrier on the old partitions, 0 on the new ones,
     with Kafka's offsets tool (never the streams reset tool, which deletes internal
     topics)."""
-    plan = f"@{BARRIER_FILE}.commit"
     return Step(
         f"Commit {f.moved_app_id}'s offsets at the barrier",
         f"{f.moved_app_id} reads on from the barrier: each partition that {f.topic} had "
@@ -519,15 +518,25 @@ def commit_barrier(f: RunbookFacts) -> Step:
         "(topic,partition,offset), while the new group has no members; never the streams "
         f"reset tool, which deletes internal topics.{_streams_join(f)}",
         (
-            Check(
-                ShellCheck.COMMIT_BARRIER,
-                (f.moved_app_id, BARRIER_FILE, f.topic, str(f.to)),
+            _commit_offsets(
+                f, BARRIER_FILE, f.topic,
                 f"{f.moved_app_id} holds the barrier's offsets, and 0 on partitions "
                 f"{f.partitions}-{f.to - 1} of {f.topic}",
-                kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group",
-                      f.moved_app_id, "--from-file", plan, "--execute"),
             ),
         ),
+    )  # fmt: skip
+
+
+def _commit_offsets(f: RunbookFacts, recorded: str, topic: str, said: str) -> Check:
+    """The new id's offsets committed from ``recorded``'s plan with Kafka's offsets tool
+    (never the streams reset tool, which deletes internal topics), and read back, by the
+    script's commit_barrier: the barrier in place, or the copy's ends."""
+    return Check(
+        ShellCheck.COMMIT_BARRIER,
+        (f.moved_app_id, recorded, topic, str(f.to)),
+        said,
+        kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", f.moved_app_id,
+              "--from-file", f"@{recorded}.commit", "--execute"),
     )  # fmt: skip
 
 
@@ -571,7 +580,6 @@ def switch_and_resume(f: RunbookFacts) -> Step:
 def commit_copy_barrier(f: RunbookFacts) -> Step:
     """The new id's group offsets on the copy at its recorded ends, and any other source at
     the barrier: committed by the script's commit_barrier, as the barrier in place is."""
-    plan = f"@{COPY_BARRIER_FILE}.commit"
     return Step(
         f"Commit {f.moved_app_id}'s offsets at the ends of {f.new_topic}",
         f"{f.moved_app_id} reads {f.new_topic} on from the ends recorded in "
@@ -581,13 +589,10 @@ def commit_copy_barrier(f: RunbookFacts) -> Step:
         "barrier in place is: kafka-consumer-groups --from-file, while the new group has no "
         f"members.{_streams_join(f)}",
         (
-            Check(
-                ShellCheck.COMMIT_BARRIER,
-                (f.moved_app_id, COPY_BARRIER_FILE, f.new_topic, str(f.to)),
+            _commit_offsets(
+                f, COPY_BARRIER_FILE, f.new_topic,
                 f"{f.moved_app_id} holds the recorded end offsets of every partition of "
                 f"{f.new_topic}",
-                kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group",
-                      f.moved_app_id, "--from-file", plan, "--execute"),
             ),
         ),
     )  # fmt: skip
