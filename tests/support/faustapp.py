@@ -9,6 +9,7 @@ prints) and from the records the test produced, never from migcheck.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -133,9 +134,24 @@ class FaustApp:
         logs.mkdir(parents=True, exist_ok=True)
         out, err = logs / "stdout", logs / "stderr"
         command = self.command(0, refresh_ms, topic, partitions, guarantee, app_id)
+        # faulthandler: a worker that will not stop is aborted with every thread's stack
+        # on its stderr, so its log says where it hung (Worker.stop)
+        env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
         with out.open("w", encoding="utf-8") as o, err.open("w", encoding="utf-8") as e:
-            proc = subprocess.Popen(command, text=True, stdout=o, stderr=e)
+            proc = subprocess.Popen(command, text=True, stdout=o, stderr=e, env=env)
         return Worker(proc, out, err)
+
+    def run_until(self, logs: Path, lines: int, timeout: float = 120) -> FaustRun:
+        """The worker run until it printed ``lines`` counts (or exits, or ``timeout`` s),
+        then stopped as an operator stops it (SIGTERM): :meth:`run` without the idle
+        seconds its own stop waits for, where the test knows how many records it counts.
+        Its output is in ``logs``."""
+        worker = self.start(logs)
+        try:
+            worker.wait(lines, timeout=timeout)
+        finally:
+            ran = worker.stop()
+        return ran
 
 
 @dataclass(frozen=True)
@@ -182,15 +198,25 @@ class Worker:
 
     def stop(self, timeout: float = 60) -> FaustRun:
         """Stop the worker as an operator does (SIGTERM, which Faust's worker handles),
-        unless it already exited."""
+        unless it already exited.  One that does not stop within ``timeout`` s fails the
+        test with its log's end: aborted first (SIGABRT), so that faulthandler writes where
+        each of its threads was, then killed; it never outlives the test."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()  # a worker that will not stop must not outlive the test
-            self.proc.wait()
-            raise
+            self.proc.send_signal(signal.SIGABRT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            log = self.err.read_text(encoding="utf-8")
+            raise AssertionError(
+                f"the worker did not stop within {timeout} s of SIGTERM; it counted "
+                f"{len(self.counted())} records; its log ends:\n{log[-6000:]}"
+            ) from None
         stderr = self.err.read_text(encoding="utf-8")
         return FaustRun(self.proc.returncode, self.counted(), stderr)
 
