@@ -14,6 +14,7 @@ import csv
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,14 +25,40 @@ from runbookops import plain_tools, run_script
 from streamsapp import moved_keys, phase1, phase2
 from trimming import offsets, trim
 
+from migcheck.cli import main
+
 pytestmark = [pytest.mark.kafka]
 
 
-def _app_report(app: FaustApp, tmp_path: Path, *extra: str) -> tuple[int, dict]:
+def _here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``migcheck ARGS`` run by the real CLI in this process on the test session's Spark
+    (the ``spark`` fixture), as test_copy runs its copies: as a process, a command that
+    reads with Spark started one of its own (a JVM and its Python workers), and beside a
+    load ``app --state --full`` took 133 s, and each refused runbook (which detects the
+    changelog's partitioner) 113 and 160 s.  Spark's own output stays out of stderr."""
+    with pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), exit_.value.code, out, err)
+
+
+def _runbook_here(
+    capsys: pytest.CaptureFixture[str], app: FaustApp, script: Path, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``migcheck runbook`` for ``app`` at 6 partitions, in this process (:func:`_here`)."""
+    return _here(capsys, "runbook", "--bootstrap-server", app.kafka.bootstrap,
+                 "--application-id", app.app_id, "--topic", app.input, "--to", "6",
+                 "--state-dir", str(app.data), "--format", "sh", "--output", str(script),
+                 *extra)  # fmt: skip
+
+
+def _app_report(
+    capsys: pytest.CaptureFixture[str], app: FaustApp, tmp_path: Path, *extra: str
+) -> tuple[int, dict]:
     out = tmp_path / "app.json"
-    r = run_cli("app", "--bootstrap-server", app.kafka.bootstrap, "--application-id",
-                app.app_id, "--topic", app.input, "--to", "6", "--format", "json",
-                "--output", str(out), *extra)  # fmt: skip
+    r = _here(capsys, "app", "--bootstrap-server", app.kafka.bootstrap, "--application-id",
+              app.app_id, "--topic", app.input, "--to", "6", "--format", "json",
+              "--output", str(out), *extra)  # fmt: skip
     assert r.returncode in (0, 1), r.stderr
     return r.returncode, json.loads(out.read_text(encoding="utf-8"))
 
@@ -45,7 +72,7 @@ def _alter(app: FaustApp, partitions: int = 6, topic: str | None = None) -> None
 
 @pytest.mark.spark
 def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_write(
-    kafka: Kafka, tmp_path: Path
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Also, on the same run, issue 70 item 3 at generation: once retention deleted what
     it counted, its table (keyed by the decoded key, which Faust writes to the changelog as
@@ -53,11 +80,11 @@ def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_wr
     records before any script exists."""
     app = FaustApp(kafka)
     app.produce(phase1())
-    first = app.run()
+    first = app.run_until(tmp_path / "first", len(phase1()))
     assert first.code == 0, first.stderr[-3000:]
     assert first.last() == true_counts(phase1())  # the real app counts right today
 
-    rc, report = _app_report(app, tmp_path)
+    rc, report = _app_report(capsys, app, tmp_path)
     assert (rc, report["verdict"], report["framework"]) == (1, "CRASH", "faust")
     (cand,) = report["candidates"]
     assert cand["error"].startswith("faust.exceptions.PartitionsMismatch: The source topic ")
@@ -65,7 +92,7 @@ def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_wr
     assert cand["error_releases"] == "faust-streaming 0.1 to 0.15"
     roles = {t["topic"]: t["role"] for t in report["topics"]}
     assert roles == {app.input: "source", app.changelog_topic: "changelog"}
-    _json_keyed_table_cannot_move(app, tmp_path)
+    _json_keyed_table_cannot_move(app, tmp_path, capsys)
     _alter(app)
     app.produce(phase2())
     second = app.run(idle=4)
@@ -78,7 +105,9 @@ def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_wr
     assert app.committed() > len(phase1())
 
 
-def _json_keyed_table_cannot_move(app: FaustApp, tmp_path: Path) -> None:
+def _json_keyed_table_cannot_move(
+    app: FaustApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The input trimmed to its ends: auto does not pick move-state, and its refusal (the
     lost history's) says why the state cannot move; move-state asked is refused in one
     line naming the changelog, the best partitioner and its share, under 100%."""
@@ -97,9 +126,7 @@ def _json_keyed_table_cannot_move(app: FaustApp, tmp_path: Path) -> None:
          + best + "keep the whole history and use another --strategy"),
     ):  # fmt: skip
         script = tmp_path / "refused.sh"
-        r = run_cli("runbook", "--bootstrap-server", kafka.bootstrap, "--application-id",
-                    app.app_id, "--topic", app.input, "--to", "6", "--state-dir",
-                    str(app.data), "--format", "sh", "--output", str(script), *asked)  # fmt: skip
+        r = _runbook_here(capsys, app, script, *asked)
         assert r.returncode == 1 and not script.exists(), r.stderr
         (line,) = [x for x in r.stderr.splitlines() if x.startswith("migcheck: refused:")]
         assert "Traceback" not in r.stderr, r.stderr
@@ -107,15 +134,16 @@ def _json_keyed_table_cannot_move(app: FaustApp, tmp_path: Path) -> None:
         assert found and float(found.group(1)) < 100, line
 
 
+@pytest.mark.spark
 def test_a_faust_changelog_widened_with_its_topic_is_judged_corrupt_and_miscounts_the_moved_keys(
-    kafka: Kafka, tmp_path: Path
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Faust's error says to give the topics the same count: widened together, the check
     passes, and each moved key's state stays in its old partition's RocksDB store."""
     app = FaustApp(kafka)
     app.produce(phase1())
-    assert app.run().last() == true_counts(phase1())
-    rc, report = _app_report(app, tmp_path, "--topic", app.changelog_topic)
+    assert app.run_until(tmp_path / "first", len(phase1())).last() == true_counts(phase1())
+    rc, report = _app_report(capsys, app, tmp_path, "--topic", app.changelog_topic)
     assert (rc, report["verdict"]) == (1, "CORRUPT")
     (reason,) = report["candidates"][0]["reasons"]
     assert reason["stores"] == ["counts"] and "already has the new count" in reason["text"]
@@ -123,7 +151,7 @@ def test_a_faust_changelog_widened_with_its_topic_is_judged_corrupt_and_miscount
     _alter(app)
     _alter(app, topic=app.changelog_topic)
     app.produce(phase2())
-    second = app.run()
+    second = app.run_until(tmp_path / "second", len(phase2()))
     assert second.code == 0, second.stderr[-3000:]
     truth = true_counts(phase1() + phase2())
     wrong = {k for k, n in second.last().items() if n != truth[k]}
@@ -133,7 +161,7 @@ def test_a_faust_changelog_widened_with_its_topic_is_judged_corrupt_and_miscount
 
 @pytest.mark.spark
 def test_a_faust_worker_running_through_the_alter_miscounts_the_moved_keys_then_dies(
-    kafka: Kafka, tmp_path: Path
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The running case, the worker's metadata refresh made short (3 s, for 5 min by
     default): its RocksDB store keeps each partition's keys apart, so a moved key is
@@ -145,7 +173,7 @@ def test_a_faust_worker_running_through_the_alter_miscounts_the_moved_keys_then_
         worker.wait(len(phase1()))
         assert worker.counted() and dict(worker.counted()) == true_counts(phase1())
         moved_csv = tmp_path / "moved.csv"
-        rc, report = _app_report(app, tmp_path, "--state", "--full", "--moved-keys-out",
+        rc, report = _app_report(capsys, app, tmp_path, "--state", "--full", "--moved-keys-out",
                                  str(moved_csv))  # fmt: skip
         assert (rc, report["verdict"], report["group"]["members"]) == (1, "CRASH", 1)
         assert "Unrecognized partition" in report["candidates"][0]["error_when"]
@@ -190,7 +218,7 @@ def test_the_faust_runbook_executed_leaves_every_count_true(kafka: Kafka, tmp_pa
     changelog again with 6 partitions."""
     app = FaustApp(kafka)
     app.produce(phase1())
-    first = app.run()
+    first = app.run_until(tmp_path / "first", len(phase1()))
     assert first.code == 0 and first.last() == true_counts(phase1()), first.stderr[-3000:]
     new = f"{app.input}-p6"
     script = tmp_path / "runbook.sh"
@@ -215,7 +243,7 @@ def test_the_faust_runbook_executed_leaves_every_count_true(kafka: Kafka, tmp_pa
     try:
         code, output = run_script(script, env, operator, timeout=600)
     finally:
-        ran = [worker.stop(timeout=120) for worker in started]
+        ran = [worker.stop() for worker in started]
     assert code == 0, output
     assert len(ran) == 1 and ran[0].code == 0, ran and ran[0].stderr[-3000:]
     # every key's last count is its true count over both phases (the app's own output)
