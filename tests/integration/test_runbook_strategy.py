@@ -92,8 +92,10 @@ def test_auto_copies_when_a_store_reads_the_topic_directly(kafka: Kafka, tmp_pat
 
 
 def test_an_app_whose_group_is_gone_is_taken_on_the_users_word(
-    kafka: Kafka, tmp_path: Path
+    kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The four judgements (runbook twice, app, plan; none starts Spark) run in this
+    process (``here``): four processes' starts less."""
     app = StreamsApp(kafka, "count")
     app.produce(app.input, phase1()[:30])
     assert app.run().code == 0
@@ -104,7 +106,7 @@ def test_an_app_whose_group_is_gone_is_taken_on_the_users_word(
     rc, listed, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--list")
     assert internal in listed.split()  # what stays behind
 
-    p = app.migcheck("runbook", "--topic", app.input, "--to", "6")
+    p = app.migcheck("runbook", "--topic", app.input, "--to", "6", here=capsys)
     assert p.returncode == 0, p.stderr
     text = " ".join(p.stdout.split())
     assert "auto chose new-topic" in text  # without --topology, the safe strategy
@@ -112,19 +114,19 @@ def test_an_app_whose_group_is_gone_is_taken_on_the_users_word(
     assert "on your word (--topic)" in text
     assert f"--internal-topics {internal}" in text  # the reset still deletes the changelog
 
-    judged = app.migcheck("app", "--topic", app.input, "--to", "6")
+    judged = app.migcheck("app", "--topic", app.input, "--to", "6", here=capsys)
     assert judged.returncode == 1, judged.stderr  # CRASH: the changelog has 3 partitions
     said = " ".join(judged.stdout.split())
     assert f"the group {app.app_id} does not exist" in said and "on your word" in said
 
-    planned = app.migcheck("plan", "--to", f"{app.input}=6")
+    planned = app.migcheck("plan", "--to", f"{app.input}=6", here=capsys)
     assert planned.returncode in (0, 1), planned.stderr  # 1: the change would crash the app
     said = " ".join(planned.stdout.split())
     assert f"{app.input} is taken as a source on your word (the topic you named)" in said
 
     # Executed: a group that is gone counts as empty, and the change goes through.
     sh = app.migcheck("runbook", "--topic", app.input, "--to", "6", "--format", "sh",
-                      "--state-dir", str(app.state_dir))  # fmt: skip
+                      "--state-dir", str(app.state_dir), here=capsys)  # fmt: skip
     assert sh.returncode == 0, sh.stderr
     script = tmp_path / "runbook.sh"
     script.write_text(sh.stdout, encoding="utf-8")

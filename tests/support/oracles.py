@@ -14,6 +14,7 @@ import subprocess
 import sys
 import zlib
 
+import pytest
 from kafka.partitioner.default import murmur2 as kafka_python_murmur2
 
 
@@ -83,3 +84,18 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def run_here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``migcheck ARGS`` by the real CLI in this process: :func:`run_cli`'s answer without a
+    process's start (the interpreter and migcheck's imports: 10 to 25 s each on a loaded
+    machine).  For a command that starts no Spark (one that does would start it here, for
+    the rest of the session) and whose assertions are its exit code and stdout."""
+    from migcheck.cli import main
+
+    capsys.readouterr()  # what the test printed before is not this command's
+    with pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = exit_.value.code
+    return subprocess.CompletedProcess(["migcheck", *args], int(code or 0), out, err)

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from kafkatest import (
     REPO,
     STREAMS_SRC,
@@ -31,7 +32,7 @@ from kafkatest import (
     settle_archive,
     state_dir,
 )
-from oracles import java_partition, run_cli
+from oracles import java_partition, run_cli, run_here
 
 KEYS = [f"k{i}" for i in range(400)]
 LOG_CONFIG = REPO / "fixtures" / "java" / "streams" / "log4j2.yaml"
@@ -273,16 +274,14 @@ class StreamsApp:
             self.output,
         ]
 
-    def migcheck(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
-        """``migcheck COMMAND`` on this app (its broker and application id) as a process."""
-        return run_cli(
-            command,
-            "--bootstrap-server",
-            self.kafka.bootstrap,
-            "--application-id",
-            self.app_id,
-            *args,
-        )
+    def migcheck(
+        self, command: str, *args: str, here: pytest.CaptureFixture[str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``migcheck COMMAND`` on this app (its broker and application id) as a process;
+        given ``here`` (pytest's capsys), in this process (oracles.run_here)."""
+        full = (command, "--bootstrap-server", self.kafka.bootstrap, "--application-id",
+                self.app_id, *args)  # fmt: skip
+        return run_cli(*full) if here is None else run_here(here, *full)
 
     def run(self, max_seconds: int = 60, close: str = "leave") -> Run:
         """Run the app until it is idle, crashes or times out; read its stores.  ``close``
