@@ -74,10 +74,9 @@ def _alter(app: FaustApp, partitions: int = 6, topic: str | None = None) -> None
 def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_write(
     spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Also, on the same run, issue 70 item 3 at generation: once retention deleted what
-    it counted, its table (keyed by the decoded key, which Faust writes to the changelog as
-    JSON, on the source record's partition) is proven unmovable from the changelog's
-    records before any script exists."""
+    """Also, on the same run, issue 70 item 4: once retention deleted what it counted,
+    the runbook refuses to move its table, in one line saying why, before any script
+    exists."""
     app = FaustApp(kafka)
     app.produce(phase1())
     first = app.run_until(tmp_path / "first", len(phase1()))
@@ -92,7 +91,7 @@ def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_wr
     assert cand["error_releases"] == "faust-streaming 0.1 to 0.15"
     roles = {t["topic"]: t["role"] for t in report["topics"]}
     assert roles == {app.input: "source", app.changelog_topic: "changelog"}
-    _json_keyed_table_cannot_move(app, tmp_path, capsys)
+    _faust_move_refused(app, tmp_path, capsys)
     _alter(app)
     app.produce(phase2())
     second = app.run(idle=4)
@@ -105,33 +104,31 @@ def test_a_stopped_faust_app_is_judged_crash_and_its_table_fails_at_the_first_wr
     assert app.committed() > len(phase1())
 
 
-def _json_keyed_table_cannot_move(
-    app: FaustApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The input trimmed to its ends: auto does not pick move-state, and its refusal (the
-    lost history's) says why the state cannot move; move-state asked is refused in one
-    line naming the changelog, the best partitioner and its share, under 100%."""
+def _faust_move_refused(app: FaustApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The input trimmed to its ends: auto does not pick move-state and refuses the
+    reprocess of the trimmed source without naming the move; move-state asked is refused
+    in one line saying why Faust's tables are not moved (their workers restarted under
+    exactly_once, which a real worker did not hold under load: docs/runbooks.md)."""
     kafka, app_id = app.kafka, re.escape(app.app_id)
     trim(kafka, app.input, offsets(kafka, app.input, "-1"), tmp_path / "delete.json")
-    best = (
-        f"no known partitioner placed every key of {re.escape(app.changelog_topic)} "
-        r"\(best: [\w-]+, (\d+\.\d)% of keys\): only a changelog whose records sit where "
-        "their own keys are placed can be moved; "
-    )
-    for asked, refused in (
-        ((), f"refused: --strategy new-topic would rebuild the state of {app_id} by "
-         r"reprocessing .*; its state cannot move instead: " + best + "keep the whole "
-         "history, or pass --accept-lost-history to reprocess without them"),
-        (("--strategy", "move-state"), f"refused: --strategy move-state for {app_id}: "
-         + best + "keep the whole history and use another --strategy"),
+    for asked, code, refused in (
+        ((), 1, f"refused: --strategy new-topic would rebuild the state of {app_id} by "
+         r"reprocessing .*; keep the whole history, or pass --accept-lost-history to "
+         "reprocess without them"),
+        (("--strategy", "move-state"), 2, f"error: --strategy move-state: {app_id} is a "
+         "Faust application: its moved tables need the restarted workers under "
+         r"processing_guarantee='exactly_once' \(the copy's transaction markers\), and a "
+         r"real worker under it \(faust-streaming 0.15.3, aiokafka 0.14.0\) read a record "
+         "twice or never in 3 of 10 runs beside a CPU load, so the move is not offered; "
+         "keep the whole history and use another --strategy"),
     ):  # fmt: skip
         script = tmp_path / "refused.sh"
         r = _runbook_here(capsys, app, script, *asked)
-        assert r.returncode == 1 and not script.exists(), r.stderr
-        (line,) = [x for x in r.stderr.splitlines() if x.startswith("migcheck: refused:")]
+        assert r.returncode == code and not script.exists(), r.stderr
+        (line,) = [x for x in r.stderr.splitlines() if x.startswith("migcheck: ")]
         assert "Traceback" not in r.stderr, r.stderr
-        found = re.fullmatch("migcheck: " + refused, line)
-        assert found and float(found.group(1)) < 100, line
+        assert re.fullmatch("migcheck: " + refused, line), line
+        assert asked or "move-state" not in line, line
 
 
 @pytest.mark.spark

@@ -43,42 +43,39 @@ def _refusal(internal: dict[str, str], kind: ReaderKind = ReaderKind.FAUST) -> E
     return unmovable(disc, from_names(disc.facts), None)
 
 
-def test_a_faust_table_logged_to_its_changelog_can_move() -> None:
-    disc = _faust({"shop-counts-changelog": "compact"})
-    assert unmovable(disc, from_names(disc.facts), None) is None
-    (route,) = store_routes(disc, from_names(disc.facts))
-    assert (route.store, route.changelog, route.reason) == (
-        "counts",
-        "shop-counts-changelog",
-        None,
-    )
+#: The one line a Faust app's move gets, whatever its tables (written here by hand).
+FAUST_REFUSED = (
+    "--strategy move-state: shop is a Faust application: its moved tables need the "
+    "restarted workers under processing_guarantee='exactly_once' (the copy's transaction "
+    "markers), and a real worker under it (faust-streaming 0.15.3, aiokafka 0.14.0) read a "
+    "record twice or never in 3 of 10 runs beside a CPU load, so the move is not offered; "
+    "keep the whole history and use another --strategy"
+)
 
 
-def test_a_faust_table_behind_a_group_by_is_refused_in_one_line() -> None:
-    refused = _refusal(
-        {"shop-counts-changelog": "compact", "shop-orders-shop.count.by_word-repartition": "delete"}
-    )
-    assert isinstance(refused, UsageError)
-    assert str(refused) == (
-        "--strategy move-state: shop is a Faust application with the repartition topic "
-        "shop-orders-shop.count.by_word-repartition: a table behind it must have a "
-        "changelog of the count the app gives the new id's repartition topic, which Faust "
-        "never checks and nothing here shows; keep the whole history and use another "
-        "--strategy"
-    )
-
-
-def test_a_faust_windowed_table_is_refused_by_stream_time() -> None:
-    """Faust creates a windowed table's changelog compacted and deleting
-    (Table.using_window), as Kafka Streams does a window store's."""
-    refused = _refusal({"shop-hourly-changelog": "compact,delete"})
-    assert isinstance(refused, Refused)
-    assert str(refused) == (
-        "refused: --strategy move-state for shop: shop-hourly-changelog is a window or "
-        "session store's changelog (cleanup.policy compact,delete): their results follow "
-        "stream time, which a merged task does not share with its old tasks: only key-value "
-        "stores that log to a changelog of their own can be moved so far; keep the whole "
-        "history and use another --strategy"
+@pytest.mark.parametrize(
+    "internal",
+    [
+        {"shop-counts-changelog": "compact"},  # a table logged to its changelog
+        # behind a group_by, whose repartition topic's count Faust never checks
+        {
+            "shop-counts-changelog": "compact",
+            "shop-orders-shop.count.by_word-repartition": "delete",
+        },
+        {"shop-hourly-changelog": "compact,delete"},  # windowed (Table.using_window)
+    ],
+)
+def test_a_faust_table_is_refused_in_one_line_saying_why(internal: dict[str, str]) -> None:
+    """Faust's move needs its workers restarted under exactly_once, which a real worker
+    did not hold under load (test_faust's evidence, docs/runbooks.md): refused before
+    anything else about the app, whatever its tables."""
+    refused = _refusal(internal)
+    assert isinstance(refused, UsageError) and not isinstance(refused, Refused)
+    assert str(refused) == FAUST_REFUSED
+    disc = _faust(internal)
+    routes = store_routes(disc, from_names(disc.facts))  # app --state says it per store
+    assert routes and all(
+        r.reason == FAUST_REFUSED.removeprefix("--strategy move-state: ") for r in routes
     )
 
 
