@@ -31,7 +31,8 @@ HERE = Path(__file__).resolve().parent
 #: a long file started last would leave the other workers idle while it runs.  Only the
 #: order depends on this list; a stale one costs minutes, never a test.
 LONGEST_FIRST = (
-    "test_cluster", "test_client_partitioners", "test_copy", "test_app_streams", "test_quix",
+    "test_cluster", "test_runbook_move_copies", "test_runbook_move_state",
+    "test_client_partitioners", "test_copy", "test_app_streams", "test_quix",
     "test_analyze_kafka", "test_runbook_streams", "test_runbook_strategy", "test_runbook_close",
     "test_read_only", "test_scale", "test_runbook_loss", "test_kafka_versions",
     "test_untrusted_runbooks", "test_app_joins", "test_plan_streams", "test_app_streams_protocol",

@@ -1,0 +1,75 @@
+"""The helpers of the move-state tests on a real Kafka Streams count app
+(tests/integration/test_runbook_move_state.py and test_runbook_move_copies.py, one file
+split in two so that neither holds one xdist worker for ten minutes): the app's counts
+read from its dump, its topics' partition counts, a history counted and then trimmed, and
+the move-state script written for it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from kafkatest import Kafka
+from streamsapp import StreamsApp
+from trimming import offsets, trim
+
+
+def counts(state: list[tuple[str, str, str]]) -> dict[str, int]:
+    """The counts store of the app's dump (its (store, key, value) rows)."""
+    return {key: int(count) for store, key, count in state if store == "counts"}
+
+
+def dumped(out: str) -> list[tuple[str, str, str]]:
+    """The rows of the app's ``STATE<TAB>store<TAB>key<TAB>value`` lines."""
+    rows = [line.split("\t")[1:4] for line in out.splitlines() if line.startswith("STATE\t")]
+    return [(store, key, value) for store, key, value in rows]
+
+
+def partitions(kafka: Kafka, topic: str) -> str:
+    rc, out, err = kafka.tool(
+        "kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe", "--topic", topic
+    )
+    assert rc == 0, out + err
+    return out.split("PartitionCount:")[1].split()[0]
+
+
+def counted_and_trimmed(
+    app: StreamsApp, history: list[tuple[str, str]], counted: Counter[str], tmp_path: Path
+) -> dict[int, int]:
+    """The app counts ``history`` (its counts store then holds ``counted``), then retention
+    deletes every record it counted: the input's ends, now its log start too."""
+    app.produce(app.input, history)
+    first = app.run()
+    assert first.code == 0, first.stderr[-2000:]
+    assert counts(first.state) == counted
+    ends = offsets(app.kafka, app.input, "-1")
+    trim(app.kafka, app.input, ends, tmp_path / "delete.json")
+    assert offsets(app.kafka, app.input, "-2") == ends
+    return ends
+
+
+def auto_script(app: StreamsApp, tmp_path: Path, here: pytest.CaptureFixture[str]) -> Path:
+    """``runbook --strategy auto`` with the app's real topology, as a script: it must
+    choose move-state.  Run in this process (``here``: capsys), on the test session's
+    Spark (the caller's ``spark`` fixture), which detects the changelogs' partitioner: no
+    Spark start of its own."""
+    topology = app.describe(tmp_path / "topology.txt")
+    p = app.migcheck(
+        "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
+        "--state-dir", str(app.state_dir), "--format", "sh", here=here,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "# --strategy auto chose move-state: the sources no longer hold their whole" in (
+        p.stdout
+    )
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+    return script
+
+
+def exact(counted: dict[str, int], whole: Counter[str]) -> None:
+    """Every key's count is its whole history, and no other key is counted."""
+    wrong = {k: (counted.get(k), n) for k, n in whole.items() if counted.get(k) != n}
+    assert not wrong, f"{len(wrong)} keys lost history: {list(wrong.items())[:5]}"
+    assert counted.keys() == whole.keys()
