@@ -34,8 +34,10 @@ from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected valu
 pytestmark = pytest.mark.kafka
 
 
-def _runbook(app: StreamsApp, *args: str):
-    return app.migcheck("runbook", "--topic", app.input, "--to", "6", *args)
+def _runbook(app: StreamsApp, *args: str, here: pytest.CaptureFixture[str] | None = None):
+    """``runbook --topic INPUT --to 6``; given ``here``, in this process (a new-topic
+    runbook starts no Spark)."""
+    return app.migcheck("runbook", "--topic", app.input, "--to", "6", *args, here=here)
 
 
 def _counts(app: StreamsApp, run_state: list[tuple[str, str, str]]) -> dict[str, int]:
@@ -84,7 +86,7 @@ def _kill_a_copy(kafka: Kafka, topic: str, work: Path) -> None:
 
 
 def test_the_runbook_restores_every_count_through_a_killed_copy_and_a_failure_at_each_step(
-    kafka: Kafka, tmp_path: Path
+    kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     app = StreamsApp(kafka, "count")
     old_input = app.input
@@ -92,7 +94,7 @@ def test_the_runbook_restores_every_count_through_a_killed_copy_and_a_failure_at
     assert app.run().code == 0
     app.produce(app.input, _bulk())
 
-    p = _runbook(app, "--format", "sh", "--state-dir", str(app.state_dir))
+    p = _runbook(app, "--format", "sh", "--state-dir", str(app.state_dir), here=capsys)
     assert p.returncode == 0, p.stderr
     script = tmp_path / "runbook.sh"
     script.write_text(p.stdout, encoding="utf-8")
