@@ -111,7 +111,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     proof = _prove_move(options, disc, model, client, new_topic, choice)
     if proof.unproven:  # auto: as if a store could not move
         choice = choose(options.strategy, model, options.topic, framework, lost, False)
-    copies = choice.strategy is Strategy.NEW_TOPIC or _onto_copy(options, choice)
+    copies = choice.strategy is Strategy.NEW_TOPIC or _onto_copy(options)
     _check_new_topic(options, disc, copies, new_topic)
     movable = blocked is None and not proof.unproven
     move_state = f"--strategy {Strategy.MOVE_STATE}" if movable else ""
@@ -339,11 +339,11 @@ def _check(options: RunbookOptions, disc: Discovery, new_topic: str, topology_gi
     check_changes({options.topic: meta.partition_count}, [options.to])
 
 
-def _onto_copy(options: RunbookOptions, choice: Choice) -> bool:
+def _onto_copy(options: RunbookOptions) -> bool:
     """``--strategy move-state`` with ``--into`` given: the input is copied, not altered,
-    and left as it was (its other readers, the way back); without it, in place."""
-    asked = options.strategy is Strategy.MOVE_STATE and options.new_topic is not None
-    return asked and choice.strategy is Strategy.MOVE_STATE
+    and left as it was (its other readers, the way back); without it, in place.  Asked by
+    name, move-state is the choice or a refusal, never turned to another strategy."""
+    return options.strategy is Strategy.MOVE_STATE and options.new_topic is not None
 
 
 def _check_new_topic(
@@ -396,7 +396,7 @@ def _facts(
         on_users_word=disc.on_users_word,
         group_timeout=options.group_timeout,
         lag_timeout=options.lag_timeout,
-        onto_copy=_onto_copy(options, choice),
+        onto_copy=_onto_copy(options),
     )
 
 

@@ -321,12 +321,6 @@ FAUST_MOVE_REFUSAL = (
 )
 
 
-def faust_moved_id(app_id: str, to: int) -> str:
-    """The app id a Faust app restarts under once its tables have moved: a new id gives
-    new changelogs (``<id>-<table>-changelog``) and a new group; the old ones stay."""
-    return f"{app_id}-p{to}"
-
-
 def faust_move_state(f: RunbookFacts) -> list[Step]:
     """The tables moved, not rebuilt, in the order every framework's move takes
     (:func:`~migcheck.runbook.actions.move_state_steps`): the workers drain and stop at a
@@ -418,7 +412,9 @@ FAUST = Framework(
     leftovers=lambda app_id, _topic, _target, to, internal, _rebuilt: faust_internal(
         app_id, internal, to
     ),  # whatever the target: a changelog is named after the app
-    moved_id=None,  # faust_moved_id once a worker under exactly_once holds: the docstring
+    # once a worker under exactly_once holds (the docstring): Kafka Streams' <id>-p<N>, a new
+    # id giving new changelogs and a new group, the old ones left as the way back
+    moved_id=None,
     move_refusal=FAUST_MOVE_REFUSAL,
     crash_words="{name}'s tables fail at their first write after a restart, and a running "
     "worker dies once it sees the new partitions",

@@ -296,8 +296,8 @@ record_copy_barrier() {
 # record_copy_barrier's, names every partition of its $3 already); then reads every
 # offset back.  kafka-consumer-groups --reset-offsets --from-file, never the streams reset
 # tool, which would delete internal topics; for a streams-protocol app too, whose new id is
-# a classic group until its first member's join converts it, keeping the offsets.  Kafka allows it only while the group has no
-# members; a re-run commits the same offsets again.
+# a classic group until its first member's join converts it, keeping the offsets.  Kafka
+# allows it only while the group has no members; a re-run commits the same offsets again.
 commit_barrier() {
   local group=$1 file=$2 topic=$3 count=$4 plan="$WORKDIR/$2.commit" old p out wrong
   local -a cfg reset

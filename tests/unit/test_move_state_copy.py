@@ -14,7 +14,6 @@ from pathlib import Path
 from runbookfacts import moved_facts
 from scriptcall import call_function
 
-from migcheck.apps.strategy import Choice
 from migcheck.commands.runbook import RunbookOptions, _onto_copy
 from migcheck.frameworks.registry import runbook_steps
 from migcheck.model.readers import ReaderKind
@@ -171,16 +170,15 @@ def test_a_faust_app_restarts_reading_the_copy() -> None:
 
 
 def test_only_move_state_asked_with_into_given_moves_onto_a_copy() -> None:
-    moved = Choice(Strategy.MOVE_STATE, "")
     asked = RunbookOptions(
         "shop", "orders", 6, new_topic="orders-wide", strategy=Strategy.MOVE_STATE
     )
-    assert _onto_copy(asked, moved)
+    assert _onto_copy(asked)
     # without --into: in place, as before
-    assert not _onto_copy(RunbookOptions("shop", "orders", 6, strategy=Strategy.MOVE_STATE), moved)
+    assert not _onto_copy(RunbookOptions("shop", "orders", 6, strategy=Strategy.MOVE_STATE))
     # auto's move keeps to its route; --into names the copy only where it copies
     auto = RunbookOptions("shop", "orders", 6, new_topic="orders-wide")
-    assert not _onto_copy(auto, moved)
+    assert not _onto_copy(auto)
 
 
 # --- the script's copy barrier, against canned tool output ----------------------------
