@@ -53,6 +53,14 @@ from migcheck.report.copy import LAG_FORMATS
     "runbook's state move runs it with the partitioner it proved when it was written.",
 )
 @click.option(
+    "--latest-per-key",
+    is_flag=True,
+    help="Copy only each key's latest record (the last by offset), and none of a key "
+    "whose latest is a tombstone: a key-value store's changelog, whose restore keeps no "
+    "more.  Refuses a record with a null key, and --follow; the check then compares the "
+    "destination with those records.",
+)
+@click.option(
     "--reporting-interval",
     type=int,
     default=5000,
@@ -76,6 +84,7 @@ def copy_cmd(
     checkpoint: str | None,
     follow: bool,
     check_placement: bool,
+    latest_per_key: bool,
     reporting_interval: int,
     fmt: str,
     master: str | None,
@@ -98,6 +107,7 @@ def copy_cmd(
         checkpoint=checkpoint,
         follow=follow,
         check_placement=check_placement,
+        latest_per_key=latest_per_key,
         reporting_interval_ms=reporting_interval,
     )
 

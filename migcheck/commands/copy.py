@@ -14,7 +14,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from migcheck.analysis.errors import spark_errors
@@ -30,6 +30,7 @@ from migcheck.copy.checkpoint import (
 from migcheck.copy.errors import CountChangedError
 from migcheck.copy.follow import FollowIO, follow, in_driver
 from migcheck.copy.held import new_run
+from migcheck.copy.latest import Keep, Latest, latest_offsets, pinned_until
 from migcheck.copy.placement import choose_partitioner, detect_partitioner, spark_key_stats
 from migcheck.copy.producer import Producers
 from migcheck.copy.rounds import ChunkResult, RoundIO, run_rounds, starting_state
@@ -58,6 +59,7 @@ class CopyOptions:
     checkpoint: str | None = None
     follow: bool = False  # after the history, the tail, until SIGTERM or SIGINT
     check_placement: bool = False  # a --partitioner given is checked against every record
+    latest_per_key: bool = False  # only each key's latest record (copy.latest)
     reporting_interval_ms: int = 5000  # how often a follow reports its lag
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
@@ -88,6 +90,11 @@ def run_copy(
             "--check-placement checks a --partitioner given; without one the copy detects "
             "the partitioner from every record already"
         )
+    if options.follow and options.latest_per_key:
+        raise UsageError(
+            "--latest-per-key copies each key's latest record of what the source holds "
+            "when the copy starts; a --follow's keys go on changing"
+        )
     if options.follow and options.checkpoint is None:
         raise UsageError("--follow needs --checkpoint: a stopped follow resumes from it")
     if options.reporting_interval_ms <= 0:
@@ -115,6 +122,7 @@ class PreparedCopy:
     state: Checkpoint
     rounds: RoundIO
     counters: CopyCounters
+    latest: Latest | None = None  # a latest-per-key copy's records to keep
 
 
 def prepare_copy(
@@ -124,13 +132,17 @@ def prepare_copy(
     dest: TopicMeta,
     saved: Checkpoint | None,
     starts: dict[int, int] | None = None,
+    done: dict[int, int] | None = None,
 ) -> PreparedCopy:
     """The session, the partitioner chosen (nothing is written before the checkpoint pins
     it), the starting state and the rounds' I/O: what ``copy`` and ``migrate`` share.
     ``starts``: where each source partition's copy begins, if not at its log's start
-    (``migrate``'s reverse copy begins at the barrier)."""
+    (``migrate``'s reverse copy begins at the barrier); ``done``: where it ends, which a
+    latest-per-key copy reads to ``done`` before it writes and pins (copy.latest)."""
     from migcheck.analysis.spark import get_session
 
+    until = done if options.latest_per_key else None  # refused before any read:
+    pinned_until(options.checkpoint, saved, until, any(p.records for p in dest.partitions))
     spark = get_session(
         options.spark.master, options.spark.conf, bootstrap=client.bootstrap_servers
     )
@@ -146,6 +158,8 @@ def prepare_copy(
     )  # fmt: skip
     log_starts = starts or {p.partition: p.log_start_offset for p in source.partitions}
     state = starting_state(saved, partitioner, dest.partition_count, log_starts)
+    latest = None if until is None else latest_offsets(spark, client, source, until)
+    state = state if until is None else replace(state, until=until)
     spec = CopySpec(
         client,
         options.topic,
@@ -156,8 +170,8 @@ def prepare_copy(
         run,
     )
     counters = new_counters(spark)
-    rounds = _round_io(options, spark, spec, counters)
-    return PreparedCopy(spark, spec, (source, dest), state, rounds, counters)
+    rounds = _round_io(options, spark, spec, counters, latest.keep if latest else None)
+    return PreparedCopy(spark, spec, (source, dest), state, rounds, counters, latest)
 
 
 def detected_partitioner(
@@ -208,8 +222,10 @@ def copy_until(
     """The copy of each source partition up to its offset in ``done``, then verified:
     ``copy``'s, up to the ends it found, and ``migrate``'s move of a changelog, up to the
     ends recorded once the old app settled."""
-    p = prepare_copy(options, client, *topics, saved)
+    p = prepare_copy(options, client, *topics, saved, done=done)
     total = sum(max(0, end - p.state.next.get(q, end)) for q, end in done.items())
+    if p.latest is not None:
+        total = p.latest.records_from(p.state.next)
     with progress(p.counters, total) if progress else contextlib.nullcontext():
         _, copied = run_rounds(p.state, done, p.rounds)
     return _verified(options, client, p, done, copied)
@@ -228,14 +244,18 @@ def _verified(
     if options.checkpoint is None:  # done: a re-run is refused (not empty), so nothing resumes it
         with contextlib.suppress(OSError):
             os.unlink(temporary_checkpoint(options.topic, options.into))
-    verification = verify(p.spark, client, source, dest, partitioner, done)
+    keep = p.latest.keep if p.latest else None
+    verification = verify(p.spark, client, source, dest, partitioner, done, keep)
     partitions = tuple(PartitionCopied(q, *copied.get(q, (0, 0, 0))) for q in sorted(done))
     return CopyResult(options.topic, options.into, partitioner, partitions, verification)
 
 
-def _round_io(options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCounters) -> RoundIO:
-    """The driver's I/O for the rounds: the destination's ends, a Spark job per round, and
-    the checkpoint (``--checkpoint``, or a temporary one) as the only recovery state."""
+def _round_io(
+    options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCounters, keep: Keep | None
+) -> RoundIO:
+    """The driver's I/O for the rounds: the destination's ends, a Spark job per round
+    (copying only ``keep``'s records, if given), and the checkpoint (``--checkpoint``, or
+    a temporary one) as the only recovery state."""
     path = options.checkpoint or temporary_checkpoint(options.topic, options.into)
     into = range(spec.into_partitions)
     if options.follow:
@@ -243,7 +263,7 @@ def _round_io(options: CopyOptions, spark: Any, spec: CopySpec, counters: CopyCo
     else:
 
         def launch(state: Checkpoint, resumed: bool) -> list[ChunkResult]:
-            return launch_round(spark, spec, state, resumed, counters)
+            return launch_round(spark, spec, state, resumed, counters, keep)
 
     return RoundIO(
         ends=lambda: high_watermarks(spec.client, options.into, into),

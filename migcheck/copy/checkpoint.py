@@ -50,13 +50,15 @@ class Checkpoint:
     """The copy's state: the next source offset per partition, the partitioner it
     places keys with and the destination's partition count (None in a checkpoint
     that did not record them), each partition's round-robin position for null keys,
-    and the round in flight (None between rounds)."""
+    the round in flight (None between rounds), and, for a latest-per-key copy, where
+    each source partition ended when it began (:mod:`migcheck.copy.latest`)."""
 
     next: dict[int, int]
     partitioner: str | None
     partitions: int | None
     round_robin: dict[int, int] = field(default_factory=dict)
     pending: Round | None = None
+    until: dict[int, int] | None = None
 
 
 def temporary_checkpoint(topic: str, into: str) -> str:
@@ -100,6 +102,7 @@ def _parse(data: dict[str, Any]) -> Checkpoint:
         partitions=None if data.get("partitions") is None else int(data["partitions"]),
         round_robin=_ints(data.get("round_robin") or {}),
         pending=None if pending is None else _parse_round(pending),
+        until=None if data.get("until") is None else _ints(data["until"]),
     )
 
 
@@ -155,6 +158,8 @@ def save_checkpoint(path: str, topic: str, into: str, state: Checkpoint) -> None
         "round_robin": _strs(state.round_robin),
         "pending": None if state.pending is None else _round_json(state.pending),
     }
+    if state.until is not None:  # only a latest-per-key copy's: others' stay as they were
+        data["until"] = _strs(state.until)
     try:
         write_atomically(path, json.dumps(data, sort_keys=True))
     except OSError as e:

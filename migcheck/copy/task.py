@@ -30,11 +30,14 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from migcheck.analysis.session import TaskCounter, reaches_driver, task_counter, task_slots
 from migcheck.copy.checkpoint import Checkpoint, Chunk
 from migcheck.copy.errors import RecoveryError, UnwritableError
 from migcheck.copy.held import release, take
 from migcheck.copy.identity import Identity, identities, identity
+from migcheck.copy.latest import Keep, chunk_slice
 from migcheck.copy.placement import targets, unhashed_share
 from migcheck.copy.producer import (
     Producers,
@@ -76,20 +79,28 @@ class ChunkJob:
     round_robin: int  # where the chunk's null keys start round-robin
     ends: dict[int, int]  # every destination partition's end offset before the round
     resumed: bool = True  # the round was a killed run's: an attempt of it may have run
+    keep: np.ndarray | None = None  # a latest-per-key copy's offsets of the chunk to copy
 
     @property
     def where(self) -> str:
         return f"{self.spec.topic}-{self.partition} offsets {self.chunk.start}-{self.chunk.end - 1}"
 
 
-def chunk_jobs(spec: CopySpec, state: Checkpoint, resumed: bool = True) -> list[ChunkJob]:
+def chunk_jobs(
+    spec: CopySpec, state: Checkpoint, resumed: bool = True, keep: Keep | None = None
+) -> list[ChunkJob]:
     """The tasks of the round ``state`` records: one per chunk, with its recorded position
-    (``resumed``: the round is a killed run's)."""
+    (``resumed``: the round is a killed run's) and, for a latest-per-key copy, the offsets
+    it keeps of its chunk, no more (:mod:`migcheck.copy.latest`)."""
     if state.pending is None:
         return []
     r = state.pending
+
+    def kept(p: int, c: Chunk) -> np.ndarray | None:
+        return None if keep is None else chunk_slice(keep, p, c.start, c.end)
+
     return [
-        ChunkJob(spec, p, c, round_robin_of(state, p), r.ends, resumed)
+        ChunkJob(spec, p, c, round_robin_of(state, p), r.ends, resumed, kept(p, c))
         for p, c in sorted(r.chunks.items())
     ]
 
@@ -122,6 +133,7 @@ def launch_round(
     state: Checkpoint,
     resumed: bool,
     counters: CopyCounters | None = None,
+    keep: Keep | None = None,
 ) -> list[ChunkResult]:
     """Run the recorded round as one Spark job, each chunk's result: a task per core (more
     where a round is large), each settling its share of the chunks (:func:`shares`) one
@@ -135,7 +147,7 @@ def launch_round(
     left, their imports and compiled kernels loaded: an RDD job starts workers of its own."""
     import pyarrow as pa
 
-    parts = shares(chunk_jobs(spec, state, resumed), task_slots(spark))
+    parts = shares(chunk_jobs(spec, state, resumed, keep), task_slots(spark))
     settle = settle_chunk  # without accumulators, the driver counts the results (settled)
     if counters is not None and reaches_driver(counters.records):
         settle = functools.partial(_counted, counters=counters)
@@ -225,6 +237,8 @@ def settle_chunk(job: ChunkJob, producers: Producers | None = None) -> ChunkResu
     consumer = _Consumer(s.client)
     try:
         chunk, held = _chunk_records(job, consumer)
+        if job.keep is not None:
+            chunk = chunk.only(job.keep)
         placed, next_rr, nulls = _targets(job, chunk)
         may_have_run = job.resumed if in_driver else _may_have_run(job)
         committed = len(chunk) > 0 and may_have_run and _committed(job, consumer, chunk, placed)

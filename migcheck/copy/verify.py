@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from migcheck.analysis.scan.tasks import Group, read_tasks
 from migcheck.analysis.session import task_slots
+from migcheck.copy.latest import Keep, kept_rows
 from migcheck.copy.tally import Tally, buckets, identity_hashes, tallied, tally_of
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_spans, records_in, task_count
@@ -38,9 +39,11 @@ def verify(
     dest: TopicMeta,
     partitioner: str,
     done: dict[int, int],
+    keep: Keep | None = None,
 ) -> Verification:
-    """Each identity of the copied source range (up to ``done`` per partition) as often in
-    the whole destination, as it is now, as in the source, on its key's partition: one
+    """Each identity of the copied source range (up to ``done`` per partition; of a
+    latest-per-key copy, only its records at the offsets in ``keep``) as often in the
+    whole destination, as it is now, as in the source, on its key's partition: one
     Spark job, each topic read once, when the copy is right (the tallies agree); both
     read again to count what differs when it is not."""
     src_ranges = [
@@ -50,20 +53,30 @@ def verify(
     dst_ranges = [
         (dest.name, p.partition, p.log_start_offset, p.log_end_offset) for p in fresh.partitions
     ]
-    return verify_ranges(spark, client, src_ranges, dst_ranges, dest.partition_count, partitioner)
+    return verify_ranges(
+        spark, client, src_ranges, dst_ranges, dest.partition_count, partitioner, keep
+    )
 
 
 def verify_ranges(
-    spark: Any, client: ClientConfig, src: Ranges, dst: Ranges, partitions: int, partitioner: str
+    spark: Any,
+    client: ClientConfig,
+    src: Ranges,
+    dst: Ranges,
+    partitions: int,
+    partitioner: str,
+    keep: Keep | None = None,
 ) -> Verification:
-    """Each identity of the source ranges as often in the destination ranges as in the
-    source, on its key's partition among ``partitions``: the whole copy's check, or
-    ``migrate``'s of one copied range (the destination's ranges then hold exactly the
-    copies of the source's, since the copy's marks pair them)."""
-    quick = _tallies(spark, client, src, dst, partitions, partitioner)
+    """Each identity of the source ranges (only its records at the offsets in ``keep``,
+    if given) as often in the destination ranges as in the source, on its key's partition
+    among ``partitions``: the whole copy's check, or ``migrate``'s of one copied range
+    (the destination's ranges then hold exactly the copies of the source's, since the
+    copy's marks pair them)."""
+    quick = _tallies(spark, client, (src, dst), partitions, partitioner, keep)
     if quick[0] == quick[1]:  # each identity as often, on its key's partition
         return Verification(quick[0].records, 0, 0, 0)
-    src_ids, dst_ids = _identities(spark, client, src), _identities(spark, client, dst)
+    src_ids = _identities(spark, client, src, keep)
+    dst_ids = _identities(spark, client, dst)
     row = compared(src_ids, dst_ids, partitions, partitioner).first()
     return Verification(*(int(row[c] or 0) for c in ("records", "missing", "duplicated",
                                                        "misplaced")))  # fmt: skip
@@ -96,9 +109,27 @@ def compared(src: Any, dst: Any, partitions: int, partitioner: str) -> Any:
     )
 
 
-def _identities(spark: Any, client: ClientConfig, ranges: Ranges) -> Any:
-    """Every record of ``ranges`` as (key, timestamp, digest, partition)."""
-    return _read(spark, client, ranges, _identity_batches, _SCHEMA)
+def _identities(spark: Any, client: ClientConfig, ranges: Ranges, keep: Keep | None = None) -> Any:
+    """Every record of ``ranges`` (only those ``keep`` keeps, if given) as (key,
+    timestamp, digest, partition)."""
+    return _read(spark, client, ranges, _only_kept(_identity_batches, keep), _SCHEMA)
+
+
+def _only_kept(group: Group, keep: Keep | None) -> Group:
+    """``group`` over only the records ``keep`` keeps (all, without it): shipped to the
+    read tasks with them."""
+    return group if keep is None else functools.partial(_kept_then, group=group, keep=keep)
+
+
+def _kept_then(
+    batches: Iterator[pa.RecordBatch], group: Group, keep: Keep
+) -> Iterator[pa.RecordBatch]:
+    def kept() -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            at = (b.column("partition").to_numpy(), b.column("offset").to_numpy())
+            yield b.filter(pa.array(kept_rows(*at, keep)))
+
+    return group(kept())
 
 
 #: Records a check's task reads, about: five times a full scan's task
@@ -127,15 +158,21 @@ _TALLY_SCHEMA = "side int, bucket int, n long, h long"
 
 
 def _tallies(
-    spark: Any, client: ClientConfig, src: Ranges, dst: Ranges, partitions: int, partitioner: str
+    spark: Any,
+    client: ClientConfig,
+    sides: tuple[Ranges, Ranges],
+    partitions: int,
+    partitioner: str,
+    keep: Keep | None = None,
 ) -> tuple[Tally, Tally]:
-    """Both sides tallied per destination partition (:mod:`migcheck.copy.tally`) in one
-    Spark job, a row per bucket and task."""
+    """Both sides (source, destination) tallied per destination partition
+    (:mod:`migcheck.copy.tally`) in one Spark job, a row per bucket and task; the
+    source's records only those ``keep`` keeps, if given."""
     frames = [
-        _read(spark, client, ranges, functools.partial(
+        _read(spark, client, ranges, _only_kept(functools.partial(
             _tally_batches, side=side, partitions=partitions, partitioner=partitioner),
-            _TALLY_SCHEMA)
-        for side, ranges in enumerate((src, dst))
+            keep if side == 0 else None), _TALLY_SCHEMA)
+        for side, ranges in enumerate(sides)
     ]  # fmt: skip
     both = frames[0].unionByName(frames[1]).collect()
     rows = [(r["side"], r["bucket"], r["n"], r["h"]) for r in both]

@@ -218,6 +218,38 @@ class Columns:
     def n(self) -> int:
         return int(self.offsets.shape[0])
 
+    def where(self, mask: np.ndarray) -> Columns:
+        """The records ``mask`` selects, their keys' and bodies' bytes with them."""
+        key_ends, key_data = _selected(self.key_ends, self.key_data, mask)
+        bodies: tuple[np.ndarray | None, np.ndarray | None] = (None, None)
+        if self.body_ends is not None and self.body_data is not None:
+            bodies = _selected(self.body_ends, self.body_data, mask)
+        digests = None if self.digests is None else self.digests[mask]
+        return Columns(self.offsets[mask], self.timestamps[mask], key_ends, self.key_null[mask],
+                       self.value_sizes[mask], key_data, digests, *bodies)  # fmt: skip
+
+
+def _selected(
+    ends: np.ndarray, data: np.ndarray, mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``mask``ed rows of a variable-length column (each row ends at ``ends[i]`` in
+    ``data``): their new ends, and their bytes one after another."""
+    starts = np.concatenate(([0], ends[:-1])).astype(np.int64)[mask]
+    lengths = ends.astype(np.int64)[mask] - starts
+    new_ends = np.cumsum(lengths)
+    moved = np.repeat(starts - (new_ends - lengths), lengths)
+    return new_ends.astype(ends.dtype), data[moved + np.arange(moved.size)]
+
+
+def in_sorted(values: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is among ``sorted_values`` (ascending): a binary search,
+    not a hash set, over offsets that are sorted already."""
+    at = np.searchsorted(sorted_values, values)
+    found = np.zeros(values.shape, np.bool_)
+    inside = at < sorted_values.size
+    found[inside] = sorted_values[at[inside]] == values[inside]
+    return found
+
 
 class _Builder:
     """Grows the column arrays as batches are decoded into them."""
@@ -387,6 +419,14 @@ class WholeChunk:
         if self.given is not None:
             return pa.array([r.key for r in self.given], pa.binary())
         return pa.concat_arrays([key_array(c) for c in self.columns] or [pa.array([], pa.binary())])
+
+    def only(self, offsets: np.ndarray) -> WholeChunk:
+        """The records at ``offsets`` (ascending), in their order."""
+        if self.given is None:
+            return WholeChunk([c.where(in_sorted(c.offsets, offsets)) for c in self.columns])
+        at = np.array([r.offset for r in self.given], np.int64)
+        kept = in_sorted(at, offsets).tolist()
+        return WholeChunk([], [r for r, keep in zip(self.given, kept, strict=True) if keep])
 
     def timestamps(self) -> list[int]:
         if self.given is not None:

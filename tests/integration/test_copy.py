@@ -562,3 +562,91 @@ def test_every_byte_of_every_record_is_copied_as_javas_consumer_reads_it(
         return dict(by_key)
 
     assert per_key(dst) == per_key(src)  # each key's records in their order
+
+
+def _read_back(kafka: Kafka, topic: str) -> list:  # kafka-python's ConsumerRecord
+    """Every committed record of ``topic``, read by kafka-python's own consumer."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=kafka.bootstrap, isolation_level="read_committed",
+                             enable_auto_commit=False)  # fmt: skip
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends, records = consumer.end_offsets(tps), []
+        deadline = time.monotonic() + 120
+        while any(consumer.position(tp) < ends[tp] for tp in tps):
+            assert time.monotonic() < deadline, f"{topic} not read to its end"
+            for batch in consumer.poll(timeout_ms=1000).values():
+                records += batch
+        return records
+    finally:
+        consumer.close(autocommit=False)
+
+
+@pytest.mark.spark
+def test_latest_per_key_copies_each_keys_last_record_once_where_java_places_it(
+    spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Several records per key over three partitions (one key deleted last, one deleted
+    then written again), each with its timestamp and headers, copied with
+    --latest-per-key into five: the destination, read back by kafka-python, holds each
+    live key's last produced record once, on the partition Java's murmur2 rule gives it,
+    and nothing of the deleted key.  A re-run resumes with nothing left; a source that
+    grew since refuses it, and a null key is refused before anything is written."""
+    from kafka import KafkaProducer
+
+    topic = kafka.create_topic("latest-src", 3)
+    into = kafka.create_topic("latest-dst", 5)
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap)
+    stamp, last = int(time.time() * 1000) - 10_000, {}  # recent: time retention keeps them
+    for r in range(6):  # a round of every key, flushed before the next: each key in order
+        for i in range(40):
+            key = f"k{i}".encode()
+            value = None if (i == 7 and r == 5) or (i == 8 and r == 2) else f"v{i}-{r}".encode()
+            headers = [("round", str(r).encode()), ("of", key)]
+            stamp += 1
+            producer.send(topic, key=key, value=value, partition=java_partition(key, 3),
+                          timestamp_ms=stamp, headers=headers)  # fmt: skip
+            last[key] = (value, stamp, headers)
+        producer.flush()
+    live = {k: v for k, v in last.items() if v[0] is not None}
+    assert len(live) == 39 and b"k7" not in live and live[b"k8"][0] == b"v8-5"
+
+    checkpoint = tmp_path / "latest.json"
+    args = ["--partitioner", "murmur2", "--check-placement", "--latest-per-key",
+            "--checkpoint", str(checkpoint)]  # fmt: skip
+    p = _copy_here(capsys, kafka, topic, into, *args)
+    assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    assert "copied this run: 39 records" in p.stdout, p.stdout
+    assert "missing 0, duplicated 0, misplaced 0: OK" in p.stdout, p.stdout
+    dst = _read_back(kafka, into)
+    assert Counter(r.key for r in dst) == Counter(live.keys())  # each live key once, k7 absent
+    for r in dst:
+        assert (r.value, r.timestamp, list(r.headers)) == live[r.key]
+        assert r.partition == java_partition(r.key, 5)
+
+    again = _copy_here(capsys, kafka, topic, into, *args)  # resumed: nothing left to copy
+    assert again.returncode == 0, again.stdout + again.stderr[-2000:]
+    assert "copied this run: 0 records" in again.stdout, again.stdout
+    assert len(_read_back(kafka, into)) == 39
+
+    producer.send(topic, key=b"k1", value=b"later", partition=java_partition(b"k1", 3))
+    producer.flush()
+    grew = _copy_here(capsys, kafka, topic, into, *args)
+    assert grew.returncode == 2 and "began a copy of the source up to other" in grew.stderr
+    assert len(_read_back(kafka, into)) == 39
+
+    nulls = kafka.create_topic("latest-null-src", 3)
+    nulls_into = kafka.create_topic("latest-null-dst", 5)
+    producer.send(nulls, key=b"k1", value=b"a", partition=java_partition(b"k1", 3))
+    producer.send(nulls, key=None, value=b"no key", partition=0)
+    producer.flush()
+    producer.close()
+    refused = _copy_here(capsys, kafka, nulls, nulls_into, "--partitioner", "murmur2",
+                         "--latest-per-key")  # fmt: skip
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("migcheck: error: --latest-per-key") and "null key" in line, line
+    assert _read_back(kafka, nulls_into) == []
