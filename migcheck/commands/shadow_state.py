@@ -105,7 +105,8 @@ class StateMoves:
     ) -> tuple[CopyOptions, tuple[TopicMeta, TopicMeta], Checkpoint | None]:
         """One changelog's move as the copy engine runs it: into the shadow's changelog,
         created like it, with its checkpoint beside migrate's (a destination with records
-        and no checkpoint refused)."""
+        and no checkpoint refused); each key's latest record only where the runbook's move
+        copies no more (``StateMove.latest_only``)."""
         create_moved_changelog(client, m)
         path = self._checkpoint(m)
         saved = load_checkpoint(path, m.changelog, m.into)
@@ -114,7 +115,7 @@ class StateMoves:
             raise UsageError(f"{m.into} is not empty and {path} records no earlier move into it")
         check_destination(path, saved, m.into, dest.partition_count)
         copy = CopyOptions(
-            topic=m.changelog, into=m.into, checkpoint=path,
+            topic=m.changelog, into=m.into, checkpoint=path, latest_per_key=m.latest_only,
             connection=self.connection, spark=self.spark,
         )  # fmt: skip
         return copy, (source, dest), saved

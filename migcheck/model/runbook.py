@@ -52,6 +52,19 @@ class StateMove:
     #: copy places by it); None where it held no keyed record (the copy detects it then)
     partitioner: PartitionerChoice | None = None
 
+    @property
+    def latest_only(self) -> bool:
+        """Whether each key's latest record is all the move need copy: a key-value store's
+        changelog, which restores no more.  Not where the changelog may be a versioned
+        store's, which restores every version: Kafka Streams gives that one
+        :data:`VERSIONED_CHANGELOG_CONFIG` (``VersionedChangelogTopicConfig``: its history
+        retention and a day), so any value of it, however set, keeps every record."""
+        return VERSIONED_CHANGELOG_CONFIG not in self.configs
+
+
+#: The topic config only a versioned store's changelog gets from Kafka Streams.
+VERSIONED_CHANGELOG_CONFIG = "min.compaction.lag.ms"
+
 
 #: How long step 2 waits for a stopped app's members to leave its group by default: a
 #: Kafka Streams member of a classic group does not leave it on close(), the broker drops

@@ -16,6 +16,7 @@ from dataclasses import replace
 from migcheck.model.history import ACCEPT_LOST_HISTORY, HISTORY_CHECK_WHY
 from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
+    VERSIONED_CHANGELOG_CONFIG,
     Action,
     Check,
     Manual,
@@ -465,7 +466,8 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
         proven = (
             ("--partitioner", m.partitioner.value, "--check-placement") if m.partitioner else ()
         )
-        copy = migcheck(f, "copy", "--topic", m.changelog, "--into", m.into, *proven,
+        latest = ("--latest-per-key",) if m.latest_only else ()
+        copy = migcheck(f, "copy", "--topic", m.changelog, "--into", m.into, *proven, *latest,
                         "--checkpoint", f"@{m.into}.checkpoint")  # fmt: skip
         actions += [
             ensure_topic(f, m.into, m.partitions, m.changelog, m.configs),
@@ -481,7 +483,12 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
         "changelog held no keyed record then, it detects it from the records itself and "
         "refuses where none placed them all), puts each record where it places the store "
         "key under the new count, keeping its timestamp and headers, exactly once, and "
-        "verifies every record per key; its checkpoint makes a killed copy resume. It "
+        "verifies every record per key. Of a changelog without "
+        f"{VERSIONED_CHANGELOG_CONFIG} it copies only each key's latest record "
+        "(--latest-per-key: a key-value store restores no more, and a key whose latest is "
+        "a tombstone is left out); one with it, as Kafka Streams creates a versioned "
+        "store's, is copied whole, every version. Its checkpoint makes a killed copy "
+        "resume. It "
         "comes before "
         f"{_the_change(f)}: a copy refused or not verified here stops the script in one "
         f"FAILED line, {f'{f.topic} is as it was' if f.onto_copy else 'nothing has changed'}, "

@@ -124,15 +124,34 @@ def test_the_scripts_copy_places_by_the_partitioner_proven_at_generation() -> No
     )  # fmt: skip
     # checked again against every record when the script runs: one written since that
     # it did not place refuses the copy
-    assert _copy_argv(move)[-7:] == (
+    assert _copy_argv(move)[-8:] == (
         "--into", "shop-counter-p6-counts-changelog", "--partitioner", "murmur2",
-        "--check-placement", "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
+        "--check-placement", "--latest-per-key",
+        "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
     )  # fmt: skip
     # nothing keyed to prove it by then: the copy detects it from the records itself
     unknown = StateMove(
         "counts", "shop-counter-counts-changelog", "shop-counter-p6-counts-changelog", 6
     )
     assert "--partitioner" not in _copy_argv(unknown)
+
+
+def test_a_changelog_that_may_be_a_versioned_stores_moves_every_record() -> None:
+    # Kafka Streams gives a versioned store's changelog min.compaction.lag.ms (its history
+    # retention and a day): every version is moved, whatever its value
+    for lag in ("86400000", "0"):
+        versioned = StateMove(
+            "prices", "shop-counter-prices-changelog", "shop-counter-p6-prices-changelog", 6,
+            {"cleanup.policy": "compact", "min.compaction.lag.ms": lag}, 1200,
+            PartitionerChoice.MURMUR2,
+        )  # fmt: skip
+        assert "--latest-per-key" not in _copy_argv(versioned)
+    # a key-value store's changelog (no such config) moves each key's latest record only
+    plain = StateMove(
+        "counts", "shop-counter-counts-changelog", "shop-counter-p6-counts-changelog", 6,
+        {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"},
+    )  # fmt: skip
+    assert _copy_argv(plain).count("--latest-per-key") == 1
 
 
 def _online(**changes: object):  # type: ignore[no-untyped-def]

@@ -104,7 +104,7 @@ def test_the_move_creates_the_changelog_like_the_old_one_and_copies_it_with_a_ch
         "migcheck", "copy", "--bootstrap-server", "broker-1:9092,broker-2:9092",
         "--command-config", "/etc/kafka/client admin.properties",
         "--topic", "shop-counter-counts-changelog", "--into", "shop-counter-p6-counts-changelog",
-        "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
+        "--latest-per-key", "--checkpoint", "@shop-counter-p6-counts-changelog.checkpoint",
     )  # fmt: skip
     assert copy.via is ShellHelper.MOVING  # a refusal stops the script in one FAILED line
 
