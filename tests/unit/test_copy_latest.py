@@ -46,8 +46,8 @@ def test_a_partition_read_in_chunks_keeps_what_it_keeps_read_whole() -> None:
     second = last_records(_keys(b"b", b"a", b"b"), np.array([3, 4, 5]),
                           np.array([False, True, False]))  # fmt: skip
     # a: deleted at 4; b: 5; c: 2
-    assert kept_offsets(merged(first, second)).tolist() == [2, 5]
-    assert kept_offsets(merged(None, first)).tolist() == [0, 1, 2]
+    assert kept_offsets(merged([first, second])).tolist() == [2, 5]
+    assert kept_offsets(merged([first])).tolist() == [0, 1, 2]
     assert kept_offsets(None).tolist() == []
 
 
