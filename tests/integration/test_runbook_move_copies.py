@@ -40,12 +40,15 @@ pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 def _counted_before(kafka: Kafka, changelog: str) -> Counter[str]:
     """Keys the app counted before the test's rounds, their input long deleted by
-    retention: each one's 10 increments written into the app's changelog as the app
-    writes them (a long, 8 bytes big-endian, on the key's partition), in one call, so only
-    its latest record is right.  Enough of them that the move's copy runs rounds (CHUNK
-    records per source partition each), so a kill lands between two, each chunk with
-    thousands of latest records (the move copies only those) for the kill to land in."""
-    counted = Counter({f"h{i}": 10 for i in range(3 * (2 * CHUNK + CHUNK // 5) // 10)})
+    retention: each one's one or two increments written into the app's changelog as the
+    app writes them (a long, 8 bytes big-endian, on the key's partition), in one call, so
+    only its latest record is right.  Enough of them that the move's copy runs rounds
+    (CHUNK records per source partition each), so a kill lands between two, each chunk
+    with some 33,000 latest records (the move copies only those) for the kill to land in:
+    with 10 increments a key, a chunk kept 5,000, and under the suite's load the copy
+    ended before a round could be caught in flight."""
+    records = 3 * (2 * CHUNK + CHUNK // 5)
+    counted = Counter({f"h{i}": 1 + i % 2 for i in range(2 * records // 3)})
     kafka.produce(
         changelog,
         [
