@@ -62,6 +62,19 @@ def context(spark: Any) -> Any:
     return getattr(spark, "sparkContext", None)
 
 
+def executors_joined(spark: Any) -> bool:
+    """Whether an executor has joined the session's application: a local master runs its
+    tasks in the driver; a cluster's executors are those the status tracker lists
+    besides the driver.  False where there is no SparkContext to ask (Spark Connect):
+    the caller cannot tell."""
+    sc = context(spark)
+    if sc is None:
+        return False
+    if _LOCAL.fullmatch(str(sc.master).strip()):
+        return True
+    return len(sc.statusTracker().getExecutorInfos()) > 1
+
+
 def task_slots(spark: Any) -> int:
     """How many tasks the session runs at once: the SparkContext's ``defaultParallelism``
     (which on a cluster counts the executors' cores registered so far), else

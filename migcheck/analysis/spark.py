@@ -34,7 +34,7 @@ from pyspark.sql.functions import arrow_udf
 
 from migcheck.analysis import jvmarchive, probe, pyspark_private, shipping
 from migcheck.analysis.errors import spark_error_message, spark_log_path
-from migcheck.analysis.session import job_tag, task_slots
+from migcheck.analysis.session import executors_joined, job_tag, task_slots
 from migcheck.errors import MigcheckError
 from migcheck.files import cache_root
 from migcheck.hashing.partitioners import get_partitioner, placement_values
@@ -355,8 +355,18 @@ def _choose_worker_python(conf: dict[str, str], local_workers: bool) -> None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-#: How long the probe may wait for an executor to run it.
+#: How long the probe waits for an executor to join the application: one that has not
+#: joined by then has no free cores or memory, or cannot connect back to this driver.
 PROBE_TIMEOUT_S = 60.0
+
+#: How long the probe waits in all once an executor has joined.  It then fetches and
+#: unpacks the shipped archive and starts its Python, and a probe that fails there is
+#: retried ``spark.task.maxFailures`` times: beside CI's other tests that took more than
+#: the 60 s the first bound allows (stop 77's run), while the executors were there.
+PROBE_RUN_TIMEOUT_S = 300.0
+
+#: How often the probe's watcher asks whether an executor has joined.
+PROBE_POLL_S = 0.5
 
 
 def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
@@ -380,30 +390,51 @@ def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
 
 
 def _run_probe(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:
-    """The probe's result from one executor, cancelled after :data:`PROBE_TIMEOUT_S`.
+    """The probe's result from one executor, cancelled as :func:`_watch_probe` decides.
 
     The probe's module is pickled by value: the executor may not import migcheck.
     """
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(probe)
-    expired = threading.Event()
+    done, why = threading.Event(), list[str]()
     with job_tag(spark, f"migcheck-probe-{os.getpid()}") as cancel_jobs:
-
-        def cancel() -> None:
-            expired.set()
-            cancel_jobs()
-
-        timer = threading.Timer(PROBE_TIMEOUT_S, cancel)
-        timer.start()
+        watcher = threading.Thread(
+            target=_watch_probe,
+            args=(done, lambda: executors_joined(spark), cancel_jobs, why),
+            name="migcheck-probe-watch",
+            daemon=True,
+        )
+        watcher.start()
         try:
             return _probe_job(spark, brokers)
         except Exception as e:
-            if expired.is_set():
-                raise MigcheckError(_timeout_message()) from None
-            raise MigcheckError(spark_error_message(e)) from None
+            failure = spark_error_message(e)
         finally:
-            timer.cancel()
+            done.set()
+            watcher.join()
+    raise MigcheckError(why[0] if why else failure)
+
+
+def _watch_probe(
+    done: threading.Event,
+    joined: Callable[[], bool],
+    cancel: Callable[[], object],
+    why: list[str],
+) -> None:
+    """Until ``done``, cancel the probe (and say why in ``why``) when no executor has
+    ``joined`` within :data:`PROBE_TIMEOUT_S`, or one has and the probe is still running
+    after :data:`PROBE_RUN_TIMEOUT_S`.  Where ``joined`` cannot tell (a session without
+    a SparkContext), it answers False and the first bound holds."""
+    started = time.monotonic()
+    seen = False
+    while not done.wait(PROBE_POLL_S):
+        waited = time.monotonic() - started
+        seen = seen or joined()
+        if waited >= (PROBE_RUN_TIMEOUT_S if seen else PROBE_TIMEOUT_S):
+            why.append(_slow_message() if seen else _timeout_message())
+            cancel()
+            return
 
 
 def _probe_job(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:
@@ -424,6 +455,14 @@ def _timeout_message() -> str:
         f"has no free cores or memory for this application's executors, or its workers "
         f"cannot connect back to this driver (set spark.driver.host to an address they reach) "
         f"(Spark's log: {spark_log_path()})"
+    )
+
+
+def _slow_message() -> str:
+    return (
+        f"an executor joined but did not finish migcheck's probe task within "
+        f"{PROBE_RUN_TIMEOUT_S:.0f} s: its Python workers did not start in time (read the "
+        f"executor's stderr in its worker's work directory) (Spark's log: {spark_log_path()})"
     )
 
 

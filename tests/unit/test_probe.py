@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -150,12 +151,27 @@ def test_the_probe_runs_where_migcheck_cannot_be_imported() -> None:
     assert run.stdout.decode().startswith("ModuleNotFoundError: import of migcheck halted")
 
 
+class FakeTracker:
+    """A status tracker listing the driver and ``executors`` executors."""
+
+    def __init__(self) -> None:
+        self.executors = 0
+
+    def getExecutorInfos(self) -> list[str]:
+        return ["driver"] + ["executor"] * self.executors
+
+
 class FakeContext:
-    """A SparkContext's job tags."""
+    """A SparkContext's job tags, master and status tracker."""
 
     def __init__(self) -> None:
         self.cancelled = threading.Event()
         self.tags: list[str] = []
+        self.master = "spark://master:7077"
+        self.tracker = FakeTracker()
+
+    def statusTracker(self) -> FakeTracker:
+        return self.tracker
 
     def addJobTag(self, tag: str) -> None:
         self.tags.append(tag)
@@ -234,6 +250,41 @@ def test_a_probe_no_executor_runs_is_cancelled(monkeypatch: pytest.MonkeyPatch, 
     assert session.jobs.cancelled.is_set()
     assert session.jobs.tags == []  # later jobs carry no probe tag
     assert session.stopped
+
+
+def test_a_probe_an_executor_joined_for_waits_the_longer_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beside CI's other tests, executors that had joined took more than the first bound
+    to fetch the archive and start their Python: their probe is given the second."""
+    from migcheck.analysis import spark
+
+    monkeypatch.setattr(spark, "PROBE_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(spark, "PROBE_RUN_TIMEOUT_S", 0.6)
+    monkeypatch.setattr(spark, "PROBE_POLL_S", 0.01)
+    session = fake_session(monkeypatch)
+    session.jobs.tracker.executors = 2
+    started = time.monotonic()
+    with pytest.raises(MigcheckError, match=r"^an executor joined but did not finish .* 1 s"):
+        spark.check_executors(session, "kafka-1:9092")
+    assert time.monotonic() - started >= 0.6
+    assert session.jobs.cancelled.is_set() and session.stopped
+
+
+@pytest.mark.parametrize(("master", "executors", "joined"), [
+    ("local[*]", 0, True), ("local", 0, True), ("local-cluster[2,1,1024]", 0, False),
+    ("spark://m:7077", 0, False), ("spark://m:7077", 1, True),
+])  # fmt: skip
+def test_an_executor_has_joined_when_the_tracker_lists_one_besides_the_driver(
+    master: str, executors: int, joined: bool
+) -> None:
+    from migcheck.analysis.session import executors_joined
+
+    session = FakeSession()
+    session.jobs.master = master
+    session.jobs.tracker.executors = executors
+    assert executors_joined(session) is joined
+    assert executors_joined(ContextlessSession()) is False
 
 
 def test_a_probe_verdict_stops_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
