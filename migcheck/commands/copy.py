@@ -31,9 +31,14 @@ from migcheck.copy.errors import CountChangedError
 from migcheck.copy.follow import FollowIO, follow, in_driver
 from migcheck.copy.held import new_run
 from migcheck.copy.latest import Keep, Latest, latest_offsets, pinned_until
-from migcheck.copy.placement import choose_partitioner, detect_partitioner, spark_key_stats
+from migcheck.copy.placement import (
+    choose_partitioner,
+    detect_partitioner,
+    spark_key_stats,
+    spark_records_placed,
+)
 from migcheck.copy.producer import Producers
-from migcheck.copy.rounds import ChunkResult, RoundIO, run_rounds, starting_state
+from migcheck.copy.rounds import CHUNK, ChunkResult, RoundIO, run_rounds, starting_state
 from migcheck.copy.task import (
     CopyCounters,
     CopySpec,
@@ -44,6 +49,7 @@ from migcheck.copy.task import (
 from migcheck.copy.verify import verify
 from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
 from migcheck.kafka.config import ClientConfig
+from migcheck.kafka.fetch import WorkUnit
 from migcheck.kafka.metadata import TopicEnds, TopicMeta, describe_topics, high_watermarks
 from migcheck.model.copy import CopyLag, CopyResult, PartitionCopied
 from migcheck.model.partitioner import PartitionerChoice
@@ -152,9 +158,12 @@ def prepare_copy(
     def read_stats(units, names):
         return spark_key_stats(spark, client, source, units, names, dest.partition_count, run)
 
+    def placed_by(units: list[WorkUnit], name: str) -> bool:
+        return spark_records_placed(spark, client, source, units, name, run)
+
     partitioner = choose_partitioner(
         options.partitioner, options.checkpoint, saved, source, read_stats,
-        options.check_placement,
+        options.check_placement, placed_by,
     )  # fmt: skip
     log_starts = starts or {p.partition: p.log_start_offset for p in source.partitions}
     state = starting_state(saved, partitioner, dest.partition_count, log_starts)
@@ -224,10 +233,12 @@ def copy_until(
     ends recorded once the old app settled."""
     p = prepare_copy(options, client, *topics, saved, done=done)
     total = sum(max(0, end - p.state.next.get(q, end)) for q, end in done.items())
+    cut = None
     if p.latest is not None:
         total = p.latest.records_from(p.state.next)
+        cut = p.latest.cut(p.state.next, CHUNK)  # the grid the detection held its read on
     with progress(p.counters, total) if progress else contextlib.nullcontext():
-        _, copied = run_rounds(p.state, done, p.rounds)
+        _, copied = run_rounds(p.state, done, p.rounds, cut=cut)
     return _verified(options, client, p, done, copied)
 
 

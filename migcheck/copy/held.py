@@ -160,14 +160,58 @@ def hold(run: str, unit: WorkUnit, chunks: list[Columns]) -> bool:
 
 
 def take(run: str | None, partition: int, start: int, end: int) -> WholeChunk | None:
-    """The held records of the chunk ``[start, end)`` of ``partition``, in offset order;
-    None when this task's disk does not hold them."""
-    path = _file(run, partition, start, end) if run else None
-    if path is None or not path.exists():
+    """The held records of ``[start, end)`` of ``partition``, in offset order, from the
+    held chunks that tile it (one, or several cells of a latest-per-key chunk,
+    :func:`~migcheck.copy.latest.chunk_end`); None when this task's disk does not hold
+    them all."""
+    where = _local_dir(run) if run else None
+    if where is None or not where.is_dir():
         return None
-    with open(path, "rb") as f:
-        names = [str(name) for name in np.load(f, allow_pickle=False)]
-        stored = {name: np.load(f, allow_pickle=False) for name in names}
+    cells = tiling(_held_ranges(where, partition), start, end)
+    chunks: list[Columns] = []
+    for a, b in cells or []:
+        got = _load(where / f"{partition}-{a}-{b}.npy", a, b)
+        if got is None:
+            return None
+        chunks += got
+    return WholeChunk(chunks) if cells else None
+
+
+def tiling(held: Iterable[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]] | None:
+    """The ranges of ``held`` that tile ``[start, end)`` end to end, from ``start`` on;
+    None where they leave a gap or pass ``end``."""
+    ends: dict[int, list[int]] = {}
+    for a, b in held:
+        ends.setdefault(a, []).append(b)
+    cells, at = [], start
+    while at < end:
+        fitting = [b for b in ends.get(at, []) if at < b <= end]
+        if not fitting:
+            return None
+        cells.append((at, max(fitting)))
+        at = cells[-1][1]
+    return cells
+
+
+def _held_ranges(where: Path, partition: int) -> list[tuple[int, int]]:
+    """The ranges of ``partition``'s held chunks in ``where`` (whole files only: a file
+    being written has another suffix)."""
+    ranges = []
+    for path in where.glob(f"{partition}-*-*.npy"):
+        with contextlib.suppress(ValueError):
+            _, a, b = path.stem.split("-")
+            ranges.append((int(a), int(b)))
+    return ranges
+
+
+def _load(path: Path, start: int, end: int) -> list[Columns] | None:
+    """A held chunk's columns, in offset order; None if it is gone or not ``[start, end)``'s."""
+    try:
+        with open(path, "rb") as f:
+            names = [str(name) for name in np.load(f, allow_pickle=False)]
+            stored = {name: np.load(f, allow_pickle=False) for name in names}
+    except OSError:
+        return None
     count = 1 + max((int(k.split(".")[0]) for k in names), default=-1)
     chunks = [
         Columns(**{n: stored[f"{i}.{n}"] for n in _ARRAYS if f"{i}.{n}" in stored})
@@ -177,7 +221,7 @@ def take(run: str | None, partition: int, start: int, end: int) -> WholeChunk | 
     in_order = bool(np.all(offsets[1:] > offsets[:-1]))
     if not in_order or (offsets.size and not start <= offsets[0] <= offsets[-1] < end):
         return None  # not this chunk's: read it from the source
-    return WholeChunk(chunks)
+    return chunks
 
 
 def release(run: str | None, partition: int, start: int) -> None:

@@ -73,13 +73,21 @@ def starting_state(
     )
 
 
-def pick_chunks(nexts: dict[int, int], targets: dict[int, int], size: int) -> dict[int, Chunk]:
-    """Each partition's next chunk ``[a, min(a + size, target))``, for those not at their
-    target yet: offsets, since markers and aborted records leave gaps."""
+#: Where a partition's chunk that starts at an offset ends, before its target: one
+#: decided by what the chunk holds (a latest-per-key copy's, :mod:`migcheck.copy.latest`).
+Cut = Callable[[int, int], int]
+
+
+def pick_chunks(
+    nexts: dict[int, int], targets: dict[int, int], size: int, cut: Cut | None = None
+) -> dict[int, Chunk]:
+    """Each partition's next chunk ``[a, min(a + size, target))`` (``cut(partition, a)``
+    in place of ``a + size`` where given), for those not at their target yet: offsets,
+    since markers and aborted records leave gaps."""
     return {
-        p: Chunk(nexts.get(p, 0), min(nexts.get(p, 0) + size, end))
+        p: Chunk(a, min(cut(p, a) if cut else a + size, end))
         for p, end in sorted(targets.items())
-        if nexts.get(p, 0) < end
+        if (a := nexts.get(p, 0)) < end
     }
 
 
@@ -132,10 +140,12 @@ def run_rounds(
     io: RoundIO,
     size: int = CHUNK,
     proceed: Callable[[Checkpoint], bool] = _always,
+    cut: Cut | None = None,
 ) -> tuple[Checkpoint, Copied]:
     """Copy every partition up to ``targets``, round by round: first a round a killed run
     left in flight, as it was recorded, then a new one while any partition has records
-    and ``proceed`` (asked before each new round: a follow's stop) allows it.
+    and ``proceed`` (asked before each new round: a follow's stop) allows it; each chunk of
+    ``size`` offsets, or as ``cut`` ends it.
     The starting state is recorded first (the partitioner and the destination's count
     pinned before anything is written), each round before it is launched, and each
     round's outcome after it."""
@@ -143,7 +153,7 @@ def run_rounds(
     io.save(state)
     if state.pending is not None:
         state = _launch(state, io, copied, resumed=True)
-    while (chunks := pick_chunks(state.next, targets, size)) and proceed(state):
+    while (chunks := pick_chunks(state.next, targets, size, cut)) and proceed(state):
         state = with_round(state, chunks, io.ends())
         io.save(state)
         state = _launch(state, io, copied, resumed=False)

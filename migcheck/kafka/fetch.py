@@ -506,7 +506,7 @@ def pack_units(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
     return [sorted(b) for b in bins if b]
 
 
-def pack_spans(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
+def pack_spans(units: list[WorkUnit], tasks: int, grain: int = 1) -> list[list[WorkUnit]]:
     """Cut the units of a full scan into ``tasks`` runs of about equal size, for tasks
     that may read part of a partition (their histories are partial and merged later).
 
@@ -514,7 +514,9 @@ def pack_spans(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
     ``total / tasks`` offsets, a unit cut in two where a boundary falls inside it: the
     tasks are of equal size, whatever the units' sizes, and each task reads contiguous
     ranges, one per partition it touches, in offset order, so a partition is split
-    (and its keys' histories parted) only where a task ends.
+    (and its keys' histories parted) only where a task ends.  A cut inside a unit falls
+    on a multiple of ``grain`` offsets from its start: a copy's detection cuts on the
+    copy's chunks, so that each is read, and held, whole (:mod:`migcheck.copy.held`).
     """
     ordered = sorted(units)
     total = records_in(ordered)
@@ -525,11 +527,20 @@ def pack_spans(units: list[WorkUnit], tasks: int) -> list[list[WorkUnit]]:
         start = unit.start
         while start < unit.end:
             i = done * count // total
-            cut = min(unit.end, start + -(-(i + 1) * total // count) - done)
+            cut = _on_grain(unit, start, start + -(-(i + 1) * total // count) - done, grain)
             _append(bins[i], WorkUnit(unit.topic, unit.partition, start, cut))
             done += cut - start
             start = cut
     return [b for b in bins if b]
+
+
+def _on_grain(unit: WorkUnit, start: int, cut: int, grain: int) -> int:
+    """``cut`` of ``unit`` (read from ``start``) moved to the nearest multiple of ``grain``
+    from the unit's start past ``start``, at most the unit's end."""
+    if grain > 1 and cut < unit.end:
+        nearest = unit.start + round((cut - unit.start) / grain) * grain
+        cut = max(nearest, unit.start + ((start - unit.start) // grain + 1) * grain)
+    return min(unit.end, cut)
 
 
 def _append(units: list[WorkUnit], unit: WorkUnit) -> None:

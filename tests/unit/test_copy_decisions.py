@@ -121,6 +121,16 @@ def test_each_unfinished_partition_gets_its_next_offset_range() -> None:
     assert pick_chunks({0: 250, 1: 100}, {0: 250, 1: 100}, 100) == {}  # the copy is done
 
 
+def test_a_cut_ends_each_chunk_where_it_says_within_its_target() -> None:
+    def cut(partition: int, start: int) -> int:
+        return start + 30 * (partition + 1)
+
+    assert pick_chunks({0: 0, 1: 10}, {0: 250, 1: 40}, 100, cut) == {
+        0: Chunk(0, 30),
+        1: Chunk(10, 40),  # 10 + 60, within the target
+    }
+
+
 def test_a_run_starts_where_the_checkpoint_left_off_and_never_before_the_log() -> None:
     saved = Checkpoint({0: 10, 1: 500}, None, None, {0: 3})
     state = starting_state(saved, "murmur2", 12, {0: 40, 1: 0, 2: 5})

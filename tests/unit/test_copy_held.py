@@ -80,6 +80,32 @@ def test_a_held_chunk_is_taken_back_as_kafka_python_reads_it(
     assert list(tmp_path.glob("*/*")) == []
 
 
+def test_a_range_of_held_cells_is_taken_back_whole_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A latest-per-key chunk spans several of the grid's cells: taken from the cells
+    that tile it, or not at all."""
+    monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
+    monkeypatch.setattr(held, "RESERVE_BYTES", 0)
+    first, columns = _decoded(10)
+    second, later = _decoded(20)
+    assert held.hold("r", WorkUnit("t", 0, 10, 20), [columns])
+    assert held.hold("r", WorkUnit("t", 0, 20, 30), [later])
+    got = held.take("r", 0, 10, 30)
+    assert got is not None and [tuple(r) for r in got.records] == first + second
+    assert held.take("r", 0, 10, 40) is None  # [30, 40) is not held
+    assert held.take("r", 0, 20, 30) is not None and held.take("r", 1, 10, 30) is None
+
+
+def test_cells_tile_a_range_end_to_end_or_not_at_all() -> None:
+    cells = [(20, 30), (0, 10), (10, 20), (10, 15)]
+    assert held.tiling(cells, 0, 30) == [(0, 10), (10, 20), (20, 30)]
+    assert held.tiling(cells, 10, 15) == [(10, 15)]
+    assert held.tiling(cells, 0, 25) is None  # (20, 30) passes the end
+    assert held.tiling(cells, 5, 30) is None  # nothing starts at 5
+    assert held.tiling([(0, 10), (20, 30)], 0, 30) is None  # a gap
+
+
 def test_release_drops_a_chunk_held_with_other_bounds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

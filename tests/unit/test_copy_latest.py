@@ -14,6 +14,7 @@ import pytest
 from migcheck.copy.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
 from migcheck.copy.latest import (
     Latest,
+    chunk_end,
     chunk_slice,
     kept_offsets,
     kept_rows,
@@ -57,6 +58,19 @@ def test_a_chunks_task_gets_its_chunks_offsets_only() -> None:
     assert chunk_slice(keep, 0, 0, 3).tolist() == []
     assert chunk_slice(keep, 0, 12, 50).tolist() == [12, 40]
     assert chunk_slice(keep, 1, 0, 100).tolist() == []  # a partition that keeps nothing
+
+
+def test_a_chunk_spans_the_cells_that_keep_at_most_a_chunks_records() -> None:
+    """Cells of 10 offsets from ``first``; a chunk keeps at most 10 records, spans 1 to 4
+    cells and ends on a cell's cut (counted by hand)."""
+    every_other = np.arange(0, 100, 2)  # 5 kept a cell
+    assert chunk_end(every_other, 0, 0, 10, cells=4) == 20  # 10 kept; a third cell: 15
+    assert chunk_end(np.arange(100), 0, 0, 10, cells=4) == 10  # every record: one cell
+    assert chunk_end(np.array([3, 95]), 0, 0, 10, cells=4) == 40  # sparse: the most cells
+    assert chunk_end(np.zeros(0, np.int64), 0, 0, 10, cells=4) == 40
+    # cells from 5; the chunk from 25 keeps 2 a cell: 4 cells, [25, 65), 8 records
+    assert chunk_end(np.arange(5, 200, 5), 5, 25, 10, cells=4) == 65
+    assert Latest({0: every_other}).cut({0: 0}, 10)(0, 20) == 40
 
 
 def test_the_check_reads_only_the_kept_records_of_each_partition() -> None:

@@ -7,6 +7,8 @@ table keyed by JSON-serialized keys) is tests/integration/test_faust.py's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from runbookfacts import moved_facts, shop_facts
 
@@ -56,6 +58,32 @@ def test_the_changelog_is_read_whole_and_its_partitioner_detected() -> None:
     # every record from each partition's log start to its end: never a sample
     assert [(u.partition, u.start, u.end) for u in units] == [(0, 5, 40), (1, 0, 25)]
     assert names[0] == "murmur2" and "fnv1a" in names
+
+
+def test_a_forced_partitioner_placing_every_record_needs_no_scoring() -> None:
+    """``--check-placement``: a record at a time first; the scoring only says how far a
+    partitioner that misplaced a record is off."""
+    scored: list[list[str]] = []
+
+    def read(units: list[WorkUnit], names: list[str]) -> KeyStats:
+        scored.append(names)
+        return _scores((40, 31))
+
+    checked: list[tuple[int, int, int]] = []
+
+    def placed_by(ok: bool) -> Callable[[list[WorkUnit], str], bool]:
+        def check(units: list[WorkUnit], name: str) -> bool:
+            assert name == "murmur2"
+            checked.extend((u.partition, u.start, u.end) for u in units)
+            return ok
+
+        return check
+
+    assert detect_partitioner(CHANGELOG, read, {0: 10}, "murmur2", placed_by(True)) == "murmur2"
+    assert checked == [(0, 10, 40), (1, 0, 25)] and scored == []
+    with pytest.raises(PlacementError, match=r"not all placed by murmur2 \(77\.5% of keys"):
+        detect_partitioner(CHANGELOG, read, {}, "murmur2", placed_by(False))
+    assert scored == [["murmur2"]]
 
 
 def test_a_changelog_without_a_keyed_record_proves_no_partitioner() -> None:

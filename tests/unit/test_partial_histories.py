@@ -160,6 +160,21 @@ def test_pack_spans_cuts_every_offset_once_into_equal_ordered_tasks(tasks: int) 
         assert len(parts) == len(set(parts))  # a partition's contiguous range joined
 
 
+@pytest.mark.parametrize("tasks", [2, 3, 4, 7])
+def test_pack_spans_cuts_a_partition_only_on_its_grain(tasks: int) -> None:
+    """A copy's detection cuts its tasks on the copy's chunks (100 offsets here, from each
+    partition's start), so each chunk is read whole by one task."""
+    units = [WorkUnit("t", 0, 0, 1000), WorkUnit("t", 1, 7, 507)]
+    bins = pack_spans(units, tasks, grain=100)
+    assert _offsets([u for b in bins for u in b]) == _offsets(units)
+    starts = {0: 0, 1: 7}
+    for u in (u for b in bins for u in b):
+        assert (u.start - starts[u.partition]) % 100 == 0
+        assert u.end == (507 if u.partition else 1000) or (u.end - starts[u.partition]) % 100 == 0
+    loads = [sum(u.end - u.start for u in b) for b in bins]
+    assert max(loads) - min(loads) <= 200
+
+
 def test_a_samples_histories_mark_the_windows_each_key_was_read_in() -> None:
     # windows start at offsets 0, 100 and 200: "a" at 1 and 105 (windows 0, 1), "b" at 2
     # and 3 (window 0), "c" at 201 (window 2), the null key at 106 (window 1)

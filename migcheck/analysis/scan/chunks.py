@@ -54,7 +54,8 @@ class FullScan:
     the read tasks of whole partitions, or tasks over the merged partials.  Tasks of
     whole partitions share them with the driver's ``share`` if there is one.  Records
     deleted under the read fail it.  ``reader`` reads a task's units (the copy's keeps
-    its records whole on the way: :mod:`migcheck.copy.held`)."""
+    its records whole on the way: :mod:`migcheck.copy.held`, and cuts its tasks on the
+    copy's chunks, ``grain``)."""
 
     client: ClientConfig
     units: list[WorkUnit]
@@ -64,6 +65,7 @@ class FullScan:
     records_per_task: int = RECORDS_PER_TASK
     chunk_records: int = CHUNK_RECORDS
     reader: Reader = read_units
+    grain: int = 1  # where a task's cut inside a partition may fall (:func:`pack_spans`)
 
     def load(self, spark: SparkSession) -> Loaded:
         if not self.figures:
@@ -102,7 +104,7 @@ class FullScan:
         """Tasks of chunks, and Spark's merge of their partial histories."""
         scored = self.spec.scored
         group = functools.partial(histories_by_chunk, scored=scored, limit=self.chunk_records)
-        spans = pack_spans(self.units, self._tasks(spark))
+        spans = pack_spans(self.units, self._tasks(spark), self.grain)
         ddl = history_ddl(scored, partial=True)
         partials, counter = read_tasks(spark, self.client, spans, group, ddl, every_record=True,
                                        reader=self.reader)  # fmt: skip
