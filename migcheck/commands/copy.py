@@ -167,7 +167,7 @@ def prepare_copy(
     )  # fmt: skip
     log_starts = starts or {p.partition: p.log_start_offset for p in source.partitions}
     state = starting_state(saved, partitioner, dest.partition_count, log_starts)
-    latest = None if until is None else latest_offsets(spark, client, source, until)
+    latest = None if until is None else latest_offsets(spark, client, source, until, run)
     state = state if until is None else replace(state, until=until)
     spec = CopySpec(
         client,

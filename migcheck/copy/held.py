@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -204,12 +205,46 @@ def _held_ranges(where: Path, partition: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _load(path: Path, start: int, end: int) -> list[Columns] | None:
-    """A held chunk's columns, in offset order; None if it is gone or not ``[start, end)``'s."""
+def keys_of(client: ClientConfig, run: str | None, unit: WorkUnit) -> Iterator[Columns]:
+    """Every record of ``unit`` as columns without bodies (keys, offsets, value sizes), in
+    no set order: the cells this task's disk holds whole within it, then the rest read
+    from the source in one read.  A latest-per-key pass over a partition the detection
+    held takes it from the local disk instead of the broker."""
+    where = _local_dir(run) if run else None
+    ranges = sorted(_held_ranges(where, unit.partition)) if where and where.is_dir() else []
+    gaps, at = [], unit.start
+    for a, b in ranges:
+        if a < at or b > unit.end:
+            continue
+        got = _load(where / f"{unit.partition}-{a}-{b}.npy", a, b, _BODIES) if where else None
+        if got is None:
+            continue
+        gaps += [WorkUnit(unit.topic, unit.partition, at, a)] if a > at else []
+        yield from got
+        at = b
+    gaps += [WorkUnit(unit.topic, unit.partition, at, unit.end)] if at < unit.end else []
+    if gaps:
+        yield from (c for _, c in read_columns(client, gaps, every_record=True))
+
+
+#: The arrays a read of keys skips in a held chunk.
+_BODIES = frozenset({"body_ends", "body_data", "digests"})
+
+
+def _load(
+    path: Path, start: int, end: int, skip: frozenset[str] = frozenset()
+) -> list[Columns] | None:
+    """A held chunk's columns (without the arrays named in ``skip``, which are passed
+    over unread), in offset order; None if it is gone or not ``[start, end)``'s."""
     try:
         with open(path, "rb") as f:
             names = [str(name) for name in np.load(f, allow_pickle=False)]
-            stored = {name: np.load(f, allow_pickle=False) for name in names}
+            stored = {}
+            for name in names:
+                if name.split(".")[1] in skip:
+                    _skip(f)
+                else:
+                    stored[name] = np.load(f, allow_pickle=False)
     except OSError:
         return None
     count = 1 + max((int(k.split(".")[0]) for k in names), default=-1)
@@ -222,6 +257,15 @@ def _load(path: Path, start: int, end: int) -> list[Columns] | None:
     if not in_order or (offsets.size and not start <= offsets[0] <= offsets[-1] < end):
         return None  # not this chunk's: read it from the source
     return chunks
+
+
+def _skip(f: BinaryIO) -> None:
+    """Pass over the array ``numpy.save`` wrote at ``f``'s position, unread."""
+    version = np.lib.format.read_magic(f)
+    fmt = np.lib.format
+    header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, _, dtype = header(f)
+    f.seek(int(np.prod(shape)) * dtype.itemsize, os.SEEK_CUR)
 
 
 def release(run: str | None, partition: int, start: int) -> None:

@@ -30,9 +30,10 @@ import numpy as np
 import pyarrow as pa
 
 from migcheck.copy.checkpoint import Checkpoint
+from migcheck.copy.held import keys_of
 from migcheck.errors import UsageError
 from migcheck.kafka.config import ClientConfig
-from migcheck.kafka.fetch import WorkUnit, read_columns
+from migcheck.kafka.fetch import WorkUnit
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.kafka.recordbatch import Columns, in_sorted, key_array
 
@@ -175,18 +176,23 @@ _DDL = "partition int, keep binary, null_keys long"
 
 
 def latest_offsets(
-    spark: Any, client: ClientConfig, source: TopicMeta, done: dict[int, int]
+    spark: Any,
+    client: ClientConfig,
+    source: TopicMeta,
+    done: dict[int, int],
+    held: str | None = None,
 ) -> Latest:
     """Each partition's kept offsets from its log's start up to ``done``, one Spark task per
-    partition (a ``mapInArrow`` job over a row per partition, as the copy's rounds); a
-    null key refused before anything is written."""
+    partition (a ``mapInArrow`` job over a row per partition, as the copy's rounds), its
+    keys taken from the cells the detection ``held`` on the task's disk where it did
+    (:func:`~migcheck.copy.held.keys_of`); a null key refused before anything is written."""
     ranges = {p.partition: (p.log_start_offset, done[p.partition]) for p in source.partitions}
     units = [WorkUnit(source.name, p, a, b) for p, (a, b) in ranges.items() if a < b]
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for i in batch.column("id").to_pylist():
-                p, keep, nulls = _partition_latest(client, units[i])
+                p, keep, nulls = _partition_latest(client, units[i], held)
                 yield pa.RecordBatch.from_arrays(
                     [pa.array([p], pa.int32()), pa.array([keep.tobytes()], pa.binary()),
                      pa.array([nulls], pa.int64())],
@@ -211,11 +217,14 @@ def latest_offsets(
 MERGE_ROWS = 1_000_000
 
 
-def _partition_latest(client: ClientConfig, unit: WorkUnit) -> tuple[int, np.ndarray, int]:
-    """A task's partition: its kept offsets and its records with a null key."""
+def _partition_latest(
+    client: ClientConfig, unit: WorkUnit, held: str | None
+) -> tuple[int, np.ndarray, int]:
+    """A task's partition: its kept offsets and its records with a null key (the last
+    records are each key's highest offset, so the columns come in any order)."""
     gathered: list[pa.Table] = []  # the keys merged so far first, then batches since
     keys = rows = nulls = 0
-    for _, c in read_columns(client, [unit], every_record=True):
+    for c in keys_of(client, held, unit):
         nulls += int(c.key_null.sum())
         gathered.append(_last_of(c))
         rows += gathered[-1].num_rows

@@ -14,7 +14,7 @@ from kafka.record.memory_records import MemoryRecords
 
 from migcheck.copy import held
 from migcheck.kafka.fetch import WorkUnit
-from migcheck.kafka.recordbatch import decode
+from migcheck.kafka.recordbatch import decode, key_array
 
 
 def test_units_are_cut_where_the_rounds_cut_chunks() -> None:
@@ -80,21 +80,42 @@ def test_a_held_chunk_is_taken_back_as_kafka_python_reads_it(
     assert list(tmp_path.glob("*/*")) == []
 
 
-def test_a_range_of_held_cells_is_taken_back_whole_in_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A latest-per-key chunk spans several of the grid's cells: taken from the cells
-    that tile it, or not at all."""
+def _two_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list, list]:
+    """Offsets [10, 20) and [20, 30) held as two of the grid's cells; kafka-python's
+    records of each."""
     monkeypatch.setenv("SPARK_LOCAL_DIRS", str(tmp_path))
     monkeypatch.setattr(held, "RESERVE_BYTES", 0)
     first, columns = _decoded(10)
     second, later = _decoded(20)
     assert held.hold("r", WorkUnit("t", 0, 10, 20), [columns])
     assert held.hold("r", WorkUnit("t", 0, 20, 30), [later])
+    return first, second
+
+
+def test_a_range_of_held_cells_is_taken_back_whole_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A latest-per-key chunk spans several of the grid's cells: taken from the cells
+    that tile it, or not at all."""
+    first, second = _two_cells(tmp_path, monkeypatch)
     got = held.take("r", 0, 10, 30)
     assert got is not None and [tuple(r) for r in got.records] == first + second
     assert held.take("r", 0, 10, 40) is None  # [30, 40) is not held
     assert held.take("r", 0, 20, 30) is not None and held.take("r", 1, 10, 30) is None
+
+
+def test_a_latest_pass_takes_the_keys_of_held_cells_without_their_bodies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every record of a range the detection held whole is read from the local disk (no
+    client is reached: it is None), keys and offsets as kafka-python reads them."""
+    first, second = _two_cells(tmp_path, monkeypatch)
+    got = list(held.keys_of(None, "r", WorkUnit("t", 0, 10, 30)))  # type: ignore[arg-type]
+    assert all(c.body_ends is None and c.body_data is None for c in got)
+    read = [
+        (int(o), k) for c in got for o, k in zip(c.offsets, key_array(c).to_pylist(), strict=True)
+    ]
+    assert read == [(o, k) for o, _, k, _, _ in first + second]
 
 
 def test_cells_tile_a_range_end_to_end_or_not_at_all() -> None:
