@@ -44,9 +44,12 @@ def left_behind(cand: AppCandidate, changed: Collection[str]) -> LeftBehind:
     return LeftBehind(tuple(dict.fromkeys(missing)), certain)
 
 
-def refuse_split_set(route: str, app_id: str, cand: AppCandidate, changed: Collection[str]) -> None:
+def refuse_split_set(
+    route: str, app_id: str, cand: AppCandidate, changed: Collection[str], sets: bool = False
+) -> None:
     """Refused in one line when the change widens one side of a join alone: naming the
-    topics that must widen with it, or --topology where the cluster cannot tell."""
+    topics that must widen with it, or --topology where the cluster cannot tell; and the
+    command that widens the whole set where ``route`` takes one (``sets``)."""
     behind = left_behind(cand, changed)
     if not behind.topics:
         return
@@ -56,12 +59,17 @@ def refuse_split_set(route: str, app_id: str, cand: AppCandidate, changed: Colle
             f"{route}: {app_id} may join {joined} (co-partitioned), and the cluster cannot "
             "tell: pass --topology (the app's Topology#describe()) to settle it"
         )
+    topics = " ".join(f"--topic {t}" for t in (*changed, *behind.topics))
+    whole = f"--application-id {app_id} {topics}"
+    then = (
+        f"widen them in one change: migcheck {route} {whole} --to {cand['partitions']}"
+        if sets
+        else f"judge the set with migcheck app {whole} ({route} of several topics is not "
+        "written yet)"
+    )
     raise Refused(
         f"refused: {route} would widen one side of a join: {app_id} joins {joined}, which "
-        f"must widen together (co-partitioned), or the app fails with: {first_error(cand)}; "
-        f"judge the set with migcheck app --application-id {app_id} "
-        + " ".join(f"--topic {t}" for t in (*changed, *behind.topics))
-        + " (a runbook of several topics is not written yet)"
+        f"must widen together (co-partitioned), or the app fails with: {first_error(cand)}; " + then
     )
 
 

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -144,7 +144,15 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "the barrier (repeatable).",
 )
 @topology_option()
-@click.option("--topic", required=True, metavar="TOPIC", help="The topic to widen.")
+@click.option(
+    "--topic",
+    "topics",
+    required=True,
+    multiple=True,
+    metavar="TOPIC",
+    help="The topic to widen; repeated, a set widened in one change (every side of a "
+    "join), for an app's runbook.",
+)
 @click.option(
     "--to", required=True, type=PARTITION_COUNT, metavar="N", help="Its new partition count."
 )
@@ -243,7 +251,9 @@ def runbook_cmd(**params: Any) -> int:
     mode = Mode.GROUPS if params["app_id"] is None else Mode.APP
     strategy = Strategy(params["strategy"])
     _check_modes(mode, strategy is Strategy.ONLINE)
+    topic, *also = _topics(mode, params["topics"])
     given = {
+        "topic": topic,
         "connection": connection_of(params["bootstrap"], params["command_config"]),
         "strategy": strategy,
         "tuning": MigrateTuning(params["partitioner"], params["cutover_timeout"]),
@@ -254,9 +264,22 @@ def runbook_cmd(**params: Any) -> int:
     else:
         spark = spark_of(params["master"], params["conf"])
         repartition = list(params["fixed_repartition"])
-        app = {**given, "spark": spark, "fixed_repartition": repartition}
+        app = {**given, "also": tuple(also), "spark": spark, "fixed_repartition": repartition}
         outcome = run_runbook(_options(RunbookOptions, params, app))
     return write_outcome(outcome, params["fmt"], params["output"])
+
+
+def _topics(mode: Mode, topics: Sequence[str]) -> list[str]:
+    """The change's topics, each once; a set only for an app's runbook."""
+    repeated = [t for t in dict.fromkeys(topics) if topics.count(t) > 1]
+    if repeated:
+        raise UsageError(f"--topic {repeated[0]!r} is given twice: name each topic once")
+    if mode is Mode.GROUPS and len(topics) > 1:
+        raise UsageError(
+            "the plain consumer groups' runbook widens one topic: pass one --topic, or "
+            "--application-id for an app's runbook of several"
+        )
+    return list(topics)
 
 
 def _options(cls: type[Any], params: Mapping[str, Any], given: Mapping[str, Any]) -> Any:

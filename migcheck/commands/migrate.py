@@ -295,7 +295,7 @@ def _app_plan(
     pairs = tuple((o, f"{o}-p{options.to}") for o in outputs)
     moves: tuple[StateMove, ...] = ()
     if state is ShadowState.MOVE:
-        counts = internal_after(model, source.name, options.to)
+        counts = internal_after(model, {source.name: options.to})
         moves = state_moves(disc, model, client, shadow, counts)
     moved = tuple(m.changelog for m in moves)
     start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs, moved))

@@ -28,7 +28,7 @@ from migcheck.apps.discovery import (
 from migcheck.apps.movable import unmovable, unproven_refusal, unproven_why
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.rules import AppLevel, external_counts, sizes
-from migcheck.apps.sets import refuse_split_set
+from migcheck.apps.sets import must_move_together, refuse_split_set
 from migcheck.apps.strategy import Choice, Sizes, choose, direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import candidate
@@ -37,6 +37,7 @@ from migcheck.commands.options import Connection, SparkSettings
 from migcheck.commands.outcome import Outcome
 from migcheck.copy.errors import PlacementError
 from migcheck.errors import EXIT_GATE, EXIT_OK, Refused, UsageError
+from migcheck.frameworks.base import Framework
 from migcheck.frameworks.registry import (
     AUTO_FRAMEWORK,
     WITH_RUNBOOKS,
@@ -47,7 +48,7 @@ from migcheck.frameworks.topology import Topology, read_topology
 from migcheck.hashing.keys import printable
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.metadata import describe_topics, topic_configs
-from migcheck.model.app import first_error
+from migcheck.model.app import MoveTogether, first_error
 from migcheck.model.header import report_header
 from migcheck.model.history import Trimmed, lost_history_refusal
 from migcheck.model.migrate import MigrateTuning, ShadowState
@@ -60,9 +61,11 @@ from migcheck.model.runbook import (
     SplitRefusal,
     StateMove,
     Strategy,
+    Widened,
 )
 from migcheck.model.topics import check_changes
 from migcheck.runbook.actions import reprocesses
+from migcheck.words import listing
 
 
 @dataclass
@@ -72,6 +75,9 @@ class RunbookOptions:
     app_id: str
     topic: str
     to: int
+    #: the set's other topics, each widened to ``to`` with ``topic`` (``--topic`` repeated,
+    #: issue 71): every side of a join in one change
+    also: tuple[str, ...] = ()
     topology_file: str | None = None
     new_topic: str | None = None
     strategy: Strategy = Strategy.AUTO
@@ -97,36 +103,45 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     client = options.connection.client()
     new_topic = options.new_topic or f"{options.topic}-p{options.to}"
     said = framework_said(options.framework)
-    disc = discover_app(client, options.app_id, topology, [options.topic, new_topic], said)
+    topics = [options.topic, *options.also]
+    copies = [new_topic, *(_copy_name(t, options.to) for t in options.also)]
+    disc = discover_app(client, options.app_id, topology, [*topics, *copies], said)
     only_frameworks(disc, "runbook", WITH_RUNBOOKS)
     model = app_model(disc, topology, options.fixed_repartition)
-    _check(options, disc, new_topic, topology is not None)
+    for topic in topics:
+        _check(options, disc, topic, topology is not None)
     blocked = unmovable(disc, model, topology)
     framework = disc.facts.framework
     lost = lost_history(disc)  # the sources' trimmed partitions, read once
     sizes = route_sizes(disc, model)
-    choice = choose(options.strategy, model, options.topic, framework, lost, blocked is None, sizes)
+    choice = _choose(options, model, framework, lost, blocked is None, sizes)
+    _refuse_set(options, disc, choice)
     if choice.strategy is Strategy.MOVE_STATE and blocked is not None:
         raise blocked
     proof = _prove_move(options, disc, model, client, new_topic, choice)
     if proof.unproven:  # auto: as if a store could not move
-        choice = choose(options.strategy, model, options.topic, framework, lost, False)
-    copies = choice.strategy is Strategy.NEW_TOPIC or _onto_copy(options)
-    _check_new_topic(options, disc, copies, new_topic)
+        choice = _choose(options, model, framework, lost, False)
+    copied = choice.strategy is Strategy.NEW_TOPIC or _onto_copy(options)
+    for topic, copy in zip(topics, copies, strict=True):
+        _check_new_topic(options, disc, copied, topic, copy)
     movable = blocked is None and not proof.unproven
     move_state = f"--strategy {Strategy.MOVE_STATE}" if movable else ""
-    judged = candidate(
-        model, {options.topic: direct_stores(model, options.topic).stores}, options.to
-    )
+    judged = candidate(model, {t: direct_stores(model, t).stores for t in topics}, options.to)
     level = AppLevel(judged["verdict"])
-    refuse_split_set("runbook", options.app_id, judged, [options.topic])  # a join's side
+    sets = disc.facts.framework.runbook_sets
+    refuse_split_set("runbook", options.app_id, judged, topics, sets)  # a join's side left out
     in_place = choice.strategy is Strategy.IN_PLACE
-    stores = _splitting_stores(model, options.topic, level) if in_place else ()
+    stores = _splitting_stores(model, topics, level) if in_place else ()
     may_split = stores is None or bool(stores)  # None: unseen state may split
 
     def facts_with(split: int | None) -> RunbookFacts:
         facts = _facts(options, disc, model, client, new_topic, level, split, choice)
-        facts = replace(facts, first_error=first_error(judged))
+        also = (Widened(t, disc.topics[t].partition_count, c, topic_configs(client, t))
+                for t, c in zip(options.also, copies[1:], strict=True))  # fmt: skip
+        together = tuple(
+            MoveTogether(topics=list(t.topics), why=t.why) for t in must_move_together(model)
+        )
+        facts = replace(facts, first_error=first_error(judged), also=tuple(also), together=together)
         facts = _moved(disc, model, client, facts, proof.placed)
         return _online(options, facts, disc, topology, movable)
 
@@ -272,11 +287,11 @@ def route_sizes(disc: Discovery, model: Model) -> Sizes:
     return Sizes(sum(m.records for m in metas), sum(m.records for m in sources))
 
 
-def internal_after(model: Model, topic: str, to: int) -> Mapping[str, int]:
-    """A Kafka Streams app's internal topics and their counts once ``topic`` has ``to``
-    partitions, as Streams creates them (the reset deletes them; a new id starts
-    without)."""
-    return sizes(model.app, {**external_counts(model.app), topic: to}).internal
+def internal_after(model: Model, counts: Mapping[str, int]) -> Mapping[str, int]:
+    """A Kafka Streams app's internal topics and their counts once each topic of
+    ``counts`` has its count there, as Streams creates them (the reset deletes them; a
+    new id starts without)."""
+    return sizes(model.app, {**external_counts(model.app), **counts}).internal
 
 
 def _move(
@@ -318,25 +333,82 @@ def _online(
     )
 
 
-def _splitting_stores(model: Model, topic: str, level: AppLevel) -> tuple[str, ...] | None:
-    """The stores whose history an in-place alter splits: those that read the topic
-    directly.  None when the model may miss such a store and the verdict is not SAFE:
-    state may split that only --topology would name."""
-    direct = direct_stores(model, topic)
-    if direct.stores or direct.certain or level == AppLevel.SAFE:
-        return direct.stores
-    return None
+def _splitting_stores(model: Model, topics: list[str], level: AppLevel) -> tuple[str, ...] | None:
+    """The stores whose history an in-place alter splits: those that read a topic of the
+    change directly.  None when the model may miss such a store and the verdict is not
+    SAFE: state may split that only --topology would name."""
+    found: list[str] = []
+    for topic in topics:
+        direct = direct_stores(model, topic)
+        if not (direct.stores or direct.certain or level == AppLevel.SAFE):
+            return None
+        found += direct.stores
+    return tuple(dict.fromkeys(found))
 
 
-def _check(options: RunbookOptions, disc: Discovery, new_topic: str, topology_given: bool) -> None:
-    meta = disc.topics.get(options.topic)
-    if meta is None:
+def _copy_name(topic: str, to: int) -> str:
+    """A topic's wider copy, named as ``copy`` and ``migrate`` name it by default."""
+    return f"{topic}-p{to}"
+
+
+def _choose(
+    options: RunbookOptions,
+    model: Model,
+    framework: Framework,
+    lost: tuple[Trimmed, ...],
+    movable: bool,
+    sizes: Sizes | None = None,
+) -> Choice:
+    """The one strategy of the change: a set's topics all take the same route, the one
+    the topic that needs the most asks (new-topic over in-place: a join between a side
+    altered in place and a side copied would match nothing)."""
+    topics = [options.topic, *options.also]
+    choices = [choose(options.strategy, model, t, framework, lost, movable, sizes) for t in topics]
+    copied = [c for c in choices if c.strategy is Strategy.NEW_TOPIC]
+    if not copied:
+        return choices[0]
+    if len(copied) == len(choices):
+        return copied[0]
+    why = f"{copied[0].reason} Every topic of the set is copied with it: {_SET_ROUTE}"
+    return Choice(Strategy.NEW_TOPIC, why)
+
+
+#: Why a set takes one route, said where it changes a topic's own.
+_SET_ROUTE = "a join between a side altered in place and a side copied would match nothing."
+
+
+def _refuse_set(options: RunbookOptions, disc: Discovery, choice: Choice) -> None:
+    """A set of topics (``--topic`` repeated) is written for the routes and frameworks
+    that take one (issue 71); any other is refused in one line that says what to do."""
+    if not options.also:
+        return
+    framework = disc.facts.framework
+    if not framework.runbook_sets:
         raise UsageError(
-            f"topic {options.topic!r} does not exist at {options.connection.bootstrap}"
+            f"runbook: a runbook of several topics is not written for {framework.name} apps "
+            "yet: pass one --topic"
         )
-    if options.topic not in disc.facts.sources and options.topic not in disc.facts.internal:
-        raise not_read(disc, options.topic, topology_given)
-    check_changes({options.topic: meta.partition_count}, [options.to])
+    if options.new_topic is not None:
+        raise UsageError(
+            "--new-topic names one topic's copy: a set's copies are named <topic>-p<N>; "
+            "drop --new-topic"
+        )
+    if choice.strategy in (Strategy.MOVE_STATE, Strategy.ONLINE):
+        raise UsageError(
+            f"runbook: --strategy {choice.strategy} is not written for a set of topics yet"
+            + (f" ({choice.reason.split(':')[0]})" if choice.reason else "")
+            + ": pass --strategy new-topic (its reset reprocesses every source; "
+            "--accept-lost-history where a source lost records), or one --topic"
+        )
+
+
+def _check(options: RunbookOptions, disc: Discovery, topic: str, topology_given: bool) -> None:
+    meta = disc.topics.get(topic)
+    if meta is None:
+        raise UsageError(f"topic {topic!r} does not exist at {options.connection.bootstrap}")
+    if topic not in disc.facts.sources and topic not in disc.facts.internal:
+        raise not_read(disc, topic, topology_given)
+    check_changes({topic: meta.partition_count}, [options.to])
 
 
 def _onto_copy(options: RunbookOptions) -> bool:
@@ -347,11 +419,11 @@ def _onto_copy(options: RunbookOptions) -> bool:
 
 
 def _check_new_topic(
-    options: RunbookOptions, disc: Discovery, copies: bool, new_topic: str
+    options: RunbookOptions, disc: Discovery, copies: bool, topic: str, new_topic: str
 ) -> None:
     if not copies:
         return
-    if new_topic == options.topic:
+    if new_topic == topic:
         raise UsageError("--new-topic must differ from --topic")
     existing = disc.topics.get(new_topic)
     if existing and existing.partition_count != options.to:
@@ -411,9 +483,18 @@ def _internal(
     """The internal topics the runbook deletes, and those the restarted app has after it
     with their counts: the framework's own rule where no reset tool handles them
     (``leftovers``), else those the reset deletes, sized by the model."""
-    leftovers = disc.facts.framework.leftovers
+    framework = disc.facts.framework
+    leftovers = framework.leftovers
     if leftovers is None:
-        return tuple(sorted(disc.facts.internal)), internal_after(model, options.topic, options.to)
+        topics = [options.topic, *options.also]
+        expected = internal_after(model, dict.fromkeys(topics, options.to))
+        if choice.strategy is Strategy.NEW_TOPIC and framework.renamed is not None:
+            copies = [new_topic, *(_copy_name(t, options.to) for t in options.also)]
+            renames = dict(zip(topics, copies, strict=True))
+            expected = {
+                framework.renamed(options.app_id, t, renames): n for t, n in expected.items()
+            }
+        return tuple(sorted(disc.facts.internal)), expected
     target = new_topic if choice.strategy is Strategy.NEW_TOPIC else options.topic
     rebuilt = split is not None
     return leftovers(
@@ -422,11 +503,11 @@ def _internal(
 
 
 def _split_keys(o: RunbookOptions) -> list[str]:
-    """Every key of the topic that changes partition: its history would split."""
+    """Every key of the change's topics that changes partition: its history would split."""
     outcome = run_analyze(
         AnalyzeOptions(
             candidates=[o.to],
-            topics=[o.topic],
+            topics=[o.topic, *o.also],
             connection=o.connection,
             full=True,
             collect_moved_keys=True,
@@ -439,5 +520,6 @@ def _split_keys(o: RunbookOptions) -> list[str]:
 def _refusal(
     options: RunbookOptions, level: AppLevel, stores: tuple[str, ...] | None, keys: list[str]
 ) -> Outcome[Runbook | SplitRefusal]:
-    refusal = SplitRefusal(options.app_id, options.topic, options.to, level, stores, tuple(keys))
+    topics = listing([options.topic, *options.also])
+    refusal = SplitRefusal(options.app_id, topics, options.to, level, stores, tuple(keys))
     return Outcome(refusal, EXIT_GATE)

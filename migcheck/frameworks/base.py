@@ -104,6 +104,13 @@ class Framework:
     streams_fails_when: str | None = None
     #: its procedure for ``migcheck runbook`` (None: the command refuses it in one line)
     runbook: Callable[[RunbookFacts], list[Step]] | None = None
+    #: (app id, internal topic, each source's new name) to that internal topic's name
+    #: once the app reads its sources under their new names (a new-topic runbook's
+    #: restart), where a name derives from a source's; None: names do not change
+    renamed: Callable[[str, str, Mapping[str, str]], str] | None = None
+    #: whether :attr:`runbook` widens a set of topics in one change (``RunbookFacts.also``,
+    #: issue 71); otherwise ``runbook`` refuses a repeated ``--topic`` in one line
+    runbook_sets: bool = False
     #: the online migration's MANUAL line that starts one of its apps' shadow on the new
     #: topic; None: ``migrate`` and ``--strategy online`` refuse it, saying
     #: :attr:`online_refusal`

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from migcheck.frameworks.base import Framework, some
@@ -54,6 +54,7 @@ from migcheck.runbook.actions import (
     wipe_state,
 )
 from migcheck.runbook.online import app_migrate_step
+from migcheck.words import listing
 
 #: The assignment protocol Kafka Streams' members agree on in a classic group
 #: (StreamsPartitionAssignor's name).
@@ -225,6 +226,20 @@ def _moved_state_dir(moved: RunbookFacts) -> Step:
     )
 
 
+def streams_renamed(app_id: str, internal: str, renames: Mapping[str, str]) -> str:
+    """``internal``'s name once the app reads each source of ``renames`` under its new name.
+
+    Why: an unnamed source KTable (``builder.table(topic)``) names its store after its
+    topic, ``<topic>-STATE-STORE-<n>``, and so its changelog; restarted on a copy, the app
+    creates ``<app>-<copy>-STATE-STORE-<n>-changelog`` instead (a real stream-table join,
+    tests/integration/test_app_joins.py).  Every other internal name is the topology's own."""
+    for old, new in renames.items():
+        prefix = f"{app_id}-{old}-STATE-STORE-"
+        if internal.startswith(prefix):
+            return f"{app_id}-{new}-STATE-STORE-{internal.removeprefix(prefix)}"
+    return internal
+
+
 def streams_shadow_id(app_id: str, to: int) -> str:
     """The shadow is the same app under its own application.id, so that its group, its
     internal topics and its state start empty."""
@@ -264,7 +279,7 @@ RESET_CONFIG_FLAG = "--config-file"
 
 
 def _reset(f: RunbookFacts) -> Step:
-    inputs = ",".join(dict.fromkeys([f.topic, f.target]))
+    inputs = ",".join(dict.fromkeys([*(w.topic for w in f.widened), *f.targets]))
     args = ["--application-id", f.app_id, "--input-topics", inputs]
     if f.internal:
         args += ["--internal-topics", ",".join(f.internal)]
@@ -311,12 +326,17 @@ def _restart(f: RunbookFacts) -> Step:
         f,
         "Its internal topics come back with the new counts, the lag drains to 0, and "
         "migcheck app finds it healthy." + (f" {READ_COMMITTED_WHY}" if copied else ""),
-        f"Start the application reading {f.target} (instead of {f.topic}), with "
+        f"Start the application reading {_instead(f)}, with "
         f"{READ_COMMITTED} (exactly_once_v2 sets it already)."
         if copied
         else "Start the application.",
         internal_topics_back(f, "the internal topics come back with their counts: "),
     )
+
+
+def _instead(f: RunbookFacts) -> str:
+    """Each topic the app reads after the change, and the one it replaces."""
+    return listing([f"{f.target_of(w)} (instead of {w.topic})" for w in f.widened])
 
 
 #: The setting that makes a Kafka Streams app read committed records only; under
@@ -349,6 +369,8 @@ KAFKA_STREAMS = Framework(
     evidence=_evidence,
     increase=_increase,
     runbook=steps,
+    runbook_sets=True,
+    renamed=streams_renamed,
     shadow=streams_shadow,
     shadow_id=streams_shadow_id,
     moved_id=streams_shadow_id,  # the shadow's id: a moved state restarts under it too

@@ -174,6 +174,11 @@ class MoveTogether(TypedDict):
     why: str
 
 
+def together_said(group: MoveTogether) -> str:
+    """A co-partitioned group as every report names it: its topics, and why."""
+    return f"Move together: {', '.join(group['topics'])} ({group['why']})."
+
+
 class AppReport(Kind):
     migcheck_version: str
     generated_at: str

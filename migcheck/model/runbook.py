@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from migcheck.errors import UsageError
-from migcheck.model.app import AppLevel
+from migcheck.model.app import AppLevel, MoveTogether
 from migcheck.model.header import Header
 from migcheck.model.history import Trimmed
 from migcheck.model.migrate import MigrateTuning, ShadowState
@@ -72,6 +72,17 @@ VERSIONED_CHANGELOG_CONFIG = "min.compaction.lag.ms"
 GROUP_TIMEOUT = 60
 #: How long a runbook waits for a group's lag to drain to 0 by default.
 LAG_TIMEOUT = 300
+
+
+@dataclass(frozen=True)
+class Widened:
+    """One topic of a change: its count today, the copy it moves into where the route
+    copies, and its own configs (which the copy gets)."""
+
+    topic: str
+    partitions: int
+    new_topic: str
+    configs: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,12 @@ class RunbookFacts:
     #: producers switched there, instead of altered in place; the input is left as it was
     #: (for its other readers, or as the way back).
     onto_copy: bool = False
+    #: The set's other topics (issue 71): every side of a join widens with ``topic``, to
+    #: ``to``, by the one strategy, at the app's one stop; empty for one topic.
+    also: tuple[Widened, ...] = ()
+    #: The app's co-partitioned groups of source topics, with why (``migcheck app``'s
+    #: ``together``), named in the header.
+    together: tuple[MoveTogether, ...] = ()
 
     def __post_init__(self) -> None:
         # The enums' own values (a saved report's, a test's "classic") become the enums,
@@ -150,6 +167,21 @@ class RunbookFacts:
         """The topic the app reads after the change."""
         copy = self.strategy is Strategy.NEW_TOPIC or self.onto_copy
         return self.new_topic if copy else self.topic
+
+    @property
+    def widened(self) -> tuple[Widened, ...]:
+        """Every topic of the change, ``topic`` first."""
+        first = Widened(self.topic, self.partitions, self.new_topic, self.configs)
+        return (first, *self.also)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The topics the app reads after the change, one per topic of the set."""
+        return tuple(self.target_of(w) for w in self.widened)
+
+    def target_of(self, w: Widened) -> str:
+        """The topic the app reads after the change in place of ``w``'s."""
+        return w.new_topic if self.target != self.topic else w.topic
 
     @property
     def copied(self) -> bool:

@@ -22,6 +22,7 @@ from migcheck.model.app import (
     AppState,
     StateRoute,
     StoreImpact,
+    together_said,
 )
 from migcheck.model.readers import ReaderKind
 from migcheck.model.runbook import Strategy
@@ -78,7 +79,7 @@ def _blocks(r: AppReport) -> Iterator[Block]:
         yield Block("p", f"Note: {r['basis_note']}.")
     yield from _health(r["health"])
     for group in r.get("together") or []:
-        yield Block("p", f"Move together: {', '.join(group['topics'])} ({group['why']}).")
+        yield Block("p", together_said(group))
     for cand in r["candidates"]:
         yield from _candidate(cand, _name(r), r["state"])
     if r["state"]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from migcheck.frameworks.registry import label
+from migcheck.model.app import together_said
 from migcheck.model.history import lost_history_accepted
 from migcheck.model.migrate import ShadowState
 from migcheck.model.runbook import (
@@ -46,7 +47,7 @@ from migcheck.model.runbook import (
 from migcheck.runbook.actions import moved_not_rebuilt
 from migcheck.runbook.online import migrate_in_brief, shadow_moved
 from migcheck.untrusted import markdown, md_fence, path_component, sh_comment, sh_word, visible
-from migcheck.words import plural
+from migcheck.words import listing, plural
 
 #: What a runbook is written from: a Kafka Streams app's facts or plain consumer groups'.
 Facts = RunbookFacts | GroupsFacts
@@ -66,11 +67,14 @@ def _sh_arg(arg: str) -> str:
 
 
 def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str) -> list[str]:
-    target = f"{f.new_topic} ({f.to} partitions)" if f.copied else f"{f.to} partitions"
+    copies = listing(list(f.targets))
+    target = f"{copies} ({f.to} partitions)" if f.copied else f"{f.to} partitions"
+    widened = listing([f"{w.topic} ({w.partitions} -> {f.to} partitions)" for w in f.widened])
     lines = [
-        f"Widen {f.topic} ({f.partitions} -> {f.to} partitions) under the "
+        f"Widen {widened} under the "
         f"{label(f.kind).removeprefix('a ')} {f.app_id}, strategy {f.strategy}: it ends up "
         f"reading {target}.",
+        *(together_said(group) for group in f.together),
         f"migcheck app verdict for the in-place change: {f.verdict}.",
         *([f"The first error the app would print: {f.first_error}"] if f.first_error else []),
         *([f.strategy_reason] if f.strategy_reason else []),
@@ -121,7 +125,7 @@ def _frame(f: Facts, steps: Sequence[Step], version: str, generated: str) -> Fra
             + (" online" if f.strategy is Strategy.ONLINE else ""),
         )
     return Frame(
-        f"Runbook: {f.topic} to {f.to} partitions under {f.app_id}",
+        f"Runbook: {listing([w.topic for w in f.widened])} to {f.to} partitions under {f.app_id}",
         _header(f, steps, version, generated),
         f.protocol,
         f"migcheck-runbook-{path_component(f.app_id)}",
@@ -225,7 +229,8 @@ def render_sh(f: Facts, steps: Sequence[Step], version: str, generated: str) -> 
 
 def _change_id(f: RunbookFacts) -> str:
     """What a work directory's progress belongs to: the same change resumes, another refuses."""
-    return f"{f.app_id} {f.topic} {f.partitions}->{f.to} {f.strategy} {f.target}"
+    topics = ",".join(f"{w.topic} {w.partitions}->{f.to}" for w in f.widened)
+    return f"{f.app_id} {topics} {f.strategy} {','.join(f.targets)}"
 
 
 def _sh_action(action: Run | Manual | Check) -> str:

@@ -26,7 +26,9 @@ from migcheck.model.runbook import (
     ShellHelper,
     Step,
     StepRole,
+    Widened,
 )
+from migcheck.words import listing
 
 
 def kafka_run(
@@ -70,17 +72,23 @@ def group_tool(f: RunbookFacts, *args: str) -> Run:
 def prechecks(f: RunbookFacts) -> Step:
     return Step(
         "Pre-checks",
-        "Record today's end offsets of the topic for the final check.",
-        (
+        f"Record today's end offsets of {_the_topics(f)} for the final check.",
+        tuple(
             Check(
                 ShellCheck.RECORD_OFFSETS,
-                (f.topic, f"{f.topic}.end-offsets"),
-                f"record the end offsets of {f.topic}",
-                kafka(f, "kafka-get-offsets", "--topic", f.topic, "--time", "-1"),
-            ),
+                (t, f"{t}.end-offsets"),
+                f"record the end offsets of {t}",
+                kafka(f, "kafka-get-offsets", "--topic", t, "--time", "-1"),
+            )
+            for t in (w.topic for w in f.widened)
         ),
         role=StepRole.PRECHECKS,
     )
+
+
+def _the_topics(f: RunbookFacts) -> str:
+    """The topic, or the set's topics as a sentence names them."""
+    return "the topic" if not f.also else listing([w.topic for w in f.widened])
 
 
 def history_check(f: RunbookFacts) -> Check:
@@ -149,41 +157,58 @@ def stop(f: RunbookFacts, why: str, what: str = "") -> Step:
     )
 
 
-def copy_input(f: RunbookFacts) -> Run:
-    """migcheck copy of the input into ``f.new_topic``, resumable from its checkpoint: the
-    placement by the producers' partitioner, which the copy detects from the records."""
+def copy_input(f: RunbookFacts, w: Widened | None = None) -> Run:
+    """migcheck copy of the input (``w``, else ``f.topic``) into its new topic, resumable
+    from its checkpoint (one per topic of a set): the placement by the producers'
+    partitioner, which the copy detects from each topic's own records."""
+    w = w or f.widened[0]
+    at = f.widened.index(w)
+    checkpoint = "@copy.checkpoint" if at == 0 else f"@copy-{at + 1}.checkpoint"
     return migcheck(
-        f, "copy", "--topic", f.topic, "--into", f.new_topic, "--checkpoint", "@copy.checkpoint"
+        f, "copy", "--topic", w.topic, "--into", w.new_topic, "--checkpoint", checkpoint
     )
 
 
 def switch_producers(f: RunbookFacts, then: str = "") -> Manual:
-    """Every producer of the input pointed at its copy (``then``: what they do next)."""
-    return Manual(f"Switch every producer of {f.topic} to {f.new_topic}{then}.")
+    """Every producer of the input pointed at its copy (``then``: what they do next); of
+    a set, every topic's at once."""
+    pairs = listing([f"{w.topic} to {w.new_topic}" for w in f.widened])
+    return Manual(f"Switch every producer of {pairs}{then}.")
 
 
 def new_topic_step(f: RunbookFacts) -> Step:
-    copy = copy_input(f)
+    copies = [copy_input(f, w) for w in f.widened]
+    created = listing([w.new_topic for w in f.widened])
     return Step(
-        f"Create {f.new_topic} and copy the history into it",
+        f"Create {created} and copy the history into it"
+        if not f.also
+        else f"Create {created}, and copy each topic's history into its copy",
         (f"{f.strategy_reason} " if f.strategy_reason else "")
         + f"{_copy_said(f)} Its checkpoint makes the catch-up copy take only what arrived "
         "since, never a record twice.",
         (
-            ensure_topic(f, f.new_topic, f.to, f.topic, f.configs),
-            copy,
+            *(ensure_topic(f, w.new_topic, f.to, w.topic, w.configs) for w in f.widened),
+            *copies,
             switch_producers(f),
-            copy,
+            *copies,
         ),
     )
 
 
 def _copy_said(f: RunbookFacts) -> str:
     """What the input's copy is and proves, as each route that copies it says."""
+    each = (
+        ""
+        if not f.also
+        else (
+            " Every topic of the set is copied, each by its own producers' partitioner, so "
+            "that the sides of a join stay co-partitioned; the producers switch together."
+        )
+    )
     return (
         f"{f.new_topic} gets {f.topic}'s configs and {f.to} partitions; migcheck copy puts "
         "each record where the producers' partitioner sends its key under the new count, in "
-        "order per key, and verifies records per key on both sides."
+        f"order per key, and verifies records per key on both sides.{each}"
     )
 
 
@@ -218,9 +243,9 @@ def alter_step(f: RunbookFacts, why: str, split: str = "") -> Step:
         text += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
         text += f" {split}" if split else ""
     return Step(
-        f"Alter {f.topic} to {f.to} partitions in place",
+        f"Alter {listing([w.topic for w in f.widened])} to {f.to} partitions in place",
         text,
-        (alter_check(f.bootstrap, f.command_config, f.topic, f.to),),
+        tuple(alter_check(f.bootstrap, f.command_config, w.topic, f.to) for w in f.widened),
     )
 
 
@@ -228,7 +253,8 @@ def app_is_healthy(f: RunbookFacts) -> Check:
     """migcheck app on the restarted app: the script reads its JSON report (the ``health``
     list, empty when every internal topic matches its sources), never its prose; a person
     reads the text report, which says the same in a sentence."""
-    app = migcheck(f, "app", "--application-id", f.app_id, "--topic", f.target, "--to", str(f.to))
+    topics = [a for t in f.targets for a in ("--topic", t)]
+    app = migcheck(f, "app", "--application-id", f.app_id, *topics, "--to", str(f.to))
     return Check(
         ShellCheck.APP_IS_HEALTHY,
         (*app.argv[1:], "--format", "json"),
@@ -281,16 +307,19 @@ def restart(f: RunbookFacts, why: str, start: str, topics: Check | None) -> Step
     """The app started on the target (``start`` says how), its internal topics back
     (``topics``), its lag drained, and migcheck app finding it healthy."""
     return Step(
-        f"Restart the application on {f.target}",
+        f"Restart the application on {listing(list(f.targets))}",
         why,
         (
             Manual(start),
             *([topics] if topics else []),
-            Check(
-                ShellCheck.WAIT_LAG_ZERO,
-                (str(f.lag_timeout), f.target, f.app_id),
-                f"the group's lag on {f.target} drains to 0 (waits up to {f.lag_timeout} s)",
-                group_tool(f, "--offsets"),
+            *(
+                Check(
+                    ShellCheck.WAIT_LAG_ZERO,
+                    (str(f.lag_timeout), t, f.app_id),
+                    f"the group's lag on {t} drains to 0 (waits up to {f.lag_timeout} s)",
+                    group_tool(f, "--offsets"),
+                )
+                for t in f.targets
             ),
             app_is_healthy(f),
         ),

@@ -21,11 +21,13 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
 from oracles import run_cli
+from runbookops import execute_yes
 from streamsapp import KEYS, Live, StreamsApp, phase1, phase2
 
 pytestmark = pytest.mark.kafka
@@ -105,7 +107,12 @@ def _runbook_first_error(app: StreamsApp, *args: str) -> str:
         "app fails with: "
     )
     assert p.stderr.startswith(said) and p.stderr.count("\n") == 1, p.stderr
-    return p.stderr.removeprefix(said).split("; judge the set with migcheck app ")[0]
+    error, then = p.stderr.removeprefix(said).split("; widen them in one change: ")
+    assert then.strip() == (
+        f"migcheck runbook --application-id {app.app_id} --topic {app.input} --topic "
+        f"{app.table} --to 6"
+    )
+    return error
 
 
 #: How long the app must stay in REBALANCING, with no task and no error, after the alter.
@@ -249,3 +256,57 @@ def test_a_join_without_a_repartition_topic_is_never_checked_and_stalls(
     joined, not_joined = stopped["error_candidates"]
     assert (joined["check"], joined["error"]) == ("unchecked-join", given["error"])
     assert (not_joined["verdict"], not_joined["error"]) == ("CORRUPT", None)
+
+
+def _joined_counts(orders: list[tuple[str, str]]) -> Counter[str]:
+    """What join-rekey counts, from the records the test produced: each order's value
+    joined with its key's customer, ``c<i>`` for ``KEYS[i]`` (produced before any order,
+    so every order finds it), counted per joined value."""
+    customer = {k: f"c{i}" for i, k in enumerate(KEYS)}
+    return Counter(f"{v}|{customer[k]}" for k, v in orders)
+
+
+def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Issue 71: ``runbook --topic orders --topic customers`` copies both sides of the join
+    (auto: the join's table store reads them directly), resets and restarts the app once
+    on both copies; executed, every count is its whole history's and every new order
+    joins its customer, on 6 partitions."""
+    app = _started(kafka, "join-rekey", "classic")
+    first = app.run()
+    assert first.code == 0 and first.crash is None, first.stderr[-2000:]
+    assert Counter({k: int(v) for s, k, v in first.state if s == "counts"}) == _joined_counts(
+        phase1()
+    )
+    topology = app.describe(tmp_path / "join-rekey.txt")
+    p = app.migcheck("runbook", "--topic", app.input, "--topic", app.table, "--to", "6",
+                     "--topology", str(topology), "--format", "sh",
+                     "--state-dir", str(app.state_dir))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    header = " ".join(ln.removeprefix("# ") for ln in p.stdout.splitlines() if ln[:2] == "# ")
+    assert "strategy new-topic: it ends up reading" in header, header
+    pair = ", ".join(sorted((app.input, app.table)))
+    assert f"Move together: {pair} (joined in sub-topology 0, from the --topology" in header
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+
+    app.input, app.table = f"{app.input}-p6", f"{app.table}-p6"  # as the restart step says
+    app.isolation_level = "read_committed"
+    code, out, dump = execute_yes(script, app, tmp_path / "work")
+    assert code == 0, out
+    assert "Runbook complete." in out and "migcheck app: healthy" in out
+    state = [tuple(ln.split("\t")[1:4]) for ln in dump.splitlines() if ln.startswith("STATE\t")]
+    counts = Counter({k: int(v) for s, k, v in state if s == "counts"})
+    assert counts == _joined_counts(phase1())  # the reprocess rebuilt every count
+
+    app.produce(app.input, phase2())  # the producers write on, into 6 partitions
+    after = app.run()
+    assert after.code == 0 and after.crash is None, after.stderr[-2000:]
+    counts = Counter({k: int(v) for s, k, v in after.state if s == "counts"})
+    assert counts == _joined_counts(phase1() + phase2())  # no order unmatched
+    for internal in ("rekey-group-repartition", "counts-changelog"):
+        topic = f"{app.app_id}-{internal}"
+        rc, described, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
+                                      "--describe", "--topic", topic)  # fmt: skip
+        assert rc == 0 and "PartitionCount: 6" in described, described

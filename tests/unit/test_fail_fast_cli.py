@@ -200,8 +200,27 @@ def test_verbose_turns_verbose_on_before_or_after_the_subcommand(
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["runbook", "--application-id", "shop", "--topic", "VIEWS", "--topic", "PROFILES",
-          "--to", "6"], "--topic is given 2 times, but migcheck runbook takes one"),
+        (["runbook", "--topic", "VIEWS", "--topic", "PROFILES", "--to", "6"],
+         "the plain consumer groups' runbook widens one topic: pass one --topic, or "
+         "--application-id for an app's runbook of several"),
+        (["runbook", "--application-id", "shop", "--topic", "VIEWS", "--topic", "VIEWS",
+          "--to", "6"], "--topic 'VIEWS' is given twice: name each topic once"),
+    ],
+)  # fmt: skip
+def test_a_runbook_takes_a_set_of_topics_for_an_app_only_each_once(
+    args: list[str], line: str
+) -> None:
+    """Issue 71: an app's runbook widens a set (``--topic`` repeated); the plain groups'
+    widens one, and a topic named twice is a typo, not a set.  Refused before any broker
+    is asked (none is named)."""
+    p, _ = timed_cli(*args)
+    assert p.returncode == 2
+    assert p.stderr == f"migcheck: error: {line}\n", p.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
         (["migrate", "--topic", "orders", "--to", "6", "--checkpoint", "m.json",
           "--application-id", "a", "--application-id=b"],
          "--application-id is given 2 times, but migcheck migrate takes one"),

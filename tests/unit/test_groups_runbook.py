@@ -556,7 +556,7 @@ def test_which_runbook_takes_which_option_is_declared_once_for_every_option() ->
         "output_topics", "downstream_groups", "groups", "partitioner", "cutover_timeout",
     }  # fmt: skip
     common = {p.name for p in runbook_cmd.params} - set(TAKES)
-    assert common == {"bootstrap", "command_config", "app_id", "topic", "to", "strategy",
+    assert common == {"bootstrap", "command_config", "app_id", "topics", "to", "strategy",
                       "lag_timeout", "fmt", "output"}  # fmt: skip
     both = {f.name for f in dataclasses.fields(RunbookOptions)} & {
         f.name for f in dataclasses.fields(GroupsRunbookOptions)

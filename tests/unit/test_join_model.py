@@ -267,7 +267,13 @@ def test_widening_one_side_of_a_join_alone_is_refused_naming_the_other() -> None
         "refused: runbook would widen one side of a join: shop joins orders with customers, "
         "which must widen together (co-partitioned), or the app fails with: "
         f"{NOT_COPARTITIONED}; judge the set with migcheck app --application-id shop --topic "
-        "orders --topic customers (a runbook of several topics is not written yet)"
+        "orders --topic customers (runbook of several topics is not written yet)"
+    )
+    with pytest.raises(Refused) as refused:
+        refuse_split_set("runbook", "shop", alone, ["orders"], sets=True)
+    assert str(refused.value).endswith(
+        "; widen them in one change: migcheck runbook --application-id shop --topic orders "
+        "--topic customers --to 6"
     )
     both = candidate(given, {"orders": (), "customers": ()}, 6, {"customers": 6})
     refuse_split_set("runbook", "shop", both, ["orders", "customers"])  # the whole set: fine

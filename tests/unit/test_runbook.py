@@ -18,7 +18,7 @@ import pytest
 from runbookfacts import moved_facts, shop_facts
 
 from migcheck.frameworks.registry import runbook_steps as steps
-from migcheck.model.app import AppLevel, AppReason, AppReport
+from migcheck.model.app import AppLevel, AppReason, AppReport, MoveTogether
 from migcheck.model.history import Trimmed
 from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
@@ -33,6 +33,7 @@ from migcheck.model.runbook import (
     SplitRefusal,
     Step,
     Strategy,
+    Widened,
 )
 from migcheck.report import runbook
 from migcheck.report.runbook import (
@@ -156,6 +157,62 @@ def test_in_place_alters_the_topic_and_says_what_splits() -> None:
     assert "--input-topics orders " in md and "orders-p6" not in md
 
 
+def _joined(**changes: object) -> RunbookFacts:
+    """The shop-counter app joining orders with customers: both widened in one change."""
+    together = MoveTogether(topics=["customers", "orders"], why="joined in sub-topology 0")
+    customers = Widened("customers", 3, "customers-p6", {"cleanup.policy": "compact"})
+    return _facts(**{"also": (customers,), "together": (together,), **changes})
+
+
+def test_a_set_is_widened_at_one_stop_one_reset_and_one_restart(tmp_path: Path) -> None:
+    """Issue 71: every topic of a join copied (each with its own checkpoint, its producers
+    switched with the other's), reset together, the app restarted once on both copies."""
+    facts = _joined()
+    titles = [s.title for s in steps(facts)]
+    assert titles == [
+        "Pre-checks",
+        "Stop the application",
+        "Create orders-p6 and customers-p6, and copy each topic's history into its copy",
+        "Reset the application",
+        "Wipe the local state",
+        "Restart the application on orders-p6 and customers-p6",
+    ]
+    script = _script(tmp_path, facts)
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    copies = [ln for ln in p.stdout.splitlines() if "migcheck copy" in ln]
+    assert len(copies) == 4  # each topic before the switch and after it
+    assert sum("--topic orders --into orders-p6" in c for c in copies) == 2
+    assert sum("--topic customers --into customers-p6" in c for c in copies) == 2
+    assert len({c.split("--checkpoint")[1] for c in copies}) == 2  # one checkpoint a topic
+    assert "Switch every producer of orders to orders-p6 and customers to customers-p6" in (
+        p.stdout
+    )
+    reset = next(ln for ln in p.stdout.splitlines() if "--dry-run" in ln)
+    assert "--input-topics orders,customers,orders-p6,customers-p6" in reset
+    md = render_markdown(facts, steps(facts), "0.1.0", "today")
+    assert md.splitlines()[2] == (
+        "> Widen orders (3 -&gt; 6 partitions) and customers (3 -&gt; 6 partitions) under the "
+        "Kafka Streams application shop-counter, strategy new-topic: it ends up reading "
+        "orders-p6 and customers-p6 (6 partitions)."
+    )
+    assert "> Move together: customers, orders (joined in sub-topology 0)." in md
+    assert "--topic orders-p6 --topic customers-p6 --to 6" in md  # the health check
+    assert md.count("the group's lag on") == 2
+    assert "--config cleanup.policy=compact" in md  # customers-p6 gets customers' configs
+
+
+def test_a_set_altered_in_place_alters_every_topic() -> None:
+    facts = _joined(strategy=Strategy.IN_PLACE)
+    alter = steps(facts)[2]
+    assert alter.title == "Alter orders and customers to 6 partitions in place"
+    assert [a.args for a in alter.actions if isinstance(a, Check)] == [
+        ("orders", "6"),
+        ("customers", "6"),
+    ]
+
+
 # --- the prelude file and the functions the steps name --------------------------------
 
 
@@ -167,6 +224,7 @@ def _every_strategy() -> list[RunbookFacts]:
         _facts(history_lost=(Trimmed("orders", ((1, 5),)),), members=2, configs={}),
         moved_facts(),
         moved_facts(onto_copy=True),
+        _joined(),
     ]
 
 
@@ -409,3 +467,18 @@ def test_online_checks_the_history_then_migrate_runs_the_shadow_and_moves_every_
     script = _script(tmp_path, facts)
     p = subprocess.run([str(SHELLCHECK), str(script)], capture_output=True)
     assert p.returncode == 0, p.stdout.decode()
+
+
+def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
+    """``builder.table(customers)`` names its store ``customers-STATE-STORE-0000000000``:
+    restarted on customers-p6, the app's changelog is named after the copy (the name the
+    real join-rekey app created, tests/integration/test_app_joins.py)."""
+    from migcheck.frameworks.kafka_streams import streams_renamed
+
+    renames = {"orders": "orders-p6", "customers": "customers-p6"}
+    old = "shop-customers-STATE-STORE-0000000000-changelog"
+    assert streams_renamed("shop", old, renames) == (
+        "shop-customers-p6-STATE-STORE-0000000000-changelog"
+    )
+    for kept in ("shop-counts-changelog", "shop-rekey-group-repartition"):
+        assert streams_renamed("shop", kept, renames) == kept

@@ -124,13 +124,13 @@ def test_in_place_scans_for_split_keys_only_where_state_may_split() -> None:
     from migcheck.commands.runbook import _splitting_stores
     from migcheck.report.runbook import refusal_line
 
-    assert _splitting_stores(_model("count"), "orders", AppLevel.CRASH) == ("counts",)
-    assert _splitting_stores(_model("rekey-count"), "orders", AppLevel.CRASH) == ()
+    assert _splitting_stores(_model("count"), ["orders"], AppLevel.CRASH) == ("counts",)
+    assert _splitting_stores(_model("rekey-count"), ["orders"], AppLevel.CRASH) == ()
     facts = app_facts(
         "shop", {"orders": 3}, {"shop-rekey-group-repartition": 3, "shop-counts-changelog": 3}
     )
-    assert _splitting_stores(inferred(facts), "orders", AppLevel.CRASH) is None
-    assert _splitting_stores(inferred(facts), "orders", AppLevel.SAFE) == ()
+    assert _splitting_stores(inferred(facts), ["orders"], AppLevel.CRASH) is None
+    assert _splitting_stores(inferred(facts), ["orders"], AppLevel.SAFE) == ()
     assert refusal_line("orders", None, ["k1"]) == (
         "refused --strategy in-place: 1 keys of orders would split their history in state "
         "migcheck cannot see without --topology (listed in the output); use --strategy "
