@@ -35,9 +35,10 @@ HERE = Path(__file__).resolve().parent
 LONGEST_FIRST = (
     "test_cluster", "test_runbook_streams", "test_scale", "test_quix",
     "test_runbook_move_copies", "test_migrate", "test_faust", "test_runbook_move_state",
-    "test_jvmarchive", "test_copy", "test_app_streams", "test_runbook_strategy",
-    "test_client_partitioners", "test_analyze_kafka", "test_runbook_close", "test_read_only",
-    "test_runbook_groups", "test_app_joins", "test_app_streams_protocol", "test_faults",
+    "test_jvmarchive", "test_copy", "test_app_joins", "test_app_streams",
+    "test_runbook_strategy", "test_client_partitioners", "test_analyze_kafka",
+    "test_runbook_close", "test_read_only", "test_runbook_groups", "test_app_streams_protocol",
+    "test_faults",
     "test_untrusted_runbooks", "test_runbook_loss", "test_kafka_versions", "test_secured",
     "test_plan_streams", "test_gate", "test_untrusted", "test_install_route",
     "test_runbook_lost_history", "test_spark_udf", "test_key_layouts", "test_render_glance",
