@@ -136,3 +136,40 @@ def test_in_place_scans_for_split_keys_only_where_state_may_split() -> None:
         "migcheck cannot see without --topology (listed in the output); use --strategy "
         "new-topic or --accept-split-history"
     )
+
+
+#: Two sub-topologies, written by hand in describe()'s form: orders counted in its own
+#: task (a store reads it directly), customers passed through to ``out`` (none does).
+_COUNT_AND_PASS = """Topologies:
+   Sub-topology: 0
+    Source: KSTREAM-SOURCE-0000000000 (topics: [orders])
+      --> KSTREAM-AGGREGATE-0000000001
+    Processor: KSTREAM-AGGREGATE-0000000001 (stores: [counts])
+      --> none
+      <-- KSTREAM-SOURCE-0000000000
+   Sub-topology: 1
+    Source: KSTREAM-SOURCE-0000000002 (topics: [customers])
+      --> KSTREAM-SINK-0000000003
+    Sink: KSTREAM-SINK-0000000003 (topic: out)
+      <-- KSTREAM-SOURCE-0000000002
+"""
+
+
+def test_a_set_takes_the_route_its_most_demanding_topic_needs() -> None:
+    """Issue 71: customers alone would be altered in place; in a set with orders, whose
+    store reads it directly, every topic is copied, and the reason says why."""
+    from migcheck.commands.runbook import RunbookOptions, _choose
+
+    facts = app_facts("shop", {"orders": 3, "customers": 3}, {"shop-counts-changelog": 3})
+    model = from_topology(facts, parse_topology(_COUNT_AND_PASS))
+    alone = _choose(RunbookOptions("shop", "customers", 6), model, KAFKA_STREAMS, (), False)
+    assert alone.strategy is Strategy.IN_PLACE
+    both = RunbookOptions("shop", "customers", 6, also=("orders",))
+    chosen = _choose(both, model, KAFKA_STREAMS, (), False)
+    assert chosen.strategy is Strategy.NEW_TOPIC
+    assert chosen.reason == (
+        "--strategy auto chose new-topic: the store counts reads orders directly, so after "
+        "an in-place alter each moved key's history would split between two tasks. Every "
+        "topic of the set is copied with it: a join between a side altered in place and a "
+        "side copied would match nothing."
+    )
