@@ -13,7 +13,7 @@ joins need no co-partitioning, and raise no such reason.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from migcheck.apps.build import Basis, Model
@@ -70,6 +70,24 @@ def refuse_split_set(
     raise Refused(
         f"refused: {route} would widen one side of a join: {app_id} joins {joined}, which "
         f"must widen together (co-partitioned), or the app fails with: {first_error(cand)}; " + then
+    )
+
+
+def apart_refusal(app_id: str, placed: Mapping[str, str | None]) -> str | None:
+    """The refusal of a set whose topics' producers place keys by different partitioners
+    (``placed``: each topic's, None where it holds no keyed record); None where they
+    agree.  Why: a key's records then sit on different partition numbers on each side, so
+    the app's join already misses them, and copying each side by its own partitioner
+    would carry that over to the new count."""
+    found = {t: p for t, p in placed.items() if p is not None}
+    if len(set(found.values())) <= 1:
+        return None
+    said = ", ".join(f"{t} by {p}" for t, p in found.items())
+    return (
+        f"refused: the producers of {app_id}'s co-partitioned topics place keys by different "
+        f"partitioners ({said}), so a key's records sit on different partition numbers and "
+        "its join already misses them; widening would carry that over: move the producers "
+        "to one partitioner first (migcheck analyze --full names each topic's)"
     )
 
 

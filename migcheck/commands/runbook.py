@@ -28,7 +28,7 @@ from migcheck.apps.discovery import (
 from migcheck.apps.movable import unmovable, unproven_refusal, unproven_why
 from migcheck.apps.online import check_online, online_outputs
 from migcheck.apps.rules import AppLevel, external_counts, sizes
-from migcheck.apps.sets import must_move_together, refuse_split_set
+from migcheck.apps.sets import apart_refusal, must_move_together, refuse_split_set
 from migcheck.apps.strategy import Choice, Sizes, choose, direct_stores
 from migcheck.commands.analyze import AnalyzeOptions, run_analyze
 from migcheck.commands.app import candidate
@@ -124,6 +124,8 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     copied = choice.strategy is Strategy.NEW_TOPIC or _onto_copy(options)
     for topic, copy in zip(topics, copies, strict=True):
         _check_new_topic(options, disc, copied, topic, copy)
+    if options.also and copied:
+        _refuse_apart(options, disc, client, topics)
     movable = blocked is None and not proof.unproven
     move_state = f"--strategy {Strategy.MOVE_STATE}" if movable else ""
     judged = candidate(model, {t: direct_stores(model, t).stores for t in topics}, options.to)
@@ -375,6 +377,29 @@ def _choose(
 
 #: Why a set takes one route, said where it changes a topic's own.
 _SET_ROUTE = "a join between a side altered in place and a side copied would match nothing."
+
+
+def _refuse_apart(
+    options: RunbookOptions, disc: Discovery, client: ClientConfig, topics: list[str]
+) -> None:
+    """A set copied into new topics: each side's partitioner detected from all of its
+    records as its copy will detect it (read-only), refused in one line where no
+    partitioner placed a side's keys or where the sides' differ (``apart_refusal``)."""
+    placed: dict[str, str | None] = {}
+    with spark_errors():
+        for topic in topics:
+            try:
+                placed[topic] = detected_partitioner(
+                    options.spark, client, disc.topics[topic], options.to
+                )
+            except PlacementError as e:
+                raise Refused(
+                    f"refused: runbook copies each topic of a set by its producers' "
+                    f"partitioner, and {e.why}"
+                ) from None
+    refusal = apart_refusal(options.app_id, placed)
+    if refusal:
+        raise Refused(refusal)
 
 
 def _refuse_set(options: RunbookOptions, disc: Discovery, choice: Choice) -> None:

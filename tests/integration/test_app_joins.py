@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -310,3 +311,30 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
         rc, described, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
                                       "--describe", "--topic", topic)  # fmt: skip
         assert rc == 0 and "PartitionCount: 6" in described, described
+
+
+def test_a_set_whose_sides_two_clients_placed_apart_is_refused(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Issue 71: the customers written by kcat (librdkafka's consistent partitioner, CRC-32)
+    and the orders by Kafka's Java producer (murmur2): each key's two sides sit on
+    different partition numbers, so the join already misses them.  The runbook of the
+    set reads both and refuses in one line naming each side's partitioner."""
+    app = StreamsApp(kafka, "join-rekey")
+    lines = "".join(f"{k}\tc{i}\n" for i, k in enumerate(KEYS))
+    kcat = ["kcat", "-P", "-b", kafka.bootstrap, "-t", app.table, "-K", "\t",
+            "-X", "topic.partitioner=consistent"]  # fmt: skip
+    subprocess.run(kcat, input=lines, text=True, check=True, timeout=60)
+    app.produce(app.input, phase1())
+    assert app.run().code == 0
+    topology = app.describe(tmp_path / "join-rekey.txt")
+    p = app.migcheck("runbook", "--topic", app.input, "--topic", app.table, "--to", "6",
+                     "--topology", str(topology))  # fmt: skip
+    assert p.returncode == 1 and p.stdout == "", p.stderr
+    assert p.stderr == (
+        f"migcheck: refused: the producers of {app.app_id}'s co-partitioned topics place keys "
+        f"by different partitioners ({app.input} by murmur2, {app.table} by "
+        "consistent_random), so a key's records sit on different partition numbers and its "
+        "join already misses them; widening would carry that over: move the producers to "
+        "one partitioner first (migcheck analyze --full names each topic's)\n"
+    )

@@ -304,3 +304,19 @@ def test_app_names_what_must_move_together_and_from_which_evidence() -> None:
         "may be joined: the cluster cannot tell whether customers and orders are joined "
         "(co-partitioned); --topology settles it"
     )
+
+
+def test_a_set_whose_producers_place_keys_apart_is_refused() -> None:
+    """Issue 71: each side of a set is copied by its own producers' partitioner; where
+    they differ, the join already misses those keys, and the runbook says so instead."""
+    from migcheck.apps.sets import apart_refusal
+
+    assert apart_refusal("shop", {"orders": "murmur2", "customers": "murmur2"}) is None
+    assert apart_refusal("shop", {"orders": "murmur2", "customers": None}) is None  # no key
+    assert apart_refusal("shop", {"orders": "murmur2", "customers": "consistent_random"}) == (
+        "refused: the producers of shop's co-partitioned topics place keys by different "
+        "partitioners (orders by murmur2, customers by consistent_random), so a key's "
+        "records sit on different partition numbers and its join already misses them; "
+        "widening would carry that over: move the producers to one partitioner first "
+        "(migcheck analyze --full names each topic's)"
+    )
