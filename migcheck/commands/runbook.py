@@ -96,15 +96,28 @@ class RunbookOptions:
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
 
+    @property
+    def topics(self) -> list[str]:
+        """Every topic of the change, ``topic`` first."""
+        return [self.topic, *self.also]
+
+    @property
+    def copies(self) -> list[str]:
+        """Each topic's wider copy where the route copies: ``--new-topic`` for the one
+        topic, else ``<topic>-p<N>``, as ``copy`` and ``migrate`` name it."""
+        return [
+            self.new_topic or f"{self.topic}-p{self.to}",
+            *(f"{t}-p{self.to}" for t in self.also),
+        ]
+
 
 def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     """The runbook, or the refusal of an in-place change that would split state."""
     topology = read_topology(options.topology_file)
     client = options.connection.client()
-    new_topic = options.new_topic or f"{options.topic}-p{options.to}"
     said = framework_said(options.framework)
-    topics = [options.topic, *options.also]
-    copies = [new_topic, *(_copy_name(t, options.to) for t in options.also)]
+    topics, copies = options.topics, options.copies
+    new_topic = copies[0]
     disc = discover_app(client, options.app_id, topology, [*topics, *copies], said)
     only_frameworks(disc, "runbook", WITH_RUNBOOKS)
     model = app_model(disc, topology, options.fixed_repartition)
@@ -130,8 +143,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     move_state = f"--strategy {Strategy.MOVE_STATE}" if movable else ""
     judged = candidate(model, {t: direct_stores(model, t).stores for t in topics}, options.to)
     level = AppLevel(judged["verdict"])
-    sets = disc.facts.framework.runbook_sets
-    refuse_split_set("runbook", options.app_id, judged, topics, sets)  # a join's side left out
+    refuse_split_set("runbook", options.app_id, judged, topics, framework.runbook_sets)
     in_place = choice.strategy is Strategy.IN_PLACE
     stores = _splitting_stores(model, topics, level) if in_place else ()
     may_split = stores is None or bool(stores)  # None: unseen state may split
@@ -348,11 +360,6 @@ def _splitting_stores(model: Model, topics: list[str], level: AppLevel) -> tuple
     return tuple(dict.fromkeys(found))
 
 
-def _copy_name(topic: str, to: int) -> str:
-    """A topic's wider copy, named as ``copy`` and ``migrate`` name it by default."""
-    return f"{topic}-p{to}"
-
-
 def _choose(
     options: RunbookOptions,
     model: Model,
@@ -364,8 +371,9 @@ def _choose(
     """The one strategy of the change: a set's topics all take the same route, the one
     the topic that needs the most asks (new-topic over in-place: a join between a side
     altered in place and a side copied would match nothing)."""
-    topics = [options.topic, *options.also]
-    choices = [choose(options.strategy, model, t, framework, lost, movable, sizes) for t in topics]
+    choices = [
+        choose(options.strategy, model, t, framework, lost, movable, sizes) for t in options.topics
+    ]
     copied = [c for c in choices if c.strategy is Strategy.NEW_TOPIC]
     if not copied:
         return choices[0]
@@ -511,11 +519,9 @@ def _internal(
     framework = disc.facts.framework
     leftovers = framework.leftovers
     if leftovers is None:
-        topics = [options.topic, *options.also]
-        expected = internal_after(model, dict.fromkeys(topics, options.to))
+        expected = internal_after(model, dict.fromkeys(options.topics, options.to))
         if choice.strategy is Strategy.NEW_TOPIC and framework.renamed is not None:
-            copies = [new_topic, *(_copy_name(t, options.to) for t in options.also)]
-            renames = dict(zip(topics, copies, strict=True))
+            renames = dict(zip(options.topics, options.copies, strict=True))
             expected = {
                 framework.renamed(options.app_id, t, renames): n for t, n in expected.items()
             }
@@ -532,7 +538,7 @@ def _split_keys(o: RunbookOptions) -> list[str]:
     outcome = run_analyze(
         AnalyzeOptions(
             candidates=[o.to],
-            topics=[o.topic, *o.also],
+            topics=o.topics,
             connection=o.connection,
             full=True,
             collect_moved_keys=True,
@@ -545,6 +551,6 @@ def _split_keys(o: RunbookOptions) -> list[str]:
 def _refusal(
     options: RunbookOptions, level: AppLevel, stores: tuple[str, ...] | None, keys: list[str]
 ) -> Outcome[Runbook | SplitRefusal]:
-    topics = listing([options.topic, *options.also])
+    topics = listing(options.topics)
     refusal = SplitRefusal(options.app_id, topics, options.to, level, stores, tuple(keys))
     return Outcome(refusal, EXIT_GATE)

@@ -279,7 +279,7 @@ RESET_CONFIG_FLAG = "--config-file"
 
 
 def _reset(f: RunbookFacts) -> Step:
-    inputs = ",".join(dict.fromkeys([*(w.topic for w in f.widened), *f.targets]))
+    inputs = ",".join(dict.fromkeys([*f.topics, *f.targets]))
     args = ["--application-id", f.app_id, "--input-topics", inputs]
     if f.internal:
         args += ["--internal-topics", ",".join(f.internal)]

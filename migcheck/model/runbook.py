@@ -175,6 +175,11 @@ class RunbookFacts:
         return (first, *self.also)
 
     @property
+    def topics(self) -> tuple[str, ...]:
+        """The names of every topic of the change, ``topic`` first."""
+        return tuple(w.topic for w in self.widened)
+
+    @property
     def targets(self) -> tuple[str, ...]:
         """The topics the app reads after the change, one per topic of the set."""
         return tuple(self.target_of(w) for w in self.widened)

@@ -67,7 +67,7 @@ def _sh_arg(arg: str) -> str:
 
 
 def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str) -> list[str]:
-    copies = listing(list(f.targets))
+    copies = listing(f.targets)
     target = f"{copies} ({f.to} partitions)" if f.copied else f"{f.to} partitions"
     widened = listing([f"{w.topic} ({w.partitions} -> {f.to} partitions)" for w in f.widened])
     lines = [
@@ -125,7 +125,7 @@ def _frame(f: Facts, steps: Sequence[Step], version: str, generated: str) -> Fra
             + (" online" if f.strategy is Strategy.ONLINE else ""),
         )
     return Frame(
-        f"Runbook: {listing([w.topic for w in f.widened])} to {f.to} partitions under {f.app_id}",
+        f"Runbook: {listing(f.topics)} to {f.to} partitions under {f.app_id}",
         _header(f, steps, version, generated),
         f.protocol,
         f"migcheck-runbook-{path_component(f.app_id)}",

@@ -26,7 +26,6 @@ from migcheck.model.runbook import (
     ShellHelper,
     Step,
     StepRole,
-    Widened,
 )
 from migcheck.words import listing
 
@@ -80,7 +79,7 @@ def prechecks(f: RunbookFacts) -> Step:
                 f"record the end offsets of {t}",
                 kafka(f, "kafka-get-offsets", "--topic", t, "--time", "-1"),
             )
-            for t in (w.topic for w in f.widened)
+            for t in f.topics
         ),
         role=StepRole.PRECHECKS,
     )
@@ -88,7 +87,7 @@ def prechecks(f: RunbookFacts) -> Step:
 
 def _the_topics(f: RunbookFacts) -> str:
     """The topic, or the set's topics as a sentence names them."""
-    return "the topic" if not f.also else listing([w.topic for w in f.widened])
+    return "the topic" if not f.also else listing(f.topics)
 
 
 def history_check(f: RunbookFacts) -> Check:
@@ -157,12 +156,11 @@ def stop(f: RunbookFacts, why: str, what: str = "") -> Step:
     )
 
 
-def copy_input(f: RunbookFacts, w: Widened | None = None) -> Run:
-    """migcheck copy of the input (``w``, else ``f.topic``) into its new topic, resumable
-    from its checkpoint (one per topic of a set): the placement by the producers'
-    partitioner, which the copy detects from each topic's own records."""
-    w = w or f.widened[0]
-    at = f.widened.index(w)
+def copy_input(f: RunbookFacts, at: int = 0) -> Run:
+    """migcheck copy of the input (the set's ``at``-th topic, ``f.topic`` first) into its
+    new topic, resumable from its checkpoint (one per topic of a set): the placement by
+    the producers' partitioner, which the copy detects from each topic's own records."""
+    w = f.widened[at]
     checkpoint = "@copy.checkpoint" if at == 0 else f"@copy-{at + 1}.checkpoint"
     return migcheck(
         f, "copy", "--topic", w.topic, "--into", w.new_topic, "--checkpoint", checkpoint
@@ -177,7 +175,7 @@ def switch_producers(f: RunbookFacts, then: str = "") -> Manual:
 
 
 def new_topic_step(f: RunbookFacts) -> Step:
-    copies = [copy_input(f, w) for w in f.widened]
+    copies = [copy_input(f, at) for at in range(len(f.widened))]
     created = listing([w.new_topic for w in f.widened])
     return Step(
         f"Create {created} and copy the history into it"
@@ -243,7 +241,7 @@ def alter_step(f: RunbookFacts, why: str, split: str = "") -> Step:
         text += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
         text += f" {split}" if split else ""
     return Step(
-        f"Alter {listing([w.topic for w in f.widened])} to {f.to} partitions in place",
+        f"Alter {listing(f.topics)} to {f.to} partitions in place",
         text,
         tuple(alter_check(f.bootstrap, f.command_config, w.topic, f.to) for w in f.widened),
     )
@@ -307,7 +305,7 @@ def restart(f: RunbookFacts, why: str, start: str, topics: Check | None) -> Step
     """The app started on the target (``start`` says how), its internal topics back
     (``topics``), its lag drained, and migcheck app finding it healthy."""
     return Step(
-        f"Restart the application on {listing(list(f.targets))}",
+        f"Restart the application on {listing(f.targets)}",
         why,
         (
             Manual(start),
