@@ -362,7 +362,7 @@ PROBE_TIMEOUT_S = 60.0
 #: How long the probe waits in all once an executor has joined.  It then fetches and
 #: unpacks the shipped archive and starts its Python, and a probe that fails there is
 #: retried ``spark.task.maxFailures`` times: beside CI's other tests that took more than
-#: the 60 s the first bound allows (stop 77's run), while the executors were there.
+#: the 60 s the first bound allows (stop 76's CI run), while the executors were there.
 PROBE_RUN_TIMEOUT_S = 300.0
 
 #: How often the probe's watcher asks whether an executor has joined.

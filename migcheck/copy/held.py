@@ -165,13 +165,10 @@ def take(run: str | None, partition: int, start: int, end: int) -> WholeChunk | 
     held chunks that tile it (one, or several cells of a latest-per-key chunk,
     :func:`~migcheck.copy.latest.chunk_end`); None when this task's disk does not hold
     them all."""
-    where = _local_dir(run) if run else None
-    if where is None or not where.is_dir():
-        return None
-    cells = tiling(_held_ranges(where, partition), start, end)
+    cells = tiling(_held_ranges(run, partition), start, end)
     chunks: list[Columns] = []
     for a, b in cells or []:
-        got = _load(where / f"{partition}-{a}-{b}.npy", a, b)
+        got = _load(run, partition, a, b)
         if got is None:
             return None
         chunks += got
@@ -194,15 +191,18 @@ def tiling(held: Iterable[tuple[int, int]], start: int, end: int) -> list[tuple[
     return cells
 
 
-def _held_ranges(where: Path, partition: int) -> list[tuple[int, int]]:
-    """The ranges of ``partition``'s held chunks in ``where`` (whole files only: a file
-    being written has another suffix)."""
+def _held_ranges(run: str | None, partition: int) -> list[tuple[int, int]]:
+    """The ranges of ``partition``'s chunks this task's disk holds for ``run``, ascending
+    (whole files only: a file being written has another suffix)."""
+    where = _local_dir(run) if run else None
+    if where is None or not where.is_dir():
+        return []
     ranges = []
     for path in where.glob(f"{partition}-*-*.npy"):
         with contextlib.suppress(ValueError):
             _, a, b = path.stem.split("-")
             ranges.append((int(a), int(b)))
-    return ranges
+    return sorted(ranges)
 
 
 def keys_of(client: ClientConfig, run: str | None, unit: WorkUnit) -> Iterator[Columns]:
@@ -210,13 +210,11 @@ def keys_of(client: ClientConfig, run: str | None, unit: WorkUnit) -> Iterator[C
     no set order: the cells this task's disk holds whole within it, then the rest read
     from the source in one read.  A latest-per-key pass over a partition the detection
     held takes it from the local disk instead of the broker."""
-    where = _local_dir(run) if run else None
-    ranges = sorted(_held_ranges(where, unit.partition)) if where and where.is_dir() else []
     gaps, at = [], unit.start
-    for a, b in ranges:
+    for a, b in _held_ranges(run, unit.partition):
         if a < at or b > unit.end:
             continue
-        got = _load(where / f"{unit.partition}-{a}-{b}.npy", a, b, _BODIES) if where else None
+        got = _load(run, unit.partition, a, b, _BODIES)
         if got is None:
             continue
         gaps += [WorkUnit(unit.topic, unit.partition, at, a)] if a > at else []
@@ -232,10 +230,14 @@ _BODIES = frozenset({"body_ends", "body_data", "digests"})
 
 
 def _load(
-    path: Path, start: int, end: int, skip: frozenset[str] = frozenset()
+    run: str | None, partition: int, start: int, end: int, skip: frozenset[str] = frozenset()
 ) -> list[Columns] | None:
-    """A held chunk's columns (without the arrays named in ``skip``, which are passed
-    over unread), in offset order; None if it is gone or not ``[start, end)``'s."""
+    """The columns of ``partition``'s chunk ``[start, end)`` held for ``run`` (without the
+    arrays named in ``skip``, which are passed over unread), in offset order; None if it
+    is gone or not that chunk's."""
+    path = _file(run, partition, start, end) if run else None
+    if path is None:
+        return None
     try:
         with open(path, "rb") as f:
             names = [str(name) for name in np.load(f, allow_pickle=False)]

@@ -10,7 +10,7 @@ which reads every key through Spark as ``analyze`` does.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +33,9 @@ from migcheck.kafka.fetch import WorkUnit
 from migcheck.kafka.metadata import TopicMeta
 from migcheck.model.analyze import KeyLayout
 from migcheck.model.partitioner import PartitionerChoice
+
+if TYPE_CHECKING:
+    from migcheck.analysis.scan.tasks import Reader
 
 
 def unhashed_share(partition: int, partitions: int, into_partitions: int) -> list[int]:
@@ -209,13 +212,10 @@ def spark_key_stats(
     ``held`` (a copy's run), the read tasks hold the records for the copy
     (:mod:`migcheck.copy.held`): one read serves both."""
     from migcheck.analysis.scan.chunks import FullScan
-    from migcheck.analysis.scan.tasks import Reader
-    from migcheck.kafka.fetch import read_units
 
     scored = [(KeyLayout.PLAIN, name) for name in names]
     spec = figure_spec([source], scored, [into_partitions], 0)
-    read: Reader = reader(held, units) if held else read_units
-    grain = CHUNK if held else 1  # a held chunk is one task's, whole
+    read, grain = _read(held, units)
     scored_by, _ = FullScan(client, units, spec, figures=True, reader=read, grain=grain).load(spark)
     try:
         return score_partitioners(scored_by).get(source.name)
@@ -243,11 +243,12 @@ def spark_records_placed(
     chunks as the scoring's does."""
     from migcheck.analysis.scan.tasks import RECORDS_PER_TASK, read_tasks
     from migcheck.analysis.session import task_slots
-    from migcheck.kafka.fetch import pack_spans, read_units, records_in, task_count
+    from migcheck.kafka.fetch import pack_spans, records_in, task_count
 
     count = source.partition_count
+    read, grain = _read(held, units)
     tasks = task_count(records_in(units), task_slots(spark), RECORDS_PER_TASK)
-    spans = pack_spans(units, tasks, CHUNK if held else 1)
+    spans = pack_spans(units, tasks, grain)
 
     def group(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keyed = misplaced = 0
@@ -261,6 +262,14 @@ def spark_records_placed(
             ["keyed", "misplaced"],
         )
 
-    read = reader(held, units) if held else read_units
     rows, _ = read_tasks(spark, client, spans, group, _PLACED_DDL, every_record=True, reader=read)
     return sum(int(r["misplaced"]) for r in rows.collect()) == 0
+
+
+def _read(held: str | None, units: list[WorkUnit]) -> tuple[Reader, int]:
+    """A detection read's tasks' reader, and the grain their cuts fall on: with ``held``
+    (a copy's run), the reader that holds each of the copy's chunks and cuts on them,
+    so that each is one task's, whole; else the plain read, cut anywhere."""
+    from migcheck.kafka.fetch import read_units
+
+    return (reader(held, units), CHUNK) if held else (read_units, 1)
