@@ -296,7 +296,7 @@ def _app_plan(
     moves: tuple[StateMove, ...] = ()
     if state is ShadowState.MOVE:
         counts = internal_after(model, {source.name: options.to})
-        moves = state_moves(disc, model, client, shadow, counts)
+        moves = state_moves(disc, model, client, shadow, counts, reads={source.name: into})
     moved = tuple(m.changelog for m in moves)
     start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs, moved))
     return AppPlan(

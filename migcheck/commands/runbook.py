@@ -245,8 +245,13 @@ def _moved(
     if moved_id is None:  # unmovable() refused every framework without one
         raise ValueError(f"{disc.facts.framework.name} names no new application id")
     new_id, app, counts = moved_id(facts.app_id, facts.to), model.app, facts.expected_internal
-    renamed = {app.framework.internal(new_id, disc.facts.bare(t)): n for t, n in counts.items()}
-    moves = state_moves(disc, model, client, new_id, counts, placed)
+    reads = {w.topic: facts.target_of(w) for w in facts.widened if facts.target_of(w) != w.topic}
+    renamed = {
+        restarted_name(app.framework, new_id, app.framework.internal(new_id, disc.facts.bare(t)),
+                       reads): n
+        for t, n in counts.items()
+    }  # fmt: skip
+    moves = state_moves(disc, model, client, new_id, counts, placed, reads)
     sources = [p for t in disc.facts.sources if t in disc.topics for p in disc.topics[t].partitions]
     return replace(
         facts,
@@ -265,20 +270,37 @@ def state_moves(
     new_id: str,
     counts: Mapping[str, int],
     placed: Mapping[str, PartitionerChoice | None] | None = None,
+    reads: Mapping[str, str] | None = None,
 ) -> tuple[StateMove, ...]:
     """Each store's changelog moved into ``new_id``'s, at its count after the change
     (``counts``, by the old changelog's name), by the partitioner its records proved
     (``placed``, by the same name; none given: the copy detects it): ``runbook --strategy
-    move-state``'s, and ``migrate``'s shadow seeded with moved state."""
+    move-state``'s, and ``migrate``'s shadow seeded with moved state.  ``reads`` names the
+    copy ``new_id`` reads in place of each source it renames (none: every source as it
+    is): the moved changelog is the one the app restarted there restores from."""
     app, placed = model.app, placed or {}
     return tuple(
         replace(
             _move(disc, client, store, app.changelog(store),
-                  app.framework.changelog(new_id, store), counts[app.changelog(store)]),
+                  restarted_name(app.framework, new_id, app.framework.changelog(new_id, store),
+                                 reads or {}),
+                  counts[app.changelog(store)]),
             partitioner=placed.get(app.changelog(store)),
         )
         for store in _stores(model)
     )  # fmt: skip
+
+
+def restarted_name(
+    framework: Framework, new_id: str, internal: str, reads: Mapping[str, str]
+) -> str:
+    """``new_id``'s internal topic ``internal`` as the app names it when it restarts on the
+    copies ``reads`` names in place of its sources (``Framework.renamed``): an unnamed
+    table's store, and so its changelog, is named after the topic it reads, so the moved
+    state must go under the copy's name or the restarted app would restore nothing."""
+    if framework.renamed is None or not reads:
+        return internal
+    return framework.renamed(new_id, internal, reads)
 
 
 def _stores(model: Model) -> list[str]:
@@ -421,17 +443,24 @@ def _refuse_set(options: RunbookOptions, disc: Discovery, choice: Choice) -> Non
             f"runbook: a runbook of several topics is not written for {framework.name} apps "
             "yet: pass one --topic"
         )
+    if choice.strategy is Strategy.MOVE_STATE and options.new_topic is not None:
+        raise UsageError(
+            "runbook: --strategy move-state onto copies (--into) is not written for a set of "
+            "topics yet: drop --into to alter every topic of the set in place (the state "
+            "still moves; nothing is reprocessed), or pass one --topic"
+        )
     if options.new_topic is not None:
         raise UsageError(
             "--new-topic names one topic's copy: a set's copies are named <topic>-p<N>; "
             "drop --new-topic"
         )
-    if choice.strategy in (Strategy.MOVE_STATE, Strategy.ONLINE):
+    if choice.strategy is Strategy.ONLINE:
         raise UsageError(
             f"runbook: --strategy {choice.strategy} is not written for a set of topics yet"
             + (f" ({choice.reason.split(':')[0]})" if choice.reason else "")
-            + ": pass --strategy new-topic (its reset reprocesses every source; "
-            "--accept-lost-history where a source lost records), or one --topic"
+            + ": pass --strategy move-state (the state moves, nothing is reprocessed) or "
+            "new-topic (its reset reprocesses every source; --accept-lost-history where a "
+            "source lost records), or one --topic"
         )
 
 
@@ -520,10 +549,11 @@ def _internal(
     leftovers = framework.leftovers
     if leftovers is None:
         expected = internal_after(model, dict.fromkeys(options.topics, options.to))
-        if choice.strategy is Strategy.NEW_TOPIC and framework.renamed is not None:
+        if choice.strategy is Strategy.NEW_TOPIC:
             renames = dict(zip(options.topics, options.copies, strict=True))
             expected = {
-                framework.renamed(options.app_id, t, renames): n for t, n in expected.items()
+                restarted_name(framework, options.app_id, t, renames): n
+                for t, n in expected.items()
             }
         return tuple(sorted(disc.facts.internal)), expected
     target = new_topic if choice.strategy is Strategy.NEW_TOPIC else options.topic

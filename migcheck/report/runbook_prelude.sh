@@ -299,13 +299,17 @@ record_copy_barrier() {
 # a classic group until its first member's join converts it, keeping the offsets.  Kafka
 # allows it only while the group has no members; a re-run commits the same offsets again.
 commit_barrier() {
-  local group=$1 file=$2 topic=$3 count=$4 plan="$WORKDIR/$2.commit" old p out wrong
+  local group=$1 file=$2 count=$3 plan="$WORKDIR/$2.commit" topic old p out wrong added=""
   local -a cfg reset
+  shift 3
   mapfile -t cfg < <(config_args --command-config)
   [ -f "$WORKDIR/$file" ] || fail "no barrier recorded in $WORKDIR/$file"
-  old=$(awk -F, -v t="$topic" '$1 == t { n++ } END { print n + 0 }' "$WORKDIR/$file")
   cp "$WORKDIR/$file" "$plan"
-  for ((p = old; p < count; p++)); do printf '%s,%s,0\n' "$topic" "$p" >> "$plan"; done
+  for topic in "$@"; do  # each widened topic's new partitions from 0
+    old=$(awk -F, -v t="$topic" '$1 == t { n++ } END { print n + 0 }' "$WORKDIR/$file")
+    for ((p = old; p < count; p++)); do printf '%s,%s,0\n' "$topic" "$p" >> "$plan"; done
+    ((old < count)) && added+="${added:+, }partitions $old-$((count - 1)) of $topic"
+  done
   [ "$(group_members "$group")" = 0 ] || fail "the group $group has members: stop them;" \
     "its offsets are committed before it first starts"
   reset=(--reset-offsets --group "$group" --from-file "$plan" --execute)
@@ -317,8 +321,8 @@ commit_barrier() {
     <({ consumer_groups --describe --group "$group" --offsets 2> /dev/null || true; } \
       | committed_csv "$group") | tr '\n' ' ')
   [ -z "$wrong" ] || fail "$group does not hold these offsets (topic,partition,offset): $wrong"
-  ((old < count)) || { say "  $group holds the barrier on every partition"; return; }
-  say "  $group holds the barrier on every partition, and offset 0 on partitions $old-$((count - 1)) of $topic"
+  [ -n "$added" ] || { say "  $group holds the barrier on every partition"; return; }
+  say "  $group holds the barrier on every partition, and offset 0 on $added"
 }
 
 group_tool() {

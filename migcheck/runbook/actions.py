@@ -393,7 +393,9 @@ def _the_change(f: RunbookFacts) -> str:
 
 def reading(f: RunbookFacts) -> str:
     """What the app restarted under the new id reads, as its start says it."""
-    return f"reading {f.target} in place of {f.topic}" if f.copied else f"reading {f.topic}"
+    if f.copied:
+        return "reading " + listing([f"{f.target_of(w)} in place of {w.topic}" for w in f.widened])
+    return f"reading {listing(f.topics)}"
 
 
 def moved_not_rebuilt(f: RunbookFacts) -> str:
@@ -432,7 +434,7 @@ def drain(f: RunbookFacts, topics: Iterable[str]) -> Step:
         + (
             f"the copy of {f.topic} ends at the barrier."
             if f.onto_copy
-            else f"no record reaches {f.topic} under the old count after the barrier."
+            else f"no record reaches {listing(f.topics)} under the old count after the barrier."
         ),
         (
             Manual(
@@ -544,30 +546,31 @@ def commit_barrier(f: RunbookFacts) -> Step:
     """The new id's group offsets: the barrier on the old partitions, 0 on the new ones,
     with Kafka's offsets tool (never the streams reset tool, which deletes internal
     topics)."""
+    added = listing([f"partitions {w.partitions}-{f.to - 1} of {w.topic}" for w in f.widened])
     return Step(
         f"Commit {f.moved_app_id}'s offsets at the barrier",
-        f"{f.moved_app_id} reads on from the barrier: each partition that {f.topic} had "
-        f"at its offset in {BARRIER_FILE}, each new partition from 0 (the producers wrote "
-        "there only after the alter). kafka-consumer-groups commits them from a file "
-        "(topic,partition,offset), while the new group has no members; never the streams "
-        f"reset tool, which deletes internal topics.{_streams_join(f)}",
+        f"{f.moved_app_id} reads on from the barrier: each partition that "
+        f"{listing(f.topics)} had at its offset in {BARRIER_FILE}, each new partition from 0 "
+        "(the producers wrote there only after the alter). kafka-consumer-groups commits "
+        "them from a file (topic,partition,offset), while the new group has no members; "
+        f"never the streams reset tool, which deletes internal topics.{_streams_join(f)}",
         (
             _commit_offsets(
-                f, BARRIER_FILE, f.topic,
-                f"{f.moved_app_id} holds the barrier's offsets, and 0 on partitions "
-                f"{f.partitions}-{f.to - 1} of {f.topic}",
+                f, BARRIER_FILE, f.topics,
+                f"{f.moved_app_id} holds the barrier's offsets, and 0 on {added}",
             ),
         ),
     )  # fmt: skip
 
 
-def _commit_offsets(f: RunbookFacts, recorded: str, topic: str, said: str) -> Check:
+def _commit_offsets(f: RunbookFacts, recorded: str, topics: Iterable[str], said: str) -> Check:
     """The new id's offsets committed from ``recorded``'s plan with Kafka's offsets tool
     (never the streams reset tool, which deletes internal topics), and read back, by the
-    script's commit_barrier: the barrier in place, or the copy's ends."""
+    script's commit_barrier: the barrier in place (each of ``topics``' new partitions
+    from 0), or the copy's ends."""
     return Check(
         ShellCheck.COMMIT_BARRIER,
-        (f.moved_app_id, recorded, topic, str(f.to)),
+        (f.moved_app_id, recorded, str(f.to), *topics),
         said,
         kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", f.moved_app_id,
               "--from-file", f"@{recorded}.commit", "--execute"),
@@ -624,7 +627,7 @@ def commit_copy_barrier(f: RunbookFacts) -> Step:
         f"members.{_streams_join(f)}",
         (
             _commit_offsets(
-                f, COPY_BARRIER_FILE, f.new_topic,
+                f, COPY_BARRIER_FILE, (f.new_topic,),
                 f"{f.moved_app_id} holds the recorded end offsets of every partition of "
                 f"{f.new_topic}",
             ),

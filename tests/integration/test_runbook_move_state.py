@@ -13,10 +13,12 @@ way back.  That count app's move killed midway and resumed, and its move onto a 
 input (``--into``), are in test_runbook_move_copies.py (the two heaviest: one file held one
 xdist worker for ten minutes); the helpers both files share are tests/support/movestate.py.
 
-The same on a store behind a repartition topic (``rekey-count``: the counts are keyed by
-the record's value, re-keyed through ``<app>-rekey-group-repartition``): the changelog is
-placed by the store key, the new id's repartition topic comes at 6, and every re-keyed
-count is exact.
+The same on a set of topics and a store behind a repartition topic (``join-rekey``: orders
+left-joined with a table of customers, the joined values counted through
+``<app>-rekey-group-repartition``), both topics trimmed: the two stores move as one set, at
+one barrier; the counts' changelog is placed by the store key, the new id's internal topics
+come at 6, every re-keyed count is exact, and new orders join customers that only the
+moved table holds.
 
 The same on the streams protocol (KIP-1071): the new id's offsets are committed with
 kafka-consumer-groups before its first member joins (an empty classic group, which that
@@ -34,42 +36,58 @@ import pytest
 from kafkatest import Kafka
 from movestate import auto_script, counted_and_trimmed, counts, dumped, exact, partitions
 from runbookops import execute_yes
-from streamsapp import StreamsApp, phase1, phase2
-from trimming import group_offsets
+from streamsapp import KEYS, StreamsApp, phase1, phase2
+from trimming import group_offsets, offsets
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 
-def test_a_store_behind_a_repartition_topic_moves_and_every_rekeyed_count_is_exact(
+def _joined(orders: list[tuple[str, str]]) -> Counter[str]:
+    """What join-rekey counts, from the records the test produced: each order's value
+    joined with its key's customer, ``c<i>`` for ``KEYS[i]``, counted per joined value."""
+    customer = {k: f"c{i}" for i, k in enumerate(KEYS)}
+    return Counter(f"{v}|{customer[k]}" for k, v in orders)
+
+
+def test_a_joined_apps_state_moves_as_one_set_and_every_rekeyed_count_joins(
     spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The counts are keyed by the record's value (50 of them), re-keyed through a
-    repartition topic: the changelog was placed by the value under the repartition topic's
-    3 partitions, and the new id's repartition topic comes at 6, as its input."""
-    app = StreamsApp(kafka, "rekey-count")
+    """Issues 70 and 71: join-rekey left-joins orders with ``builder.table(customers)`` and
+    counts the joined values behind a repartition topic.  Both topics are trimmed to their
+    ends, so neither the table nor the counts can be rebuilt: ``runbook --topic orders
+    --topic customers`` (auto) moves both stores as one set, altered in place at one
+    barrier.  The counts' changelog was placed by the joined value under the repartition
+    topic's 3 partitions, the table's by the customer key; the new id's internal topics
+    come at 6.  A third round's orders join customers that only the moved table holds."""
+    app = StreamsApp(kafka, "join-rekey")
+    app.produce(app.table, [(k, f"c{i}") for i, k in enumerate(KEYS)])
     history = [*phase1(), *phase2()]
-    produced = Counter(value for _, value in history)
-    ends = counted_and_trimmed(app, history, produced, tmp_path)
-    script = auto_script(app, tmp_path, capsys)
+    produced = _joined(history)
+    ends = counted_and_trimmed(app, history, produced, tmp_path, also=(app.table,))
+    table_ends = offsets(kafka, app.table, "-1")
+    script = auto_script(app, tmp_path, capsys, also=(app.table,))
 
     old_id, new_id = app.app_id, f"{app.app_id}-p6"
     app.app_id = new_id
     code, out, dump = execute_yes(script, app, tmp_path / "work")
     assert code == 0, out
     assert "Runbook complete." in out
-    # restored from the moved changelog before reading a record: every re-keyed count
+    # restored from the moved changelogs before reading a record: every joined count
     exact(counts(dumped(dump)), produced)
-    assert partitions(kafka, f"{new_id}-counts-changelog") == "6"
-    assert partitions(kafka, f"{new_id}-rekey-group-repartition") == "6"
+    for internal in ("counts-changelog", "rekey-group-repartition",
+                     f"{app.table}-STATE-STORE-0000000000-changelog"):  # fmt: skip
+        assert partitions(kafka, f"{new_id}-{internal}") == "6", internal
     barrier = {(app.input, str(p), str(o)) for p, o in ends.items()}
+    barrier |= {(app.table, str(p), str(o)) for p, o in table_ends.items()}
     assert barrier <= set(group_offsets(kafka, new_id))
 
-    # a third round through the new repartition topic: counted on top of the whole history
+    # a third round: each order joins its customer from the moved table, whose topic holds
+    # none of them, and is counted on top of the whole history
     more = phase2()
     app.produce(app.input, more)
     after = app.run()
     assert after.code == 0, after.stderr[-2000:]
-    exact(counts(after.state), produced + Counter(value for _, value in more))
+    exact(counts(after.state), produced + _joined(more))
     assert set(after.values("counts").values()) == {1}  # no value's count split over tasks
     assert partitions(kafka, f"{old_id}-counts-changelog") == "3"
 

@@ -35,28 +35,37 @@ def partitions(kafka: Kafka, topic: str) -> str:
 
 
 def counted_and_trimmed(
-    app: StreamsApp, history: list[tuple[str, str]], counted: Counter[str], tmp_path: Path
+    app: StreamsApp,
+    history: list[tuple[str, str]],
+    counted: Counter[str],
+    tmp_path: Path,
+    also: tuple[str, ...] = (),
 ) -> dict[int, int]:
     """The app counts ``history`` (its counts store then holds ``counted``), then retention
-    deletes every record it counted: the input's ends, now its log start too."""
+    deletes every record it counted, of its input and of ``also``: each one's ends, now its
+    log start too.  The input's ends."""
     app.produce(app.input, history)
     first = app.run()
     assert first.code == 0, first.stderr[-2000:]
     assert counts(first.state) == counted
-    ends = offsets(app.kafka, app.input, "-1")
-    trim(app.kafka, app.input, ends, tmp_path / "delete.json")
-    assert offsets(app.kafka, app.input, "-2") == ends
-    return ends
+    for topic in (app.input, *also):
+        ends = offsets(app.kafka, topic, "-1")
+        trim(app.kafka, topic, ends, tmp_path / f"delete-{topic}.json")
+        assert offsets(app.kafka, topic, "-2") == ends
+    return offsets(app.kafka, app.input, "-1")
 
 
-def auto_script(app: StreamsApp, tmp_path: Path, here: pytest.CaptureFixture[str]) -> Path:
-    """``runbook --strategy auto`` with the app's real topology, as a script: it must
-    choose move-state.  Run in this process (``here``: capsys), on the test session's
-    Spark (the caller's ``spark`` fixture), which detects the changelogs' partitioner: no
-    Spark start of its own."""
+def auto_script(
+    app: StreamsApp, tmp_path: Path, here: pytest.CaptureFixture[str], also: tuple[str, ...] = ()
+) -> Path:
+    """``runbook --strategy auto`` of the input (and the set's other topics, ``also``) with
+    the app's real topology, as a script: it must choose move-state.  Run in this process
+    (``here``: capsys), on the test session's Spark (the caller's ``spark`` fixture), which
+    detects the changelogs' partitioner: no Spark start of its own."""
     topology = app.describe(tmp_path / "topology.txt")
+    topics = [a for t in (app.input, *also) for a in ("--topic", t)]
     p = app.migcheck(
-        "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
+        "runbook", *topics, "--to", "6", "--topology", str(topology),
         "--state-dir", str(app.state_dir), "--format", "sh", here=here,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr

@@ -11,6 +11,7 @@ tests/integration/test_runbook_move_state.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,11 @@ from migcheck.model.runbook import (
     RunbookFacts,
     ShellCheck,
     ShellHelper,
+    StateMove,
     Step,
     StepRole,
     Strategy,
+    Widened,
 )
 from migcheck.report.runbook import render_markdown, render_sh
 
@@ -89,6 +92,51 @@ def test_the_state_is_moved_before_the_alter_and_the_app_restarts_under_the_new_
     assert wipes == [("rm", "-rf", "--", "/var/lib/kafka-streams/shop-counter-p6")]
 
 
+def test_a_sets_state_moves_at_one_stop_and_every_side_is_altered_and_committed() -> None:
+    """Issue 71: both sides of a join (orders, and customers of 2 partitions) in one move:
+    one drain of every source, one stop, one barrier of both, each store's changelog moved,
+    both altered, the new id committed at the barrier with each side's new partitions from
+    0, and one restart reading both."""
+    table = StateMove(
+        "customers-STATE-STORE-0000000000",
+        "shop-counter-customers-STATE-STORE-0000000000-changelog",
+        "shop-counter-p6-customers-STATE-STORE-0000000000-changelog",
+        6,
+        {"cleanup.policy": "compact"},
+        300,
+    )
+    facts = moved_facts(
+        sources=("orders", "customers"), also=(Widened("customers", 2, "customers-p6"),)
+    )
+    facts = replace(facts, moves=(*facts.moves, table))
+    steps = runbook_steps(facts)
+    titles = [s.title for s in steps]
+    assert titles.count("Stop the application") == 1
+    assert "Alter orders and customers to 6 partitions in place" in titles
+    assert titles[-1] == "Restart the application on orders and customers"
+    checks = [a for s in steps for a in s.actions if isinstance(a, Check)]
+    (barrier,) = [c for c in checks if c.function is ShellCheck.RECORD_BARRIER]
+    assert barrier.args == ("shop-counter", "barrier.csv", "orders", "customers")
+    drained = [c.args[1] for c in checks if c.function is ShellCheck.WAIT_LAG_ZERO][:2]
+    assert drained == ["orders", "customers"]
+    altered = [c.args for c in checks if c.function is ShellCheck.ENSURE_PARTITIONS]
+    assert [a[-2:] for a in altered] == [("orders", "6"), ("customers", "6")]
+    (commit,) = [c for c in checks if c.function is ShellCheck.COMMIT_BARRIER]
+    assert commit.args == ("shop-counter-p6", "barrier.csv", "6", "orders", "customers")
+    assert commit.text.endswith("0 on partitions 3-5 of orders and partitions 2-5 of customers")
+    copies = [a.argv for s in steps for a in s.actions if isinstance(a, Run) and "copy" in a.argv]
+    assert [c[c.index("--topic") + 1] for c in copies] == [
+        "shop-counter-counts-changelog",
+        "shop-counter-customers-STATE-STORE-0000000000-changelog",
+    ]
+    manual = [a.text for s in steps for a in s.actions if isinstance(a, Manual)]
+    assert manual[0].startswith("Pause every producer of orders, customers, and keep them")
+    assert manual[-1].endswith(
+        "(the same code and configs otherwise), reading orders and customers."
+    )
+    assert all(s.role is not StepRole.REPROCESS for s in steps)
+
+
 def _actions(step_title: str) -> list:
     (step,) = [s for s in runbook_steps(moved_facts()) if s.title == step_title]
     return list(step.actions)
@@ -119,7 +167,7 @@ def test_the_barrier_is_recorded_and_committed_for_the_new_id_with_kafkas_offset
     )
     (commit,) = _actions("Commit shop-counter-p6's offsets at the barrier")
     assert isinstance(commit, Check)
-    assert commit.args == ("shop-counter-p6", "barrier.csv", "orders", "6")
+    assert commit.args == ("shop-counter-p6", "barrier.csv", "6", "orders")
     assert commit.shown is not None and commit.shown.argv[0] == "kafka-consumer-groups"
     assert commit.shown.argv[-6:] == (
         "--reset-offsets", "--group", "shop-counter-p6", "--from-file", "@barrier.csv.commit",
@@ -247,7 +295,7 @@ def test_a_partition_with_records_and_no_committed_offset_is_no_barrier(tmp_path
 def test_the_new_id_gets_the_barrier_and_zero_on_the_new_partitions(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "barrier.csv").write_text("orders,0,40\norders,1,0\norders,2,9\n")
-    p = _barrier(tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "orders", "6")
+    p = _barrier(tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "6", "orders")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "fake" / "reset-with").read_text() == (
         "orders,0,40\norders,1,0\norders,2,9\norders,3,0\norders,4,0\norders,5,0\n"
@@ -261,6 +309,29 @@ def test_the_new_id_gets_the_barrier_and_zero_on_the_new_partitions(tmp_path: Pa
     assert p.stdout.endswith(
         "  shop-counter-p6 holds the barrier on every partition, and offset 0 on partitions "
         "3-5 of orders\n"
+    )
+
+
+def test_a_sets_new_id_gets_each_topics_barrier_and_zero_on_each_ones_new_partitions(
+    tmp_path: Path,
+) -> None:
+    """Issue 71: both sides of a join altered in place at one barrier; each side's new
+    partitions start at 0, and the recorded ones keep the barrier."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "barrier.csv").write_text(
+        "orders,0,40\norders,1,0\norders,2,9\ncustomers,0,7\ncustomers,1,3\n"
+    )
+    p = _barrier(
+        tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "4", "orders", "customers"
+    )
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "fake" / "reset-with").read_text() == (
+        "orders,0,40\norders,1,0\norders,2,9\ncustomers,0,7\ncustomers,1,3\norders,3,0\n"
+        "customers,2,0\ncustomers,3,0\n"
+    )
+    assert p.stdout.endswith(
+        "  shop-counter-p6 holds the barrier on every partition, and offset 0 on partitions "
+        "3-3 of orders, partitions 2-3 of customers\n"
     )
 
 
@@ -337,7 +408,7 @@ def test_a_streams_apps_new_id_gets_its_offsets_from_kafka_consumer_groups(
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "barrier.csv").write_text("orders,0,40\norders,1,0\norders,2,9\n")
     p = _barrier(
-        tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "orders", "6",
+        tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "6", "orders",
         protocol=Protocol.STREAMS,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
@@ -403,7 +474,7 @@ def test_offsets_read_back_otherwise_stop_the_script(tmp_path: Path) -> None:
     (tmp_path / "work" / "barrier.csv").write_text("orders,0,40\norders,1,0\norders,2,9\n")
     (tmp_path / "fake").mkdir()
     (tmp_path / "fake" / "reset-wrong").write_text("orders,0,40\norders,1,0\norders,2,0\n")
-    p = _barrier(tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "orders", "6")
+    p = _barrier(tmp_path, "commit_barrier", "shop-counter-p6", "barrier.csv", "6", "orders")
     assert p.returncode == 1
     assert p.stderr == (
         "  FAILED: shop-counter-p6 does not hold these offsets (topic,partition,offset): "
@@ -676,3 +747,43 @@ def test_plain_groups_have_no_state_to_move() -> None:
         "--strategy move-state is for a stateful app (--application-id); plain groups take "
         "in-place (the default) or online"
     )
+
+
+@pytest.mark.parametrize(
+    ("strategy", "into", "line"),
+    [
+        (Strategy.MOVE_STATE, None, None),  # in place: written
+        (
+            Strategy.MOVE_STATE,
+            "orders-wide",
+            "runbook: --strategy move-state onto copies (--into) is not written for a set of "
+            "topics yet: drop --into to alter every topic of the set in place (the state still "
+            "moves; nothing is reprocessed), or pass one --topic",
+        ),
+        (
+            Strategy.ONLINE,
+            None,
+            "runbook: --strategy online is not written for a set of topics yet: pass "
+            "--strategy move-state (the state moves, nothing is reprocessed) or new-topic (its "
+            "reset reprocesses every source; --accept-lost-history where a source lost "
+            "records), or one --topic",
+        ),
+    ],
+)
+def test_a_sets_move_is_written_in_place_and_its_other_routes_refused_in_one_line(
+    strategy: Strategy, into: str | None, line: str | None
+) -> None:
+    from migcheck.apps.strategy import Choice
+    from migcheck.commands.runbook import RunbookOptions, _refuse_set
+
+    facts = app_facts("shop", {"orders": 3, "customers": 3}, {"shop-counts-changelog": 3})
+    options = RunbookOptions(
+        "shop", "orders", 6, also=("customers",), new_topic=into, strategy=strategy
+    )
+    disc = Discovery(facts, None, {})
+    if line is None:
+        _refuse_set(options, disc, Choice(strategy, ""))
+        return
+    with pytest.raises(UsageError) as refused:
+        _refuse_set(options, disc, Choice(strategy, ""))
+    assert str(refused.value) == line

@@ -117,7 +117,7 @@ def test_the_copy_is_the_new_topic_routes_and_its_ends_are_the_new_ids_barrier()
     )  # fmt: skip
     (commit,) = _step("Commit shop-counter-p6's offsets at the ends of orders-p6")
     assert isinstance(commit, Check) and commit.function is ShellCheck.COMMIT_BARRIER
-    assert commit.args == ("shop-counter-p6", "copy-barrier.csv", "orders-p6", "6")
+    assert commit.args == ("shop-counter-p6", "copy-barrier.csv", "6", "orders-p6")
     assert commit.shown is not None and commit.shown.argv[-6:] == (
         "--reset-offsets", "--group", "shop-counter-p6", "--from-file",
         "@copy-barrier.csv.commit", "--execute",
@@ -224,7 +224,7 @@ def test_the_copys_ends_replace_the_inputs_barrier_and_are_committed_as_they_are
         f"{tmp_path / 'work'}/copy-barrier.csv\n"
     )
     committed = _call(
-        tmp_path, "commit_barrier", "shop-counter-p6", "copy-barrier.csv", "orders-p6", "6"
+        tmp_path, "commit_barrier", "shop-counter-p6", "copy-barrier.csv", "6", "orders-p6"
     )
     assert committed.returncode == 0, committed.stderr
     # every partition at the copy's end, none added at 0
@@ -273,8 +273,8 @@ def test_a_hostile_copy_and_app_id_reach_the_script_and_the_ticket_only_escaped(
         "copy-barrier.csv"
     ) in lines
     assert (
-        "check commit_barrier $'shop$(touch pwned)`id`-p6' copy-barrier.csv "
-        "$'orders-p6\\'$(touch pwned)`id`' 6"
+        "check commit_barrier $'shop$(touch pwned)`id`-p6' copy-barrier.csv 6 "
+        "$'orders-p6\\'$(touch pwned)`id`'"
     ) in lines
     assert (
         "manual $'Switch every producer of orders to orders-p6\\'$(touch pwned)`id`, and "

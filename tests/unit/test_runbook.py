@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -482,3 +483,59 @@ def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> No
     )
     for kept in ("shop-counts-changelog", "shop-rekey-group-repartition"):
         assert streams_renamed("shop", kept, renames) == kept
+
+
+def test_a_moved_unnamed_tables_state_goes_where_the_app_restarted_on_a_copy_restores() -> None:
+    """``move-state --into`` and ``migrate``'s moved shadow restart the app under a new id on
+    a copy: an unnamed table's store takes the copy's name there, so its moved changelog
+    must too, or the app would restore nothing (the names the real join-rekey app created,
+    tests/integration/test_app_joins.py); a named store's changelog keeps its name, and a
+    framework that names nothing after a topic renames nothing."""
+    from migcheck.commands.runbook import restarted_name
+    from migcheck.frameworks.faust import FAUST
+    from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
+
+    reads = {"customers": "customers-p6"}
+    table = "shop-p6-customers-STATE-STORE-0000000000-changelog"
+    assert restarted_name(KAFKA_STREAMS, "shop-p6", table, reads) == (
+        "shop-p6-customers-p6-STATE-STORE-0000000000-changelog"
+    )
+    assert restarted_name(KAFKA_STREAMS, "shop-p6", table, {}) == table
+    named = "shop-p6-counts-changelog"
+    assert restarted_name(KAFKA_STREAMS, "shop-p6", named, reads) == named
+    faust_table = "shop-customers-changelog"
+    assert restarted_name(FAUST, "shop", faust_table, reads) == faust_table
+
+
+#: A topic name that breaks out of a single-quoted word and runs commands, if unescaped.
+_HOSTILE = "cust'$(touch pwned)`id`;touch pwned2"
+
+
+@pytest.mark.parametrize("route", [Strategy.NEW_TOPIC, Strategy.MOVE_STATE])
+def test_a_hostile_topic_of_a_set_is_data_in_the_script_and_the_ticket(
+    tmp_path: Path, route: Strategy
+) -> None:
+    """Issue 71: the set's other topic (and its copy, named after it) comes from the
+    cluster: each sh line holds it only escaped, or in a comment; the Markdown escapes its
+    backticks outside the sh fences; and the script, dry run and executed against a tool
+    that fails, runs nothing of it."""
+    side = Widened(_HOSTILE, 3, f"{_HOSTILE}-p6")
+    base = moved_facts(sources=("orders", _HOSTILE)) if route is Strategy.MOVE_STATE else _facts()
+    facts = replace(base, also=(side,), command_config=None)
+    sh = render_sh(facts, steps(facts), "0", "now")
+    named = [line.strip() for line in sh.splitlines() if "pwned" in line]
+    assert named  # the name reaches the script
+    assert all(line.startswith("#") or _HOSTILE not in line for line in named)
+    md = render_markdown(facts, steps(facts), "0", "now")
+    assert all("`" not in part.replace("\\`", "") for part in md.split("```")[::2])
+    tool = tmp_path / "kafka-tool"
+    tool.write_text("#!/bin/bash\nexit 3\n")
+    tool.chmod(0o755)
+    script = tmp_path / "runbook.sh"
+    script.write_text(sh, encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_KAFKA_TOOL": str(tool),
+           "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}  # fmt: skip
+    for args in ([], ["--execute", "--yes"]):
+        subprocess.run(["bash", str(script), *args], cwd=tmp_path, capture_output=True,
+                       timeout=60, env=env, check=False)  # fmt: skip
+    assert not list(tmp_path.glob("pwned*"))
