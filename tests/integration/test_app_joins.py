@@ -19,7 +19,6 @@ watches the stall for 20 s).
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 from collections import Counter
@@ -29,19 +28,21 @@ import pytest
 from kafkatest import Kafka
 from oracles import run_cli
 from runbookops import execute_yes
-from streamsapp import KEYS, Live, StreamsApp, phase1, phase2
+from streamsapp import (
+    CLASSIC_TOPOLOGY,
+    KEYS,
+    STREAMS_EXCEPTION,
+    TOPOLOGY_EXCEPTION,
+    Live,
+    StreamsApp,
+    phase1,
+    phase2,
+    quoted_crash,
+)
 
 pytestmark = pytest.mark.kafka
 
-TOPOLOGY_EXCEPTION = "org.apache.kafka.streams.errors.TopologyException: "
-STREAMS_EXCEPTION = "org.apache.kafka.streams.errors.StreamsException: "
-#: Classic's co-partitioning TopologyException: "Invalid topology: " and the thread's name
-#: come before the text CopartitionedTopicsEnforcer formats.
-CLASSIC_TOPOLOGY = TOPOLOGY_EXCEPTION + "Invalid topology: "
 RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
-#: The log prefix a classic TopologyException carries: the thread's name holds the
-#: process's random UUID, so migcheck quotes what follows it.
-THREAD = re.compile(r"stream-thread \[[^\]]*\] ")
 
 
 def _started(kafka: Kafka, topology: str, protocol: str) -> StreamsApp:
@@ -131,13 +132,6 @@ def _first_of(live: Live, texts: tuple[str, ...], since: float, seconds: float) 
     return next((t for t in texts if live.first(t, since) is not None), None)
 
 
-def _quoted(crash: str | None, exception: str) -> str:
-    """The app's CRASH line as migcheck quotes it: without the exception's class and the
-    thread's name (FINDINGS.md, "A join before a repartition topic")."""
-    assert crash is not None and crash.startswith(exception), crash
-    return THREAD.sub("", crash.removeprefix(exception), count=1)
-
-
 def test_classic_dies_on_co_partitioning_before_the_repartition_topic(
     kafka: Kafka, tmp_path: Path
 ) -> None:
@@ -164,7 +158,7 @@ def test_classic_dies_on_co_partitioning_before_the_repartition_topic(
     app.alter(app.input, 6)
     app.produce(app.input, phase2())
     second = app.run()
-    real = _quoted(second.crash, CLASSIC_TOPOLOGY)
+    real = quoted_crash(second.crash, CLASSIC_TOPOLOGY)
     assert real.startswith("Topics not co-partitioned: [{")
     assert running["basis"] == "inferred" and running["error"] == real  # the tasks settle it
     assert running_gate == [real]
@@ -181,7 +175,7 @@ def test_classic_dies_on_co_partitioning_before_the_repartition_topic(
 
     app.alter(app.table, 6)  # co-partitioned again: the repartition topic comes first
     third = app.run()
-    assert _quoted(third.crash, STREAMS_EXCEPTION) == both["error"], third.crash
+    assert quoted_crash(third.crash, STREAMS_EXCEPTION) == both["error"], third.crash
     assert f"{app.app_id}-rekey-group-repartition" in both["error"]
     # a plan that widens both sides: each change judged with the other, as the app meets
     # them (issue 71), quoting the error the app really printed, never co-partitioning
@@ -211,7 +205,7 @@ def test_streams_protocol_dies_on_co_partitioning_then_in_the_brokers_order(
     app.alter(app.input, 6)
     app.produce(app.input, phase2())
     second = app.run()
-    real = _quoted(second.crash, TOPOLOGY_EXCEPTION)
+    real = quoted_crash(second.crash, TOPOLOGY_EXCEPTION)
     assert real.startswith("Invalid topology: Following topics do not have the same number")
     assert broker["basis"] == "broker" and broker["error"] == given["error"] == real
     assert gate == [real] and header == real
@@ -220,7 +214,7 @@ def test_streams_protocol_dies_on_co_partitioning_then_in_the_brokers_order(
 
     app.alter(app.table, 6)
     third = app.run()
-    assert _quoted(third.crash, TOPOLOGY_EXCEPTION) == both["error"]
+    assert quoted_crash(third.crash, TOPOLOGY_EXCEPTION) == both["error"]
     assert both["error"].startswith(f"Invalid topology: Existing topic {app.app_id}-")
 
 

@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 from kafkatest import Kafka
-from streamsapp import Live, StreamsApp, moved_keys, phase1, phase2
+from streamsapp import TOPOLOGY_EXCEPTION, Live, StreamsApp, moved_keys, phase1, phase2
 
 pytestmark = pytest.mark.kafka
 
-TOPOLOGY_EXCEPTION = "org.apache.kafka.streams.errors.TopologyException: "
 RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
 #: The broker's group.streams.heartbeat.interval.ms is 5 s: the error comes within one
 #: beat of the alter; the rest is slack for a loaded machine.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import re
 import subprocess
 import threading
 import time
@@ -332,3 +333,20 @@ def ran_once(kafka: Kafka, topology: str = "count") -> StreamsApp:
     app.produce(app.input, phase1())
     assert app.run().code == 0
     return app
+
+
+TOPOLOGY_EXCEPTION = "org.apache.kafka.streams.errors.TopologyException: "
+STREAMS_EXCEPTION = "org.apache.kafka.streams.errors.StreamsException: "
+#: Classic's co-partitioning TopologyException: "Invalid topology: " and the thread's name
+#: come before the text CopartitionedTopicsEnforcer formats.
+CLASSIC_TOPOLOGY = TOPOLOGY_EXCEPTION + "Invalid topology: "
+#: The log prefix a classic TopologyException carries: the thread's name holds the
+#: process's random UUID, so migcheck quotes what follows it.
+THREAD = re.compile(r"stream-thread \[[^\]]*\] ")
+
+
+def quoted_crash(crash: str | None, exception: str) -> str:
+    """The app's CRASH line as migcheck quotes it: without the exception's class and the
+    thread's name (FINDINGS.md, "A join before a repartition topic")."""
+    assert crash is not None and crash.startswith(exception), crash
+    return THREAD.sub("", crash.removeprefix(exception), count=1)

@@ -19,20 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkatest import KAFKA_LOCAL, REPO
+from kafkatest import REPO
+from tofurun import REQUIRED
+from tofurun import run_tofu as _run
 
 from migcheck.gate.inputs import read_proposals
 from migcheck.model.gate import Proposal, Source, SourceKind
 
 TF = REPO / "fixtures" / "gate" / "terraform"
-PROVIDER = "registry.opentofu.org/mongey/kafka"
-PROVIDER_VERSION = os.environ.get("MIGCHECK_KAFKA_PROVIDER_VERSION", "v0.13.1").lstrip("v")
-#: Every module's terraform block: the provider, at the version the mirror holds.
-REQUIRED = (
-    "terraform {\n  required_providers {\n"
-    f'    kafka = {{ source = "Mongey/kafka", version = "{PROVIDER_VERSION}" }}\n'
-    "  }\n}\n"
-)
 
 #: The real plan's entries and the fixture entry each must match in shape:
 #: real address -> (fixture file, index in its resource_changes).
@@ -44,57 +38,6 @@ ROLES = {
     'module.streams.kafka_topic.events["clicks"]': ("module.json", 0),
     "kafka_topic.static": ("no-op.json", 0),
 }
-
-
-def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> str:
-    done = subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if done.returncode != 0:
-        pytest.fail(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    return done.stdout
-
-
-@pytest.fixture(scope="module")
-def bootstrap() -> Iterator[str]:
-    """The harness's broker: ``MIGCHECK_TEST_BOOTSTRAP``, else scripts/kafka-local (stopped
-    again only when this module started it)."""
-    if existing := os.environ.get("MIGCHECK_TEST_BOOTSTRAP"):
-        yield existing
-        return
-    running = subprocess.run([str(KAFKA_LOCAL), "status"], capture_output=True).returncode == 0
-    out = _run([str(KAFKA_LOCAL), "start"], REPO, dict(os.environ), timeout=300)
-    try:
-        yield out.strip().splitlines()[-1]
-    finally:
-        if not running:
-            subprocess.run([str(KAFKA_LOCAL), "stop"], capture_output=True, check=False)
-
-
-@pytest.fixture(scope="module")
-def tofu_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
-    """The tofu binary and an environment whose CLI config installs the provider from a
-    local filesystem mirror holding the local build: ``tofu init`` then asks no registry
-    (none is reachable here), and the lock file records the build's own hash."""
-    out = _run([str(REPO / "scripts" / "tofu-build")], REPO, dict(os.environ), timeout=3600)
-    tofu, provider_dir = out.strip().splitlines()[-2:]
-    mirror = tmp_path_factory.mktemp("mirror")
-    target = mirror / PROVIDER / PROVIDER_VERSION / "linux_amd64"
-    target.mkdir(parents=True)
-    shutil.copy(
-        Path(provider_dir) / "terraform-provider-kafka",
-        target / f"terraform-provider-kafka_v{PROVIDER_VERSION}",
-    )
-    config = tmp_path_factory.mktemp("tofurc") / "tofurc"
-    config.write_text(
-        "provider_installation {\n"
-        f'  filesystem_mirror {{\n    path = "{mirror}"\n    include = ["{PROVIDER}"]\n  }}\n'
-        f'  direct {{\n    exclude = ["{PROVIDER}"]\n  }}\n'
-        "}\n"
-    )
-    env = dict(os.environ, TF_CLI_CONFIG_FILE=str(config), TF_IN_AUTOMATION="1")
-    env["CHECKPOINT_DISABLE"] = "1"
-    return tofu, env
 
 
 def _module(body: str) -> str:
