@@ -70,7 +70,7 @@ class Takes:
 
 _APP_ONLY = (
     "topology_file", "new_topic", "group_timeout", "accept_split_history", "accept_lost_history",
-    "state_dir", "fixed_repartition", "framework", "master", "conf",
+    "state_dir", "fixed_repartition", "framework", "master", "conf", "left",
 )  # fmt: skip
 
 #: The one declaration of which runbook takes each option that not every runbook takes.
@@ -126,6 +126,15 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     help="A plain consumer group reading TOPIC in per-key order (repeatable); without it "
     "and --application-id, every group with committed offsets on TOPIC.  With an app's "
     "--strategy online it moves at the same barrier.",
+)
+@click.option(
+    "--leave-group",
+    "left",
+    multiple=True,
+    metavar="GROUP",
+    help="A reader of TOPIC besides the app, left as it is on purpose (repeatable), for an "
+    "app's runbook: any other reader is refused in one line, never stranded (with --strategy "
+    "online, migrate's --leave-group).",
 )
 @click.option(
     "--output-topic",

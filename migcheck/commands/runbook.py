@@ -42,6 +42,7 @@ from migcheck.frameworks.registry import (
     AUTO_FRAMEWORK,
     WITH_RUNBOOKS,
     framework_said,
+    label,
     runbook_steps,
 )
 from migcheck.frameworks.topology import Topology, read_topology
@@ -64,6 +65,7 @@ from migcheck.model.runbook import (
     Widened,
 )
 from migcheck.model.topics import check_changes
+from migcheck.readers.discovery import Found, find_readers
 from migcheck.runbook.actions import reprocesses
 from migcheck.words import listing
 
@@ -86,6 +88,9 @@ class RunbookOptions:
     lag_timeout: int = LAG_TIMEOUT
     accept_split_history: bool = False
     accept_lost_history: bool = False  # reprocess sources that lost records, said so
+    #: --leave-group: readers of the set's topics left as they are on purpose (the
+    #: operator's word); every other reader besides the app is refused (:func:`_refuse_others`)
+    left: tuple[str, ...] = ()
     fixed_repartition: list[str] = field(default_factory=list)
     framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
     # --strategy online only: what moves at the barrier besides the app
@@ -137,6 +142,8 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     copied = choice.strategy is Strategy.NEW_TOPIC or _onto_copy(options)
     for topic, copy in zip(topics, copies, strict=True):
         _check_new_topic(options, disc, copied, topic, copy)
+    if choice.strategy is not Strategy.ONLINE:  # migrate moves or refuses them itself
+        _refuse_others(options, client, copies if copied else None)
     if options.also and copied:
         _refuse_apart(options, disc, client, topics)
     movable = blocked is None and not proof.unproven
@@ -364,6 +371,7 @@ def _online(
         outputs=tuple(outputs),
         downstream=tuple(dict.fromkeys(options.downstream_groups)),
         groups=tuple(dict.fromkeys(options.groups)),
+        left=tuple(dict.fromkeys(options.left)),
         tuning=options.tuning,
         shadow_state=ShadowState.MOVE if moved else None,
     )
@@ -462,6 +470,39 @@ def _refuse_set(options: RunbookOptions, disc: Discovery, choice: Choice) -> Non
             "new-topic (its reset reprocesses every source; --accept-lost-history where a "
             "source lost records), or one --topic"
         )
+
+
+def _refuse_others(options: RunbookOptions, client: ClientConfig, copies: list[str] | None) -> None:
+    """Every reader of the set's topics besides the app is moved with it or left on
+    purpose (``--leave-group``), never silently: refused in one line
+    (:func:`others_refusal`) otherwise.  ``copies``: each topic's copy where the route
+    switches the producers to one; None where it alters the topics in place."""
+    skip = {options.app_id, *options.left}
+    found = find_readers(client, options.topics)
+    for at, topic in enumerate(options.topics):
+        others = [f for f in found[topic] if f.group.group_id not in skip]
+        if others:
+            copy = copies[at] if copies is not None else None
+            raise Refused(others_refusal(options.app_id, topic, others, copy))
+
+
+def others_refusal(app_id: str, topic: str, others: list[Found], copy: str | None) -> str:
+    """Why this offline runbook, which moves ``app_id`` alone, will not strand the other
+    readers of ``topic``: switched to ``copy``, the topic gets no new record; altered in
+    place (``copy`` None), they meet the new count unprepared.  Names each, with its kind,
+    and what moves them."""
+    listed = listing([f"{f.group.group_id} ({label(f.evidence.kind)})" for f in others])
+    meets = (
+        f"once its producers switch to {copy} they read no new record"
+        if copy is not None
+        else "the alter reaches them unprepared (a moved key's records on two partitions, "
+        "a new partition read from latest missing its first records)"
+    )
+    return (
+        f"{topic} is also read by {listed}: this runbook moves {app_id} alone, and {meets}; "
+        "pass --strategy online with --group for each plain group (migrate moves it at the "
+        "app's barrier), or --leave-group for each reader left as it is on purpose"
+    )
 
 
 def _check(options: RunbookOptions, disc: Discovery, topic: str, topology_given: bool) -> None:

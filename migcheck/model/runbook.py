@@ -131,6 +131,8 @@ class RunbookFacts:
     outputs: tuple[str, ...] = ()
     downstream: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    #: ONLINE: the readers left on the topic on purpose (migrate's --leave-group)
+    left: tuple[str, ...] = ()
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
     #: ONLINE: migrate's --shadow-state where the runbook names one: MOVE where a source
     #: lost records and every store can move (the shadow is seeded with the moved state)

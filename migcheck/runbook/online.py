@@ -46,7 +46,7 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
     """An app's online step: its shadow (``shadow``: how the framework's is started, in
     words) rebuilds its state on the new topic; at the barrier it takes over, and the
     app's downstream groups and the topic's plain groups move with it."""
-    for group in (*f.downstream, *f.groups):
+    for group in (*f.downstream, *f.groups, *f.left):
         check_name("group id", group)
     for topic in f.outputs:
         check_name("output topic", topic)
@@ -55,6 +55,7 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
         "--application-id", f.app_id, *outputs,
         *(a for g in f.downstream for a in ("--downstream-group", g)),
         *(a for g in f.groups for a in ("--group", g)),
+        *(a for g in f.left for a in ("--leave-group", g)),
         *((ACCEPT_LOST_HISTORY,) if f.accept_lost_history else ()),
         *(("--shadow-state", f.shadow_state.value) if f.shadow_state else ()),
     )  # fmt: skip

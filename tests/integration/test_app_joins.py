@@ -25,7 +25,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kafkatest import Kafka
+from kafka import KafkaConsumer
+from kafkatest import Kafka, read_and_commit, subscribe_once_known
 from oracles import run_cli
 from runbookops import execute_yes
 from streamsapp import (
@@ -253,6 +254,29 @@ def test_a_join_without_a_repartition_topic_is_never_checked_and_stalls(
     assert (not_joined["verdict"], not_joined["error"]) == ("CORRUPT", None)
 
 
+def _plain_group(kafka: Kafka, topic: str, group_id: str) -> KafkaConsumer:
+    """A kafka-python consumer of ``group_id`` at its defaults (from the earliest: it joins
+    after the records were written), a member of its group, that read ``topic`` and
+    committed what it read."""
+
+    def make() -> KafkaConsumer:
+        consumer = KafkaConsumer(
+            bootstrap_servers=kafka.bootstrap, group_id=group_id, auto_offset_reset="earliest"
+        )
+        subscribe_once_known(consumer, topic)
+        return consumer
+
+    def read(consumer: KafkaConsumer) -> list:
+        records: list = []
+        deadline = time.monotonic() + 60
+        while not records and time.monotonic() < deadline:
+            records += [r for batch in consumer.poll(timeout_ms=500).values() for r in batch]
+        assert records, f"{group_id} read nothing of {topic}"
+        return records
+
+    return read_and_commit(make, read)[0]
+
+
 def _joined_counts(orders: list[tuple[str, str]]) -> Counter[str]:
     """What join-rekey counts, from the records the test produced: each order's value
     joined with its key's customer, ``c<i>`` for ``KEYS[i]`` (produced before any order,
@@ -275,9 +299,27 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
         phase1()
     )
     topology = app.describe(tmp_path / "join-rekey.txt")
-    p = app.migcheck("runbook", "--topic", app.input, "--topic", app.table, "--to", "6",
-                     "--topology", str(topology), "--format", "sh",
-                     "--state-dir", str(app.state_dir))  # fmt: skip
+    args = ("runbook", "--topic", app.input, "--topic", app.table, "--to", "6", "--topology",
+            str(topology), "--format", "sh", "--state-dir", str(app.state_dir))  # fmt: skip
+    # a plain group reads the orders too: this runbook would strand it, so it is refused
+    # until the operator leaves it on purpose
+    billing = kafka.unique("billing")
+    consumer = _plain_group(kafka, app.input, billing)
+    refused = app.migcheck(*args)
+    consumer.close()
+    assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+    assert refused.stderr.startswith(
+        f"migcheck: refused: {app.input} is also read by {billing} ("
+    ), refused.stderr
+    assert (
+        refused.stderr.count("\n") == 1
+        and (
+            f"and once its producers switch to {app.input}-p6 they read no new record; pass "
+            "--strategy online with --group for each plain group"
+        )
+        in refused.stderr
+    )
+    p = app.migcheck(*args, "--leave-group", billing)
     assert p.returncode == 0, p.stderr
     header = " ".join(ln.removeprefix("# ") for ln in p.stdout.splitlines() if ln[:2] == "# ")
     assert "strategy new-topic: it ends up reading" in header, header

@@ -539,3 +539,31 @@ def test_a_hostile_topic_of_a_set_is_data_in_the_script_and_the_ticket(
         subprocess.run(["bash", str(script), *args], cwd=tmp_path, capture_output=True,
                        timeout=60, env=env, check=False)  # fmt: skip
     assert not list(tmp_path.glob("pwned*"))
+
+
+def test_every_other_reader_of_the_topic_is_named_with_what_the_runbook_would_do_to_it() -> None:
+    """Issue 71: an app's offline runbook moves that app alone; each other reader of the
+    topic is refused in one line naming it and its kind: stranded on a topic whose
+    producers switch to a copy, or unprepared for an alter in place."""
+    from migcheck.commands.runbook import others_refusal
+    from migcheck.kafka.groups import GroupInfo
+    from migcheck.model.readers import Evidence, ReaderKind
+    from migcheck.readers.discovery import Found
+
+    billing = Found(GroupInfo("billing", "classic", "Stable"),
+                    Evidence(ReaderKind.CONSUMER_GROUP, ()))  # fmt: skip
+    audit = Found(GroupInfo("audit", "streams", "Empty"), Evidence(ReaderKind.KAFKA_STREAMS, ()))
+    copied = others_refusal("shop", "orders", [billing, audit], "orders-p6")
+    assert copied == (
+        "orders is also read by billing (a plain consumer group) and audit (a Kafka Streams "
+        "application): this runbook moves shop alone, and once its producers switch to "
+        "orders-p6 they read no new record; pass --strategy online with --group for each "
+        "plain group (migrate moves it at the app's barrier), or --leave-group for each "
+        "reader left as it is on purpose"
+    )
+    altered = others_refusal("shop", "orders", [billing], None)
+    assert altered.startswith(
+        "orders is also read by billing (a plain consumer group): this runbook moves shop "
+        "alone, and the alter reaches them unprepared (a moved key's records on two "
+        "partitions, a new partition read from latest missing its first records); pass"
+    )
