@@ -548,6 +548,7 @@ def test_which_runbook_takes_which_option_is_declared_once_for_every_option() ->
     assert {n for n, t in TAKES.items() if t.modes == app and not t.online_in} == {
         "topology_file", "new_topic", "group_timeout", "accept_split_history",
         "accept_lost_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
+        "left",
     }  # fmt: skip
     assert {n for n, t in TAKES.items() if t.modes == groups} == {
         "assign_timeout", "commit_timeout", "accept_loss_risk",
