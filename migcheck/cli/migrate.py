@@ -14,7 +14,6 @@ import click
 
 from migcheck.cli.common import (
     accept_lost_history_option,
-    application_id_option,
     bootstrap_server_option,
     command_config_option,
     command_output,
@@ -24,9 +23,9 @@ from migcheck.cli.common import (
     master_option,
     partitioner_option,
     spark_of,
-    topology_option,
 )
 from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
+from migcheck.errors import UsageError
 from migcheck.model.migrate import ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.online.control import USAGE, Desk, serving
@@ -65,16 +64,20 @@ from migcheck.untrusted import visible
     type=click.Path(dir_okay=False),
     help="The copy's checkpoint: a stopped migration resumes from it.",
 )
-@application_id_option(
-    required=False,
-    help="A Kafka Streams app of the topic: a shadow of it rebuilds its state on the new "
-    "topic before the switch, and serves after it.",
+@click.option(
+    "--application-id",
+    "app_ids",
+    multiple=True,
+    metavar="ID",
+    help="A Kafka Streams app of the topic (repeatable: every app moves at the one "
+    "barrier): a shadow of it rebuilds its state on the new topic before the switch, and "
+    "serves after it.",
 )
 @click.option(
     "--shadow-application-id",
     default=None,
     metavar="ID",
-    help="The shadow's application.id (default: ID-pN).",
+    help="The shadow's application.id, of one --application-id (default: ID-pN).",
 )
 @click.option(
     "--output-topic",
@@ -84,7 +87,14 @@ from migcheck.untrusted import visible
     help="An output topic of the app (repeatable; --output-topic '' when it writes none); the "
     "shadow writes TOPIC-pN instead.",
 )
-@topology_option(help="The app's Topology#describe() text: its sinks are its outputs.")
+@click.option(
+    "--topology",
+    "topology_files",
+    multiple=True,
+    metavar="[APP_ID=]FILE",
+    help="An app's Topology#describe() text: its sinks are its outputs (repeatable: "
+    "APP_ID=FILE for each of several apps; FILE alone for one).",
+)
 @click.option(
     "--downstream-group",
     "downstream",
@@ -190,10 +200,10 @@ def migrate_cmd(
     groups: tuple[str, ...],
     left: tuple[str, ...],
     checkpoint: str,
-    app_id: str | None,
+    app_ids: tuple[str, ...],
     shadow_application_id: str | None,
     outputs: tuple[str, ...],
-    topology_file: str | None,
+    topology_files: tuple[str, ...],
     downstream: tuple[str, ...],
     max_shadow_lag: int,
     shadow_state: str,
@@ -239,10 +249,10 @@ def migrate_cmd(
         max_lag_s=max_lag_s,
         cutover_timeout_s=cutover_timeout,
         yes=yes,
-        application_id=app_id,
+        application_ids=app_ids,
         shadow_application_id=shadow_application_id,
         outputs=outputs,
-        topology=topology_file,
+        topologies=_topologies(topology_files, app_ids),
         downstream_groups=downstream,
         max_shadow_lag=max_shadow_lag,
         shadow_state=ShadowState(shadow_state),
@@ -255,6 +265,21 @@ def migrate_cmd(
         outcome = run_migrate(options, operator)
     click.echo(command_output().formats["text"](outcome.report), nl=False)
     return outcome.exit_code
+
+
+def _topologies(values: tuple[str, ...], app_ids: tuple[str, ...]) -> dict[str, str]:
+    """Each app's --topology file, by app id: ``APP_ID=FILE``, or ``FILE`` alone when one
+    app moves (a path that holds ``=`` then reads whole)."""
+    apps = tuple(dict.fromkeys(app_ids)) or ("",)  # none: refused once the options are read
+    if len(apps) == 1 and len(values) == 1 and not values[0].startswith(f"{apps[0]}="):
+        return {apps[0]: values[0]}
+    found = {}
+    for value in values:
+        app, sep, path = value.partition("=")
+        if not sep or not app or not path:
+            raise UsageError(f"--topology {value!r}: expected APP_ID=FILE (several apps)")
+        found[app] = path
+    return found
 
 
 def say(line: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -77,10 +77,12 @@ class MigrateOptions:
     max_lag_s: float = 2.0
     cutover_timeout_s: float = CUTOVER_TIMEOUT_S
     yes: bool = False
-    application_id: str | None = None  # a Kafka Streams app of the topic: it gets a shadow
-    shadow_application_id: str | None = None  # default <application id>-p<N>
-    outputs: tuple[str, ...] = ()  # the app's output topics (or from --topology)
-    topology: str | None = None  # the app's Topology#describe(): its sinks
+    #: the stateful apps of the topic (``--application-id``, repeatable): each gets a shadow
+    application_ids: tuple[str, ...] = ()
+    shadow_application_id: str | None = None  # one app's: default <application id>-p<N>
+    outputs: tuple[str, ...] = ()  # one app's output topics (or from its topology)
+    #: each app's Topology#describe() file, by app id: its sinks are its outputs
+    topologies: Mapping[str, str] = field(default_factory=dict)
     downstream_groups: tuple[str, ...] = ()
     max_shadow_lag: int = 10_000
     left: tuple[str, ...] = ()  # --leave-group: readers left on the old topic on purpose
@@ -102,23 +104,22 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     if options.to <= source.partition_count:
         raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
     into = options.into or f"{options.topic}-p{options.to}"
-    app = _app_plan(options, client, source, into, resumed)
-    if app is not None and resumed is not None and resumed.shadow_id:
-        app = replace(app, shadow_id=resumed.shadow_id)  # the one the first run started
-    groups = _groups(options, client, app)
+    apps = _app_plans(options, client, source, into, resumed)
+    groups = _groups(options, client, apps)
     saved = load_checkpoint(options.checkpoint, options.topic, into)
     dest = create_new_topic(client, source, into, options.to, copy_saved=saved is not None)
-    for old, new in app.outputs if app else ():
+    for old, new in (pair for app in apps for pair in app.outputs):
         create_shadow_output(client, old, new)
     check_destination(options.checkpoint, saved, into, dest.partition_count)
     copy = _following_copy(options, options.topic, into, options.partitioner, options.checkpoint)
     with spark_errors():
         prepared = prepare_copy(copy, client, source, dest, saved)
         if resumed is None:
-            _state_moves(options).pin(client, app)
+            for app in apps:
+                _state_moves(options).pin(client, app)
         plan = Plan(
             options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
-            options.cutover_timeout_s, options.yes, app, options.complete_after_s,
+            options.cutover_timeout_s, options.yes, apps, options.complete_after_s,
             tuple(dict.fromkeys(options.left)),
         )  # fmt: skip
         m = _migration(options, plan, prepared.spec.partitioner, resumed, operator)
@@ -174,18 +175,18 @@ def _lanes(
         plan = m.plan
         mover = None
         if copy is Copy.FORWARD:
-            this, app, starts = prepared, plan.app, None
+            this, apps, starts = prepared, plan.apps, None
             said = f"copy: following {plan.topic} into {plan.into}"
             mover = _state_moves(options).mover(client)
         else:
             barrier = m.barriers[Way.FORWARD]
-            this, app = _reverse_copy(options, client, m), mirror(plan).app
+            this, apps = _reverse_copy(options, client, m), mirror(plan).apps
             starts = (barrier.new, barrier.old)
             said = f"reverse copy: following {plan.into} into {plan.topic}"
         with (
             following(this.state, _follow(this, client), running) as follower,
             open_migrate_io(
-                client, this.topics, follower, _verify(this, client), app, operator, starts, mover
+                client, this.topics, follower, _verify(this, client), apps, operator, starts, mover
             ) as io,
         ):
             if running:
@@ -250,33 +251,63 @@ def _reverse_checkpoint(options: MigrateOptions) -> str:
     return f"{options.checkpoint}.reverse"
 
 
+def _app_plans(
+    options: MigrateOptions,
+    client: ClientConfig,
+    source: TopicMeta,
+    into: str,
+    resumed: Resumed | None,
+) -> tuple[AppPlan, ...]:
+    """Each stateful app of the topic (``--application-id``, repeatable) and its shadow
+    (:func:`_app_plan`), the one a resumed run's first run started; what names one app's
+    parts (its outputs, its shadow's id) refused with several, in one line."""
+    ids = tuple(dict.fromkeys(options.application_ids))
+    if not ids:
+        if options.outputs or options.downstream_groups or options.topologies:
+            raise UsageError(
+                "--output-topic, --topology and --downstream-group need --application-id"
+            )
+        return ()
+    if len(ids) > 1 and (options.outputs or options.shadow_application_id):
+        raise UsageError(
+            "--output-topic and --shadow-application-id name one app's: with several "
+            "--application-id, give each app's outputs as --topology APP_ID=FILE, and its "
+            "shadow takes the id APP_ID-pN"
+        )
+    unknown = sorted(set(options.topologies) - set(ids))
+    if unknown:
+        raise UsageError(f"--topology {unknown[0]}=...: no such --application-id")
+    apps = tuple(_app_plan(options, client, source, into, resumed, app) for app in ids)
+    for group in options.downstream_groups:
+        _downstream(client, group, [o for a in apps for o, _ in a.outputs])
+    outputs = [new for a in apps for _, new in a.outputs]
+    if len(set(outputs)) < len(outputs):
+        raise UsageError("two apps write the same output topic: move them one at a time")
+    shadows = {} if resumed is None else resumed.shadow_ids
+    return tuple(replace(a, shadow_id=shadows.get(a.app_id) or a.shadow_id) for a in apps)
+
+
 def _app_plan(
     options: MigrateOptions,
     client: ClientConfig,
     source: TopicMeta,
     into: str,
     resumed: Resumed | None,
-) -> AppPlan | None:
-    """The stateful app and its shadow, each part checked: the app reads the topic, it can
+    app: str,
+) -> AppPlan:
+    """One stateful app and its shadow, each part checked: the app reads the topic, it can
     move online (:func:`~migcheck.apps.online.check_online`: a fresh run only checks its
-    history, a ``resumed`` one's shadow is built or seeded already), each output exists,
-    and each downstream group reads one of them; its state moved or rebuilt
+    history, a ``resumed`` one's shadow is built or seeded already), each output exists;
+    its downstream groups those that read one of its outputs; its state moved or rebuilt
     (:func:`~migcheck.commands.shadow_state.choose_shadow_state`)."""
-    app = options.application_id
-    if app is None:
-        if options.outputs or options.downstream_groups or options.topology:
-            raise UsageError(
-                "--output-topic, --topology and --downstream-group need --application-id"
-            )
-        return None
     found = find_group(client, app)
     if found is None or not found.group.reads(source.name):
         raise UsageError(f"--application-id {app}: no such app reads {source.name}")
     kind = _stateful(found)
-    topology = read_topology(options.topology)
+    topology = read_topology(options.topologies.get(app))
     disc = discover_app(client, app, topology, [source.name], FRAMEWORKS[kind])
     model = app_model(disc, topology)  # a join's other side must widen with the topic
-    state, movable = choose_shadow_state(options.shadow_state, disc, model, topology, resumed)
+    state, movable = choose_shadow_state(options.shadow_state, disc, model, topology, resumed, app)
     # a resumed run's shadow is built already, and a moved state lost nothing
     shadow_line = check_online(
         ONLINE_ROUTE, disc, topology,
@@ -287,8 +318,6 @@ def _app_plan(
     refuse_split_set("migrate", app, candidate(model, direct, options.to), [source.name])
     outputs = online_outputs(ONLINE_ROUTE, options.outputs, topology)
     describe_topics(client, outputs)  # each must exist: a missing one is refused here
-    for group in options.downstream_groups:
-        _downstream(client, group, outputs)
     # a framework that names its shadow itself (ksqlDB's new query): found once started
     named = disc.facts.framework.shadow_id
     shadow = options.shadow_application_id or (named(app, options.to) if named else "")
@@ -299,10 +328,18 @@ def _app_plan(
         moves = state_moves(disc, model, client, shadow, counts, reads={source.name: into})
     moved = tuple(m.changelog for m in moves)
     start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs, moved))
+    downstream = tuple(
+        g for g in dict.fromkeys(options.downstream_groups) if _reads_any(client, g, outputs)
+    )
     return AppPlan(
-        app, shadow, pairs, tuple(dict.fromkeys(options.downstream_groups)),
-        options.max_shadow_lag, start, disc.facts.framework, state, moves,
+        app, shadow, pairs, downstream, options.max_shadow_lag, start, disc.facts.framework,
+        state, moves,
     )  # fmt: skip
+
+
+def _reads_any(client: ClientConfig, group: str, topics: list[str]) -> bool:
+    info = describe_group(client, group)
+    return info is not None and any(info.reads(t) for t in topics)
 
 
 #: How migrate names itself in the refusals of an app it cannot move online.
@@ -321,19 +358,20 @@ def _stateful(found: Found) -> ReaderKind:
 
 
 def _downstream(client: ClientConfig, group: str, outputs: list[str]) -> None:
-    info = describe_group(client, group)
-    if info is None or not any(info.reads(o) for o in outputs):
+    if not _reads_any(client, group, outputs):
         raise UsageError(
             f"--downstream-group {group}: no such group reads any of the app's outputs "
             f"({', '.join(outputs) or 'none'})"
         )
 
 
-def _groups(options: MigrateOptions, client: ClientConfig, app: AppPlan | None) -> tuple[str, ...]:
-    """The plain groups to move: named, or found reading the topic (the app and its
-    shadow left out); with an app, none found is no error."""
-    skip = (app.app_id, app.shadow_id) if app else ()
-    if app and not options.groups:
+def _groups(
+    options: MigrateOptions, client: ClientConfig, apps: tuple[AppPlan, ...]
+) -> tuple[str, ...]:
+    """The plain groups to move: named, or found reading the topic (the apps and their
+    shadows left out); with an app, none found is no error."""
+    skip = tuple(i for app in apps for i in (app.app_id, app.shadow_id))
+    if apps and not options.groups:
         found = plain_groups(client, options.topic, (), skip=(*skip, *options.left), none_ok=True)
     elif options.groups:
         found = plain_groups(client, options.topic, options.groups)

@@ -43,6 +43,7 @@ def choose_shadow_state(
     model: Model,
     topology: Topology | None,
     resumed: Resumed | None,
+    app: str,
 ) -> tuple[ShadowState, bool]:
     """Where the shadow's state comes from (``--shadow-state``), and whether every store
     can move (the lost-history refusal then names the move).  ``auto`` moves where every
@@ -50,15 +51,16 @@ def choose_shadow_state(
     rebuild (:meth:`~migcheck.apps.strategy.Sizes.move_is_cheaper`, as the runbook's
     auto), and rebuilds otherwise; ``move`` where a store cannot is refused in one line,
     ``unmovable``'s.  A resumed run keeps the recorded one (another asked by name is
-    refused)."""
+    refused), for ``app``."""
     blocked = unmovable(disc, model, topology, MIGRATE_MOVE)
     if resumed is not None:
-        if asked not in (ShadowState.AUTO, resumed.shadow_state):
+        recorded = resumed.shadow_states.get(app, ShadowState.REBUILD)
+        if asked not in (ShadowState.AUTO, recorded):
             raise UsageError(
-                f"{resumed.path} records --shadow-state {resumed.shadow_state}, this run "
+                f"{resumed.path} records --shadow-state {recorded}, this run "
                 f"{asked}: resume with the recorded migration's options"
             )
-        return resumed.shadow_state, blocked is None
+        return recorded, blocked is None
     if asked is ShadowState.MOVE and blocked is not None:
         raise blocked
     worth = bool(lost_history(disc)) or route_sizes(disc, model).move_is_cheaper()
@@ -76,13 +78,13 @@ class StateMoves:
     connection: Connection
     spark: SparkSettings
 
-    def pin(self, client: ClientConfig, app: AppPlan | None) -> None:
+    def pin(self, client: ClientConfig, app: AppPlan) -> None:
         """At the start, before any cut-over: each changelog a seeded shadow's state moves
         from has its partitioner detected from its records and pinned in the move's
         checkpoint (refused in one line where none placed them all, while the producers
         still write the old topic), so that the move after the switch only checks what
         arrived since."""
-        for m in app.moves if app else ():
+        for m in app.moves:
             copy, (source, dest), saved = self._copy(client, m)
             if saved is None:
                 prepared = prepare_copy(copy, client, source, dest, saved)

@@ -100,8 +100,8 @@ class MigrateResult:
     new_ends: dict[int, int] | None = None  # the new topic's, at the same barrier
     cutover_s: float | None = None  # the cut-over that held: from the pause to the switch
     groups: tuple[str, ...] = ()  # the plain groups moved to the new topic
-    shadow: str | None = None  # the Kafka Streams app's shadow, serving after the switch
-    downstream: tuple[str, ...] = ()  # groups moved from the app's outputs to the shadow's
+    shadows: tuple[str, ...] = ()  # each stateful app's shadow, serving after the switch
+    downstream: tuple[str, ...] = ()  # groups moved from the apps' outputs to the shadows'
     completed: bool = False  # the operator completed: no rollback any more
     rolled_back: RolledBack | None = None  # the operator rolled back, and it held
     stopped: str | None = None  # why the run ended early (exit 1), None when it finished

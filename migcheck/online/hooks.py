@@ -41,7 +41,6 @@ def hook_env(
     """What a hook is told, in ``MIGCHECK_*`` variables: the phase and way, the topics,
     the groups and app ids it moves, the barrier's ends once taken (JSON, partition to
     offset), the copy's lag when known."""
-    app = plan.app
     env = {
         "MIGCHECK_PHASE": state.phase.value,
         "MIGCHECK_PHASE_NUMBER": str(state.phase.number),
@@ -49,9 +48,9 @@ def hook_env(
         "MIGCHECK_TOPIC": plan.topic,
         "MIGCHECK_NEW_TOPIC": plan.into,
         "MIGCHECK_GROUPS": ",".join(plan.groups),
-        "MIGCHECK_APP_ID": app.app_id if app else "",
-        "MIGCHECK_SHADOW_ID": app.shadow_id if app else "",
-        "MIGCHECK_DOWNSTREAM_GROUPS": ",".join(app.downstream) if app else "",
+        "MIGCHECK_APP_ID": ",".join(a.app_id for a in plan.apps),
+        "MIGCHECK_SHADOW_ID": ",".join(a.shadow_id for a in plan.apps),
+        "MIGCHECK_DOWNSTREAM_GROUPS": ",".join(g for a in plan.apps for g in a.downstream),
     }
     if barrier is not None:
         env["MIGCHECK_BARRIER_OLD_ENDS"] = json.dumps({str(p): o for p, o in barrier.old.items()})

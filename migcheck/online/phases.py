@@ -18,6 +18,7 @@ from migcheck.model.copy import CopyLag, CopyResult, Verification
 from migcheck.model.migrate import Seeded, ShadowState
 from migcheck.model.runbook import StateMove
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
+from migcheck.words import listing
 
 #: How often the source's ends are looked at while the barrier is awaited.
 POLL_S = 0.1
@@ -103,6 +104,11 @@ class AppPlan:
         return self.state is ShadowState.MOVE
 
 
+def app_ids(plan: Plan) -> list[str]:
+    """The plan's apps, as a line names them."""
+    return [a.app_id for a in plan.apps]
+
+
 @dataclass(frozen=True)
 class Plan:
     """The operator's settings of one migration."""
@@ -113,7 +119,9 @@ class Plan:
     max_lag: tuple[int, float]  # the copy's, records and seconds: ready under both
     cutover_timeout_s: float
     automatic: bool  # --yes: manual steps up to the switch answered y, a revert ends the run
-    app: AppPlan | None = None
+    #: the stateful apps of the topic, each with its shadow (``--application-id`` repeated):
+    #: all moved at the one barrier
+    apps: tuple[AppPlan, ...] = ()
     #: --complete-after: the rollback window's length, after which the migration completes
     #: and the old side's removal is left to the operator, listed; None: the operator
     #: decides, on stdin (--yes never does)
@@ -154,21 +162,28 @@ SHADOW_FOUND_S = 60.0
 
 
 def start_shadow(plan: Plan, io: MigrateIO) -> Plan:
-    """The operator starts the app's shadow, with the settings (the framework's line) that
-    make its state exact and its barrier quick; a no is a stop.  A shadow whose id the
-    framework picks is then found: the one stateful app reading the new topic."""
-    app = plan.app
-    if app is None:
-        return plan
+    """The operator starts each app's shadow, one after another, with the settings (the
+    framework's line) that make its state exact and its barrier quick; a no is a stop.  A
+    shadow whose id the framework picks is then found: the one stateful app reading the
+    new topic that is no other app's shadow."""
+    started: list[AppPlan] = []
+    for app in plan.apps:
+        started.append(_started(plan, app, {a.shadow_id for a in (*started, *plan.apps)}, io))
+    return replace(plan, apps=tuple(started))
+
+
+def _started(plan: Plan, app: AppPlan, known: set[str], io: MigrateIO) -> AppPlan:
+    """``app`` with its shadow started (and named, where its framework names it); ``known``
+    are the other shadows' ids, never taken for this one."""
     if app.moved:  # it needs the state as of the barrier: started in the settle
         io.say(f"shadow {app.shadow_id}: started after the switch, seeded with the moved state")
-        return plan
+        return app
     if not io.ask(app.start_line):
         raise Stopped("stopped before the shadow started; the copy's checkpoint resumes it")
     if app.shadow_id:
-        return plan
+        return app
     deadline = io.clock() + SHADOW_FOUND_S
-    while not (found := io.shadows()) and io.clock() < deadline:
+    while not (found := _new_shadows(io, known)) and io.clock() < deadline:
         io.wait(1.0)  # a new query shows itself once it is assigned or commits
     if len(found) != 1:
         raise Stopped(
@@ -176,7 +191,11 @@ def start_shadow(plan: Plan, io: MigrateIO) -> Plan:
             f"({', '.join(found) or 'none'}); run again with --shadow-application-id"
         )
     io.say(f"shadow: {found[0]} reads {plan.into}")
-    return replace(plan, app=replace(app, shadow_id=found[0]))
+    return replace(app, shadow_id=found[0])
+
+
+def _new_shadows(io: MigrateIO, known: set[str]) -> list[str]:
+    return [s for s in io.shadows() if s not in known]
 
 
 def wait_until_ready(plan: Plan, io: MigrateIO) -> None:
@@ -233,14 +252,16 @@ def _copy_ready(plan: Plan, lag: CopyLag | None) -> bool:
 
 
 def _shadow_behind(plan: Plan, io: MigrateIO) -> str | None:
-    """What the shadow has still to read before the cut-over is offered; None when ready."""
-    app = plan.app
-    if app is None or app.moved:  # a seeded shadow starts after the switch
-        return None
-    behind = io.app_lag(app.shadow_id, plan.into)
-    if behind <= app.max_lag_records:
-        return None
-    return f"shadow {app.shadow_id}: {behind} records behind (ready at {app.max_lag_records})"
+    """What the shadows have still to read before the cut-over is offered; None when each
+    is ready (a seeded shadow starts after the switch)."""
+    said = []
+    for app in (a for a in plan.apps if not a.moved):
+        behind = io.app_lag(app.shadow_id, plan.into)
+        if behind > app.max_lag_records:
+            said.append(
+                f"shadow {app.shadow_id}: {behind} records behind (ready at {app.max_lag_records})"
+            )
+    return "; ".join(said) or None
 
 
 def take_barrier(plan: Plan, io: MigrateIO) -> Barrier | None:
@@ -312,43 +333,41 @@ def attempt(plan: Plan, io: MigrateIO, started: float) -> Barrier | None:
 def _shadow_at_barrier(
     plan: Plan, io: MigrateIO, deadline: float
 ) -> dict[str, dict[int, int]] | None:
-    """The barrier's last part: the shadow at lag 0 on the drained new topic, its commits
-    made; then its outputs' ends, exact since nothing after the barrier exists yet.  None
+    """The barrier's last part: each shadow at lag 0 on the drained new topic, its commits
+    made; then their outputs' ends, exact since nothing after the barrier exists yet.  None
     past the deadline (revert); empty without an app.  A shadow seeded with moved state
     has not started: its outputs' ends are their starts, and nothing is waited for."""
-    app = plan.app
-    if app is None:
-        return {}
-    while not app.moved and io.app_lag(app.shadow_id, plan.into) > 0:
-        if io.clock() >= deadline:
-            return None
-        io.wait(POLL_S)
-    return {new: io.ends(new) for _, new in app.outputs}
+    for app in (a for a in plan.apps if not a.moved):
+        while io.app_lag(app.shadow_id, plan.into) > 0:
+            if io.clock() >= deadline:
+                return None
+            io.wait(POLL_S)
+    return {new: io.ends(new) for app in plan.apps for _, new in app.outputs}
 
 
 def settle_old_app(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[Hop]:
-    """The settle (:attr:`~migcheck.online.sequence.Phase.SETTLE`), after the pause: the
+    """The settle (:attr:`~migcheck.online.sequence.Phase.SETTLE`), after the pause: each
     old app reads the old topic to the barrier and commits (its caches flushed into its
     outputs); then each output's ends are where its downstream groups leave it for the
     shadow's output, at the barrier's ends there."""
-    app = plan.app
-    if app is None:
-        return []
-    said = None
-    while (behind := io.app_lag(app.app_id, plan.topic)) > 0:
-        if said != behind:
-            io.say(f"app {app.app_id}: {behind} records left to read up to the barrier")
-            said = behind
-        io.wait(GROUP_POLL_S)
-    io.say(f"app {app.app_id}: read to the barrier and committed")
-    return [Hop(old, io.ends(old), new, barrier.outputs[new]) for old, new in app.outputs]
+    hops = []
+    for app in plan.apps:
+        said = None
+        while (behind := io.app_lag(app.app_id, plan.topic)) > 0:
+            if said != behind:
+                io.say(f"app {app.app_id}: {behind} records left to read up to the barrier")
+                said = behind
+            io.wait(GROUP_POLL_S)
+        io.say(f"app {app.app_id}: read to the barrier and committed")
+        hops += [Hop(old, io.ends(old), new, barrier.outputs[new]) for old, new in app.outputs]
+    return hops
 
 
-def changelog_ends(app: AppPlan, io: MigrateIO) -> dict[str, dict[int, int]]:
-    """Each changelog's ends once the old app settled: its state as of the barrier, since
-    no record reaches the old topic before the reverse copy starts (the walk records them,
-    so that a resumed run moves the same ones)."""
-    return {move.changelog: io.ends(move.changelog) for move in app.moves}
+def changelog_ends(plan: Plan, io: MigrateIO) -> dict[str, dict[int, int]]:
+    """Each moved changelog's ends once the old apps settled: its state as of the
+    barrier, since no record reaches the old topic before the reverse copy starts (the
+    walk records them, so that a resumed run moves the same ones)."""
+    return {move.changelog: io.ends(move.changelog) for app in plan.apps for move in app.moves}
 
 
 def seed_shadow(
@@ -358,14 +377,29 @@ def seed_shadow(
     io: MigrateIO,
     settled_at: float,
 ) -> Seeded:
-    """The shadow seeded with moved state (``--shadow-state move``), in the settle: each
-    changelog moved up to its ``ends`` into the shadow's, the shadow's offsets on the new
-    topic committed at the barrier's ends, then the operator starts it, and it restores
-    and catches up before the downstream groups move to its outputs (their wait, from
-    ``settled_at``, is reported).  Each part may run again: the copy resumes from its
-    checkpoint, offsets already there are kept, the start is asked again."""
-    app = plan.app
-    assert app is not None and app.moved
+    """Each shadow seeded with moved state (``--shadow-state move``), in the settle, one
+    after another (:func:`_seeded`); the records moved in all, the longest restore, and the
+    downstream groups' wait from ``settled_at``, reported."""
+    moved, restored = 0, 0.0
+    for app in (a for a in plan.apps if a.moved):
+        records, took = _seeded(plan, app, barrier, ends, io)
+        moved, restored = moved + records, max(restored, took)
+    return Seeded(moved, restored, io.clock() - settled_at)
+
+
+def _seeded(
+    plan: Plan,
+    app: AppPlan,
+    barrier: Barrier,
+    ends: Mapping[str, dict[int, int]],
+    io: MigrateIO,
+) -> tuple[int, float]:
+    """``app``'s shadow seeded: each changelog moved up to its ``ends`` into the shadow's,
+    the shadow's offsets on the new topic committed at the barrier's ends, then the
+    operator starts it, and it restores and catches up before the downstream groups move
+    to its outputs.  Each part may run again: the copy resumes from its checkpoint,
+    offsets already there are kept, the start is asked again.  The records moved, and how
+    long the shadow took to restore and catch up."""
     moved = 0
     for move in app.moves:
         v = io.move_state(move, ends[move.changelog]).verification
@@ -383,11 +417,9 @@ def seed_shadow(
         raise Stopped(f"stopped before the shadow {app.shadow_id} started; run again to resume")
     started = io.clock()
     _until_caught_up(app, plan.into, barrier.new, io)
-    now = io.clock()
-    io.say(
-        f"shadow {app.shadow_id}: restored the moved state and caught up in {now - started:.1f} s"
-    )
-    return Seeded(moved, now - started, now - settled_at)
+    took = io.clock() - started
+    io.say(f"shadow {app.shadow_id}: restored the moved state and caught up in {took:.1f} s")
+    return moved, took
 
 
 def _offsets_at_barrier(group: str, topic: str, offsets: dict[int, int], io: MigrateIO) -> None:
@@ -451,14 +483,12 @@ def move_groups(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[str]:
 
 
 def move_downstream(plan: Plan, hops: list[Hop], io: MigrateIO) -> list[str]:
-    """The app's readers' part of the move
+    """The apps' readers' part of the move
     (:attr:`~migcheck.online.sequence.Phase.MOVE_READERS`): each downstream group leaves
-    the old app's outputs it reads for the shadow's, at the ends recorded at the
+    the old apps' outputs it reads for the shadows', at the ends recorded at the
     barrier."""
-    if plan.app is None:
-        return []
     moved = []
-    for group in plan.app.downstream:
+    for group in dict.fromkeys(g for app in plan.apps for g in app.downstream):
         reads = tuple(h for h in hops if io.committed(group, h.old))
         if not reads:  # checked at the start; a group that lost its offsets since stops here
             raise Stopped(f"group {group} has no committed offset on any output of the app")
@@ -557,15 +587,15 @@ def mirror(plan: Plan) -> Plan:
     old topic, which the reverse copy has kept current; the old app, kept current on it as
     the reverse shadow, serves again (its state is its own: nothing is moved back); each
     group goes back."""
-    app = plan.app
-    back = None
-    if app is not None:
-        outputs = tuple((new, old) for old, new in app.outputs)
-        back = replace(
-            app, app_id=app.shadow_id, shadow_id=app.app_id, outputs=outputs,
+    back = tuple(
+        replace(
+            app, app_id=app.shadow_id, shadow_id=app.app_id,
+            outputs=tuple((new, old) for old, new in app.outputs),
             state=ShadowState.REBUILD, moves=(),
-        )  # fmt: skip
-    return replace(plan, topic=plan.into, into=plan.topic, app=back)
+        )
+        for app in plan.apps
+    )  # fmt: skip
+    return replace(plan, topic=plan.into, into=plan.topic, apps=back)
 
 
 def reverse_may_start(
@@ -577,7 +607,7 @@ def reverse_may_start(
     one wrote it after the barrier (else the copy would interleave with their records).
     ``resuming_it``: the reverse copy of a run that stopped has written there already,
     and resumes from its own checkpoint, which knows what it wrote."""
-    mine = {plan.app.app_id, *plan.left} if plan.app else set(plan.left)
+    mine = {*app_ids(plan), *plan.left}
     said = None
     while others := [g for g in io.readers(plan.topic) if g not in mine]:
         if said != others:
@@ -596,7 +626,7 @@ def reverse_may_start(
 def rollback_window(plan: Plan, io: MigrateIO) -> Decision:
     """The operator decides, as late as they wish: complete, or roll back.  Until then the
     reverse copy keeps the old topic current (and the old app on it)."""
-    serving = f" and app {plan.app.app_id} current on it" if plan.app else ""
+    serving = f" and app {listing(app_ids(plan))} current on it" if plan.apps else ""
     state = f"the producers write {plan.into}; the reverse copy keeps {plan.topic}{serving}"
     if plan.complete_after_s is not None:
         io.say(f"{state}; it completes in {plan.complete_after_s:g} s (--complete-after)")
@@ -621,8 +651,7 @@ def complete(plan: Plan, io: MigrateIO) -> None:
     _checked(io, io.check(None, None))
     io.stop_copy()
     io.say(f"complete: the reverse copy into {plan.topic} stopped")
-    app = plan.app
-    if app is not None:
+    for app in plan.apps:
         stop = f"stop the old app {app.app_id} (close() every instance)"
         if not _done(plan, io, stop, "answer y once stopped"):
             raise Stopped(f"stopped before the old app {app.app_id} stopped")
@@ -646,8 +675,7 @@ def _leftovers(plan: Plan) -> list[str]:
     """What the old side leaves: the old topic, and the old app's group and internal
     topics (its outputs may have other readers: not named)."""
     left = [f"topic {plan.topic} (kafka-topics --delete --topic {plan.topic})"]
-    if plan.app is not None:
-        a = plan.app.app_id
+    for a in app_ids(plan):
         left += [
             f"the old app's internal topics (named {a}-...: kafka-topics --delete for each)",
             f"the old app's group {a} (kafka-consumer-groups --delete --group {a})",

@@ -22,7 +22,7 @@ they still resume, each stage read as the state it stood for.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from typing import Any
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.model.migrate import ShadowState
-from migcheck.online.phases import Barrier, Hop, Plan
+from migcheck.online.phases import AppPlan, Barrier, Hop, Plan
 from migcheck.online.sequence import ENDINGS, TABLE, Phase, State, Way
 from migcheck.online.steps import Migration
 
@@ -71,7 +71,7 @@ def write_record(checkpoint: str, state: State, m: Migration, ended: bool = Fals
     """Write the record, whole or not at all: ``state`` before it runs (or, ``ended``, the
     state the migration ended in), the barrier, the old outputs' ends once the old app
     settled, and the rollback's barrier once taken."""
-    plan, app = m.plan, m.plan.app
+    plan = m.plan
     record: dict[str, Any] = {
         "phase": str(state.phase),
         "way": str(state.way),
@@ -80,12 +80,8 @@ def write_record(checkpoint: str, state: State, m: Migration, ended: bool = Fals
         "into": plan.into,
         **_ends(m.barriers[Way.FORWARD]),
         "groups": list(plan.groups),
-        "downstream_groups": list(app.downstream) if app else [],
-        "application_id": app.app_id if app else None,
-        "shadow_application_id": app.shadow_id if app else None,
+        "applications": [_app_record(a) for a in plan.apps],
     }
-    if app is not None and app.moved:  # a rebuilt shadow's record is as it always was
-        record["shadow_state"] = str(app.state)
     if m.changelog_ends is not None:
         record["changelog_ends"] = m.changelog_ends
     if Way.FORWARD in m.hops:
@@ -95,21 +91,48 @@ def write_record(checkpoint: str, state: State, m: Migration, ended: bool = Fals
     write_atomically(record_path(checkpoint), json.dumps(record, indent=2) + "\n")
 
 
+def _app_record(app: AppPlan) -> dict[str, Any]:
+    """One app of the migration as its record names it: its id, its shadow's (a ksqlDB
+    query names its own, found only once started), its downstream groups, and where its
+    shadow's state came from where it was moved."""
+    moved = {"shadow_state": str(app.state)} if app.moved else {}
+    return {
+        "application_id": app.app_id,
+        "shadow_application_id": app.shadow_id,
+        "downstream_groups": list(app.downstream),
+        **moved,
+    }
+
+
+def _apps_of(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's apps: its ``applications``, or the one app a record written before
+    several could move names at its top level (none where it names none)."""
+    if "applications" in record:
+        apps = record["applications"]
+        if not isinstance(apps, list) or not all(isinstance(a, dict) for a in apps):
+            raise TypeError("applications")
+        return apps
+    if record.get("application_id") is None:
+        return []
+    keys = ("application_id", "shadow_application_id", "downstream_groups", "shadow_state")
+    return [{k: record[k] for k in keys if k in record}]
+
+
 @dataclass(frozen=True)
 class Resumed:
-    """A recorded migration to resume: the state to resume at, its barrier, the shadow
-    the first run started (a ksqlDB query names its own, found only then), the old
-    outputs' ends once the old app settled; the record as read, for
-    :func:`same_migration`; where the shadow's state came from, and the changelogs' ends
+    """A recorded migration to resume: the state to resume at, its barrier, the shadows
+    the first run started by app (a ksqlDB query names its own, found only then), the old
+    outputs' ends once the old apps settled; the record as read, for
+    :func:`same_migration`; where each shadow's state came from, and the changelogs' ends
     a seeded shadow's move goes up to, once recorded."""
 
     state: State
     barrier: Barrier
-    shadow_id: str | None
+    shadow_ids: dict[str, str]
     old_output_ends: dict[str, dict[int, int]] | None
     path: Path
     record: dict[str, Any]
-    shadow_state: ShadowState = ShadowState.REBUILD
+    shadow_states: dict[str, ShadowState] = field(default_factory=dict)
     changelog_ends: dict[str, dict[int, int]] | None = None
 
     def hops(self, plan: Plan) -> list[Hop] | None:
@@ -117,7 +140,7 @@ class Resumed:
         old app left them; None before it settled."""
         if self.old_output_ends is None:
             return None
-        pairs = plan.app.outputs if plan.app else ()
+        pairs = [pair for app in plan.apps for pair in app.outputs]
         try:
             return [
                 Hop(old, self.old_output_ends[old], new, self.barrier.outputs[new])
@@ -159,13 +182,16 @@ def resumable(checkpoint: str) -> Resumed | None:
         outputs = None if settled is None else {t: _partitions(e) for t, e in settled.items()}
         if state == State(Phase.MOVE_READERS) and outputs is None:
             raise KeyError("old_output_ends")
-        shadow_state = ShadowState(record.get("shadow_state", ShadowState.REBUILD))
+        apps = _apps_of(record)
+        shadows = {str(a["application_id"]): str(a.get("shadow_application_id") or "")
+                   for a in apps}  # fmt: skip
+        states = {str(a["application_id"]): ShadowState(a.get("shadow_state", "rebuild"))
+                  for a in apps}  # fmt: skip
         logs = record.get("changelog_ends")
         changelogs = None if logs is None else {t: _partitions(e) for t, e in logs.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise UsageError(f"{path}: not a whole cut-over record ({e!r}); restore it") from e
-    shadow = record.get("shadow_application_id")
-    return Resumed(state, barrier, shadow, outputs, path, record, shadow_state, changelogs)
+    return Resumed(state, barrier, shadows, outputs, path, record, states, changelogs)
 
 
 def _state(record: dict[str, Any], path: Path) -> tuple[State, bool]:
@@ -191,16 +217,23 @@ _RECORDED = tuple(state for state, row in TABLE.items() if row.recorded)
 def same_migration(resumed: Resumed, plan: Plan) -> None:
     """The run resuming names what the recorded one moved; else one line says which."""
     record = resumed.record
-    app = plan.app
+    apps = _apps_of(record)
+    kept_of = {
+        "topic": record.get("topic"),
+        "into": record.get("into"),
+        "application_ids": [a["application_id"] for a in apps],
+        "groups": record.get("groups"),
+        "downstream_groups": [g for a in apps for g in a.get("downstream_groups", [])],
+    }
     mine = {
         "topic": plan.topic,
         "into": plan.into,
+        "application_ids": sorted(a.app_id for a in plan.apps),
         "groups": sorted(plan.groups),
-        "downstream_groups": sorted(app.downstream) if app else [],
-        "application_id": app.app_id if app else None,
+        "downstream_groups": sorted(g for a in plan.apps for g in a.downstream),
     }
     for name, value in mine.items():
-        kept = record.get(name)
+        kept = kept_of[name]
         kept = sorted(kept) if isinstance(kept, list) else kept
         if kept != value:
             raise UsageError(

@@ -44,8 +44,8 @@ class Migration:
 
 def first_run(plan: Plan, partitioner: str) -> Migration:
     """A migration from the start (the copy resumes from its own checkpoint)."""
-    shadow = plan.app.shadow_id if plan.app else None
-    return Migration(plan, MigrateResult(plan.topic, plan.into, partitioner, shadow=shadow))
+    shadows = tuple(a.shadow_id for a in plan.apps)
+    return Migration(plan, MigrateResult(plan.topic, plan.into, partitioner, shadows=shadows))
 
 
 def resumed_run(
@@ -62,14 +62,13 @@ def resumed_run(
     old app had settled; ``changelog_ends`` once a seeded shadow's move had begun.  Past
     the readers' move, its groups count as moved."""
     assert at in RESUMABLE
-    app = plan.app
     result = MigrateResult(
         plan.topic, plan.into, partitioner,
         old_ends=barrier.old, new_ends=barrier.new, cutover_s=barrier.took_s,
-        shadow=app.shadow_id if app else None,
+        shadows=tuple(a.shadow_id for a in plan.apps),
     )  # fmt: skip
     if at.phase.number > Phase.MOVE_READERS.number:
-        downstream = app.downstream if app else ()
+        downstream = tuple(dict.fromkeys(g for a in plan.apps for g in a.downstream))
         result = replace(result, groups=plan.groups, downstream=downstream)
     m = Migration(plan, result, at, reversing, {Way.FORWARD: barrier})
     m.changelog_ends = changelog_ends
@@ -180,7 +179,7 @@ def _copy_and_follow(m: Migration, io: MigrateIO, way: Way) -> State:
 
 def _shadow(m: Migration, io: MigrateIO, way: Way) -> State:
     m.plan = phases.start_shadow(m.plan, io)
-    m.result = replace(m.result, shadow=m.plan.app.shadow_id if m.plan.app else None)
+    m.result = replace(m.result, shadows=tuple(a.shadow_id for a in m.plan.apps))
     return State(Phase.READY)
 
 
@@ -211,10 +210,10 @@ def _settle(m: Migration, io: MigrateIO, way: Way) -> State:
     changelogs' ends recorded first (a resumed run moves up to the same ones)."""
     plan, settled_at = m.on(way), io.clock()
     m.hops[way] = phases.settle_old_app(plan, m.barriers[way], io)
-    if plan.app is None or not plan.app.moved:
+    if not any(a.moved for a in plan.apps):
         return State(Phase.MOVE_READERS, way)
     if m.changelog_ends is None:
-        m.changelog_ends = phases.changelog_ends(plan.app, io)
+        m.changelog_ends = phases.changelog_ends(plan, io)
         m.save()
     seeded = phases.seed_shadow(plan, m.barriers[way], m.changelog_ends, io, settled_at)
     m.result = replace(m.result, seeded=seeded)

@@ -55,7 +55,7 @@ def open_migrate_io(
     topics: tuple[TopicMeta, TopicMeta],
     follower: Follower,
     verify: Callable[[Ranges, Ranges], Verification],
-    app: AppPlan | None,
+    apps: tuple[AppPlan, ...],
     operator: Operator,
     starts: tuple[Ends, Ends] | None = None,
     move_state: Callable[[StateMove, dict[int, int]], CopyResult] | None = None,
@@ -80,8 +80,9 @@ def open_migrate_io(
                   {p.partition: p.log_start_offset for p in dest.partitions})  # fmt: skip
 
     checker = Checker(verify, (source.name, dest.name), follower, starts)
-    apps = (app.app_id, app.shadow_id) if app else ()
-    framework = app.framework if app else None  # only an app's phases ask its lag
+    # each app's and shadow's framework: only an app's phases ask its lag
+    frameworks = {i: a.framework for a in apps for i in (a.app_id, a.shadow_id)}
+    ids = tuple(frameworks)
 
     def source_ends() -> SourceEnds:
         return SourceEnds(ends.high(), ends.stable())
@@ -115,7 +116,9 @@ def open_migrate_io(
         copied_to=follower.wait_copied_to,
         stop_copy=follower.stop.set,
         ends=topic_ends,
-        app_lag=lambda app_id, topic: app_lag(client, app_id, topic, highs, apps, framework),
+        app_lag=lambda app_id, topic: app_lag(
+            client, app_id, topic, highs, ids, frameworks.get(app_id)
+        ),
         shadows=lambda: [
             f.group.group_id
             for f in find_readers(client, [dest.name])[dest.name]

@@ -45,7 +45,7 @@ def render_migrate_text(r: MigrateResult) -> str:
         f"{visible(r.into)} at {sum(new.values())}",
         f"cut-over (barrier, drain, check): {r.cutover_s or 0.0:.1f} s",
         *(f"group {visible(g)}: moved to {visible(r.into)} at the barrier" for g in r.groups),
-        *([f"app: its shadow {visible(r.shadow)} serves {visible(r.into)}"] if r.shadow else []),
+        *(f"app: its shadow {visible(s)} serves {visible(r.into)}" for s in r.shadows),
         *_seeded(r),
         *(f"group {visible(g)}: moved to the shadow's outputs" for g in r.downstream),
         *_ending(r),

@@ -222,8 +222,8 @@ def test_a_runbook_takes_a_set_of_topics_for_an_app_only_each_once(
     ("args", "line"),
     [
         (["migrate", "--topic", "orders", "--to", "6", "--checkpoint", "m.json",
-          "--application-id", "a", "--application-id=b"],
-         "--application-id is given 2 times, but migcheck migrate takes one"),
+          "--topic=customers"],
+         "--topic is given 2 times, but migcheck migrate takes one"),
         (["copy", "--topic", "a", "--topic", "b", "--into", "c"],
          "--topic is given 2 times, but migcheck copy takes one"),
     ],

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from migcheck.errors import MigcheckError
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
 from migcheck.model.copy import CopyLag, CopyResult, Verification
 from migcheck.model.migrate import MigrateResult, ShadowState
@@ -313,7 +314,7 @@ APP = AppPlan(
 
 
 def _app_plan(timeout: float = 5.0) -> Plan:
-    return Plan("t", "t-p3", (), (100, 2.0), timeout, False, APP)
+    return Plan("t", "t-p3", (), (100, 2.0), timeout, False, (APP,))
 
 
 def test_the_shadow_is_started_at_the_frameworks_line_and_a_no_stops() -> None:
@@ -324,11 +325,11 @@ def test_the_shadow_is_started_at_the_frameworks_line_and_a_no_stops() -> None:
 
 
 def test_a_shadow_the_framework_names_is_the_one_app_found_reading_the_new_topic() -> None:
-    unnamed = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, replace(APP, shadow_id=""))
+    unnamed = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (replace(APP, shadow_id=""),))
     # the new query shows itself at t = 3
     world = _World(lambda t: _ends(10, 20), [True], shadows=lambda t: ["q9"] if t >= 3 else [])
     found = start_shadow(unnamed, world.io())
-    assert found.app is not None and found.app.shadow_id == "q9" and world.t == 3.0
+    assert [a.shadow_id for a in found.apps] == ["q9"] and world.t == 3.0
     # two candidates (or none within a minute): it cannot tell, and stops
     world = _World(lambda t: _ends(10, 20), [True], shadows=lambda t: ["q9", "q10"])
     with pytest.raises(Stopped, match=r"2 apps read t-p3 \(q9, q10\); run again with --shadow"):
@@ -360,7 +361,7 @@ def test_at_the_barrier_the_shadow_reaches_lag_0_and_its_outputs_ends_are_record
 
 def test_a_shadow_still_behind_at_the_deadline_reverts_the_cut_over() -> None:
     world = _World(lambda t: _ends(10, 20), [True, True], lags=lambda app, t: 1)
-    automatic = Plan("t", "t-p3", (), (100, 2.0), 5.0, True, APP)
+    automatic = Plan("t", "t-p3", (), (100, 2.0), 5.0, True, (APP,))
     with pytest.raises(Stopped, match="--yes does not retry"):
         _cut_over(automatic, world)
     assert world.copy_stopped_at is None  # the copy goes on: the revert keeps the old topic
@@ -385,6 +386,104 @@ def test_after_the_switch_the_old_app_reads_to_the_barrier_then_downstream_moves
     assert any("waiting for it to read out to the barrier: 6 records" in x for x in world.said)
 
 
+#: A second Kafka Streams app of the same topic (issue 71: --application-id repeated).
+OTHER = AppPlan(
+    "other", "other-p3", (("sums", "sums-p3"),), ("audit",), 50, "start the other shadow",
+    KAFKA_STREAMS,
+)  # fmt: skip
+
+
+def _two_apps(timeout: float = 5.0) -> Plan:
+    return Plan("t", "t-p3", (), (100, 2.0), timeout, False, (APP, OTHER))
+
+
+def test_two_apps_each_get_a_shadow_and_both_are_ready_and_at_lag_0_at_the_one_barrier() -> None:
+    """Each shadow is started at its own line, the cut-over is offered only once both are
+    close behind, and the one barrier waits for both at lag 0 and records both outputs."""
+    world = _World(lambda t: _ends(10, 20), [True, True])
+    started = start_shadow(_two_apps(), world.io())
+    assert world.asked == ["start the shadow", "start the other shadow"]
+    assert [a.shadow_id for a in started.apps] == ["app-p3", "other-p3"]
+    # app-p3 is ready at once; other-p3 is 500 behind until t = 7
+    lags = {"app-p3": lambda t: 0, "other-p3": lambda t: 500 if t < 7 else 10}
+    world = _World(lambda t: _ends(10, 20), [], lags=lambda app, t: lags[app](t))
+    wait_until_ready(_two_apps(), world.io())
+    assert world.t == 7.0
+    assert "shadow other-p3: 500 records behind (ready at 50)" in world.said
+    # at the barrier other-p3 has 2 records left until t = 3
+    world = _World(
+        lambda t: _ends(10, 20), [True, True],
+        lags=lambda app, t: 2 if app == "other-p3" and t < 3.0 else 0,
+    )  # fmt: skip
+    world.ends_of["sums-p3"] = {0: 5}
+    barrier = _cut_over(_two_apps(), world)
+    assert barrier.outputs == {"out-p3": {0: 30, 1: 31}, "sums-p3": {0: 5}}
+    assert barrier.took_s == pytest.approx(3.0)
+
+
+def test_two_old_apps_read_to_the_barrier_and_each_ones_downstream_group_follows_it() -> None:
+    """The settle waits for each old app; each app's downstream group moves to that app's
+    shadow's outputs; the rollback mirrors both; completion stops both old apps."""
+    world = _World(
+        lambda t: _ends(10, 20), [True] * 4, commits=lambda t: {0: 7, 1: 8},
+        lags=lambda app, t: 4 if app == "other" and t < 3 else 0,
+    )  # fmt: skip
+    world.ends_of["sums"] = {0: 7, 1: 8}
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 1.0,
+                      {"out-p3": {0: 30, 1: 31}, "sums-p3": {0: 5, 1: 6}})  # fmt: skip
+    hops = settle_old_app(_two_apps(), barrier, world.io())
+    assert world.t == 3.0
+    assert hops == [
+        Hop("out", {0: 7, 1: 8}, "out-p3", {0: 30, 1: 31}),
+        Hop("sums", {0: 7, 1: 8}, "sums-p3", {0: 5, 1: 6}),
+    ]
+    assert move_downstream(_two_apps(), hops, world.io()) == ["down", "audit"]
+    back = mirror(_two_apps())
+    assert [(a.app_id, a.shadow_id) for a in back.apps] == [
+        ("app-p3", "app"),
+        ("other-p3", "other"),
+    ]
+    world = _World(lambda t: _ends(10, 20), [True] * 7)
+    world.members = 0
+    complete(_two_apps(), world.io())
+    assert [q for q in world.asked if q.startswith("stop the old app")] == [
+        "stop the old app app (close() every instance); answer y once stopped",
+        "stop the old app other (close() every instance); answer y once stopped",
+    ]
+
+
+def test_a_record_of_two_apps_resumes_with_each_shadow_and_refuses_another_set(
+    tmp_path: Path,
+) -> None:
+    checkpoint = str(tmp_path / "m.json")
+    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.2,
+                      {"out-p3": {0: 0}, "sums-p3": {0: 0}})  # fmt: skip
+    m = _migration(_two_apps(), barrier)
+    write_record(checkpoint, State(Phase.SWITCH), m)
+    resumed = resumable(checkpoint)
+    assert resumed is not None
+    assert resumed.shadow_ids == {"app": "app-p3", "other": "other-p3"}
+    same_migration(resumed, _two_apps())
+    with pytest.raises(MigcheckError, match="records application_ids \\['app', 'other'\\]"):
+        same_migration(resumed, _app_plan())
+
+
+def test_a_record_of_one_app_written_before_several_could_move_still_resumes(
+    tmp_path: Path,
+) -> None:
+    """A record names its one app at its top level, as records did before issue 71."""
+    checkpoint = str(tmp_path / "m.json")
+    old = {**_OLD_RECORD, "groups": [], "downstream_groups": ["down"], "application_id": "app",
+           "shadow_application_id": "app-p3", "shadow_state": "move",
+           "shadow_output_ends": {"out-p3": {"0": 30, "1": 31}}}  # fmt: skip
+    record_path(checkpoint).write_text(json.dumps(old), encoding="utf-8")
+    resumed = resumable(checkpoint)
+    assert resumed is not None
+    assert resumed.shadow_ids == {"app": "app-p3"}
+    assert resumed.shadow_states == {"app": ShadowState.MOVE}
+    same_migration(resumed, _app_plan())
+
+
 def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -> None:
     # count-out.txt is the real app's describe(): it writes "enriched", and its
     # "out-group-repartition" sink is internal
@@ -403,9 +502,9 @@ def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -
 def test_the_rollback_is_the_same_cut_over_the_other_way() -> None:
     back = mirror(_app_plan())
     assert (back.topic, back.into) == ("t-p3", "t")
-    assert back.app is not None
-    assert (back.app.app_id, back.app.shadow_id) == ("app-p3", "app")
-    assert back.app.outputs == (("out-p3", "out"),) and back.app.downstream == ("down",)
+    (app,) = back.apps
+    assert (app.app_id, app.shadow_id) == ("app-p3", "app")
+    assert app.outputs == (("out-p3", "out"),) and app.downstream == ("down",)
     assert mirror(back) == _app_plan()
 
 
@@ -472,7 +571,7 @@ def test_the_record_resumes_after_its_barrier_and_refuses_once_the_migration_end
     assert (kept["way"], kept["ended"]) == ("forward", False)
     resumed = resumable(checkpoint)
     assert resumed is not None and resumed.barrier == barrier  # JSON's keys back to ints
-    assert resumed.shadow_id == "app-p3" and resumed.state == State(Phase.SWITCH)
+    assert resumed.shadow_ids == {"app": "app-p3"} and resumed.state == State(Phase.SWITCH)
     same_migration(resumed, _app_plan())
     with pytest.raises(UsageError, match=r"records groups \[\], this run \['g'\]"):
         same_migration(resumed, replace(_app_plan(), groups=("g",)))
@@ -610,7 +709,7 @@ def test_a_first_run_walks_every_phase_and_a_rollback_the_cut_over_the_other_way
     from migcheck.errors import UsageError
 
     app = replace(APP, downstream=())
-    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, app)
+    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, (app,))
     answers = [True] * 5 + [False] + [True] * 4  # the window answered "rollback"
     world = _World(lambda t: _ends(10, 20), answers)
     world.ends_of["t"] = {0: 10, 1: 20}
@@ -627,7 +726,7 @@ def test_a_first_run_walks_every_phase_and_a_rollback_the_cut_over_the_other_way
     assert walked.written == [*((s, False) for s in [*_FORWARD, *back]), (back[-1], True)]
     assert walked.opened == [(Copy.FORWARD, True), (Copy.REVERSE, True)]
     assert result.rolled_back is not None and result.rolled_back.groups == ("g",)
-    assert result.groups == ("g",) and result.shadow == "app-p3" and not result.completed
+    assert result.groups == ("g",) and result.shadows == ("app-p3",) and not result.completed
     # g went to the new topic at the barrier, and back to the old one at the rollback's,
     # where the reverse copy had written up to
     assert world.offsets == {("g", "t-p3"): {0: 40, 1: 41, 2: 42}, ("g", "t"): {0: 15, 1: 26}}
@@ -765,7 +864,7 @@ def test_a_failing_hook_stops_or_reverts_before_the_switch_and_is_said_after_it(
     reverts (the producers resume on the old topic) and is offered again.  A hook failing
     before the barrier stops the run; after the switch it is said and the walk goes on."""
     app = replace(APP, downstream=())
-    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, app)
+    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, (app,))
     seen: list[State] = []
 
     def failing(phase: Phase, times: int = 1):
@@ -903,7 +1002,7 @@ class _Seeding:
 def test_a_seeded_shadow_starts_after_the_switch_from_the_barrier_with_the_moved_state(
     tmp_path: Path,
 ) -> None:
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED)
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,))
     world = _World(lambda t: _ends(10, 20), [True] * 10)
     world.ends_of["t"] = {0: 10, 1: 20}
     seeding = _Seeding(world)
@@ -936,7 +1035,7 @@ def test_a_seeded_shadow_starts_after_the_switch_from_the_barrier_with_the_moved
     assert [r.get("changelog_ends") for r in settle] == [
         None, {"app-counts-changelog": {"0": 11, "1": 12, "2": 13}}
     ]  # fmt: skip
-    assert all(r["shadow_state"] == "move" for r in kept)
+    assert all(a["shadow_state"] == "move" for r in kept for a in r["applications"])
     # restored 3 s after its start, then found at the next look (every 0.5 s)
     assert result.seeded is not None and result.seeded.records == 36
     assert result.seeded.restore_s == pytest.approx(3.0)
@@ -950,13 +1049,13 @@ def test_a_run_resumed_in_the_settle_moves_up_to_the_recorded_ends_and_asks_the_
     tmp_path: Path,
 ) -> None:
     checkpoint = str(tmp_path / "m.json")
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, replace(SEEDED, downstream=()))
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (replace(SEEDED, downstream=()),))
     barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.2, {"out-p3": {0: 0, 1: 0}})
     m = _migration(plan, barrier)
     m.changelog_ends = {"app-counts-changelog": {0: 5, 1: 6, 2: 7}}
     write_record(checkpoint, State(Phase.SETTLE), m)
     resumed = resumable(checkpoint)
-    assert resumed is not None and resumed.shadow_state is ShadowState.MOVE
+    assert resumed is not None and resumed.shadow_states == {"app": ShadowState.MOVE}
     assert resumed.changelog_ends == {"app-counts-changelog": {0: 5, 1: 6, 2: 7}}
     world = _World(lambda t: _ends(10, 20), [True] * 6)
     world.ends_of["t"] = {0: 10, 1: 20}
@@ -979,7 +1078,7 @@ def test_a_run_resumed_in_the_settle_moves_up_to_the_recorded_ends_and_asks_the_
 
 
 def test_a_seeded_shadow_that_runs_before_its_offsets_are_set_stops_the_run() -> None:
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED)
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,))
     world = _World(lambda t: _ends(10, 20), [])
     seeding = _Seeding(world)
     seeding.started_at = 0.0  # started by hand, early: it would read the new topic from 0
@@ -990,7 +1089,7 @@ def test_a_seeded_shadow_that_runs_before_its_offsets_are_set_stops_the_run() ->
 
 
 def test_a_moved_state_that_does_not_check_out_stops_before_the_shadow_starts() -> None:
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED)
+    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,))
     world = _World(lambda t: _ends(10, 20), [])
     io = seeding_io = _Seeding(world).io(world.io())
     failed = CopyResult("c", "d", "murmur2", (), Verification(36, 2, 0, 0))
@@ -1002,9 +1101,10 @@ def test_a_moved_state_that_does_not_check_out_stops_before_the_shadow_starts() 
 
 
 def test_the_rollback_of_a_seeded_shadow_moves_nothing_back() -> None:
-    back = mirror(Plan("t", "t-p3", (), (100, 2.0), 5.0, False, SEEDED))
-    assert back.app is not None and not back.app.moved and back.app.moves == ()
-    assert (back.app.app_id, back.app.shadow_id) == ("app-p3", "app")
+    back = mirror(Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,)))
+    (app,) = back.apps
+    assert not app.moved and app.moves == ()
+    assert (app.app_id, app.shadow_id) == ("app-p3", "app")
 
 
 def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_can_move(
@@ -1043,7 +1143,7 @@ def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_c
         topology = parse_topology((describe / f"{name}.txt").read_text(encoding="utf-8"))
         disc = Discovery(facts, None, topics)
         model = from_topology(facts, topology)
-        return choose_shadow_state(asked, disc, model, topology, resumed)
+        return choose_shadow_state(asked, disc, model, topology, resumed, "shop")
 
     auto, move, rebuild = ShadowState.AUTO, ShadowState.MOVE, ShadowState.REBUILD
     assert chosen("count", 40, auto) == (move, True)  # trimmed, and it can move
@@ -1059,7 +1159,9 @@ def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_c
         chosen("count-nolog", 0, move)
     # a resumed run keeps the recorded one; another asked by name is refused
     path = record_path(str(tmp_path / "m.json"))
-    resumed = Resumed(State(Phase.SETTLE), Barrier({}, {}), "shop-p6", None, path, {}, move)
+    resumed = Resumed(
+        State(Phase.SETTLE), Barrier({}, {}), {"shop": "shop-p6"}, None, path, {}, {"shop": move}
+    )
     assert chosen("count", 0, auto, resumed) == (move, True)
     with pytest.raises(UsageError, match="records --shadow-state move, this run rebuild"):
         chosen("count", 0, rebuild, resumed)
