@@ -537,41 +537,55 @@ def test_a_trimmed_apps_shadow_is_seeded_with_its_moved_state_and_rolls_back_exa
     auto, which moves here) under a steady producer starts the shadow after the switch,
     seeded with the old app's changelog moved to 6 partitions.  Every key's count is its
     whole history, from the records this test produced; the downstream group's counts
-    never fall; the pause is seconds; then the rollback, exact."""
+    never fall; the pause is seconds; then the rollback, exact.  Issue 71: a second app
+    of the topic (``--application-id`` twice) moves at the same barrier, its shadow seeded
+    too, and counts exactly as well."""
     topic = kafka.create_topic("mig-seed", 3)
     into = f"{topic}-p6"
     app = StreamsApp(kafka, "count-out", shared_input=topic)
-    shadow = _shadow_of(app, into)
+    other = StreamsApp(kafka, "count-out", shared_input=topic, app_prefix="app-other")
+    shadow, other_shadow = _shadow_of(app, into), _shadow_of(other, into)
     topology = app.describe(tmp_path / "topology.txt")
-    with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
+    other_topology = other.describe(tmp_path / "other-topology.txt")
+    with (
+        app.live(max_seconds=400) as old_app,
+        other.live(max_seconds=400) as other_app,
+        contextlib.ExitStack() as stack,
+    ):
         old_app.wait_for(RUNNING, 120)
+        other_app.wait_for(RUNNING, 120)
         down = [_Group(kafka, "seed-down", app.output)]
         assert down[0].assigned.wait(180)
         producer = _Producer(kafka, topic)
         producer.thread.start()
         _wait_for(lambda: len(producer.acked) >= 800)
-        producer.pause()  # once the app counted every record, retention deletes them all
+        producer.pause()  # once the apps counted every record, retention deletes them all
         _until_counted(kafka, app.output, dict(producer.seq))
+        _until_counted(kafka, other.output, dict(producer.seq))
         trim(kafka, topic, offsets(kafka, topic, "-1"), tmp_path / "delete.json")
         producer.writing.set()
         migrate = Live(
             [sys.executable, "-m", "migcheck", "migrate", "--bootstrap-server", kafka.bootstrap,
              "--topic", topic, "--to", "6", "--application-id", app.app_id,
-             "--topology", str(topology), "--downstream-group", "seed-down",
+             "--application-id", other.app_id, "--topology", f"{app.app_id}={topology}",
+             "--topology", f"{other.app_id}={other_topology}", "--downstream-group", "seed-down",
              "--partitioner", "murmur2", "--checkpoint", str(tmp_path / "m.json")],
             max_seconds=600,
         )  # fmt: skip
         assert migrate.proc.stdin is not None
-        new_app = None
+        new_app = other_new = None
         try:
             for line in _lines_as_they_come(migrate):
                 if not line.startswith("MANUAL: "):
                     continue
                 step, answer = line.removeprefix("MANUAL: "), "y"
-                if step.startswith(f"start a shadow of app {app.app_id}"):
+                if step.startswith(f"start a shadow of app {app.app_id}:"):
                     assert "its state is moved, not rebuilt" in step, step
                     assert producer.phase == 1  # after the switch
                     new_app = stack.enter_context(shadow.live(max_seconds=400))
+                elif step.startswith(f"start a shadow of app {other.app_id}:"):
+                    assert "its state is moved, not rebuilt" in step, step
+                    other_new = stack.enter_context(other_shadow.live(max_seconds=400))
                 elif step.startswith("pause every producer"):
                     producer.pause()
                 elif step.startswith("resume every producer"):  # a loaded machine reverted
@@ -598,8 +612,9 @@ def test_a_trimmed_apps_shadow_is_seeded_with_its_moved_state_and_rolls_back_exa
         produced = dict(producer.seq)
         _wait_for(lambda: _last([r for d in down for r in d.read]) == produced)
         down[-1].stop()
-        assert new_app is not None
+        assert new_app is not None and other_new is not None
         shadow_run, old_run = new_app.finish(), old_app.finish()
+        other_shadow_run, other_run = other_new.finish(), other_app.finish()
 
     lines = out.splitlines()
     took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
@@ -611,3 +626,10 @@ def test_a_trimmed_apps_shadow_is_seeded_with_its_moved_state_and_rolls_back_exa
     # reads the new topic from the barrier: they reach it only in the moved state), and
     # the downstream group's counts only rise, from the old output to the shadow's and back
     _counted_exactly_and_rising(old_run, shadow_run, producer, down)
+    # the second app and its shadow too: every record, and every record to the rollback
+    assert any(x.startswith(f"shadow {other_shadow.app_id}: restored the moved state")
+               for x in lines)  # fmt: skip
+    assert other_run.code == 0 and other_shadow_run.code == 0, other_run.stderr[-2000:]
+    assert {k: int(v) for s, k, v in other_run.state if s == "counts"} == dict(producer.seq)
+    upto = Counter(a[2] for a in producer.acked if a[5] < 2)
+    assert {k: int(v) for s, k, v in other_shadow_run.state if s == "counts"} == dict(upto)
