@@ -499,7 +499,8 @@ def others_refusal(app_id: str, topic: str, others: list[Found], copy: str | Non
         "a new partition read from latest missing its first records)"
     )
     return (
-        f"{topic} is also read by {listed}: this runbook moves {app_id} alone, and {meets}; "
+        f"refused: {topic} is also read by {listed}: this runbook moves {app_id} alone, and "
+        f"{meets}; "
         "pass --strategy online with --group for each plain group (migrate moves it at the "
         "app's barrier), or --leave-group for each reader left as it is on purpose"
     )

@@ -555,7 +555,8 @@ def test_every_other_reader_of_the_topic_is_named_with_what_the_runbook_would_do
     audit = Found(GroupInfo("audit", "streams", "Empty"), Evidence(ReaderKind.KAFKA_STREAMS, ()))
     copied = others_refusal("shop", "orders", [billing, audit], "orders-p6")
     assert copied == (
-        "orders is also read by billing (a plain consumer group) and audit (a Kafka Streams "
+        "refused: orders is also read by billing (a plain consumer group) and audit (a Kafka "
+        "Streams "
         "application): this runbook moves shop alone, and once its producers switch to "
         "orders-p6 they read no new record; pass --strategy online with --group for each "
         "plain group (migrate moves it at the app's barrier), or --leave-group for each "
@@ -563,7 +564,7 @@ def test_every_other_reader_of_the_topic_is_named_with_what_the_runbook_would_do
     )
     altered = others_refusal("shop", "orders", [billing], None)
     assert altered.startswith(
-        "orders is also read by billing (a plain consumer group): this runbook moves shop "
+        "refused: orders is also read by billing (a plain consumer group): this runbook moves shop "
         "alone, and the alter reaches them unprepared (a moved key's records on two "
         "partitions, a new partition read from latest missing its first records); pass"
     )
