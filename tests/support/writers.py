@@ -199,7 +199,7 @@ def migrate_writer(name: str) -> Written:
     from migcheck.report.migrate import render_migrate_text
 
     done = MigrateResult(name, f"{name}-p6", "murmur2", {0: 5}, {0: 7}, 2.5, (name,),
-                         shadow=f"{name}-p6", downstream=(name,))  # fmt: skip
+                         shadows=(f"{name}-p6",), downstream=(name,))  # fmt: skip
     stopped = MigrateResult(name, f"{name}-p6", "murmur2", stopped=f"group {name} stopped")
     return Written(text=[render_migrate_text(done), render_migrate_text(stopped)])
 
