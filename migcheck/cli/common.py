@@ -343,3 +343,15 @@ def write_outcome(outcome: Outcome, fmt: str, output: str | None) -> int:
     write_text(entry.formats[fmt](outcome.report), output)
     say_why(entry.why(outcome.report))
     return outcome.exit_code
+
+
+def id_file_pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    """``ID=FILE`` pairs (``--topology APP_ID=FILE``: the gate's, and migrate's of several
+    apps); a value without ``=`` is one line of bad input."""
+    pairs = {}
+    for value in values:
+        key, sep, path = value.partition("=")
+        if not sep or not key or not path:
+            raise UsageError(f"{option} {value!r}: expected APP_ID=FILE")
+        pairs[key] = path
+    return pairs

@@ -10,6 +10,7 @@ from migcheck.cli.common import (
     conf_option,
     connection_of,
     full_option,
+    id_file_pairs,
     master_option,
     output_option,
     plain_groups_option,
@@ -19,23 +20,11 @@ from migcheck.cli.common import (
     write_outcome,
 )
 from migcheck.commands.gate import GateOptions, run_gate
-from migcheck.errors import UsageError
 
 
 def _files(name: str, help: str):
     """A repeatable input file (or directory, for manifests)."""
     return click.option(name, multiple=True, metavar="PATH", help=help)
-
-
-def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
-    """``ID=FILE`` pairs; a value without ``=`` is one line of bad input."""
-    pairs = {}
-    for value in values:
-        key, sep, path = value.partition("=")
-        if not sep or not key or not path:
-            raise UsageError(f"{option} {value!r}: expected APP_ID=FILE")
-        pairs[key] = path
-    return pairs
 
 
 @click.command("gate")
@@ -109,7 +98,7 @@ def gate_cmd(
         gitops_plans=kafka_gitops_plan,
         changes=changes,
         groups=groups,
-        topologies=_pairs(topologies, "--topology"),
+        topologies=id_file_pairs(topologies, "--topology"),
         accept=accept,
         max_moved_fraction=max_moved_fraction,
         full=full,

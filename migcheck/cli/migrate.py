@@ -20,12 +20,12 @@ from migcheck.cli.common import (
     conf_option,
     connection_of,
     cutover_timeout_option,
+    id_file_pairs,
     master_option,
     partitioner_option,
     spark_of,
 )
 from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
-from migcheck.errors import UsageError
 from migcheck.model.migrate import ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.online.control import USAGE, Desk, serving
@@ -273,13 +273,7 @@ def _topologies(values: tuple[str, ...], app_ids: tuple[str, ...]) -> dict[str, 
     apps = tuple(dict.fromkeys(app_ids)) or ("",)  # none: refused once the options are read
     if len(apps) == 1 and len(values) == 1 and not values[0].startswith(f"{apps[0]}="):
         return {apps[0]: values[0]}
-    found = {}
-    for value in values:
-        app, sep, path = value.partition("=")
-        if not sep or not app or not path:
-            raise UsageError(f"--topology {value!r}: expected APP_ID=FILE (several apps)")
-        found[app] = path
-    return found
+    return id_file_pairs(values, "--topology")
 
 
 def say(line: str) -> None:

@@ -60,7 +60,7 @@ from migcheck.online.writes import (
     create_new_topic,
     create_shadow_output,
 )
-from migcheck.readers.discovery import Found, find_group, find_readers
+from migcheck.readers.discovery import Found, described, find_group, find_readers
 
 
 @dataclass
@@ -388,7 +388,7 @@ def _refuse_unnamed(client: ClientConfig, topic: str, known: set[str]) -> None:
     the reverse copy waiting, silently, and read no new record after the switch."""
     unnamed = [f for f in find_readers(client, [topic])[topic] if f.group.group_id not in known]
     if unnamed:
-        listed = ", ".join(f"{f.group.group_id} ({label(f.evidence.kind)})" for f in unnamed)
+        listed = ", ".join(described(unnamed))
         raise UsageError(
             f"{topic} is also read by {listed}: name each with --group to move it, or "
             f"--leave-group to leave it on {topic} (the reverse copy keeps it current until "

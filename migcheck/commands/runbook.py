@@ -42,7 +42,6 @@ from migcheck.frameworks.registry import (
     AUTO_FRAMEWORK,
     WITH_RUNBOOKS,
     framework_said,
-    label,
     runbook_steps,
 )
 from migcheck.frameworks.topology import Topology, read_topology
@@ -65,7 +64,7 @@ from migcheck.model.runbook import (
     Widened,
 )
 from migcheck.model.topics import check_changes
-from migcheck.readers.discovery import Found, find_readers
+from migcheck.readers.discovery import Found, described, find_readers
 from migcheck.runbook.actions import reprocesses
 from migcheck.words import listing
 
@@ -491,7 +490,7 @@ def others_refusal(app_id: str, topic: str, others: list[Found], copy: str | Non
     readers of ``topic``: switched to ``copy``, the topic gets no new record; altered in
     place (``copy`` None), they meet the new count unprepared.  Names each, with its kind,
     and what moves them."""
-    listed = listing([f"{f.group.group_id} ({label(f.evidence.kind)})" for f in others])
+    listed = listing(described(others))
     meets = (
         f"once its producers switch to {copy} they read no new record"
         if copy is not None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from migcheck.frameworks.registry import label
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.groups import GroupInfo, describe_all_groups, describe_group, topics_with_prefix
 from migcheck.model.readers import Evidence
@@ -39,6 +40,12 @@ def find_readers(
         ]
         for topic in topics
     }
+
+
+def described(found: Sequence[Found]) -> list[str]:
+    """Each reader as a line names it: its group id and its kind, in the framework's
+    words (the runbook's and migrate's refusals of a reader nobody moves)."""
+    return [f"{f.group.group_id} ({label(f.evidence.kind)})" for f in found]
 
 
 def find_group(client: ClientConfig, group_id: str, vouched: bool = False) -> Found | None:

@@ -237,3 +237,15 @@ def test_an_option_of_one_value_given_twice_is_refused_not_silently_dropped(
     p, _ = timed_cli(*args)
     assert p.returncode == 2
     assert p.stderr == f"migcheck: error: {line}: it would act on the last alone\n", p.stderr
+
+
+def test_several_apps_topologies_are_each_named_by_app_id_in_one_line() -> None:
+    """Issue 71: migrate with two --application-id takes each --topology as APP_ID=FILE; a
+    bare FILE cannot say whose it is, refused before any broker is asked (none listens)."""
+    p, _ = timed_cli(
+        "migrate", "--bootstrap-server", "127.0.0.1:9", "--topic", "orders", "--to", "6",
+        "--checkpoint", "m.json", "--application-id", "a", "--application-id", "b",
+        "--topology", "a.txt",
+    )  # fmt: skip
+    assert p.returncode == 2
+    assert p.stderr == "migcheck: error: --topology 'a.txt': expected APP_ID=FILE\n", p.stderr
