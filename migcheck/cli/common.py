@@ -168,6 +168,13 @@ def application_id_option(required: bool = True, help: str = "The app's applicat
     return click.option("--application-id", "app_id", required=required, metavar="ID", help=help)
 
 
+def topics_option(help: str):
+    """``--topic`` repeatable: a set of topics widened in one change (issue 71)."""
+    return click.option(
+        "--topic", "topics", required=True, multiple=True, metavar="TOPIC", help=help
+    )
+
+
 def topology_option(
     help: str = "The text Topology#describe() prints; without it the topology is inferred.",
 ):

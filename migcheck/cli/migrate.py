@@ -24,6 +24,7 @@ from migcheck.cli.common import (
     master_option,
     partitioner_option,
     spark_of,
+    topics_option,
 )
 from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
 from migcheck.model.migrate import ShadowState
@@ -38,9 +39,17 @@ from migcheck.untrusted import visible
     "commits the moved groups' offsets (it changes the cluster)."
 )
 @command_config_option
-@click.option("--topic", required=True, metavar="TOPIC", help="The topic to widen.")
+@topics_option(
+    "The topic to widen (repeatable: a set, such as every side of a join, each widened to "
+    "--to and cut over at one barrier)."
+)
 @click.option("--to", "to", required=True, type=int, metavar="N", help="The new partition count.")
-@click.option("--into", default=None, metavar="TOPIC", help="The new topic (default: TOPIC-pN).")
+@click.option(
+    "--into",
+    default=None,
+    metavar="TOPIC",
+    help="The new topic (default: TOPIC-pN; a set's are each TOPIC-pN).",
+)
 @click.option(
     "--group",
     "groups",
@@ -62,7 +71,8 @@ from migcheck.untrusted import visible
     "--checkpoint",
     required=True,
     type=click.Path(dir_okay=False),
-    help="The copy's checkpoint: a stopped migration resumes from it.",
+    help="The copy's checkpoint: a stopped migration resumes from it (a set's copies keep "
+    "theirs beside it, one per topic).",
 )
 @click.option(
     "--application-id",
@@ -194,7 +204,7 @@ from migcheck.untrusted import visible
 def migrate_cmd(
     bootstrap: str | None,
     command_config: str | None,
-    topic: str,
+    topics: tuple[str, ...],
     to: int,
     into: str | None,
     groups: tuple[str, ...],
@@ -220,10 +230,10 @@ def migrate_cmd(
     master: str | None,
     conf: tuple[str, ...],
 ) -> int:
-    """Widen --topic online: copy and follow it into a new topic while its readers go on,
-    and rebuild an --application-id's state in a shadow of it there; cut the producers
-    over at a barrier, then move each --group there and each --downstream-group to the
-    shadow's outputs.
+    """Widen --topic online (or a set of topics, --topic repeated): copy and follow each
+    into a new topic while its readers go on, and rebuild an --application-id's state in
+    a shadow of it there; cut the producers over at one barrier, then move each --group
+    there and each --downstream-group to the shadow's outputs.
 
     Then a reverse copy keeps the old topic (and the old app on it) current until the
     operator completes (y) or rolls back (rollback): the same cut-over the other way.
@@ -238,7 +248,7 @@ def migrate_cmd(
     options = MigrateOptions(
         connection=connection_of(bootstrap, command_config),
         spark=spark_of(master, conf),
-        topic=topic,
+        topics=topics,
         to=to,
         into=into,
         groups=groups,

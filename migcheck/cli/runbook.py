@@ -28,6 +28,7 @@ from migcheck.cli.common import (
     master_option,
     partitioner_option,
     spark_of,
+    topics_option,
     topology_option,
     writable_output,
     write_outcome,
@@ -153,14 +154,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "the barrier (repeatable).",
 )
 @topology_option()
-@click.option(
-    "--topic",
-    "topics",
-    required=True,
-    multiple=True,
-    metavar="TOPIC",
-    help="The topic to widen; repeated, a set widened in one change (every side of a "
-    "join), for an app's runbook.",
+@topics_option(
+    "The topic to widen; repeated, a set widened in one change (every side of a join), for "
+    "an app's runbook."
 )
 @click.option(
     "--to", required=True, type=PARTITION_COUNT, metavar="N", help="Its new partition count."

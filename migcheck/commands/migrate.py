@@ -1,7 +1,10 @@
-"""``migcheck migrate``: one long-lived process widens a topic online (:mod:`migcheck.online`).
+"""``migcheck migrate``: one long-lived process widens a topic, or a set of topics, online
+(:mod:`migcheck.online`).
 
-It checks the options and the readers, makes the new topic (and a stateful app's shadow
-outputs) and readies the copy: the phase *start* of :mod:`migcheck.online.sequence`.  Then
+It checks the options and the readers, makes each new topic (and a stateful app's shadow
+outputs) and readies one copy per topic: the phase *start* of
+:mod:`migcheck.online.sequence`.  A set (``--topic`` repeated: every side of a join, every
+topic its apps and groups read together) is cut over at one barrier.  Then
 it walks the phases' table (:func:`migcheck.online.steps.walk`) with the operator at the
 manual steps, each phase run with the forward copy's I/O or the reverse copy's.  A run
 that finds the cut-over record resumes at the recorded phase (:mod:`migcheck.online.record`).
@@ -18,7 +21,7 @@ from pathlib import Path
 from migcheck.analysis.errors import spark_errors
 from migcheck.apps.discovery import app_model, discover_app
 from migcheck.apps.online import check_online, online_outputs
-from migcheck.apps.sets import refuse_split_set
+from migcheck.apps.sets import apart_refusal, refuse_split_set
 from migcheck.apps.strategy import direct_stores
 from migcheck.commands.app import candidate
 from migcheck.commands.copy import (
@@ -38,7 +41,7 @@ from migcheck.copy.checkpoint import (
 )
 from migcheck.copy.follow import follow
 from migcheck.copy.verify import verify_ranges
-from migcheck.errors import EXIT_GATE, EXIT_OK, UsageError
+from migcheck.errors import EXIT_GATE, EXIT_OK, Refused, UsageError
 from migcheck.frameworks.registry import FRAMEWORKS, STATEFUL_KINDS, label
 from migcheck.frameworks.topology import read_topology
 from migcheck.kafka.config import ClientConfig
@@ -55,7 +58,7 @@ from migcheck.online.phases import AppPlan, MigrateIO, Plan, mirror
 from migcheck.online.record import Resumed, resumable, same_migration, write_record
 from migcheck.online.sequence import Copy, State, Way
 from migcheck.online.steps import Hooks, Lanes, Migration, first_run, resumed_run, walk
-from migcheck.online.world import Operator, open_migrate_io
+from migcheck.online.world import CopyLane, Operator, open_migrate_io
 from migcheck.online.writes import (
     create_new_topic,
     create_shadow_output,
@@ -67,11 +70,11 @@ from migcheck.readers.discovery import Found, described, find_group, find_reader
 class MigrateOptions:
     """Everything ``migcheck migrate`` was asked."""
 
-    topic: str
+    topics: tuple[str, ...]  # the set: each widened to ``to``, all at one barrier
     to: int
     checkpoint: str
     groups: tuple[str, ...] = ()
-    into: str | None = None
+    into: str | None = None  # one topic's new name; each of a set's is <topic>-p<to>
     partitioner: PartitionerChoice = PartitionerChoice.AUTO
     max_lag_records: int = 10_000
     max_lag_s: float = 2.0
@@ -100,53 +103,106 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     recorded phase (:mod:`migcheck.online.record`)."""
     resumed = resumable(options.checkpoint)
     client = options.connection.client()
-    (source,) = describe_topics(client, [options.topic])
-    if options.to <= source.partition_count:
-        raise UsageError(f"--to {options.to}: {options.topic} already has {source.partition_count}")
-    into = options.into or f"{options.topic}-p{options.to}"
-    apps = _app_plans(options, client, source, into, resumed)
-    groups = _groups(options, client, apps)
-    saved = load_checkpoint(options.checkpoint, options.topic, into)
-    dest = create_new_topic(client, source, into, options.to, copy_saved=saved is not None)
+    topics = tuple(dict.fromkeys(options.topics))
+    if options.into is not None and len(topics) > 1:
+        raise UsageError("--into names one topic's new topic: a set's are each TOPIC-pN")
+    sources = describe_topics(client, list(topics))
+    for source in sources:
+        if options.to <= source.partition_count:
+            raise UsageError(
+                f"--to {options.to}: {source.name} already has {source.partition_count}"
+            )
+    pairs = tuple((t, options.into or f"{t}-p{options.to}") for t in topics)
+    apps = _app_plans(options, client, pairs, resumed)
+    groups, reads = _groups(options, client, apps, topics)
+    dests = tuple(
+        _new_topic(options, client, s, new) for s, (_, new) in zip(sources, pairs, strict=True)
+    )
     for old, new in (pair for app in apps for pair in app.outputs):
         create_shadow_output(client, old, new)
-    check_destination(options.checkpoint, saved, into, dest.partition_count)
-    copy = _following_copy(options, options.topic, into, options.partitioner, options.checkpoint)
     with spark_errors():
-        prepared = prepare_copy(copy, client, source, dest, saved)
+        prepared = tuple(
+            _forward_copy(options, client, s, d) for s, d in zip(sources, dests, strict=True)
+        )
+        partitioners = {p.topics[0].name: p.spec.partitioner for p in prepared}
+        _refuse_apart(apps, partitioners)
         if resumed is None:
             for app in apps:
                 _state_moves(options).pin(client, app)
         plan = Plan(
-            options.topic, into, groups, (options.max_lag_records, options.max_lag_s),
+            pairs, groups, (options.max_lag_records, options.max_lag_s),
             options.cutover_timeout_s, options.yes, apps, options.complete_after_s,
-            tuple(dict.fromkeys(options.left)),
+            tuple(dict.fromkeys(options.left)), reads,
         )  # fmt: skip
-        m = _migration(options, plan, prepared.spec.partitioner, resumed, operator)
+        m = _migration(options, plan, partitioners, resumed, operator)
         lanes = _lanes(options, client, prepared, m, operator)
         record = functools.partial(write_record, options.checkpoint)
         result = walk(m, lanes, record, _telling(operator, hooks_in(options.hooks_dir)))
     return Outcome(result, EXIT_OK if result.stopped is None else EXIT_GATE)
 
 
+def _forward_copy(
+    options: MigrateOptions, client: ClientConfig, source: TopicMeta, dest: TopicMeta
+) -> PreparedCopy:
+    """One topic's copy into its new one, from its checkpoint: each topic's partitioner
+    detected from its own producers' records (or --partitioner)."""
+    path = _copy_path(options, source.name)
+    copy = _following_copy(options, source.name, dest.name, options.partitioner, path)
+    saved = load_checkpoint(path, source.name, dest.name)
+    return prepare_copy(copy, client, source, dest, saved)
+
+
+def _new_topic(
+    options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str
+) -> TopicMeta:
+    """One topic's new one, made (or found, as its copy's checkpoint left it), checked
+    against that checkpoint."""
+    path = _copy_path(options, source.name)
+    saved = load_checkpoint(path, source.name, into)
+    dest = create_new_topic(client, source, into, options.to, copy_saved=saved is not None)
+    check_destination(path, saved, into, dest.partition_count)
+    return dest
+
+
+def _copy_path(options: MigrateOptions, topic: str) -> str:
+    """One topic's copy's checkpoint: the migration's own for one topic (as before sets),
+    else beside it, named after the topic (a topic's name is a safe file name: Kafka's
+    legal characters, never ``.`` or ``..``)."""
+    if len(set(options.topics)) == 1:
+        return options.checkpoint
+    return f"{options.checkpoint}.{topic}"
+
+
+def _refuse_apart(apps: tuple[AppPlan, ...], partitioners: Mapping[str, str]) -> None:
+    """An app joining several topics of the set whose producers place keys by different
+    partitioners is refused in one line (``apart_refusal``): its join is already broken,
+    and each copy keeps its own topic's placement."""
+    for app in apps:
+        placed: dict[str, str | None] = {old: partitioners[old] for old, _ in app.reads}
+        refusal = apart_refusal(app.app_id, placed)
+        if refusal:
+            raise Refused(refusal)
+
+
 def _migration(
     options: MigrateOptions,
     plan: Plan,
-    partitioner: str,
+    partitioners: dict[str, str],
     resumed: Resumed | None,
     operator: Operator,
 ) -> Migration:
     """A first run, or a run resuming the recorded migration (the same one, else refused)
     at its recorded phase."""
     if resumed is None:
-        return first_run(plan, partitioner)
+        return first_run(plan, partitioners)
     same_migration(resumed, plan)
     operator.say(f"resuming after the cut-over recorded in {resumed.path}")
-    reversing = Path(_reverse_checkpoint(options)).exists()
+    reversing = any(Path(_reverse_path(options, t)).exists() for t in plan.olds)
     hops = resumed.hops(plan)
     return resumed_run(
-        plan, partitioner, resumed.state, resumed.barrier, hops, reversing, resumed.changelog_ends
-    )
+        plan, partitioners, resumed.state, resumed.barrier, hops, reversing,
+        resumed.changelog_ends,
+    )  # fmt: skip
 
 
 def _telling(operator: Operator, hooks: Hooks) -> Hooks:
@@ -163,34 +219,42 @@ def _telling(operator: Operator, hooks: Hooks) -> Hooks:
 def _lanes(
     options: MigrateOptions,
     client: ClientConfig,
-    prepared: PreparedCopy,
+    prepared: tuple[PreparedCopy, ...],
     m: Migration,
     operator: Operator,
 ) -> Lanes:
-    """Each copy's I/O as the walk asks for it: the forward copy (following on its thread,
-    or stopped at a resumed run's barrier), or the reverse copy from the barrier's ends."""
+    """The copies' I/O as the walk asks for it: the forward copies (each following on its
+    thread, or stopped at a resumed run's barrier), or the reverse copies from the
+    barrier's ends."""
 
     @contextlib.contextmanager
     def lane(copy: Copy, running: bool) -> Iterator[MigrateIO]:
         plan = m.plan
         mover = None
         if copy is Copy.FORWARD:
-            this, apps, starts = prepared, plan.apps, None
-            said = f"copy: following {plan.topic} into {plan.into}"
-            mover = _state_moves(options).mover(client)
+            these, apps = prepared, plan.apps
+            starts: dict[str, tuple[dict[int, int], dict[int, int]] | None] = {}
+            said, mover = "copy", _state_moves(options).mover(client)
         else:
             barrier = m.barriers[Way.FORWARD]
-            this, apps = _reverse_copy(options, client, m), mirror(plan).apps
-            starts = (barrier.new, barrier.old)
-            said = f"reverse copy: following {plan.into} into {plan.topic}"
-        with (
-            following(this.state, _follow(this, client), running) as follower,
-            open_migrate_io(
-                client, this.topics, follower, _verify(this, client), apps, operator, starts, mover
-            ) as io,
-        ):
+            these = tuple(_reverse_copy(options, client, m, old, new) for old, new in plan.topics)
+            apps, said = mirror(plan).apps, "reverse copy"
+            starts = {new: (barrier.new[new], barrier.old[old]) for old, new in plan.topics}
+        with contextlib.ExitStack() as stack:
+            lanes = tuple(
+                CopyLane(
+                    this.topics,
+                    stack.enter_context(following(this.state, _follow(this, client), running)),
+                    _verify(this, client),
+                    starts.get(this.topics[0].name),
+                )
+                for this in these
+            )
+            io = stack.enter_context(open_migrate_io(client, lanes, apps, operator, mover))
             if running:
-                operator.say(said)
+                for this in these:
+                    source, dest = this.topics
+                    operator.say(f"{said}: following {source.name} into {dest.name}")
             yield io
 
     return lane
@@ -230,15 +294,18 @@ def _following_copy(
     )  # fmt: skip
 
 
-def _reverse_copy(options: MigrateOptions, client: ClientConfig, m: Migration) -> PreparedCopy:
-    """The reverse copy: the new topic into the old one from the barrier's ends, its
-    checkpoint beside the forward one's, each record placed as the forward copy pinned."""
-    plan = m.plan
-    new, old = describe_topics(client, [plan.into, plan.topic])
-    path = _reverse_checkpoint(options)
-    copy = _following_copy(options, plan.into, plan.topic, m.result.partitioner, path)
-    saved = load_checkpoint(path, plan.into, plan.topic)
-    return prepare_copy(copy, client, new, old, saved, starts=m.barriers[Way.FORWARD].new)
+def _reverse_copy(
+    options: MigrateOptions, client: ClientConfig, m: Migration, old: str, new: str
+) -> PreparedCopy:
+    """One topic's reverse copy: the new topic into the old one from the barrier's ends,
+    its checkpoint beside the forward one's, each record placed as the forward copy
+    pinned."""
+    new_meta, old_meta = describe_topics(client, [new, old])
+    path = _reverse_path(options, old)
+    copy = _following_copy(options, new, old, m.result.partitioners[old], path)
+    saved = load_checkpoint(path, new, old)
+    starts = m.barriers[Way.FORWARD].new[new]
+    return prepare_copy(copy, client, new_meta, old_meta, saved, starts=starts)
 
 
 def _state_moves(options: MigrateOptions) -> StateMoves:
@@ -246,16 +313,15 @@ def _state_moves(options: MigrateOptions) -> StateMoves:
     return StateMoves(options.checkpoint, options.connection, options.spark)
 
 
-def _reverse_checkpoint(options: MigrateOptions) -> str:
-    """The reverse copy's checkpoint, beside the forward one's."""
-    return f"{options.checkpoint}.reverse"
+def _reverse_path(options: MigrateOptions, topic: str) -> str:
+    """One topic's reverse copy's checkpoint, beside its forward one's."""
+    return f"{_copy_path(options, topic)}.reverse"
 
 
 def _app_plans(
     options: MigrateOptions,
     client: ClientConfig,
-    source: TopicMeta,
-    into: str,
+    pairs: tuple[tuple[str, str], ...],
     resumed: Resumed | None,
 ) -> tuple[AppPlan, ...]:
     """Each stateful app of the topic (``--application-id``, repeatable) and its shadow
@@ -277,7 +343,7 @@ def _app_plans(
     unknown = sorted(set(options.topologies) - set(ids))
     if unknown:
         raise UsageError(f"--topology {unknown[0]}=...: no such --application-id")
-    apps = tuple(_app_plan(options, client, source, into, resumed, app) for app in ids)
+    apps = tuple(_app_plan(options, client, pairs, resumed, app) for app in ids)
     for group in options.downstream_groups:
         _downstream(client, group, [o for a in apps for o, _ in a.outputs])
     outputs = [new for a in apps for _, new in a.outputs]
@@ -290,22 +356,25 @@ def _app_plans(
 def _app_plan(
     options: MigrateOptions,
     client: ClientConfig,
-    source: TopicMeta,
-    into: str,
+    pairs: tuple[tuple[str, str], ...],
     resumed: Resumed | None,
     app: str,
 ) -> AppPlan:
-    """One stateful app and its shadow, each part checked: the app reads the topic, it can
-    move online (:func:`~migcheck.apps.online.check_online`: a fresh run only checks its
-    history, a ``resumed`` one's shadow is built or seeded already), each output exists;
+    """One stateful app and its shadow, each part checked: the app reads topics of the
+    set, and every topic joined with them is in it; it can move online
+    (:func:`~migcheck.apps.online.check_online`: a fresh run only checks its history, a
+    ``resumed`` one's shadow is built or seeded already), each output exists;
     its downstream groups those that read one of its outputs; its state moved or rebuilt
     (:func:`~migcheck.commands.shadow_state.choose_shadow_state`)."""
     found = find_group(client, app)
-    if found is None or not found.group.reads(source.name):
-        raise UsageError(f"--application-id {app}: no such app reads {source.name}")
+    reads = tuple(p for p in pairs if found is not None and found.group.reads(p[0]))
+    if found is None or not reads:
+        olds = ", ".join(old for old, _ in pairs)
+        raise UsageError(f"--application-id {app}: no such app reads {olds}")
+    names = [old for old, _ in reads]
     kind = _stateful(found)
     topology = read_topology(options.topologies.get(app))
-    disc = discover_app(client, app, topology, [source.name], FRAMEWORKS[kind])
+    disc = discover_app(client, app, topology, names, FRAMEWORKS[kind])
     model = app_model(disc, topology)  # a join's other side must widen with the topic
     state, movable = choose_shadow_state(options.shadow_state, disc, model, topology, resumed, app)
     # a resumed run's shadow is built already, and a moved state lost nothing
@@ -314,26 +383,26 @@ def _app_plan(
         options.accept_lost_history or resumed is not None or state is ShadowState.MOVE,
         f"--shadow-state {ShadowState.MOVE}" if movable else "",
     )  # fmt: skip
-    direct = {source.name: direct_stores(model, source.name).stores}
-    refuse_split_set("migrate", app, candidate(model, direct, options.to), [source.name])
+    direct = {t: direct_stores(model, t).stores for t in names}
+    refuse_split_set("migrate", app, candidate(model, direct, options.to), names, sets=True)
     outputs = online_outputs(ONLINE_ROUTE, options.outputs, topology)
     describe_topics(client, outputs)  # each must exist: a missing one is refused here
     # a framework that names its shadow itself (ksqlDB's new query): found once started
     named = disc.facts.framework.shadow_id
     shadow = options.shadow_application_id or (named(app, options.to) if named else "")
-    pairs = tuple((o, f"{o}-p{options.to}") for o in outputs)
     moves: tuple[StateMove, ...] = ()
     if state is ShadowState.MOVE:
-        counts = internal_after(model, {source.name: options.to})
-        moves = state_moves(disc, model, client, shadow, counts, reads={source.name: into})
+        counts = internal_after(model, dict.fromkeys(names, options.to))
+        moves = state_moves(disc, model, client, shadow, counts, reads=dict(reads))
     moved = tuple(m.changelog for m in moves)
-    start = shadow_line(ShadowStart(app, shadow, source.name, into, pairs, moved))
+    outs = tuple((o, f"{o}-p{options.to}") for o in outputs)
+    start = shadow_line(ShadowStart(app, shadow, reads, outs, moved))
     downstream = tuple(
         g for g in dict.fromkeys(options.downstream_groups) if _reads_any(client, g, outputs)
     )
     return AppPlan(
-        app, shadow, pairs, downstream, options.max_shadow_lag, start, disc.facts.framework,
-        state, moves,
+        app, shadow, outs, downstream, options.max_shadow_lag, start, disc.facts.framework,
+        state, moves, reads,
     )  # fmt: skip
 
 
@@ -366,20 +435,32 @@ def _downstream(client: ClientConfig, group: str, outputs: list[str]) -> None:
 
 
 def _groups(
-    options: MigrateOptions, client: ClientConfig, apps: tuple[AppPlan, ...]
-) -> tuple[str, ...]:
-    """The plain groups to move: named, or found reading the topic (the apps and their
-    shadows left out); with an app, none found is no error."""
+    options: MigrateOptions,
+    client: ClientConfig,
+    apps: tuple[AppPlan, ...],
+    topics: tuple[str, ...],
+) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The plain groups to move, and the topics of the set each reads: named, or found
+    reading a topic (the apps and their shadows left out); with an app, none found is no
+    error.  Every other reader of a topic is refused (:func:`_refuse_unnamed`)."""
     skip = tuple(i for app in apps for i in (app.app_id, app.shadow_id))
-    if apps and not options.groups:
-        found = plain_groups(client, options.topic, (), skip=(*skip, *options.left), none_ok=True)
-    elif options.groups:
-        found = plain_groups(client, options.topic, options.groups)
-    else:
-        found = plain_groups(client, options.topic, (), skip=options.left)
-    moved = tuple(f.group.group_id for f in found)
-    _refuse_unnamed(client, options.topic, {*moved, *skip, *options.left})
-    return moved
+    reads: dict[str, list[str]] = {}
+    for topic in topics:
+        if options.groups:
+            named = tuple(g for g in options.groups if _reads_any(client, g, [topic]))
+            found = plain_groups(client, topic, named) if named else []
+        else:
+            left = (*skip, *options.left)
+            found = plain_groups(client, topic, (), skip=left, none_ok=True)
+        for f in found:
+            reads.setdefault(f.group.group_id, []).append(topic)
+    if options.groups and (idle := [g for g in options.groups if g not in reads]):
+        plain_groups(client, topics[0], (idle[0],))  # refused there, in its own words
+    if not reads and not apps:
+        plain_groups(client, topics[0], (), skip=options.left)  # none: refused there
+    for topic in topics:
+        _refuse_unnamed(client, topic, {*reads, *skip, *options.left})
+    return tuple(reads), {g: tuple(ts) for g, ts in reads.items()}
 
 
 def _refuse_unnamed(client: ClientConfig, topic: str, known: set[str]) -> None:

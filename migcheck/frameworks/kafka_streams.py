@@ -256,7 +256,7 @@ def streams_shadow(s: ShadowStart) -> str:
     if s.moved:
         return (
             f"start a shadow of app {s.app_id}: the same app with "
-            f"application.id={s.shadow_id}, reading {s.into} in place of {s.topic} (its "
+            f"application.id={s.shadow_id}, reading {s.reading} (its "
             f"offsets there are committed at the barrier), writing each output to its "
             f"shadow ({s.output_pairs}), with consumer.isolation.level=read_committed, its "
             f"state directory empty: its state is moved, not rebuilt, and it restores each "
@@ -265,7 +265,7 @@ def streams_shadow(s: ShadowStart) -> str:
         )
     return (
         f"start a shadow of app {s.app_id}: the same app with application.id={s.shadow_id}, "
-        f"reading {s.into} in place of {s.topic}, writing each output to its shadow "
+        f"reading {s.reading}, writing each output to its shadow "
         f"({s.output_pairs}), with consumer.isolation.level=read_committed and "
         "commit.interval.ms=1000 or less (or processing.guarantee=exactly_once_v2), its "
         "state directory empty; the old app keeps serving; answer y once it runs"

@@ -149,9 +149,12 @@ def ksqldb_shadow(s: ShadowStart) -> str:
     (and so its application id) itself, so ``migrate`` finds it as the one query reading
     the new topic, unless it is named."""
     query = ksqldb_query(s.app_id) or s.app_id
+    streams = ", and ".join(
+        f"a stream over {new} with the columns and formats of the one over {old}"
+        for old, new in s.inputs
+    )
     return (
-        f"start the shadow of query {query} in the ksqlDB CLI: declare a stream over {s.into} "
-        f"with the columns and formats of the one over {s.topic}; SET "
+        f"start the shadow of query {query} in the ksqlDB CLI: declare {streams}; SET "
         "'auto.offset.reset'='earliest'; SET "
         "'ksql.streams.consumer.isolation.level'='read_committed'; SET "
         "'ksql.streams.commit.interval.ms'='1000'; then the kept statement (EXPLAIN "

@@ -52,17 +52,22 @@ class ShadowState(StrEnum):
 @dataclass(frozen=True)
 class ShadowStart:
     """What the operator is told to start as a stateful app's shadow: the app, the id the
-    shadow takes ("" where the framework names it, as ksqlDB names a new query), the
-    topic it leaves for the new one, and each output with the shadow's in its place."""
+    shadow takes ("" where the framework names it, as ksqlDB names a new query), each
+    topic of the set it reads with the new one it reads in its place, and each output
+    with the shadow's in its place."""
 
     app_id: str
     shadow_id: str
-    topic: str
-    into: str
+    inputs: tuple[tuple[str, str], ...]
     outputs: tuple[tuple[str, str], ...]
     #: the changelogs moved into the shadow's before it starts (--shadow-state move): it
     #: restores them and reads on from the barrier; empty, it rebuilds from the start
     moved: tuple[str, ...] = ()
+
+    @property
+    def reading(self) -> str:
+        """What the shadow reads in place of what, in words."""
+        return ", ".join(f"{new} in place of {old}" for old, new in self.inputs)
 
     @property
     def output_pairs(self) -> str:
@@ -93,11 +98,13 @@ class Seeded:
 
 @dataclass(frozen=True)
 class MigrateResult:
-    topic: str
-    into: str
-    partitioner: str
-    old_ends: dict[int, int] | None = None  # the old topic's ends at the barrier
-    new_ends: dict[int, int] | None = None  # the new topic's, at the same barrier
+    """One migration of a set of topics, all cut over at one barrier."""
+
+    topics: tuple[tuple[str, str], ...]  # each old topic and its new one
+    #: each old topic's partitioner, as its copy placed its keys (each side's own producers')
+    partitioners: dict[str, str]
+    old_ends: dict[str, dict[int, int]] | None = None  # each old topic's ends at the barrier
+    new_ends: dict[str, dict[int, int]] | None = None  # each new topic's, at the same barrier
     cutover_s: float | None = None  # the cut-over that held: from the pause to the switch
     groups: tuple[str, ...] = ()  # the plain groups moved to the new topic
     shadows: tuple[str, ...] = ()  # each stateful app's shadow, serving after the switch

@@ -1,4 +1,4 @@
-"""The cut-over's barrier: where the source's records end once its producers have paused.
+"""The cut-over's barrier: where the sources' records end once their producers have paused.
 
 An offset maps exactly from the old topic to the new one only where both are complete:
 the producers paused, and the copy drained to the same ends.  Each record of a new
@@ -32,20 +32,24 @@ class SourceEnds:
 
 
 class BarrierWatch:
-    """Looks at the source's ends again and again; the barrier once they stayed the same,
-    settled, for ``quiet_s``.  Pure: the caller brings the clock and the looks."""
+    """Looks at the sources' ends again and again (every old topic of the set at once);
+    the barrier once they all stayed the same, settled, for ``quiet_s``: one producer
+    still writing any of them holds the whole set's barrier back.  Pure: the caller
+    brings the clock and the looks."""
 
     def __init__(self, quiet_s: float = QUIET_S) -> None:
         self.quiet_s = quiet_s
-        self.last: SourceEnds | None = None
+        self.last: Mapping[str, SourceEnds] | None = None
         self.since = 0.0
 
-    def observe(self, now: float, ends: SourceEnds) -> dict[int, int] | None:
-        """The barrier (each partition's end) once reached, else None."""
+    def observe(
+        self, now: float, ends: Mapping[str, SourceEnds]
+    ) -> dict[str, dict[int, int]] | None:
+        """The barrier (each topic's partitions' ends) once reached, else None."""
         if ends != self.last:
-            self.last, self.since = ends, now
-        if ends.settled and now - self.since >= self.quiet_s:
-            return dict(ends.stable)
+            self.last, self.since = dict(ends), now
+        if all(e.settled for e in ends.values()) and now - self.since >= self.quiet_s:
+            return {topic: dict(e.stable) for topic, e in ends.items()}
         return None
 
 

@@ -133,6 +133,12 @@ def following(
 _COUNTS = ("records", "missing", "duplicated", "misplaced")
 
 
+def summed(found: list[Verification]) -> Verification:
+    """Several checks' counts as one: the ranges checked since the last report, or each
+    copy's of a set."""
+    return Verification(*(sum(getattr(v, f) for v in found) for f in _COUNTS))
+
+
 class Checker:
     """Checks the copy range by range: from where the last check ended to the follow's
     last consistent mark, or to the barrier's ends.  While the operator takes their time
@@ -160,7 +166,7 @@ class Checker:
         with self.lock:
             found = [*self.unreported, self._check(old, new)]
             self.unreported = []
-        return Verification(*(sum(getattr(v, f) for v in found) for f in _COUNTS))
+        return summed(found)
 
     @contextlib.contextmanager
     def checking(self) -> Iterator[None]:

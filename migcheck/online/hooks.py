@@ -38,26 +38,34 @@ def hook_name(state: State) -> str:
 def hook_env(
     state: State, plan: Plan, barrier: Barrier | None, lag: CopyLag | None
 ) -> dict[str, str]:
-    """What a hook is told, in ``MIGCHECK_*`` variables: the phase and way, the topics,
-    the groups and app ids it moves, the barrier's ends once taken (JSON, partition to
-    offset), the copy's lag when known."""
+    """What a hook is told, in ``MIGCHECK_*`` variables: the phase and way, the topics
+    (comma-separated, a set's in the same order old and new), the groups and app ids it
+    moves, the barrier's ends once taken (JSON: :func:`_ends_json`), the copies' lag when
+    known."""
     env = {
         "MIGCHECK_PHASE": state.phase.value,
         "MIGCHECK_PHASE_NUMBER": str(state.phase.number),
         "MIGCHECK_WAY": state.way.value,
-        "MIGCHECK_TOPIC": plan.topic,
-        "MIGCHECK_NEW_TOPIC": plan.into,
+        "MIGCHECK_TOPIC": ",".join(plan.olds),
+        "MIGCHECK_NEW_TOPIC": ",".join(plan.news),
         "MIGCHECK_GROUPS": ",".join(plan.groups),
         "MIGCHECK_APP_ID": ",".join(a.app_id for a in plan.apps),
         "MIGCHECK_SHADOW_ID": ",".join(a.shadow_id for a in plan.apps),
         "MIGCHECK_DOWNSTREAM_GROUPS": ",".join(g for a in plan.apps for g in a.downstream),
     }
     if barrier is not None:
-        env["MIGCHECK_BARRIER_OLD_ENDS"] = json.dumps({str(p): o for p, o in barrier.old.items()})
-        env["MIGCHECK_BARRIER_NEW_ENDS"] = json.dumps({str(p): o for p, o in barrier.new.items()})
+        env["MIGCHECK_BARRIER_OLD_ENDS"] = _ends_json(barrier.old)
+        env["MIGCHECK_BARRIER_NEW_ENDS"] = _ends_json(barrier.new)
     if lag is not None:
         env["MIGCHECK_LAG_RECORDS"] = str(lag.records)
     return env
+
+
+def _ends_json(marks: dict[str, dict[int, int]]) -> str:
+    """A barrier's ends as a hook reads them: one topic's as partition to offset (as
+    before sets), several topics' as topic to that."""
+    by_topic = {t: {str(p): o for p, o in ends.items()} for t, ends in marks.items()}
+    return json.dumps(next(iter(by_topic.values())) if len(by_topic) == 1 else by_topic)
 
 
 def run_hook(directory: str, state: State, env: Mapping[str, str]) -> str | None:

@@ -20,6 +20,9 @@ from migcheck.model.runbook import StateMove
 from migcheck.online.barrier import BarrierWatch, GroupAtBarrier, SourceEnds, at_barrier
 from migcheck.words import listing
 
+#: Each topic's offsets by partition, by topic: a set's ends (or a range's) at one look.
+Marks = dict[str, dict[int, int]]
+
 #: How often the source's ends are looked at while the barrier is awaited.
 POLL_S = 0.1
 
@@ -36,18 +39,20 @@ class MigrateIO:
     ``choose`` prints one and returns the answer; ``decide`` does too, but for a choice
     that gives up the way back (completion, the old side's removal), which ``--yes``
     never makes; ``say`` prints a line of progress.
-    ``lag`` is the copy's latest, and ``check`` checks what it copied and nobody has
-    checked yet (up to the barrier, when one is given); within ``checking()`` that goes
-    on in the background.  ``copied_to`` waits, until a
-    deadline on ``clock``, for the copy to settle up to the given ends; ``stop_copy``
-    ends it.  ``ends`` are a topic's ends, settled (no transaction open).  ``app_lag`` is
-    how many records a Kafka Streams app has still to read of its source topic and its
-    repartition topics, by its committed offsets; ``shadows`` are the stateful apps that
-    read the new topic.  The group calls read a group's committed offsets on a topic,
-    tell whether it has members, name the groups whose members hold a topic, and commit
-    a group's offsets on a topic.  ``move_state`` moves one changelog, up to the given
-    ends, into the shadow's (created like it), exactly once and checked, resuming from
-    its own checkpoint: a shadow seeded with moved state (``--shadow-state move``).
+    A migration moves a set of topics, each with its own copy: ``lag`` is the copies'
+    latest, summed (the worst of their seconds), and ``check`` checks what they copied
+    and nobody has checked yet (up to the barrier's ends, by topic, when given); within
+    ``checking()`` that goes on in the background.  ``source_ends`` are each old topic's.
+    ``copied_to`` waits, until a deadline on ``clock``, for every copy to settle up to
+    the given ends; ``stop_copy`` ends them.  ``ends`` are a topic's ends, settled (no
+    transaction open).  ``app_lag`` is how many records a Kafka Streams app has still to
+    read of the given topics and its repartition topics, by its committed offsets;
+    ``shadows`` are the stateful apps that read a new topic.  The group calls read a
+    group's committed offsets on a topic, tell whether it has members, name the groups
+    whose members hold a topic, and commit a group's offsets on a topic.  ``move_state``
+    moves one changelog, up to the given ends, into the shadow's (created like it),
+    exactly once and checked, resuming from its own checkpoint: a shadow seeded with
+    moved state (``--shadow-state move``).
     """
 
     ask: Callable[[str], bool]
@@ -55,13 +60,13 @@ class MigrateIO:
     decide: Callable[[str], str]
     say: Callable[[str], None]
     lag: Callable[[], CopyLag | None]
-    check: Callable[[dict[int, int] | None, dict[int, int] | None], Verification]
+    check: Callable[[Marks | None, Marks | None], Verification]
     checking: Callable[[], AbstractContextManager[None]]
-    source_ends: Callable[[], SourceEnds]
-    copied_to: Callable[[dict[int, int], float], bool]
+    source_ends: Callable[[], dict[str, SourceEnds]]
+    copied_to: Callable[[Marks, float], bool]
     stop_copy: Callable[[], None]
     ends: Callable[[str], dict[int, int]]
-    app_lag: Callable[[str, str], int]
+    app_lag: Callable[[str, tuple[str, ...]], int]
     shadows: Callable[[], list[str]]
     committed: Callable[[str, str], dict[int, int]]
     has_members: Callable[[str], bool]
@@ -97,6 +102,9 @@ class AppPlan:
     #: cut-over, or moved (``moves``) from the old app's changelogs after the switch
     state: ShadowState = ShadowState.REBUILD
     moves: tuple[StateMove, ...] = ()
+    #: the set's topics the app reads, each with its new one; none named: every topic of
+    #: the plan
+    reads: tuple[tuple[str, str], ...] = ()
 
     @property
     def moved(self) -> bool:
@@ -111,10 +119,11 @@ def app_ids(plan: Plan) -> list[str]:
 
 @dataclass(frozen=True)
 class Plan:
-    """The operator's settings of one migration."""
+    """The operator's settings of one migration: a set of topics (every side of a join,
+    every topic its apps and groups read together), each widened into a new topic, all
+    cut over at the one barrier."""
 
-    topic: str
-    into: str
+    topics: tuple[tuple[str, str], ...]  # each old topic and its new one
     groups: tuple[str, ...]
     max_lag: tuple[int, float]  # the copy's, records and seconds: ready under both
     cutover_timeout_s: float
@@ -129,15 +138,47 @@ class Plan:
     #: --leave-group: readers left on the old topic on purpose; the reverse copy keeps it
     #: current for them (never waiting on them), and nothing moves them
     left: tuple[str, ...] = ()
+    #: the old topics each plain group reads; a group not here reads every one
+    reads: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def olds(self) -> tuple[str, ...]:
+        return tuple(old for old, _ in self.topics)
+
+    @property
+    def news(self) -> tuple[str, ...]:
+        return tuple(new for _, new in self.topics)
+
+    def app_topics(self, app: AppPlan) -> tuple[tuple[str, str], ...]:
+        """The topics of the set ``app`` reads, each with its new one."""
+        return app.reads or self.topics
+
+    def group_hops(self, group: str, barrier: Barrier) -> tuple[Hop, ...]:
+        """The hops of a plain group: from each old topic it reads to its new one, at the
+        barrier's ends."""
+        reads = self.reads.get(group, self.olds)
+        return tuple(
+            Hop(old, barrier.old[old], new, barrier.new[new])
+            for old, new in self.topics
+            if old in reads
+        )
+
+
+def olds_of(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    return tuple(old for old, _ in pairs)
+
+
+def news_of(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    return tuple(new for _, new in pairs)
 
 
 @dataclass(frozen=True)
 class Barrier:
-    """Where both topics ended at the cut-over: the old topic's ends and the new one's,
+    """Where the topics ended at the cut-over: each old topic's ends and each new one's,
     and how long the attempt that took it lasted (the pause, but for the switch itself)."""
 
-    old: dict[int, int]
-    new: dict[int, int]
+    old: Marks
+    new: Marks
     took_s: float = 0.0
     outputs: dict[str, dict[int, int]] = field(default_factory=dict)  # the shadow's ends
 
@@ -187,10 +228,10 @@ def _started(plan: Plan, app: AppPlan, known: set[str], io: MigrateIO) -> AppPla
         io.wait(1.0)  # a new query shows itself once it is assigned or commits
     if len(found) != 1:
         raise Stopped(
-            f"cannot tell the shadow: {len(found)} apps read {plan.into} "
+            f"cannot tell the shadow: {len(found)} apps read {listing(plan.news)} "
             f"({', '.join(found) or 'none'}); run again with --shadow-application-id"
         )
-    io.say(f"shadow: {found[0]} reads {plan.into}")
+    io.say(f"shadow: {found[0]} reads {listing(news_of(plan.app_topics(app)))}")
     return replace(app, shadow_id=found[0])
 
 
@@ -256,7 +297,7 @@ def _shadow_behind(plan: Plan, io: MigrateIO) -> str | None:
     is ready (a seeded shadow starts after the switch)."""
     said = []
     for app in (a for a in plan.apps if not a.moved):
-        behind = io.app_lag(app.shadow_id, plan.into)
+        behind = io.app_lag(app.shadow_id, news_of(plan.app_topics(app)))
         if behind > app.max_lag_records:
             said.append(
                 f"shadow {app.shadow_id}: {behind} records behind (ready at {app.max_lag_records})"
@@ -269,7 +310,7 @@ def take_barrier(plan: Plan, io: MigrateIO) -> Barrier | None:
     the producers, then the barrier, the drain and the check; the copy stops there.
     None when it reverted: not done within ``--cutover-timeout``, the producers resume on
     the old topic and the migration is ready again (under --yes a revert ends the run)."""
-    pause = f"pause every producer of {plan.topic}; answer y once they are paused"
+    pause = f"pause every producer of {listing(plan.olds)}; answer y once they are paused"
     with io.checking():  # the operator may take hours: the copy is checked meanwhile
         paused = io.ask(pause)
     if not paused:
@@ -288,7 +329,7 @@ def revert(plan: Plan, io: MigrateIO, why: str) -> None:
     """The cut-over reverts to ready: the producers resume on the old topic, and the
     operator is asked again later (under --yes the run ends: it does not retry)."""
     io.say(f"cut-over reverted: {why}")
-    if not io.ask(f"resume every producer on {plan.topic}; answer y once they write"):
+    if not io.ask(f"resume every producer on {listing(plan.olds)}; answer y once they write"):
         raise Stopped("stopped after a reverted cut-over")
     if plan.automatic:
         raise Stopped("cut-over reverted (--yes does not retry it): run again to retry")
@@ -299,8 +340,9 @@ def switch(plan: Plan, io: MigrateIO) -> None:
     producers write the new topic.  Asked again by a run that resumes there (the operator
     may have answered no, or the process died): a switch already made is answered y at
     once."""
+    switches = listing([f"{old} to {new}" for old, new in plan.topics])
     line = (
-        f"switch every producer of {plan.topic} to {plan.into} and resume them "
+        f"switch every producer of {switches} and resume them "
         "(the pause ends here); answer y once they write there"
     )
     if not io.ask(line):
@@ -322,7 +364,7 @@ def attempt(plan: Plan, io: MigrateIO, started: float) -> Barrier | None:
         return None
     if not io.copied_to(ends, deadline):
         return None
-    new = io.ends(plan.into)
+    new = {topic: io.ends(topic) for topic in plan.news}
     _checked(io, io.check(ends, new))
     outputs = _shadow_at_barrier(plan, io, deadline)
     if outputs is None or io.clock() > deadline:  # the pause is bounded, the check included
@@ -338,7 +380,7 @@ def _shadow_at_barrier(
     past the deadline (revert); empty without an app.  A shadow seeded with moved state
     has not started: its outputs' ends are their starts, and nothing is waited for."""
     for app in (a for a in plan.apps if not a.moved):
-        while io.app_lag(app.shadow_id, plan.into) > 0:
+        while io.app_lag(app.shadow_id, news_of(plan.app_topics(app))) > 0:
             if io.clock() >= deadline:
                 return None
             io.wait(POLL_S)
@@ -353,7 +395,7 @@ def settle_old_app(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[Hop]:
     hops = []
     for app in plan.apps:
         said = None
-        while (behind := io.app_lag(app.app_id, plan.topic)) > 0:
+        while (behind := io.app_lag(app.app_id, olds_of(plan.app_topics(app)))) > 0:
             if said != behind:
                 io.say(f"app {app.app_id}: {behind} records left to read up to the barrier")
                 said = behind
@@ -407,16 +449,18 @@ def _seeded(
             raise Stopped(
                 f"the moved state's check failed on {move.into}: {v.missing} missing, "
                 f"{v.duplicated} duplicated, {v.misplaced} misplaced of {v.records}; the "
-                f"shadow is not started and the producers write {plan.into}: roll back by "
-                "hand (docs/runbooks.md, Online: a stop after the barrier)"
+                f"shadow is not started and the producers write {listing(plan.news)}: roll "
+                "back by hand (docs/runbooks.md, Online: a stop after the barrier)"
             )
         moved += v.records
         io.say(f"state: {move.changelog} moved into {move.into}: {v.records} records, checked")
-    _offsets_at_barrier(app.shadow_id, plan.into, barrier.new, io)
+    news = news_of(plan.app_topics(app))
+    for topic in news:
+        _offsets_at_barrier(app.shadow_id, topic, barrier.new[topic], io)
     if not io.ask(app.start_line):
         raise Stopped(f"stopped before the shadow {app.shadow_id} started; run again to resume")
     started = io.clock()
-    _until_caught_up(app, plan.into, barrier.new, io)
+    _until_caught_up(app, {topic: barrier.new[topic] for topic in news}, io)
     took = io.clock() - started
     io.say(f"shadow {app.shadow_id}: restored the moved state and caught up in {took:.1f} s")
     return moved, took
@@ -442,16 +486,19 @@ def _offsets_at_barrier(group: str, topic: str, offsets: dict[int, int], io: Mig
 SEEDED_SAID_S = 10.0
 
 
-def _until_caught_up(app: AppPlan, topic: str, barrier: dict[int, int], io: MigrateIO) -> None:
-    """Until the started shadow has restored its stores and caught up: it has members,
-    it has committed past the barrier somewhere (it commits only once restored and
-    reading; on a topic nobody wrote since the barrier, lag 0 is all that shows), and its
-    lag is at most ``--max-shadow-lag``."""
+def _until_caught_up(app: AppPlan, barrier: Marks, io: MigrateIO) -> None:
+    """Until the started shadow has restored its stores and caught up on its new topics
+    (``barrier``: their ends there): it has members, it has committed past the barrier
+    somewhere (it commits only once restored and reading; on topics nobody wrote since
+    the barrier, lag 0 is all that shows), and its lag is at most ``--max-shadow-lag``."""
     said_at: float | None = None
     while True:
-        behind = io.app_lag(app.shadow_id, topic)
-        committed = io.committed(app.shadow_id, topic)
-        read_on = behind == 0 or any(committed.get(p, 0) > o for p, o in barrier.items())
+        behind = io.app_lag(app.shadow_id, tuple(barrier))
+        read_on = behind == 0 or any(
+            io.committed(app.shadow_id, topic).get(p, 0) > o
+            for topic, ends in barrier.items()
+            for p, o in ends.items()
+        )
         if io.has_members(app.shadow_id) and read_on and behind <= app.max_lag_records:
             return
         if said_at is None or io.clock() - said_at >= SEEDED_SAID_S:
@@ -476,10 +523,9 @@ class Hop:
 
 
 def move_groups(plan: Plan, barrier: Barrier, io: MigrateIO) -> list[str]:
-    """Each plain group, one after another: it reads the old topic to the barrier, stops,
-    gets the new topic's barrier ends committed, and restarts there."""
-    hop = Hop(plan.topic, barrier.old, plan.into, barrier.new)
-    return [move_group(group, (hop,), io) for group in plan.groups]
+    """Each plain group, one after another: it reads each old topic it reads to the
+    barrier, stops, gets the new topics' barrier ends committed, and restarts there."""
+    return [move_group(group, plan.group_hops(group, barrier), io) for group in plan.groups]
 
 
 def move_downstream(plan: Plan, hops: list[Hop], io: MigrateIO) -> list[str]:
@@ -590,12 +636,19 @@ def mirror(plan: Plan) -> Plan:
     back = tuple(
         replace(
             app, app_id=app.shadow_id, shadow_id=app.app_id,
-            outputs=tuple((new, old) for old, new in app.outputs),
-            state=ShadowState.REBUILD, moves=(),
+            outputs=_turned(app.outputs), state=ShadowState.REBUILD, moves=(),
+            reads=_turned(app.reads),
         )
         for app in plan.apps
     )  # fmt: skip
-    return replace(plan, topic=plan.into, into=plan.topic, apps=back)
+    into = dict(plan.topics)
+    reads = {group: tuple(into[t] for t in topics) for group, topics in plan.reads.items()}
+    return replace(plan, topics=_turned(plan.topics), apps=back, reads=reads)
+
+
+def _turned(pairs: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """Each pair the other way: what the rollback leaves for what."""
+    return tuple((new, old) for old, new in pairs)
 
 
 def reverse_may_start(
@@ -608,39 +661,43 @@ def reverse_may_start(
     ``resuming_it``: the reverse copy of a run that stopped has written there already,
     and resumes from its own checkpoint, which knows what it wrote."""
     mine = {*app_ids(plan), *plan.left}
-    said = None
-    while others := [g for g in io.readers(plan.topic) if g not in mine]:
-        if said != others:
-            io.say(f"reverse copy: waiting for {', '.join(others)} to stop reading {plan.topic}")
-            said = others
-        io.wait(READERS_POLL_S)
-    ends = io.ends(plan.topic)
-    if ends != barrier.old and not resuming_it:
-        written = sum(ends.values()) - sum(barrier.old.values())
-        raise Stopped(
-            f"{written} records were written to {plan.topic} after the barrier: a reverse copy "
-            "would interleave with them, so there is no rollback; the migration stands"
-        )
+    for topic in plan.olds:
+        said = None
+        while others := [g for g in io.readers(topic) if g not in mine]:
+            if said != others:
+                io.say(f"reverse copy: waiting for {', '.join(others)} to stop reading {topic}")
+                said = others
+            io.wait(READERS_POLL_S)
+    for topic in plan.olds:
+        ends = io.ends(topic)
+        if ends != barrier.old[topic] and not resuming_it:
+            written = sum(ends.values()) - sum(barrier.old[topic].values())
+            raise Stopped(
+                f"{written} records were written to {topic} after the barrier: a reverse "
+                "copy would interleave with them, so there is no rollback; the migration "
+                "stands"
+            )
 
 
 def rollback_window(plan: Plan, io: MigrateIO) -> Decision:
     """The operator decides, as late as they wish: complete, or roll back.  Until then the
     reverse copy keeps the old topic current (and the old app on it)."""
     serving = f" and app {listing(app_ids(plan))} current on it" if plan.apps else ""
-    state = f"the producers write {plan.into}; the reverse copy keeps {plan.topic}{serving}"
+    keeps = listing(plan.olds)
+    state = f"the producers write {listing(plan.news)}; the reverse copy keeps {keeps}{serving}"
     if plan.complete_after_s is not None:
         io.say(f"{state}; it completes in {plan.complete_after_s:g} s (--complete-after)")
         with io.checking():  # the reverse copy is checked meanwhile
             io.wait(plan.complete_after_s)
         return Decision.COMPLETE
-    answers = f"Answer y to complete (no rollback after), or rollback to go back to {plan.topic}"
+    answers = f"Answer y to complete (no rollback after), or rollback to go back to {keeps}"
     line = f"{state}. {answers}"
     with io.checking():  # the window may last days: the reverse copy is checked meanwhile
         answer = io.decide(line)
     if answer not in set(Decision):
         raise Stopped(
             f"stopped in the rollback window ({answer!r} is neither y nor rollback); the "
-            f"producers write {plan.into}"
+            f"producers write {listing(plan.news)}"
         )
     return Decision(answer)
 
@@ -650,7 +707,7 @@ def complete(plan: Plan, io: MigrateIO) -> None:
     then what is left to delete, each its own confirmed step (migcheck deletes nothing)."""
     _checked(io, io.check(None, None))
     io.stop_copy()
-    io.say(f"complete: the reverse copy into {plan.topic} stopped")
+    io.say(f"complete: the reverse copy into {listing(plan.olds)} stopped")
     for app in plan.apps:
         stop = f"stop the old app {app.app_id} (close() every instance)"
         if not _done(plan, io, stop, "answer y once stopped"):
@@ -674,7 +731,7 @@ def _done(plan: Plan, io: MigrateIO, what: str, answer: str) -> bool:
 def _leftovers(plan: Plan) -> list[str]:
     """What the old side leaves: the old topic, and the old app's group and internal
     topics (its outputs may have other readers: not named)."""
-    left = [f"topic {plan.topic} (kafka-topics --delete --topic {plan.topic})"]
+    left = [f"topic {topic} (kafka-topics --delete --topic {topic})" for topic in plan.olds]
     for a in app_ids(plan):
         left += [
             f"the old app's internal topics (named {a}-...: kafka-topics --delete for each)",

@@ -16,7 +16,9 @@ which holds what an operator needs to finish the moves back by hand.  A complete
 rolled-back migration is refused too: there is nothing left to do.
 
 Records written before the phases were recorded name a ``stage`` (:class:`Stage`) instead;
-they still resume, each stage read as the state it stood for.
+they still resume, each stage read as the state it stood for.  Records written before a
+migration moved a set of topics name its one ``topic`` and ``into``, and each barrier's
+ends by partition alone; they still resume, read as a set of one.
 """
 
 from __future__ import annotations
@@ -76,8 +78,7 @@ def write_record(checkpoint: str, state: State, m: Migration, ended: bool = Fals
         "phase": str(state.phase),
         "way": str(state.way),
         "ended": ended,
-        "topic": plan.topic,
-        "into": plan.into,
+        "topics": [list(pair) for pair in plan.topics],
         **_ends(m.barriers[Way.FORWARD]),
         "groups": list(plan.groups),
         "applications": [_app_record(a) for a in plan.apps],
@@ -172,9 +173,10 @@ def resumable(checkpoint: str) -> Resumed | None:
             "Online: a stop after the barrier)"
         )
     try:
+        olds, news = _sides(record)
         barrier = Barrier(
-            _partitions(record["old_ends"]),
-            _partitions(record["new_ends"]),
+            _marks(record, record["old_ends"], olds),
+            _marks(record, record["new_ends"], news),
             float(record.get("took_s", 0.0)),
             {t: _partitions(e) for t, e in record["shadow_output_ends"].items()},
         )
@@ -218,16 +220,15 @@ def same_migration(resumed: Resumed, plan: Plan) -> None:
     """The run resuming names what the recorded one moved; else one line says which."""
     record = resumed.record
     apps = _apps_of(record)
+    olds, news = _sides(record)
     kept_of = {
-        "topic": record.get("topic"),
-        "into": record.get("into"),
+        "topics": [list(pair) for pair in zip(olds, news, strict=True)],
         "application_ids": [a["application_id"] for a in apps],
         "groups": record.get("groups"),
         "downstream_groups": [g for a in apps for g in a.get("downstream_groups", [])],
     }
     mine = {
-        "topic": plan.topic,
-        "into": plan.into,
+        "topics": [list(pair) for pair in plan.topics],
         "application_ids": sorted(a.app_id for a in plan.apps),
         "groups": sorted(plan.groups),
         "downstream_groups": sorted(g for a in plan.apps for g in a.downstream),
@@ -240,6 +241,27 @@ def same_migration(resumed: Resumed, plan: Plan) -> None:
                 f"{resumed.path} records {name} {kept!r}, this run {value!r}: "
                 "resume with the recorded migration's options"
             )
+
+
+def _sides(record: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The record's old topics and their new ones, in order: its ``topics``, or the one
+    ``topic`` and ``into`` of a record written before sets."""
+    if "topics" not in record:
+        return (str(record["topic"]),), (str(record["into"]),)
+    pairs = record["topics"]
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+        raise TypeError("topics")
+    return tuple(str(p[0]) for p in pairs), tuple(str(p[1]) for p in pairs)
+
+
+def _marks(
+    record: dict[str, Any], ends: dict[str, Any], topics: tuple[str, ...]
+) -> dict[str, dict[int, int]]:
+    """A barrier's ends by topic; a record written before sets keeps its one topic's by
+    partition alone."""
+    if "topics" not in record:
+        return {topics[0]: _partitions(ends)}
+    return {t: _partitions(ends[t]) for t in topics}
 
 
 def _partitions(ends: dict[str, int]) -> dict[int, int]:

@@ -42,15 +42,16 @@ class Migration:
         return self.plan if way is Way.FORWARD else phases.mirror(self.plan)
 
 
-def first_run(plan: Plan, partitioner: str) -> Migration:
-    """A migration from the start (the copy resumes from its own checkpoint)."""
+def first_run(plan: Plan, partitioners: dict[str, str]) -> Migration:
+    """A migration from the start (each copy resumes from its own checkpoint), each old
+    topic copied with its own ``partitioners``."""
     shadows = tuple(a.shadow_id for a in plan.apps)
-    return Migration(plan, MigrateResult(plan.topic, plan.into, partitioner, shadows=shadows))
+    return Migration(plan, MigrateResult(plan.topics, partitioners, shadows=shadows))
 
 
 def resumed_run(
     plan: Plan,
-    partitioner: str,
+    partitioners: dict[str, str],
     at: State,
     barrier: Barrier,
     hops: list[Hop] | None,
@@ -63,7 +64,7 @@ def resumed_run(
     the readers' move, its groups count as moved."""
     assert at in RESUMABLE
     result = MigrateResult(
-        plan.topic, plan.into, partitioner,
+        plan.topics, partitioners,
         old_ends=barrier.old, new_ends=barrier.new, cutover_s=barrier.took_s,
         shadows=tuple(a.shadow_id for a in plan.apps),
     )  # fmt: skip

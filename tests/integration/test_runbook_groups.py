@@ -265,4 +265,4 @@ def test_the_online_runbook_executed_moves_the_group_and_completes(
     assert "migration complete: there is nothing left" in again.stderr
     assert again.stderr.count("\n") == 1
     kept = json.loads(Path(f"{checkpoint}.cutover.json").read_text(encoding="utf-8"))
-    assert kept["new_ends"] == {r[2]: int(r[3]) for r in rows}  # where the tool saw it start
+    assert kept["new_ends"][into] == {r[2]: int(r[3]) for r in rows}  # where the tool saw it start

@@ -198,9 +198,11 @@ def migrate_writer(name: str) -> Written:
     from migcheck.model.migrate import MigrateResult
     from migcheck.report.migrate import render_migrate_text
 
-    done = MigrateResult(name, f"{name}-p6", "murmur2", {0: 5}, {0: 7}, 2.5, (name,),
-                         shadows=(f"{name}-p6",), downstream=(name,))  # fmt: skip
-    stopped = MigrateResult(name, f"{name}-p6", "murmur2", stopped=f"group {name} stopped")
+    topics = ((name, f"{name}-p6"), (f"{name}.b", f"{name}.b-p6"))  # a set of two
+    partitioners = {name: "murmur2", f"{name}.b": "crc32"}  # each named: they differ
+    done = MigrateResult(topics, partitioners, {name: {0: 5}}, {f"{name}-p6": {0: 7}}, 2.5,
+                         (name,), shadows=(f"{name}-p6",), downstream=(name,))  # fmt: skip
+    stopped = MigrateResult(topics, partitioners, stopped=f"group {name} stopped")
     return Written(text=[render_migrate_text(done), render_migrate_text(stopped)])
 
 

@@ -222,8 +222,8 @@ def test_a_runbook_takes_a_set_of_topics_for_an_app_only_each_once(
     ("args", "line"),
     [
         (["migrate", "--topic", "orders", "--to", "6", "--checkpoint", "m.json",
-          "--topic=customers"],
-         "--topic is given 2 times, but migcheck migrate takes one"),
+          "--into", "a", "--into=b"],
+         "--into is given 2 times, but migcheck migrate takes one"),
         (["copy", "--topic", "a", "--topic", "b", "--into", "c"],
          "--topic is given 2 times, but migcheck copy takes one"),
     ],
@@ -237,6 +237,19 @@ def test_an_option_of_one_value_given_twice_is_refused_not_silently_dropped(
     p, _ = timed_cli(*args)
     assert p.returncode == 2
     assert p.stderr == f"migcheck: error: {line}: it would act on the last alone\n", p.stderr
+
+
+def test_a_set_migrates_into_its_topics_own_new_names_not_one_into() -> None:
+    """Issue 71: migrate takes a set (--topic repeated); --into names one topic's new
+    topic, so with a set it is refused before any broker is asked (none listens)."""
+    p, _ = timed_cli(
+        "migrate", "--bootstrap-server", "127.0.0.1:9", "--topic", "orders", "--topic",
+        "customers", "--to", "6", "--checkpoint", "m.json", "--into", "orders-wide",
+    )  # fmt: skip
+    assert p.returncode == 2
+    assert p.stderr == (
+        "migcheck: error: --into names one topic's new topic: a set's are each TOPIC-pN\n"
+    ), p.stderr
 
 
 def test_several_apps_topologies_are_each_named_by_app_id_in_one_line() -> None:

@@ -385,7 +385,7 @@ def test_the_online_scripts_are_shellcheck_clean(tmp_path: Path) -> None:
 def test_each_shadow_line_names_the_settings_that_keep_its_state_exact_and_barrier_quick() -> None:
     from migcheck.model.migrate import ShadowStart
 
-    start = ShadowStart("shop", "shop-p6", "orders", "orders-p6", (("totals", "totals-p6"),))
+    start = ShadowStart("shop", "shop-p6", (("orders", "orders-p6"),), (("totals", "totals-p6"),))
     streams = FRAMEWORKS[ReaderKind.KAFKA_STREAMS].shadow
     assert streams is not None
     line = streams(start)
@@ -395,8 +395,8 @@ def test_each_shadow_line_names_the_settings_that_keep_its_state_exact_and_barri
         assert words in line
     ksql = FRAMEWORKS[ReaderKind.KSQLDB].shadow
     assert ksql is not None
-    query = ShadowStart("_confluent-ksql-default_query_CTAS_COUNTS_5", "", "orders",
-                        "orders-p6", (("totals", "totals-p6"),))  # fmt: skip
+    query = ShadowStart("_confluent-ksql-default_query_CTAS_COUNTS_5", "",
+                        (("orders", "orders-p6"),), (("totals", "totals-p6"),))  # fmt: skip
     line = ksql(query)
     for words in ("query CTAS_COUNTS_5", "EXPLAIN CTAS_COUNTS_5;", "stream over orders-p6",
                   "'ksql.streams.consumer.isolation.level'='read_committed'",

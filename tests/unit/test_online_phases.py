@@ -63,19 +63,32 @@ def _ends(*offsets: int, open_records: int = 0) -> SourceEnds:
 
 def test_the_barrier_is_taken_once_the_ends_stayed_the_same_and_settled_for_two_seconds() -> None:
     watch = BarrierWatch(quiet_s=2.0)
-    assert watch.observe(0.0, _ends(5, 7)) is None
-    assert watch.observe(1.9, _ends(5, 7)) is None
-    assert watch.observe(2.0, _ends(5, 7)) == {0: 5, 1: 7}
+    assert watch.observe(0.0, {"t": _ends(5, 7)}) is None
+    assert watch.observe(1.9, {"t": _ends(5, 7)}) is None
+    assert watch.observe(2.0, {"t": _ends(5, 7)}) == {"t": {0: 5, 1: 7}}
     # a write moves the ends: the quiet starts again from there
-    assert watch.observe(2.5, _ends(6, 7)) is None
-    assert watch.observe(4.4, _ends(6, 7)) is None
-    assert watch.observe(4.5, _ends(6, 7)) == {0: 6, 1: 7}
+    assert watch.observe(2.5, {"t": _ends(6, 7)}) is None
+    assert watch.observe(4.4, {"t": _ends(6, 7)}) is None
+    assert watch.observe(4.5, {"t": _ends(6, 7)}) == {"t": {0: 6, 1: 7}}
+
+
+def test_a_sets_barrier_waits_until_every_topic_of_it_stayed_quiet() -> None:
+    watch = BarrierWatch(quiet_s=2.0)
+    assert watch.observe(0.0, {"a": _ends(5), "b": _ends(3)}) is None
+    # b's producer was not paused: it still writes at 1.5, so the quiet starts again
+    assert watch.observe(1.5, {"a": _ends(5), "b": _ends(4)}) is None
+    assert watch.observe(3.4, {"a": _ends(5), "b": _ends(4)}) is None
+    assert watch.observe(3.5, {"a": _ends(5), "b": _ends(4)}) == {"a": {0: 5}, "b": {0: 4}}
+    # an open transaction on one topic holds back the barrier of all
+    held = BarrierWatch(quiet_s=2.0)
+    assert held.observe(0.0, {"a": _ends(5), "b": _ends(4, open_records=1)}) is None
+    assert held.observe(9.0, {"a": _ends(5), "b": _ends(4, open_records=1)}) is None
 
 
 def test_an_open_transaction_keeps_the_barrier_back_however_long_it_stays() -> None:
     watch = BarrierWatch(quiet_s=2.0)
-    assert watch.observe(0.0, _ends(5, 7, open_records=3)) is None
-    assert watch.observe(10.0, _ends(5, 7, open_records=3)) is None
+    assert watch.observe(0.0, {"t": _ends(5, 7, open_records=3)}) is None
+    assert watch.observe(10.0, {"t": _ends(5, 7, open_records=3)}) is None
 
 
 def test_a_group_moves_at_the_new_ends_only_once_it_read_the_old_topic_to_the_barrier() -> None:
@@ -83,6 +96,16 @@ def test_a_group_moves_at_the_new_ends_only_once_it_read_the_old_topic_to_the_ba
     assert behind.behind == {0: 3, 1: 4} and not behind.ready  # no commit: unread from 0
     ready = at_barrier("g", {0: 8, 1: 4}, {0: 8, 1: 4, 2: 0}, {0: 3, 1: 9})
     assert ready.ready and ready.offsets == {0: 3, 1: 9}
+
+
+def _one(marks: dict[str, dict[int, int]] | None) -> dict[int, int] | None:
+    """The one topic's offsets of this world's marks (it moves one topic)."""
+    return None if marks is None else next(iter(marks.values()))
+
+
+def _b(old: dict[int, int], new: dict[int, int], *rest: object) -> Barrier:
+    """A barrier of the one topic ``t`` and its new ``t-p3``."""
+    return Barrier({"t": old}, {"t-p3": new}, *rest)  # type: ignore[arg-type]
 
 
 class _World:
@@ -117,6 +140,7 @@ class _World:
             "out-p3": {0: 30, 1: 31},
         }
         self.members = 1
+        self.source, self.into = "t", "t-p3"  # the copy's source: into, once reversed
         self.in_background = False
         self.asked_checking: list[bool] = []  # per question: checked in the background
 
@@ -138,7 +162,7 @@ class _World:
             self.members = 0
         return self.answers.pop(0)
 
-    def copied_to(self, ends: dict[int, int], deadline: float) -> bool:
+    def copied_to(self, ends: dict[str, dict[int, int]], deadline: float) -> bool:
         if self.t + self.copy_delay > deadline:
             self.t = deadline
             return False
@@ -152,9 +176,9 @@ class _World:
             decide=lambda line: "y" if self.ask(line) else "rollback",
             say=self.said.append,
             lag=lambda: CopyLag(0, 0.0),
-            check=lambda old, new: self.checked.append((old, new)) or OK,  # type: ignore[func-returns-value]
+            check=lambda old, new: self.checked.append((_one(old), _one(new))) or OK,  # type: ignore[func-returns-value]
             checking=self.checking,
-            source_ends=lambda: self.writes(self.t),
+            source_ends=lambda: {self.source: self.writes(self.t)},
             copied_to=self.copied_to,
             stop_copy=lambda: setattr(self, "copy_stopped_at", self.t),
             ends=lambda topic: self.ends_of[topic],
@@ -171,7 +195,7 @@ class _World:
 
 
 def _plan(automatic: bool = False, timeout: float = 5.0) -> Plan:
-    return Plan("t", "t-p3", ("g",), (100, 2.0), timeout, automatic)
+    return Plan((("t", "t-p3"),), ("g",), (100, 2.0), timeout, automatic)
 
 
 class _Switched(Exception):
@@ -182,7 +206,7 @@ def _cut_over(plan: Plan, world: _World, io: MigrateIO | None = None) -> Barrier
     """The cut-over as ``migrate`` walks it, from the barrier (ready again after each
     revert) through the switch, each record written kept in ``world.taken``; the walk is
     left once the settle is about to be recorded."""
-    m = Migration(plan, MigrateResult(plan.topic, plan.into, "murmur2"))
+    m = Migration(plan, MigrateResult(plan.topics, {"t": "murmur2"}))
 
     def record(state: State, m: Migration, ended: bool) -> None:
         if state.phase is Phase.SETTLE:
@@ -201,7 +225,7 @@ def test_a_cut_over_takes_the_barrier_drains_checks_and_switches() -> None:
     # the producers stop writing at t = 0.5: ends (10, 20) from then on
     world = _World(lambda t: _ends(10, 20) if t >= 0.5 else _ends(int(t * 10), 20), [True, True])
     barrier = _cut_over(_plan(), world)
-    assert barrier.old == {0: 10, 1: 20} and barrier.new == {0: 40, 1: 41, 2: 42}
+    assert barrier.old == {"t": {0: 10, 1: 20}} and barrier.new == {"t-p3": {0: 40, 1: 41, 2: 42}}
     assert barrier.took_s == pytest.approx(2.7)  # from the pause answered at t = 0
     # quiet from 0.5 to 2.5, then 0.2 s to drain: the copy stops at 2.7
     assert world.copy_stopped_at == pytest.approx(2.7)
@@ -224,7 +248,7 @@ def test_a_producer_that_was_not_paused_reverts_the_cut_over_and_the_operator_re
     assert "cut-over reverted: not done within 5 s" in world.said
     assert world.asked[1].startswith("resume every producer on t")
     assert world.asked[2].startswith("pause every producer of t")  # the retry
-    assert barrier.old == {0: 60, 1: 20}
+    assert barrier.old == {"t": {0: 60, 1: 20}}
     assert barrier.took_s == pytest.approx(3.2)  # the attempt that held: paused at t = 5
     assert world.taken == [(3, barrier)]  # a reverted attempt keeps nothing
     assert world.copy_stopped_at is not None and world.copy_stopped_at >= 8.0
@@ -270,12 +294,77 @@ def test_a_group_reads_to_the_barrier_stops_and_gets_the_new_ends() -> None:
         [True, True],
         commits=lambda t: {0: 10, 1: 20} if t >= 1 else {0: 4, 1: 20},
     )
-    moved = move_groups(_plan(), Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}), world.io())
+    moved = move_groups(_plan(), _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}), world.io())
     assert world.offsets == {("g", "t-p3"): {0: 40, 1: 41, 2: 42}}
     assert moved == ["g"]
     assert any("6 records left on 1 partitions" in line for line in world.said)
     assert world.asked[0].startswith("stop every consumer of group g")
     assert "isolation.level=read_committed" in world.asked[1]
+
+
+#: A set of two topics: every group reads a, h reads b too.
+_SET = Plan((("a", "a-p3"), ("b", "b-p3")), ("g", "h"), (100, 2.0), 5.0, False,
+            reads={"g": ("a",), "h": ("a", "b")})  # fmt: skip
+
+
+def _set_world() -> tuple[_World, MigrateIO, list[tuple[object, object]]]:
+    """a's producers paused from the start, b's still writing until t = 1; each group
+    committed every old topic's ends; the checks kept as asked (by topic)."""
+    world = _World(lambda t: _ends(10, 20), [True] * 6)
+    world.ends_of.update({"a-p3": {0: 40, 1: 41, 2: 42}, "b-p3": {0: 1, 1: 2, 2: 2}})
+    checked: list[tuple[object, object]] = []
+    io = MigrateIO(**{
+        **world.io().__dict__,
+        "source_ends": lambda: {"a": _ends(10, 20), "b": _ends(5 if world.t >= 1 else 4)},
+        "committed": lambda g, topic: {"a": {0: 10, 1: 20}, "b": {0: 5}}.get(topic, {}),
+        "check": lambda old, new: checked.append((old, new)) or OK,
+    })  # fmt: skip
+    return world, io, checked
+
+
+def test_a_set_is_cut_over_at_one_barrier_once_every_topic_is_quiet() -> None:
+    world, io, checked = _set_world()
+    barrier = _cut_over(_SET, world, io)
+    # b was written at t = 1: the quiet runs from there to 3, then the drain's 0.2 s
+    assert barrier.old == {"a": {0: 10, 1: 20}, "b": {0: 5}}
+    assert barrier.new == {"a-p3": {0: 40, 1: 41, 2: 42}, "b-p3": {0: 1, 1: 2, 2: 2}}
+    assert barrier.took_s == pytest.approx(3.2)
+    assert checked == [(barrier.old, barrier.new)]  # every copy's tail, at the one barrier
+    assert world.asked[0].startswith("pause every producer of a and b;")
+    assert world.asked[1].startswith("switch every producer of a to a-p3 and b to b-p3 and")
+
+
+def test_each_group_of_a_set_moves_on_the_topics_it_reads_alone() -> None:
+    world, io, _ = _set_world()
+    barrier = Barrier({"a": {0: 10, 1: 20}, "b": {0: 5}},
+                      {"a-p3": {0: 40, 1: 41, 2: 42}, "b-p3": {0: 1, 1: 2, 2: 2}})  # fmt: skip
+    assert move_groups(_SET, barrier, io) == ["g", "h"]
+    assert world.offsets == {
+        ("g", "a-p3"): {0: 40, 1: 41, 2: 42},  # g reads a alone: nothing set on b-p3
+        ("h", "a-p3"): {0: 40, 1: 41, 2: 42},
+        ("h", "b-p3"): {0: 1, 1: 2, 2: 2},
+    }
+    assert world.asked[3].startswith("start group h's consumers on a-p3, b-p3 with")
+    # the rollback's groups go back from the new topics they read to the old ones
+    back = mirror(_SET)
+    assert back.topics == (("a-p3", "a"), ("b-p3", "b"))
+    assert back.reads == {"g": ("a-p3",), "h": ("a-p3", "b-p3")}
+
+
+def test_a_sets_record_keeps_each_topics_ends_and_resumes_them(tmp_path: Path) -> None:
+    checkpoint = str(tmp_path / "m.json")
+    barrier = Barrier({"a": {0: 10}, "b": {0: 5}}, {"a-p3": {0: 4, 1: 6}, "b-p3": {0: 5}}, 2.0)
+    m = Migration(_SET, MigrateResult(_SET.topics, {"a": "murmur2", "b": "murmur2"}),
+                  barriers={Way.FORWARD: barrier})  # fmt: skip
+    write_record(checkpoint, State(Phase.SWITCH), m)
+    kept = json.loads(record_path(checkpoint).read_text(encoding="utf-8"))
+    assert kept["topics"] == [["a", "a-p3"], ["b", "b-p3"]]
+    assert kept["new_ends"] == {"a-p3": {"0": 4, "1": 6}, "b-p3": {"0": 5}}
+    resumed = resumable(checkpoint)
+    assert resumed is not None and resumed.barrier == replace(barrier, outputs={})
+    same_migration(resumed, _SET)
+    with pytest.raises(MigcheckError, match=r"records topics \[\['a', 'a-p3'\], \['b'"):
+        same_migration(resumed, replace(_SET, topics=(("a", "a-p3"),)))
 
 
 def test_while_the_copy_catches_up_its_ranges_are_checked_every_ten_seconds_not_each() -> None:
@@ -314,7 +403,7 @@ APP = AppPlan(
 
 
 def _app_plan(timeout: float = 5.0) -> Plan:
-    return Plan("t", "t-p3", (), (100, 2.0), timeout, False, (APP,))
+    return Plan((("t", "t-p3"),), (), (100, 2.0), timeout, False, (APP,))
 
 
 def test_the_shadow_is_started_at_the_frameworks_line_and_a_no_stops() -> None:
@@ -325,7 +414,7 @@ def test_the_shadow_is_started_at_the_frameworks_line_and_a_no_stops() -> None:
 
 
 def test_a_shadow_the_framework_names_is_the_one_app_found_reading_the_new_topic() -> None:
-    unnamed = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (replace(APP, shadow_id=""),))
+    unnamed = Plan((("t", "t-p3"),), (), (100, 2.0), 5.0, False, (replace(APP, shadow_id=""),))
     # the new query shows itself at t = 3
     world = _World(lambda t: _ends(10, 20), [True], shadows=lambda t: ["q9"] if t >= 3 else [])
     found = start_shadow(unnamed, world.io())
@@ -361,7 +450,7 @@ def test_at_the_barrier_the_shadow_reaches_lag_0_and_its_outputs_ends_are_record
 
 def test_a_shadow_still_behind_at_the_deadline_reverts_the_cut_over() -> None:
     world = _World(lambda t: _ends(10, 20), [True, True], lags=lambda app, t: 1)
-    automatic = Plan("t", "t-p3", (), (100, 2.0), 5.0, True, (APP,))
+    automatic = Plan((("t", "t-p3"),), (), (100, 2.0), 5.0, True, (APP,))
     with pytest.raises(Stopped, match="--yes does not retry"):
         _cut_over(automatic, world)
     assert world.copy_stopped_at is None  # the copy goes on: the revert keeps the old topic
@@ -376,7 +465,7 @@ def test_after_the_switch_the_old_app_reads_to_the_barrier_then_downstream_moves
         commits=lambda t: {0: 7, 1: 8} if t >= 4 else {0: 7, 1: 2},
         lags=lambda app, t: 9 if app == "app" and t < 2 else 0,
     )  # fmt: skip
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 1.0, {"out-p3": {0: 30, 1: 31}})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 1.0, {"out-p3": {0: 30, 1: 31}})
     hops = settle_old_app(_app_plan(), barrier, world.io())
     assert world.t == 2.0
     assert hops == [Hop("out", {0: 7, 1: 8}, "out-p3", {0: 30, 1: 31})]
@@ -394,7 +483,7 @@ OTHER = AppPlan(
 
 
 def _two_apps(timeout: float = 5.0) -> Plan:
-    return Plan("t", "t-p3", (), (100, 2.0), timeout, False, (APP, OTHER))
+    return Plan((("t", "t-p3"),), (), (100, 2.0), timeout, False, (APP, OTHER))
 
 
 def test_two_apps_each_get_a_shadow_and_both_are_ready_and_at_lag_0_at_the_one_barrier() -> None:
@@ -429,7 +518,7 @@ def test_two_old_apps_read_to_the_barrier_and_each_ones_downstream_group_follows
         lags=lambda app, t: 4 if app == "other" and t < 3 else 0,
     )  # fmt: skip
     world.ends_of["sums"] = {0: 7, 1: 8}
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 1.0,
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 1.0,
                       {"out-p3": {0: 30, 1: 31}, "sums-p3": {0: 5, 1: 6}})  # fmt: skip
     hops = settle_old_app(_two_apps(), barrier, world.io())
     assert world.t == 3.0
@@ -456,7 +545,7 @@ def test_a_record_of_two_apps_resumes_with_each_shadow_and_refuses_another_set(
     tmp_path: Path,
 ) -> None:
     checkpoint = str(tmp_path / "m.json")
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.2,
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.2,
                       {"out-p3": {0: 0}, "sums-p3": {0: 0}})  # fmt: skip
     m = _migration(_two_apps(), barrier)
     write_record(checkpoint, State(Phase.SWITCH), m)
@@ -501,7 +590,7 @@ def test_the_apps_outputs_are_its_topologys_sinks_but_its_repartition_topics() -
 
 def test_the_rollback_is_the_same_cut_over_the_other_way() -> None:
     back = mirror(_app_plan())
-    assert (back.topic, back.into) == ("t-p3", "t")
+    assert back.topics == (("t-p3", "t"),)
     (app,) = back.apps
     assert (app.app_id, app.shadow_id) == ("app-p3", "app")
     assert app.outputs == (("out-p3", "out"),) and app.downstream == ("down",)
@@ -509,7 +598,7 @@ def test_the_rollback_is_the_same_cut_over_the_other_way() -> None:
 
 
 def test_the_reverse_copy_waits_for_the_old_topics_readers_and_refuses_if_it_was_written() -> None:
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
     # a forgotten consumer holds t until t = 3; the old app itself may stay
     world = _World(
         lambda t: _ends(10, 20), [], readers=lambda t: ["app"] + (["x"] if t < 3 else [])
@@ -550,7 +639,7 @@ def test_complete_stops_the_reverse_copy_and_the_old_app_then_names_each_leftove
 
 
 def _migration(plan: Plan, barrier: Barrier) -> Migration:
-    return Migration(plan, MigrateResult(plan.topic, plan.into, "murmur2"), barriers={
+    return Migration(plan, MigrateResult(plan.topics, {"t": "murmur2"}), barriers={
         Way.FORWARD: barrier})  # fmt: skip
 
 
@@ -562,12 +651,12 @@ def test_the_record_resumes_after_its_barrier_and_refuses_once_the_migration_end
 
     checkpoint = str(tmp_path / "m.json")
     assert resumable(checkpoint) is None  # nothing recorded: a migration from the start
-    barrier = Barrier({0: 10, 1: 20}, {0: 12, 1: 9, 2: 9}, 3.1, {"out-p3": {0: 5, 1: 6}})
+    barrier = _b({0: 10, 1: 20}, {0: 12, 1: 9, 2: 9}, 3.1, {"out-p3": {0: 5, 1: 6}})
     m = _migration(_app_plan(), barrier)
     write_record(checkpoint, State(Phase.SWITCH), m)
     kept = json.loads(record_path(checkpoint).read_text(encoding="utf-8"))
-    assert kept["old_ends"] == {"0": 10, "1": 20} and kept["new_ends"]["2"] == 9
-    assert (kept["topic"], kept["into"], kept["phase"]) == ("t", "t-p3", "switch")
+    assert kept["old_ends"] == {"t": {"0": 10, "1": 20}} and kept["new_ends"]["t-p3"]["2"] == 9
+    assert (kept["topics"], kept["phase"]) == ([["t", "t-p3"]], "switch")
     assert (kept["way"], kept["ended"]) == ("forward", False)
     resumed = resumable(checkpoint)
     assert resumed is not None and resumed.barrier == barrier  # JSON's keys back to ints
@@ -576,12 +665,12 @@ def test_the_record_resumes_after_its_barrier_and_refuses_once_the_migration_end
     with pytest.raises(UsageError, match=r"records groups \[\], this run \['g'\]"):
         same_migration(resumed, replace(_app_plan(), groups=("g",)))
 
-    m.barriers[Way.BACK] = Barrier({0: 40}, {0: 11, 1: 20})
+    m.barriers[Way.BACK] = Barrier({"t-p3": {0: 40}}, {"t": {0: 11, 1: 20}})
     write_record(checkpoint, State(Phase.SWITCH, Way.BACK), m)
     assert json.loads(record_path(checkpoint).read_text(encoding="utf-8"))["rollback"]
     operator = Operator(ask=lambda line: pytest.fail(line), choose=str, decide=str, say=print)
     # no broker at this address: each refusal comes before any connection
-    options = MigrateOptions("t", 3, checkpoint)
+    options = MigrateOptions(("t",), 3, checkpoint)
     with pytest.raises(UsageError, match=r"stopped within its rollback's cut-over.*by hand"):
         run_migrate(options, operator)
     for state, words in (
@@ -636,6 +725,7 @@ class _Walked:
         self.opened.append((copy, running))
         if copy is Copy.REVERSE:
             self.world.ends_of["t"] = self.reverse_wrote
+            self.world.source = self.world.into  # the rollback's source: the new topic
         world, io = self.world, self.world.io()
         committed = lambda g, topic: world.offsets.get((g, topic), self.commits.get(topic, {}))  # noqa: E731
         return contextlib.nullcontext(MigrateIO(**{**io.__dict__, "committed": committed}))
@@ -654,7 +744,7 @@ def test_a_record_written_before_the_phases_were_recorded_resumes_at_the_switch(
     record_path(checkpoint).write_text(json.dumps(_OLD_RECORD), encoding="utf-8")
     resumed = resumable(checkpoint)
     assert resumed is not None and resumed.state == State(Phase.SWITCH)
-    assert resumed.barrier == Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 3.1, {})
+    assert resumed.barrier == _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 3.1, {})
     # it walks on from the switch: asked again, then each phase after it
     world = _World(lambda t: _ends(10, 20), [True, True, True, True, True])
     world.ends_of["t"] = {0: 10, 1: 20}  # nothing written to the old topic since
@@ -673,7 +763,7 @@ def test_a_record_written_before_the_phases_were_recorded_resumes_at_the_switch(
     # the forward copy stays stopped at the barrier; the reverse one runs
     assert walked.opened == [(Copy.FORWARD, False), (Copy.REVERSE, True)]
     assert result.completed and result.stopped is None and result.groups == ("g",)
-    assert (result.old_ends, result.cutover_s) == ({0: 10, 1: 20}, 3.1)
+    assert (result.old_ends, result.cutover_s) == ({"t": {0: 10, 1: 20}}, 3.1)
     with pytest.raises(UsageError, match="this migration complete: there is nothing left"):
         resumable(checkpoint)
 
@@ -709,13 +799,13 @@ def test_a_first_run_walks_every_phase_and_a_rollback_the_cut_over_the_other_way
     from migcheck.errors import UsageError
 
     app = replace(APP, downstream=())
-    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, (app,))
+    plan = Plan((("t", "t-p3"),), ("g",), (100, 2.0), 5.0, False, (app,))
     answers = [True] * 5 + [False] + [True] * 4  # the window answered "rollback"
     world = _World(lambda t: _ends(10, 20), answers)
     world.ends_of["t"] = {0: 10, 1: 20}
     checkpoint = str(tmp_path / "m.json")
     walked = _Walked(world, checkpoint, {"t": {0: 10, 1: 20}})
-    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), walked.lanes,
+    result = walk(Migration(plan, MigrateResult((("t", "t-p3"),), {"t": "murmur2"})), walked.lanes,
                   walked.record)  # fmt: skip
     assert [a.split(" ")[0] for a in world.asked] == [
         "start", "pause", "switch", "stop", "start",  # shadow, cut-over, group g's move
@@ -732,7 +822,7 @@ def test_a_first_run_walks_every_phase_and_a_rollback_the_cut_over_the_other_way
     assert world.offsets == {("g", "t-p3"): {0: 40, 1: 41, 2: 42}, ("g", "t"): {0: 15, 1: 26}}
     kept = json.loads(record_path(checkpoint).read_text(encoding="utf-8"))
     assert kept["old_output_ends"] == {"out": {"0": 7, "1": 8}}  # the old app settled there
-    assert kept["rollback"]["new_ends"] == {"0": 15, "1": 26}
+    assert kept["rollback"]["new_ends"] == {"t": {"0": 15, "1": 26}}
     with pytest.raises(UsageError, match="this migration rolled back: there is nothing left"):
         resumable(checkpoint)
 
@@ -743,7 +833,7 @@ def test_a_run_that_stopped_moving_the_readers_resumes_there_with_the_recorded_e
     # the first run settled the old app (its output "out" ended at 5, 6) and stopped at the
     # downstream group's move; the resumed run neither switches nor settles again
     checkpoint = str(tmp_path / "m.json")
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.5, {"out-p3": {0: 30, 1: 31}})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.5, {"out-p3": {0: 30, 1: 31}})
     m = _migration(_app_plan(), barrier)
     m.hops[Way.FORWARD] = [Hop("out", {0: 5, 1: 6}, "out-p3", {0: 30, 1: 31})]
     write_record(checkpoint, State(Phase.MOVE_READERS), m)
@@ -768,7 +858,7 @@ def test_a_run_that_stopped_moving_the_readers_resumes_there_with_the_recorded_e
 
 def test_a_resumed_run_leaves_a_group_it_already_moved_where_it_is() -> None:
     # g committed the new topic's barrier ends (or later) before the run stopped
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
     world = _World(lambda t: _ends(10, 20), [])
     io = world.io()
     moved = MigrateIO(**{**io.__dict__, "committed": lambda g, topic: {0: 40, 1: 45, 2: 42}})
@@ -785,7 +875,7 @@ def test_a_resumed_run_leaves_a_group_it_already_moved_where_it_is() -> None:
 
 
 def test_a_resumed_reverse_copy_may_find_the_old_topic_past_the_barrier() -> None:
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
     world = _World(lambda t: _ends(10, 20), [])
     world.ends_of["t"] = {0: 15, 1: 26}  # what the reverse copy wrote before the stop
     reverse_may_start(_app_plan(), barrier, world.io(), resuming_it=True)
@@ -828,7 +918,7 @@ def test_complete_after_waits_out_the_window_then_leaves_the_old_side_listed() -
 def test_the_reverse_copy_waits_on_moved_readers_never_on_the_ones_left_on_purpose() -> None:
     """--leave-group x: x stays on t, which the reverse copy keeps current for it (issue
     72); a reader nobody named is refused at the start, so none is waited on silently."""
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
     world = _World(lambda t: _ends(10, 20), [], readers=lambda t: ["app", "x"])
     world.ends_of["t"] = {0: 10, 1: 20}
     reverse_may_start(replace(_app_plan(), left=("x",)), barrier, world.io())
@@ -864,7 +954,7 @@ def test_a_failing_hook_stops_or_reverts_before_the_switch_and_is_said_after_it(
     reverts (the producers resume on the old topic) and is offered again.  A hook failing
     before the barrier stops the run; after the switch it is said and the walk goes on."""
     app = replace(APP, downstream=())
-    plan = Plan("t", "t-p3", ("g",), (100, 2.0), 5.0, False, (app,))
+    plan = Plan((("t", "t-p3"),), ("g",), (100, 2.0), 5.0, False, (app,))
     seen: list[State] = []
 
     def failing(phase: Phase, times: int = 1):
@@ -880,7 +970,7 @@ def test_a_failing_hook_stops_or_reverts_before_the_switch_and_is_said_after_it(
         world = _World(lambda t: _ends(10, 20), [True] * 12)
         world.ends_of["t"] = {0: 10, 1: 20}
         walked = _Walked(world, str(tmp_path / name), {"t": {0: 10, 1: 20}})
-        start = Migration(plan, MigrateResult("t", "t-p3", "murmur2"))
+        start = Migration(plan, MigrateResult((("t", "t-p3"),), {"t": "murmur2"}))
         return world, walk(start, walked.lanes, walked.record, hooks)
 
     world, result = walked_with(failing(Phase.BARRIER), "a.json")
@@ -906,7 +996,7 @@ def test_a_failing_hook_stops_or_reverts_before_the_switch_and_is_said_after_it(
 def test_a_hook_is_told_the_migration_and_its_failure_is_one_line(tmp_path: Path) -> None:
     from migcheck.online.hooks import hook_env, hook_name, run_hook
 
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
     env = hook_env(State(Phase.MOVE_READERS, Way.BACK), _app_plan(), barrier, CopyLag(7, 0.5))
     assert env == {
         "MIGCHECK_PHASE": "move readers", "MIGCHECK_PHASE_NUMBER": "8", "MIGCHECK_WAY": "back",
@@ -938,12 +1028,13 @@ def test_the_docs_transcript_asks_what_the_code_asks() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "migrate.md").read_text("utf-8")
     block = doc.split("```console\n", 1)[1].split("```", 1)[0]
     manual = [ln.removeprefix("MANUAL: ") for ln in block.splitlines() if ln.startswith("MANUAL: ")]
-    plan = Plan("orders", "orders-p6", ("billing",), (10_000, 2.0), 5.0, False)
+    plan = Plan((("orders", "orders-p6"),), ("billing",), (10_000, 2.0), 5.0, False)
     world = _World(lambda t: _ends(10, 20), [True] * len(manual))
+    world.source, world.into = "orders", "orders-p6"
     world.ends_of.update({"orders-p6": {0: 40, 1: 41, 2: 42}, "orders": {0: 10, 1: 20}})
     walked = _Walked(world, "/nonexistent/dir/m.json", {"orders": {0: 10, 1: 20}})
     walked.record = lambda state, m, ended: None  # type: ignore[method-assign]
-    result = walk(Migration(plan, MigrateResult("orders", "orders-p6", "murmur2")),
+    result = walk(Migration(plan, MigrateResult((("orders", "orders-p6"),), {"orders": "murmur2"})),
                   walked.lanes, walked.record)  # fmt: skip
     assert result.completed, result.stopped
     assert world.asked == manual
@@ -1002,7 +1093,7 @@ class _Seeding:
 def test_a_seeded_shadow_starts_after_the_switch_from_the_barrier_with_the_moved_state(
     tmp_path: Path,
 ) -> None:
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,))
+    plan = Plan((("t", "t-p3"),), (), (100, 2.0), 5.0, False, (SEEDED,))
     world = _World(lambda t: _ends(10, 20), [True] * 10)
     world.ends_of["t"] = {0: 10, 1: 20}
     seeding = _Seeding(world)
@@ -1017,7 +1108,7 @@ def test_a_seeded_shadow_starts_after_the_switch_from_the_barrier_with_the_moved
         walked.record(state, m, ended)
         kept.append(json.loads(record_path(walked.checkpoint).read_text(encoding="utf-8")))
 
-    result = walk(Migration(plan, MigrateResult("t", "t-p3", "murmur2")), lanes, record)
+    result = walk(Migration(plan, MigrateResult((("t", "t-p3"),), {"t": "murmur2"})), lanes, record)
     # no shadow before the barrier, which waits for none (its lag is 900 meanwhile); the
     # operator starts it after the switch, once its state moved and its offsets are set
     assert [a.split(" ")[0] for a in world.asked[:4]] == ["pause", "switch", "start", "stop"]
@@ -1049,8 +1140,8 @@ def test_a_run_resumed_in_the_settle_moves_up_to_the_recorded_ends_and_asks_the_
     tmp_path: Path,
 ) -> None:
     checkpoint = str(tmp_path / "m.json")
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (replace(SEEDED, downstream=()),))
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.2, {"out-p3": {0: 0, 1: 0}})
+    plan = Plan((("t", "t-p3"),), (), (100, 2.0), 5.0, False, (replace(SEEDED, downstream=()),))
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42}, 2.2, {"out-p3": {0: 0, 1: 0}})
     m = _migration(plan, barrier)
     m.changelog_ends = {"app-counts-changelog": {0: 5, 1: 6, 2: 7}}
     write_record(checkpoint, State(Phase.SETTLE), m)
@@ -1078,30 +1169,30 @@ def test_a_run_resumed_in_the_settle_moves_up_to_the_recorded_ends_and_asks_the_
 
 
 def test_a_seeded_shadow_that_runs_before_its_offsets_are_set_stops_the_run() -> None:
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,))
+    plan = Plan((("t", "t-p3"),), (), (100, 2.0), 5.0, False, (SEEDED,))
     world = _World(lambda t: _ends(10, 20), [])
     seeding = _Seeding(world)
     seeding.started_at = 0.0  # started by hand, early: it would read the new topic from 0
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
     with pytest.raises(Stopped, match="the shadow app-p3 runs before its offsets on t-p3"):
         seed_shadow(plan, barrier, {"app-counts-changelog": {}}, seeding.io(world.io()), 0.0)
     assert world.offsets == {} and world.asked == []
 
 
 def test_a_moved_state_that_does_not_check_out_stops_before_the_shadow_starts() -> None:
-    plan = Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,))
+    plan = Plan((("t", "t-p3"),), (), (100, 2.0), 5.0, False, (SEEDED,))
     world = _World(lambda t: _ends(10, 20), [])
     io = seeding_io = _Seeding(world).io(world.io())
     failed = CopyResult("c", "d", "murmur2", (), Verification(36, 2, 0, 0))
     io = MigrateIO(**{**seeding_io.__dict__, "move_state": lambda m, ends: failed})
-    barrier = Barrier({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
+    barrier = _b({0: 10, 1: 20}, {0: 40, 1: 41, 2: 42})
     with pytest.raises(Stopped, match="check failed on app-p3-counts-changelog: 2 missing"):
         seed_shadow(plan, barrier, {"app-counts-changelog": {}}, io, 0.0)
     assert world.asked == [] and world.offsets == {}
 
 
 def test_the_rollback_of_a_seeded_shadow_moves_nothing_back() -> None:
-    back = mirror(Plan("t", "t-p3", (), (100, 2.0), 5.0, False, (SEEDED,)))
+    back = mirror(Plan((("t", "t-p3"),), (), (100, 2.0), 5.0, False, (SEEDED,)))
     (app,) = back.apps
     assert not app.moved and app.moves == ()
     assert (app.app_id, app.shadow_id) == ("app-p3", "app")
@@ -1160,7 +1251,7 @@ def test_the_shadow_state_is_moved_where_a_source_lost_records_and_every_store_c
     # a resumed run keeps the recorded one; another asked by name is refused
     path = record_path(str(tmp_path / "m.json"))
     resumed = Resumed(
-        State(Phase.SETTLE), Barrier({}, {}), {"shop": "shop-p6"}, None, path, {}, {"shop": move}
+        State(Phase.SETTLE), _b({}, {}), {"shop": "shop-p6"}, None, path, {}, {"shop": move}
     )
     assert chosen("count", 0, auto, resumed) == (move, True)
     with pytest.raises(UsageError, match="records --shadow-state move, this run rebuild"):
