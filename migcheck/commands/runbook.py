@@ -461,14 +461,6 @@ def _refuse_set(options: RunbookOptions, disc: Discovery, choice: Choice) -> Non
             "--new-topic names one topic's copy: a set's copies are named <topic>-p<N>; "
             "drop --new-topic"
         )
-    if choice.strategy is Strategy.ONLINE:
-        raise UsageError(
-            f"runbook: --strategy {choice.strategy} is not written for a set of topics yet"
-            + (f" ({choice.reason.split(':')[0]})" if choice.reason else "")
-            + ": pass --strategy move-state (the state moves, nothing is reprocessed) or "
-            "new-topic (its reset reprocesses every source; --accept-lost-history where a "
-            "source lost records), or one --topic"
-        )
 
 
 def _refuse_others(options: RunbookOptions, client: ClientConfig, copies: list[str] | None) -> None:

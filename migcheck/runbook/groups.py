@@ -90,7 +90,9 @@ def _migrate(f: GroupsFacts) -> Step:
     own manual steps (the script's --yes answers them too)."""
     new_topic = f"{f.topic}-p{f.to}"
     groups = tuple(a for g in f.group_ids for a in ("--group", g))
-    call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, new_topic, groups, f.tuning)
+    call = MigrateCall(
+        f.bootstrap, f.command_config, ((f.topic, new_topic),), f.to, groups, f.tuning
+    )
     return migrate_step(call, migrate_explained(f.topic, new_topic, _names(f)))
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from migcheck.model.history import ACCEPT_LOST_HISTORY
 from migcheck.model.migrate import QUIET_S, MigrateTuning, ShadowState
 from migcheck.model.runbook import Run, RunbookFacts, ShellHelper, Step, StepRole, check_name
+from migcheck.words import listing
 
 
 @dataclass(frozen=True)
@@ -23,9 +24,8 @@ class MigrateCall:
 
     bootstrap: str
     command_config: str | None
-    topic: str
+    topics: tuple[tuple[str, str], ...]  # each topic of the set and its new topic
     to: int
-    new_topic: str
     readers: tuple[str, ...]  # --group, --application-id, --output-topic... and values
     tuning: MigrateTuning
 
@@ -34,11 +34,13 @@ def migrate_step(call: MigrateCall, why: str) -> Step:
     """The step that runs ``migcheck migrate``, its checkpoint in the work directory; the
     script's --yes is passed on (ShellHelper.ANSWERING)."""
     extra = ("--command-config", call.command_config) if call.command_config else ()
-    into = ("--into", call.new_topic) if call.new_topic != f"{call.topic}-p{call.to}" else ()
-    checkpoint = f"@{call.new_topic}.migrate.json"  # in the work directory
-    argv = ("migcheck", "migrate", "--bootstrap-server", call.bootstrap, *extra, "--topic",
-            call.topic, "--to", str(call.to), *into, *call.readers, *call.tuning.args(),
-            "--checkpoint", checkpoint)  # fmt: skip
+    (topic, new_topic), *_ = call.topics
+    named = len(call.topics) == 1 and new_topic != f"{topic}-p{call.to}"
+    into = ("--into", new_topic) if named else ()  # a set's are each <topic>-p<to>
+    checkpoint = f"@{new_topic}.migrate.json"  # in the work directory
+    argv = ("migcheck", "migrate", "--bootstrap-server", call.bootstrap, *extra,
+            *(a for t, _ in call.topics for a in ("--topic", t)), "--to", str(call.to), *into,
+            *call.readers, *call.tuning.args(), "--checkpoint", checkpoint)  # fmt: skip
     return Step("Migrate online", why, (Run(argv, via=ShellHelper.ANSWERING),))
 
 
@@ -59,10 +61,12 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
         *((ACCEPT_LOST_HISTORY,) if f.accept_lost_history else ()),
         *(("--shadow-state", f.shadow_state.value) if f.shadow_state else ()),
     )  # fmt: skip
-    call = MigrateCall(f.bootstrap, f.command_config, f.topic, f.to, f.new_topic, readers, f.tuning)
+    pairs = tuple((w.topic, w.new_topic) for w in f.widened)
+    call = MigrateCall(f.bootstrap, f.command_config, pairs, f.to, readers, f.tuning)
     sinks = ", ".join(f.outputs) or "none"
     moved = f.shadow_state is ShadowState.MOVE
-    why = migrate_explained(f.topic, f.new_topic, Shadow(f.to, sinks, shadow, moved))
+    topics, news = listing([t for t, _ in pairs]), listing([n for _, n in pairs])
+    why = migrate_explained(topics, news, Shadow(f.to, sinks, shadow, moved))
     step = migrate_step(call, why)
     return step if moved else replace(step, role=StepRole.REPROCESS)  # the shadow's rebuild
 

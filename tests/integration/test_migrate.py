@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -156,53 +156,42 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
         producer.thread.start()
         groups = [old_group]
         script = _online_runbook(kafka, topic, app.app_id, app.output, tmp_path)
-        env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
-        proc = subprocess.Popen(["bash", str(script), "--execute"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env)  # fmt: skip
-        assert proc.stdin is not None and proc.stdout is not None
-        lines, pauses, new_app = [], 0, None
-        try:
-            for line in proc.stdout:
-                lines.append(line.rstrip("\n"))
-                if not line.startswith("MANUAL: "):
-                    continue
-                step, answer = line[len("MANUAL: ") :].rstrip("\n"), "y"
-                if step.startswith(f"start a shadow of app {app.app_id}"):
-                    assert f"application.id={shadow.app_id}" in step
-                    assert f"{app.output} -> {shadow.output}" in step
-                    new_app = stack.enter_context(shadow.live(max_seconds=400))
-                    new_app.wait_for(RUNNING, 120)
-                elif step.startswith("pause every producer"):
-                    pauses += 1
-                    if pauses > 1:  # the first time the operator forgets to pause
-                        producer.pause()
-                elif step.startswith("resume every producer"):
-                    producer.writing.set()  # on the old topic, after any revert
-                elif step.startswith("switch every producer"):
-                    producer.switch(step.split(" to ", 1)[1].split(" and resume")[0])
-                elif step.startswith("the producers write"):  # the rollback window
-                    # the new topic serves a while, the reverse copy keeping the old current
-                    _wait_for(lambda: len(producer.in_phase(1)) >= 400)
-                    answer = "rollback"
-                elif step.startswith("stop every consumer of group mig-g"):
-                    groups[-1].stop()
-                elif step.startswith("start group mig-g"):
-                    on = step.split("consumers on ")[1].split(" with")[0]
-                    groups.append(_Group(kafka, "mig-g", on, isolation_level="read_committed"))
-                elif step.startswith("stop every consumer of group mig-down"):
-                    down[-1].stop()
-                elif step.startswith("start group mig-down"):
-                    down.append(
-                        _Group(kafka, "mig-down", step.split("consumers on ")[1].split(" with")[0])
-                    )
-                proc.stdin.write(f"{answer}\n")
-                proc.stdin.flush()
-            proc.wait(timeout=60)
-        finally:
-            proc.kill()
-        err = proc.stderr.read() if proc.stderr else ""
-        assert proc.returncode == 0, "\n".join(lines[-20:]) + err[-2000:]
+        pauses, new_app = 0, None
+
+        def act(step: str) -> str:
+            nonlocal pauses, new_app
+            answer = "y"
+            if step.startswith(f"start a shadow of app {app.app_id}"):
+                assert f"application.id={shadow.app_id}" in step
+                assert f"{app.output} -> {shadow.output}" in step
+                new_app = stack.enter_context(shadow.live(max_seconds=400))
+                new_app.wait_for(RUNNING, 120)
+            elif step.startswith("pause every producer"):
+                pauses += 1
+                if pauses > 1:  # the first time the operator forgets to pause
+                    producer.pause()
+            elif step.startswith("resume every producer"):
+                producer.writing.set()  # on the old topic, after any revert
+            elif step.startswith("switch every producer"):
+                producer.switch(step.split(" to ", 1)[1].split(" and resume")[0])
+            elif step.startswith("the producers write"):  # the rollback window
+                # the new topic serves a while, the reverse copy keeping the old current
+                _wait_for(lambda: len(producer.in_phase(1)) >= 400)
+                answer = "rollback"
+            elif step.startswith("stop every consumer of group mig-g"):
+                groups[-1].stop()
+            elif step.startswith("start group mig-g"):
+                on = step.split("consumers on ")[1].split(" with")[0]
+                groups.append(_Group(kafka, "mig-g", on, isolation_level="read_committed"))
+            elif step.startswith("stop every consumer of group mig-down"):
+                down[-1].stop()
+            elif step.startswith("start group mig-down"):
+                down.append(
+                    _Group(kafka, "mig-down", step.split("consumers on ")[1].split(" with")[0])
+                )
+            return answer
+
+        lines = _executed(script, tmp_path, act)
         assert lines[-1] == "Runbook complete."
         assert any(line.startswith("cut-over reverted") for line in lines)
         assert pauses >= 3  # a loaded machine may revert another: the operator retries
@@ -268,6 +257,31 @@ def _counted_exactly_and_rising(
 
 
 RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
+
+
+def _executed(script: Path, tmp_path: Path, act: Callable[[str], str]) -> list[str]:
+    """The runbook executed as an operator runs it (``--execute``, its work directory in
+    ``tmp_path``), each MANUAL line's step done by ``act``, which returns the answer; the
+    output's lines, once it succeeded."""
+    env = {**os.environ, **plain_tools(), "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+    proc = subprocess.Popen(["bash", str(script), "--execute"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("MANUAL: "):
+                step = line.removeprefix("MANUAL: ").rstrip("\n")
+                proc.stdin.write(f"{act(step)}\n")
+                proc.stdin.flush()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    err = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 0, "\n".join(lines[-20:]) + err[-2000:]
+    return lines
 
 
 def _online_runbook(kafka: Kafka, topic: str, app_id: str, output: str, tmp_path: Path) -> Path:
@@ -633,3 +647,96 @@ def test_a_trimmed_apps_shadow_is_seeded_with_its_moved_state_and_rolls_back_exa
     assert {k: int(v) for s, k, v in other_run.state if s == "counts"} == dict(producer.seq)
     upto = Counter(a[2] for a in producer.acked if a[5] < 2)
     assert {k: int(v) for s, k, v in other_shadow_run.state if s == "counts"} == dict(upto)
+
+
+def test_a_joined_apps_two_topics_move_online_at_one_barrier_and_every_order_joins(
+    kafka: Kafka, tmp_path: Path
+) -> None:
+    """Issue 71, online for a set: a real stream-table join (``join-rekey``: orders
+    left-joined with the customers table, re-keyed through a repartition topic and
+    counted) under a steady producer of orders.  ``runbook --topic orders --topic
+    customers --strategy online``, executed: its migrate copies both, rebuilds the app's
+    state in a shadow reading both new topics, and cuts both over at one barrier.  Every
+    count is exact from the records this test produced: the old app's up to the barrier,
+    the shadow's over every order, each joined with its customer (none unmatched); the
+    pause is seconds."""
+    app = StreamsApp(kafka, "join-rekey")
+    customers = {f"k{i}": f"c{i}" for i in range(KEYS)}  # the producer's keys
+    app.produce(app.table, list(customers.items()))
+    topology = app.describe(tmp_path / "join-rekey.txt")
+    shadow = _shadow_of(app, f"{app.input}-p6")
+    shadow.table = f"{app.table}-p6"
+    p = run_cli(
+        "runbook", "--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id,
+        "--topic", app.input, "--topic", app.table, "--to", "6", "--strategy", "online",
+        "--topology", str(topology), "--partitioner", "murmur2", "--cutover-timeout", "10",
+        "--format", "sh",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    script = tmp_path / "runbook.sh"
+    script.write_text(p.stdout, encoding="utf-8")
+    with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
+        old_app.wait_for(RUNNING, 120)
+        producer = _Producer(kafka, app.input)
+        producer.thread.start()
+        _wait_for(lambda: len(producer.acked) >= 400)
+        asked: list[str] = []
+        new_app = old_run = None
+
+        def act(step: str) -> str:
+            nonlocal new_app, old_run
+            asked.append(step)
+            if step.startswith(f"start a shadow of app {app.app_id}:"):
+                new_app = stack.enter_context(shadow.live(max_seconds=400))
+                new_app.wait_for(RUNNING, 120)
+            elif step.startswith("pause every producer"):
+                producer.pause()
+            elif step.startswith("resume every producer"):  # a loaded machine reverted
+                producer.writing.set()
+            elif step.startswith("switch every producer"):
+                producer.switch(shadow.input)
+            elif step.startswith("the producers write"):  # the window: it serves a while
+                _wait_for(lambda: len(producer.in_phase(1)) >= 400)
+            elif step.startswith(f"stop the old app {app.app_id}"):
+                old_run = old_app.finish()
+            return "y"
+
+        lines = _executed(script, tmp_path, act)
+        producer.stop()
+        assert new_app is not None and old_run is not None
+        shadow_run = new_app.finish()
+
+    # one shadow reading both new topics, one pause of both topics' producers, one switch
+    start = next(s for s in asked if s.startswith("start a shadow"))
+    reading = f"{shadow.input} in place of {app.input}, {shadow.table} in place of {app.table}"
+    assert f"reading {reading}" in start, start
+    switch = f"{app.input} to {shadow.input} and {app.table} to {shadow.table}"
+    assert {s.split(";")[0] for s in asked if s.startswith(("pause", "switch"))} == {
+        f"pause every producer of {app.input} and {app.table}",  # again after a revert
+        f"switch every producer of {switch} and resume them (the pause ends here)",
+    }
+    barrier = next(x for x in lines if x.startswith("barrier: "))
+    # the customers as the test wrote them; their copy's ends count its commit markers too
+    assert f"; {app.table} at {KEYS} offsets, {shadow.table} at " in barrier, barrier
+    took = float(next(x for x in lines if x.startswith("cut-over (barrier")).split()[-2])
+    assert took <= 10  # the pause that held, within --cutover-timeout
+    gap = min(a[4] for a in producer.in_phase(1)) - max(a[4] for a in producer.in_phase(0))
+    assert gap < 15  # the producer's pause: seconds
+    # every count exact, each order joined with its key's customer: the shadow's over
+    # every order written on either topic; the old app's over what its topic holds (every
+    # order to the barrier, then what the reverse copy brought back before completion)
+    assert old_run.code == 0 and shadow_run.code == 0, shadow_run.stderr[-2000:]
+    acked = Counter(f"{seq}|{customers[key]}" for _, _, key, seq, *_ in producer.acked)
+    assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == dict(acked)
+    held = Counter(
+        f"{r.value.decode()}|{customers[r.key.decode()]}"
+        for r in kafka.dump_records(app.input)
+        if r.key is not None and r.value is not None
+    )
+    before = Counter(f"{a[3]}|{customers[a[2]]}" for a in producer.in_phase(0))
+    assert held >= before  # nothing the producer wrote before the barrier lost
+    assert {k: int(v) for s, k, v in old_run.state if s == "counts"} == dict(held)
+    rc, described, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
+                                  "--describe", "--topic",
+                                  f"{shadow.app_id}-rekey-group-repartition")  # fmt: skip
+    assert rc == 0 and "PartitionCount: 6" in described, described

@@ -760,17 +760,10 @@ def test_plain_groups_have_no_state_to_move() -> None:
             "topics yet: drop --into to alter every topic of the set in place (the state still "
             "moves; nothing is reprocessed), or pass one --topic",
         ),
-        (
-            Strategy.ONLINE,
-            None,
-            "runbook: --strategy online is not written for a set of topics yet: pass "
-            "--strategy move-state (the state moves, nothing is reprocessed) or new-topic (its "
-            "reset reprocesses every source; --accept-lost-history where a source lost "
-            "records), or one --topic",
-        ),
+        (Strategy.ONLINE, None, None),  # migrate takes the set: written
     ],
 )
-def test_a_sets_move_is_written_in_place_and_its_other_routes_refused_in_one_line(
+def test_a_sets_move_is_written_in_place_or_online_and_onto_copies_refused_in_one_line(
     strategy: Strategy, into: str | None, line: str | None
 ) -> None:
     from migcheck.apps.strategy import Choice

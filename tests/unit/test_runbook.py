@@ -470,6 +470,19 @@ def test_online_checks_the_history_then_migrate_runs_the_shadow_and_moves_every_
     assert p.returncode == 0, p.stdout.decode()
 
 
+def test_a_sets_online_step_migrates_every_topic_of_it_at_one_barrier() -> None:
+    """Issue 71: an online runbook of a joined app's set is one migrate of both topics,
+    each into its own TOPIC-pN (no --into), one shadow reading both."""
+    facts = _joined(strategy=Strategy.ONLINE, outputs=(), downstream=(), groups=())
+    (_, run) = steps(facts)[1].actions
+    assert isinstance(run, Run)
+    argv = " ".join(run.argv)
+    assert "admin.properties --topic orders --topic customers --to 6 --application-id " \
+        "shop-counter" in argv  # fmt: skip
+    assert "--into" not in argv
+    assert "copies orders and customers and follows it" in steps(facts)[1].why
+
+
 def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
     """``builder.table(customers)`` names its store ``customers-STATE-STORE-0000000000``:
     restarted on customers-p6, the app's changelog is named after the copy (the name the
