@@ -239,7 +239,7 @@ def _sh_action(action: Run | Manual | Check) -> str:
     if isinstance(action, Check):
         args = " ".join(_sh_arg(a) for a in action.args)
         return f"{'probe' if action.dry_run else 'check'} {action.function} {args}".rstrip()
-    args = " ".join(_sh_arg(a) for a in action.argv[1:] if a)
+    args = " ".join(_sh_arg(a) for a in action.argv[1:])  # an empty value stays: ''
     name = action.argv[0]
     via = action.via or (ShellHelper.KAFKA_TOOL if action.kafka_tool else "")
     return f"run {via + ' ' if via else ''}{name} {args}".rstrip()

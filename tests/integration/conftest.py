@@ -25,24 +25,23 @@ from sparkcluster import ClusterError, SparkCluster
 
 HERE = Path(__file__).resolve().parent
 
-#: The test files of a minute or more, longest first (seconds of a clean-clone run,
-#: 2026-12-06: test_cluster 743 ... test_group_protocols 62).  pytest-xdist hands whole
-#: files to its workers in collection order, so these go first and the short ones fill in
-#: at the end: a long file started last would leave the other workers idle while it runs.
-#: The unit lane's trials (tests/unit's test_untrusted, some 100 s) are ranked here too:
+#: The test files of some 30 s or more, longest first (seconds of a fresh machine's run,
+#: 2026-12-06, stop 79: test_cluster 688 ... test_sampled_intervals 33).  pytest-xdist
+#: hands whole files to its workers in collection order, so these go first and the short
+#: ones fill in at the end: a long file started last would leave the other workers idle
+#: while it runs.  The unit lane's trials (tests/unit's test_untrusted, some 50 s) rank too:
 #: unranked, they came last.  Only the order depends on this list; a stale one costs
 #: minutes, never a test.
 LONGEST_FIRST = (
-    "test_cluster", "test_runbook_streams", "test_scale", "test_quix",
-    "test_runbook_move_copies", "test_migrate", "test_faust", "test_runbook_move_state",
-    "test_jvmarchive", "test_copy", "test_app_joins", "test_app_streams",
-    "test_runbook_strategy", "test_client_partitioners", "test_analyze_kafka",
-    "test_runbook_close", "test_read_only", "test_runbook_groups", "test_app_streams_protocol",
-    "test_faults",
-    "test_untrusted_runbooks", "test_runbook_loss", "test_kafka_versions", "test_secured",
-    "test_plan_streams", "test_gate", "test_untrusted", "test_install_route",
-    "test_runbook_lost_history", "test_spark_udf", "test_key_layouts", "test_render_glance",
-    "test_group_protocols",
+    "test_cluster", "test_app_joins", "test_migrate", "test_client_partitioners", "test_copy",
+    "test_quix", "test_app_streams", "test_analyze_kafka", "test_runbook_streams",
+    "test_runbook_move_state", "test_jvmarchive", "test_runbook_groups", "test_scale",
+    "test_runbook_move_copies", "test_kafka_versions", "test_runbook_strategy",
+    "test_runbook_close", "test_faust", "test_spark_udf", "test_read_only", "test_faults",
+    "test_runbook_loss", "test_plan_streams", "test_secured", "test_gate",
+    "test_app_streams_protocol", "test_readers", "test_render_glance", "test_harness",
+    "test_untrusted_runbooks", "test_untrusted", "test_group_protocols", "test_install_route",
+    "test_runbook_lost_history", "test_groups", "test_key_layouts", "test_sampled_intervals",
 )  # fmt: skip
 
 

@@ -312,6 +312,17 @@ def _shadow_of(app: StreamsApp, into: str) -> StreamsApp:
     return shadow
 
 
+def _committed_on(kafka: Kafka, group: str, topic: str) -> bool:
+    """Whether ``group`` has committed an offset on ``topic`` (kafka-python's admin)."""
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    try:
+        return any(tp.topic == topic for tp in admin.list_group_offsets(group).get(group, {}))
+    finally:
+        admin.close()
+
+
 def _last(read: list[tuple[str, int]]) -> dict[str, int]:
     """Each key's last value read."""
     return dict(read)
@@ -666,20 +677,23 @@ def test_a_joined_apps_two_topics_move_online_at_one_barrier_and_every_order_joi
     topology = app.describe(tmp_path / "join-rekey.txt")
     shadow = _shadow_of(app, f"{app.input}-p6")
     shadow.table = f"{app.table}-p6"
-    p = run_cli(
-        "runbook", "--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id,
-        "--topic", app.input, "--topic", app.table, "--to", "6", "--strategy", "online",
-        "--topology", str(topology), "--partitioner", "murmur2", "--cutover-timeout", "10",
-        "--format", "sh",
-    )  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    script = tmp_path / "runbook.sh"
-    script.write_text(p.stdout, encoding="utf-8")
     with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
         old_app.wait_for(RUNNING, 120)
         producer = _Producer(kafka, app.input)
         producer.thread.start()
         _wait_for(lambda: len(producer.acked) >= 400)
+        # the group shows the app reading the orders once it committed some (as any app
+        # that ran a while has)
+        _wait_for(lambda: _committed_on(kafka, app.app_id, app.input))
+        p = run_cli(
+            "runbook", "--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id,
+            "--topic", app.input, "--topic", app.table, "--to", "6", "--strategy", "online",
+            "--topology", str(topology), "--partitioner", "murmur2", "--cutover-timeout", "10",
+            "--format", "sh",
+        )  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        script = tmp_path / "runbook.sh"
+        script.write_text(p.stdout, encoding="utf-8")
         asked: list[str] = []
         new_app = old_run = None
 

@@ -468,6 +468,9 @@ def test_online_checks_the_history_then_migrate_runs_the_shadow_and_moves_every_
     script = _script(tmp_path, facts)
     p = subprocess.run([str(SHELLCHECK), str(script)], capture_output=True)
     assert p.returncode == 0, p.stdout.decode()
+    # the script passes that empty value on as a word of its own (dropped, --output-topic
+    # took the next option as its value and migrate refused the rest)
+    assert "--output-topic '' --partitioner auto" in script.read_text(encoding="utf-8")
 
 
 def test_a_sets_online_step_migrates_every_topic_of_it_at_one_barrier() -> None:

@@ -156,7 +156,12 @@ def test_every_command_writes_through_the_registry() -> None:
     assert set(WRITERS) == set(COMMANDS), "a command that writes names must join WRITERS"
 
 
-@pytest.mark.parametrize("command", sorted(WRITERS))
+#: The runbooks' writer: its eleven scripts are each shellchecked, some 6 s an example
+#: (the rest of the trial is milliseconds), so it draws fewer examples than the others.
+RUNBOOKS = "runbook"
+
+
+@pytest.mark.parametrize("command", sorted(set(WRITERS) - {RUNBOOKS}))
 @pytest.mark.trials  # a property over every command's writers: CI's integration phase
 @settings(
     max_examples=15,
@@ -169,6 +174,29 @@ def test_every_command_writes_through_the_registry() -> None:
 def test_a_hostile_name_is_data_in_every_output(
     command: str, name: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    _hostile_name_is_data(command, name, tmp_path_factory)
+
+
+@pytest.mark.trials
+@settings(
+    max_examples=5,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(name=st.one_of(NAMES, PRINTABLE))
+@example(name=ISSUE_ID)
+@example(name=ISSUE_ID_ONE_LINE)
+def test_a_hostile_name_is_data_in_every_runbook(
+    name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _hostile_name_is_data(RUNBOOKS, name, tmp_path_factory)
+
+
+def _hostile_name_is_data(
+    command: str, name: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """``command``'s outputs with ``name`` in every field the cluster could fill: each
+    shows it as data, and a runbook refuses it in one line or runs none of it."""
     written, twin = WRITERS[command](name), WRITERS[command](_harmless(name))
     if written.refused:
         _refusal_ok(written)
