@@ -737,8 +737,9 @@ def test_a_joined_apps_two_topics_move_online_at_one_barrier_and_every_order_joi
     gap = min(a[4] for a in producer.in_phase(1)) - max(a[4] for a in producer.in_phase(0))
     assert gap < 15  # the producer's pause: seconds
     # every count exact, each order joined with its key's customer: the shadow's over
-    # every order written on either topic; the old app's over what its topic holds (every
-    # order to the barrier, then what the reverse copy brought back before completion)
+    # every order written on either topic; the old app's over every order to the barrier,
+    # and no more than its topic holds (the reverse copy kept it current until completion,
+    # up to where the app had read when the operator stopped it)
     assert old_run.code == 0 and shadow_run.code == 0, shadow_run.stderr[-2000:]
     acked = Counter(f"{seq}|{customers[key]}" for _, _, key, seq, *_ in producer.acked)
     assert {k: int(v) for s, k, v in shadow_run.state if s == "counts"} == dict(acked)
@@ -748,8 +749,8 @@ def test_a_joined_apps_two_topics_move_online_at_one_barrier_and_every_order_joi
         if r.key is not None and r.value is not None
     )
     before = Counter(f"{a[3]}|{customers[a[2]]}" for a in producer.in_phase(0))
-    assert held >= before  # nothing the producer wrote before the barrier lost
-    assert {k: int(v) for s, k, v in old_run.state if s == "counts"} == dict(held)
+    old_counts = Counter({k: int(v) for s, k, v in old_run.state if s == "counts"})
+    assert before <= old_counts <= held
     rc, described, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,
                                   "--describe", "--topic",
                                   f"{shadow.app_id}-rekey-group-repartition")  # fmt: skip
