@@ -36,6 +36,7 @@ from migcheck.commands.outcome import Outcome
 from migcheck.commands.runbook import internal_after, state_moves
 from migcheck.commands.shadow_state import StateMoves, choose_shadow_state
 from migcheck.copy.checkpoint import (
+    Checkpoint,
     check_destination,
     load_checkpoint,
 )
@@ -115,14 +116,17 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
     pairs = tuple((t, options.into or f"{t}-p{options.to}") for t in topics)
     apps = _app_plans(options, client, pairs, resumed)
     groups, reads = _groups(options, client, apps, topics)
-    dests = tuple(
-        _new_topic(options, client, s, new) for s, (_, new) in zip(sources, pairs, strict=True)
-    )
+    # each copy's checkpoint, read once: every new topic is made and checked against its
+    # own before any copy starts
+    saved = tuple(load_checkpoint(_copy_path(options, old), old, new) for old, new in pairs)
+    sides = tuple(zip(sources, pairs, saved, strict=True))
+    dests = tuple(_new_topic(options, client, s, new, kept) for s, (_, new), kept in sides)
     for old, new in (pair for app in apps for pair in app.outputs):
         create_shadow_output(client, old, new)
     with spark_errors():
         prepared = tuple(
-            _forward_copy(options, client, s, d) for s, d in zip(sources, dests, strict=True)
+            _forward_copy(options, client, s, d, kept)
+            for (s, _, kept), d in zip(sides, dests, strict=True)
         )
         partitioners = {p.topics[0].name: p.spec.partitioner for p in prepared}
         _refuse_apart(apps, partitioners)
@@ -142,25 +146,30 @@ def run_migrate(options: MigrateOptions, operator: Operator) -> Outcome[MigrateR
 
 
 def _forward_copy(
-    options: MigrateOptions, client: ClientConfig, source: TopicMeta, dest: TopicMeta
+    options: MigrateOptions,
+    client: ClientConfig,
+    source: TopicMeta,
+    dest: TopicMeta,
+    saved: Checkpoint | None,
 ) -> PreparedCopy:
-    """One topic's copy into its new one, from its checkpoint: each topic's partitioner
-    detected from its own producers' records (or --partitioner)."""
+    """One topic's copy into its new one, from its checkpoint (``saved``): each topic's
+    partitioner detected from its own producers' records (or --partitioner)."""
     path = _copy_path(options, source.name)
     copy = _following_copy(options, source.name, dest.name, options.partitioner, path)
-    saved = load_checkpoint(path, source.name, dest.name)
     return prepare_copy(copy, client, source, dest, saved)
 
 
 def _new_topic(
-    options: MigrateOptions, client: ClientConfig, source: TopicMeta, into: str
+    options: MigrateOptions,
+    client: ClientConfig,
+    source: TopicMeta,
+    into: str,
+    saved: Checkpoint | None,
 ) -> TopicMeta:
-    """One topic's new one, made (or found, as its copy's checkpoint left it), checked
-    against that checkpoint."""
-    path = _copy_path(options, source.name)
-    saved = load_checkpoint(path, source.name, into)
+    """One topic's new one, made (or found, as its copy's checkpoint ``saved`` left it),
+    checked against that checkpoint."""
     dest = create_new_topic(client, source, into, options.to, copy_saved=saved is not None)
-    check_destination(path, saved, into, dest.partition_count)
+    check_destination(_copy_path(options, source.name), saved, into, dest.partition_count)
     return dest
 
 
@@ -445,18 +454,16 @@ def _groups(
     error.  Every other reader of a topic is refused (:func:`_refuse_unnamed`)."""
     skip = tuple(i for app in apps for i in (app.app_id, app.shadow_id))
     reads: dict[str, list[str]] = {}
-    for topic in topics:
-        if options.groups:
-            named = tuple(g for g in options.groups if _reads_any(client, g, [topic]))
-            found = plain_groups(client, topic, named) if named else []
-        else:
-            left = (*skip, *options.left)
-            found = plain_groups(client, topic, (), skip=left, none_ok=True)
+    for group in dict.fromkeys(options.groups):  # each named one looked at once
+        info = describe_group(client, group)
+        reads[group] = [t for t in topics if info is not None and info.reads(t)]
+        # checked on a topic it reads, or refused on the first, in plain_groups' words
+        plain_groups(client, (*reads[group], topics[0])[0], (group,))
+    for topic in topics if not options.groups else ():
+        found = plain_groups(client, topic, (), skip=(*skip, *options.left), none_ok=True)
         for f in found:
             reads.setdefault(f.group.group_id, []).append(topic)
-    if options.groups and (idle := [g for g in options.groups if g not in reads]):
-        plain_groups(client, topics[0], (idle[0],))  # refused there, in its own words
-    if not reads and not apps:
+    if not options.groups and not reads and not apps:
         plain_groups(client, topics[0], (), skip=options.left)  # none: refused there
     for topic in topics:
         _refuse_unnamed(client, topic, {*reads, *skip, *options.left})

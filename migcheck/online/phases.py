@@ -143,11 +143,11 @@ class Plan:
 
     @property
     def olds(self) -> tuple[str, ...]:
-        return tuple(old for old, _ in self.topics)
+        return olds_of(self.topics)
 
     @property
     def news(self) -> tuple[str, ...]:
-        return tuple(new for _, new in self.topics)
+        return news_of(self.topics)
 
     def app_topics(self, app: AppPlan) -> tuple[tuple[str, str], ...]:
         """The topics of the set ``app`` reads, each with its new one."""
@@ -165,10 +165,12 @@ class Plan:
 
 
 def olds_of(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The old topics of (old, new) pairs: a plan's, or an app's of it."""
     return tuple(old for old, _ in pairs)
 
 
 def news_of(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The new topics of (old, new) pairs."""
     return tuple(new for _, new in pairs)
 
 

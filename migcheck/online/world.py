@@ -94,7 +94,6 @@ def open_migrate_io(
         return opened[topic].high()
 
     checkers = [(c.topics[0].name, c.topics[1].name, c.checker()) for c in copies]
-    followers = [c.follower for c in copies]
     dests = [c.topics[1].name for c in copies]
     # each app's and shadow's framework: only an app's phases ask its lag
     frameworks = {i: a.framework for a in apps for i in (a.app_id, a.shadow_id)}
@@ -117,14 +116,11 @@ def open_migrate_io(
             yield
 
     def copied_to(ends: Marks, deadline: float) -> bool:
-        return all(
-            f.wait_copied_to(ends[c.topics[0].name], deadline)
-            for c, f in zip(copies, followers, strict=True)
-        )
+        return all(c.follower.wait_copied_to(ends[c.topics[0].name], deadline) for c in copies)
 
     def stop_copy() -> None:
-        for f in followers:
-            f.stop.set()
+        for c in copies:
+            c.follower.stop.set()
 
     def topic_ends(topic: str) -> dict[int, int]:
         meta = wait_until_settled(client, topic)
@@ -140,9 +136,9 @@ def open_migrate_io(
         return bool(info and info.members)
 
     def lag() -> CopyLag | None:
-        for f in followers:
-            f.raise_error()
-        return combined([f.lag for f in followers])
+        for c in copies:
+            c.follower.raise_error()
+        return combined([c.follower.lag for c in copies])
 
     io = MigrateIO(
         ask=operator.ask,

@@ -18,6 +18,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -161,16 +162,25 @@ def test_every_command_writes_through_the_registry() -> None:
 RUNBOOKS = "runbook"
 
 
+def _hostile_names(examples: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The trial's names: ``examples`` drawn, and the issue's two ids always."""
+
+    def trial(test: Callable[..., None]) -> Callable[..., None]:
+        drawn = given(name=st.one_of(NAMES, PRINTABLE))(
+            example(name=ISSUE_ID_ONE_LINE)(example(name=ISSUE_ID)(test))
+        )
+        return settings(
+            max_examples=examples,
+            deadline=None,
+            suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        )(drawn)
+
+    return trial
+
+
 @pytest.mark.parametrize("command", sorted(set(WRITERS) - {RUNBOOKS}))
 @pytest.mark.trials  # a property over every command's writers: CI's integration phase
-@settings(
-    max_examples=15,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(name=st.one_of(NAMES, PRINTABLE))
-@example(name=ISSUE_ID)
-@example(name=ISSUE_ID_ONE_LINE)
+@_hostile_names(15)
 def test_a_hostile_name_is_data_in_every_output(
     command: str, name: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -178,14 +188,7 @@ def test_a_hostile_name_is_data_in_every_output(
 
 
 @pytest.mark.trials
-@settings(
-    max_examples=5,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(name=st.one_of(NAMES, PRINTABLE))
-@example(name=ISSUE_ID)
-@example(name=ISSUE_ID_ONE_LINE)
+@_hostile_names(5)
 def test_a_hostile_name_is_data_in_every_runbook(
     name: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
