@@ -83,6 +83,9 @@ def test_running_app_crashes_at_its_next_heartbeat(kafka: Kafka, tmp_path: Path)
         app.alter(app.input, 6)
         altered = time.monotonic()
         crashed = live.wait_for("CRASH: ", WITHIN_S + 10, since=start)  # while live
+        # The handler prints before the client moves to ERROR: closing it in between
+        # would race that move (PENDING_SHUTDOWN instead), so wait for the state itself.
+        live.wait_for("PENDING_ERROR -> ERROR", 30, since=start)
         run = live.finish()
     assert run.crash == TOPOLOGY_EXCEPTION + cand["error"], run.stderr[-2000:]
     assert crashed - altered < WITHIN_S
