@@ -163,9 +163,15 @@ accept_lost_history_option = click.option(
 
 
 #: Options of the commands that read a Kafka Streams application.
-def application_id_option(required: bool = True, help: str = "The app's application.id."):
-    """``--application-id``: the group id and internal-topic prefix, as StreamsResetter names it."""
-    return click.option("--application-id", "app_id", required=required, metavar="ID", help=help)
+def application_id_option(
+    required: bool = True, help: str = "The app's application.id.", several: bool = False
+):
+    """``--application-id``: the group id and internal-topic prefix, as StreamsResetter
+    names it; ``several``: repeatable (``app_ids``), every app of the change."""
+    name = "app_ids" if several else "app_id"
+    return click.option(
+        "--application-id", name, required=required, multiple=several, metavar="ID", help=help
+    )
 
 
 def topics_option(help: str):
@@ -177,11 +183,27 @@ def topics_option(help: str):
 
 def topology_option(
     help: str = "The text Topology#describe() prints; without it the topology is inferred.",
+    several: bool = False,
 ):
-    """``--topology``: a file holding the text ``Topology#describe()`` prints."""
+    """``--topology``: a file holding the text ``Topology#describe()`` prints; ``several``:
+    repeatable (``topology_files``), ``APP_ID=FILE`` for each of several apps
+    (:func:`topologies_of`)."""
+    if several:
+        return click.option(
+            "--topology", "topology_files", multiple=True, metavar="[APP_ID=]FILE", help=help
+        )
     return click.option(
         "--topology", "topology_file", type=click.Path(dir_okay=False), default=None, help=help
     )
+
+
+def topologies_of(values: tuple[str, ...], app_ids: tuple[str, ...]) -> dict[str, str]:
+    """Each app's --topology file, by app id: ``APP_ID=FILE``, or ``FILE`` alone when one
+    app moves (a path that holds ``=`` then reads whole)."""
+    apps = tuple(dict.fromkeys(app_ids)) or ("",)  # none: refused once the options are read
+    if len(apps) == 1 and len(values) == 1 and not values[0].startswith(f"{apps[0]}="):
+        return {apps[0]: values[0]}
+    return id_file_pairs(values, "--topology")
 
 
 fixed_repartition_option = click.option(

@@ -20,11 +20,12 @@ from migcheck.cli.common import (
     conf_option,
     connection_of,
     cutover_timeout_option,
-    id_file_pairs,
     master_option,
     partitioner_option,
     spark_of,
     topics_option,
+    topologies_of,
+    topology_option,
 )
 from migcheck.commands.migrate import MigrateOptions, Operator, run_migrate
 from migcheck.model.migrate import ShadowState
@@ -97,13 +98,10 @@ from migcheck.untrusted import visible
     help="An output topic of the app (repeatable; --output-topic '' when it writes none); the "
     "shadow writes TOPIC-pN instead.",
 )
-@click.option(
-    "--topology",
-    "topology_files",
-    multiple=True,
-    metavar="[APP_ID=]FILE",
+@topology_option(
     help="An app's Topology#describe() text: its sinks are its outputs (repeatable: "
     "APP_ID=FILE for each of several apps; FILE alone for one).",
+    several=True,
 )
 @click.option(
     "--downstream-group",
@@ -262,7 +260,7 @@ def migrate_cmd(
         application_ids=app_ids,
         shadow_application_id=shadow_application_id,
         outputs=outputs,
-        topologies=_topologies(topology_files, app_ids),
+        topologies=topologies_of(topology_files, app_ids),
         downstream_groups=downstream,
         max_shadow_lag=max_shadow_lag,
         shadow_state=ShadowState(shadow_state),
@@ -275,15 +273,6 @@ def migrate_cmd(
         outcome = run_migrate(options, operator)
     click.echo(command_output().formats["text"](outcome.report), nl=False)
     return outcome.exit_code
-
-
-def _topologies(values: tuple[str, ...], app_ids: tuple[str, ...]) -> dict[str, str]:
-    """Each app's --topology file, by app id: ``APP_ID=FILE``, or ``FILE`` alone when one
-    app moves (a path that holds ``=`` then reads whole)."""
-    apps = tuple(dict.fromkeys(app_ids)) or ("",)  # none: refused once the options are read
-    if len(apps) == 1 and len(values) == 1 and not values[0].startswith(f"{apps[0]}="):
-        return {apps[0]: values[0]}
-    return id_file_pairs(values, "--topology")
 
 
 def say(line: str) -> None:

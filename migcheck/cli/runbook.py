@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -29,13 +30,14 @@ from migcheck.cli.common import (
     partitioner_option,
     spark_of,
     topics_option,
+    topologies_of,
     topology_option,
     writable_output,
     write_outcome,
 )
 from migcheck.commands.groups_runbook import GroupsRunbookOptions, run_groups_runbook
 from migcheck.commands.outcome import Outcome
-from migcheck.commands.runbook import RunbookOptions, run_runbook
+from migcheck.commands.runbook import RunbookOptions, run_apps_runbook, run_runbook
 from migcheck.errors import UsageError
 from migcheck.model.migrate import MigrateTuning
 from migcheck.model.runbook import (
@@ -70,7 +72,7 @@ class Takes:
 
 
 _APP_ONLY = (
-    "topology_file", "new_topic", "group_timeout", "accept_split_history", "accept_lost_history",
+    "topology_files", "new_topic", "group_timeout", "accept_split_history", "accept_lost_history",
     "state_dir", "fixed_repartition", "framework", "master", "conf", "left",
 )  # fmt: skip
 
@@ -117,7 +119,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 @application_id_option(
     required=False,
     help="A Kafka Streams app's application.id, a ksqlDB query's, or a Quix Streams "
-    "app's consumer group: its reprocess runbook.",
+    "app's consumer group: its reprocess runbook.  Repeatable with --strategy online: "
+    "every app of the topics moves at migrate's one barrier, each with --topology ID=FILE.",
+    several=True,
 )
 @click.option(
     "--group",
@@ -153,7 +157,11 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     help="--strategy online: a group reading the app's outputs, moved to the shadow's at "
     "the barrier (repeatable).",
 )
-@topology_option()
+@topology_option(
+    help="The text Topology#describe() prints; without it the topology is inferred "
+    "(APP_ID=FILE for each of several --application-id).",
+    several=True,
+)
 @topics_option(
     "The topic to widen; repeated, a set widened in one change (every side of a join), for "
     "an app's runbook."
@@ -253,10 +261,12 @@ def runbook_cmd(**params: Any) -> int:
     history would split (the keys are listed in the output), or a reprocess of sources
     that lost records (one line); 2 on bad input.
     """
-    mode = Mode.GROUPS if params["app_id"] is None else Mode.APP
+    apps = params["app_ids"]
+    mode = Mode.APP if apps else Mode.GROUPS
     strategy = Strategy(params["strategy"])
     _check_modes(mode, strategy is Strategy.ONLINE)
     topic, *also = _topics(mode, params["topics"])
+    files = _topologies(apps, params, strategy is Strategy.ONLINE) if apps else {}
     given = {
         "topic": topic,
         "connection": connection_of(params["bootstrap"], params["command_config"]),
@@ -269,9 +279,42 @@ def runbook_cmd(**params: Any) -> int:
     else:
         spark = spark_of(params["master"], params["conf"])
         repartition = list(params["fixed_repartition"])
-        app = {**given, "also": tuple(also), "spark": spark, "fixed_repartition": repartition}
-        outcome = run_runbook(_options(RunbookOptions, params, app))
+        app = {**given, "also": tuple(also), "spark": spark, "fixed_repartition": repartition,
+               "app_id": apps[0], "topology_file": files.get(apps[0])}  # fmt: skip
+        options = _options(RunbookOptions, params, app)
+        outcome = run_runbook(options) if len(apps) == 1 else run_apps_runbook(options, files)
     return write_outcome(outcome, params["fmt"], params["output"])
+
+
+def _topologies(apps: tuple[str, ...], params: Mapping[str, Any], online: bool) -> dict[str, str]:
+    """Each app's --topology file, by its id (absolute: the script runs elsewhere).
+    Several apps move only online, at migrate's one barrier, and each needs its file:
+    migrate reads each one's outputs from its sinks, taking no --output-topic then."""
+    repeated = [a for a in dict.fromkeys(apps) if apps.count(a) > 1]
+    if repeated:
+        raise UsageError(f"--application-id {repeated[0]!r} is given twice: name each app once")
+    files = topologies_of(params["topology_files"], apps)
+    unknown = sorted(set(files) - set(apps))
+    if unknown:
+        raise UsageError(f"--topology {unknown[0]}=FILE names no --application-id given")
+    if len(apps) > 1:
+        if not online:
+            raise UsageError(
+                "several --application-id move together only with --strategy online, at "
+                "migrate's one barrier: give it, or write one app's runbook"
+            )
+        if params["output_topics"]:
+            raise UsageError(
+                "--output-topic names one app's outputs: with several --application-id give "
+                "each app's --topology APP_ID=FILE (its sinks are its outputs)"
+            )
+        missing = [a for a in apps if a not in files]
+        if missing:
+            raise UsageError(
+                f"--topology {missing[0]}=FILE is missing: with several --application-id "
+                "migrate reads each app's outputs from its topology's sinks"
+            )
+    return {a: os.path.abspath(f) for a, f in files.items()}
 
 
 def _topics(mode: Mode, topics: Sequence[str]) -> list[str]:

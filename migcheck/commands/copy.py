@@ -145,12 +145,16 @@ def prepare_copy(
     ``starts``: where each source partition's copy begins, if not at its log's start
     (``migrate``'s reverse copy begins at the barrier); ``done``: where it ends, which a
     latest-per-key copy reads to ``done`` before it writes and pins (copy.latest)."""
+    from migcheck.analysis.scan.plan import short_jvm
     from migcheck.analysis.spark import get_session
 
     until = done if options.latest_per_key else None  # refused before any read:
     pinned_until(options.checkpoint, saved, until, any(p.records for p in dest.partitions))
     spark = get_session(
-        options.spark.master, options.spark.conf, bootstrap=client.bootstrap_servers
+        options.spark.master,
+        options.spark.conf,
+        short_run=short_jvm(source.records),
+        bootstrap=client.bootstrap_servers,
     )
 
     run = new_run()  # the detection's read holds the records for this run's tasks
@@ -191,9 +195,15 @@ def detected_partitioner(
     a tie judged at ``into_partitions``), read-only: nothing is held for a copy.  None
     where no record has a key; :class:`~migcheck.copy.errors.PlacementError` where no
     partitioner placed them all."""
+    from migcheck.analysis.scan.plan import short_jvm
     from migcheck.analysis.spark import get_session
 
-    spark = get_session(settings.master, settings.conf, bootstrap=client.bootstrap_servers)
+    spark = get_session(
+        settings.master,
+        settings.conf,
+        short_run=short_jvm(source.records),
+        bootstrap=client.bootstrap_servers,
+    )
 
     def read_stats(units, names):
         return spark_key_stats(spark, client, source, units, names, into_partitions)

@@ -12,7 +12,7 @@ through the analysis pipeline), unless ``--accept-split-history`` is given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from migcheck.analysis.errors import spark_errors
@@ -56,16 +56,19 @@ from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
+    OnlinePeer,
     Runbook,
     RunbookFacts,
     SplitRefusal,
     StateMove,
+    Step,
     Strategy,
     Widened,
 )
 from migcheck.model.topics import check_changes
 from migcheck.readers.discovery import Found, described, find_readers
 from migcheck.runbook.actions import reprocesses
+from migcheck.runbook.online import MIGRATE_TITLE
 from migcheck.words import listing
 
 
@@ -177,6 +180,42 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     steps = tuple(runbook_steps(facts))
     lost = lost if reprocesses(steps) else ()  # said at the top only where it reprocesses
     return Outcome(Runbook(replace(facts, history_lost=lost), steps, report_header()), EXIT_OK)
+
+
+def run_apps_runbook(
+    options: RunbookOptions, topologies: Mapping[str, str]
+) -> Outcome[Runbook | SplitRefusal]:
+    """``--strategy online`` for several apps of the topics (``--application-id``
+    repeated): each app's runbook is written and judged as its own (its checks, its
+    refusals), then one migrate moves them all at its one barrier, each app's other
+    steps (ksqlDB's kept statement) before it.  The first app's refusal is the answer."""
+    written: list[tuple[RunbookFacts, tuple[Step, ...]]] = []
+    for app, file in topologies.items():
+        outcome = run_runbook(replace(options, app_id=app, topology_file=file))
+        report = outcome.report
+        if not isinstance(report, Runbook) or not isinstance(report.facts, RunbookFacts):
+            return outcome
+        written.append((report.facts, report.steps))
+    (first, _), *others = written
+    peers = tuple(OnlinePeer(f.app_id, topologies[f.app_id], f.outputs) for f, _ in others)
+    moved = all(f.shadow_state is ShadowState.MOVE for f, _ in written)
+    facts = replace(
+        first,
+        peers=peers,
+        topology_file=topologies[first.app_id],
+        shadow_state=ShadowState.MOVE if moved else None,  # else migrate's auto, per app
+    )
+    before, migrate = _before_migrate(runbook_steps(facts))
+    extra = [s for _, steps in others for s in _before_migrate(steps)[0] if s not in before]
+    return Outcome(Runbook(facts, (*before, *extra, migrate), report_header()), EXIT_OK)
+
+
+def _before_migrate(steps: Sequence[Step]) -> tuple[list[Step], Step]:
+    """An online procedure's steps before its migrate, and the migrate, which ends it."""
+    *before, last = steps
+    if last.title != MIGRATE_TITLE:
+        raise ValueError(f"an online procedure ends with its migrate, not {last.title!r}")
+    return before, last
 
 
 def _refuse_lost_history(

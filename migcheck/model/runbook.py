@@ -75,6 +75,17 @@ LAG_TIMEOUT = 300
 
 
 @dataclass(frozen=True)
+class OnlinePeer:
+    """Another app of the topics that ``runbook --strategy online`` moves at the same
+    barrier (``--application-id`` repeated): one migrate names every app, each with its
+    ``Topology#describe()`` file, whose sinks migrate reads as its outputs."""
+
+    app_id: str
+    topology_file: str
+    outputs: tuple[str, ...] = ()  # its shadow writes <output>-p<N> (the header's words)
+
+
+@dataclass(frozen=True)
 class Widened:
     """One topic of a change: its count today, the copy it moves into where the route
     copies, and its own configs (which the copy gets)."""
@@ -154,6 +165,10 @@ class RunbookFacts:
     #: The app's co-partitioned groups of source topics, with why (``migcheck app``'s
     #: ``together``), named in the header.
     together: tuple[MoveTogether, ...] = ()
+    #: ONLINE with several apps: the others, moved by the same migrate, and this app's own
+    #: --topology file (migrate reads each app's outputs from its sinks then)
+    peers: tuple[OnlinePeer, ...] = ()
+    topology_file: str | None = None
 
     def __post_init__(self) -> None:
         # The enums' own values (a saved report's, a test's "classic") become the enums,
@@ -163,6 +178,11 @@ class RunbookFacts:
         object.__setattr__(self, "verdict", AppLevel(self.verdict))
         if self.strategy is Strategy.AUTO:
             raise ValueError("a runbook's facts name the strategy auto chose, not auto")
+
+    @property
+    def apps(self) -> tuple[str, ...]:
+        """Every app the runbook moves: this one, then its online peers."""
+        return (self.app_id, *(p.app_id for p in self.peers))
 
     @property
     def target(self) -> str:

@@ -72,8 +72,8 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
     widened = listing([f"{w.topic} ({w.partitions} -> {f.to} partitions)" for w in f.widened])
     lines = [
         f"Widen {widened} under the "
-        f"{label(f.kind).removeprefix('a ')} {f.app_id}, strategy {f.strategy}: it ends up "
-        f"reading {target}.",
+        f"{label(f.kind).removeprefix('a ')} {f.app_id}{_peers(f)}, strategy {f.strategy}: "
+        f"it ends up reading {target}.",
         *(together_said(group) for group in f.together),
         f"migcheck app verdict for the in-place change: {f.verdict}.",
         *([f"The first error the app would print: {f.first_error}"] if f.first_error else []),
@@ -93,6 +93,13 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
     if f.members:
         lines.append(f"The group has {plural(f.members, 'member')} now: {_stopping(steps)}.")
     return lines
+
+
+def _peers(f: RunbookFacts) -> str:
+    """The other apps an online runbook moves at the same barrier, if any."""
+    if not f.peers:
+        return ""
+    return f" and the apps {listing([p.app_id for p in f.peers])} (one barrier moves them all)"
 
 
 def _stopping(steps: Sequence[Step]) -> str:
@@ -125,7 +132,7 @@ def _frame(f: Facts, steps: Sequence[Step], version: str, generated: str) -> Fra
             + (" online" if f.strategy is Strategy.ONLINE else ""),
         )
     return Frame(
-        f"Runbook: {listing(f.topics)} to {f.to} partitions under {f.app_id}",
+        f"Runbook: {listing(f.topics)} to {f.to} partitions under {listing(f.apps)}",
         _header(f, steps, version, generated),
         f.protocol,
         f"migcheck-runbook-{path_component(f.app_id)}",
@@ -230,7 +237,7 @@ def render_sh(f: Facts, steps: Sequence[Step], version: str, generated: str) -> 
 def _change_id(f: RunbookFacts) -> str:
     """What a work directory's progress belongs to: the same change resumes, another refuses."""
     topics = ",".join(f"{w.topic} {w.partitions}->{f.to}" for w in f.widened)
-    return f"{f.app_id} {topics} {f.strategy} {','.join(f.targets)}"
+    return f"{','.join(f.apps)} {topics} {f.strategy} {','.join(f.targets)}"
 
 
 def _sh_action(action: Run | Manual | Check) -> str:

@@ -41,7 +41,12 @@ def migrate_step(call: MigrateCall, why: str) -> Step:
     argv = ("migcheck", "migrate", "--bootstrap-server", call.bootstrap, *extra,
             *(a for t, _ in call.topics for a in ("--topic", t)), "--to", str(call.to), *into,
             *call.readers, *call.tuning.args(), "--checkpoint", checkpoint)  # fmt: skip
-    return Step("Migrate online", why, (Run(argv, via=ShellHelper.ANSWERING),))
+    return Step(MIGRATE_TITLE, why, (Run(argv, via=ShellHelper.ANSWERING),))
+
+
+#: The online step's title: an online procedure ends with it (``commands/runbook``'s
+#: several apps put each one's other steps before the one migrate of them all).
+MIGRATE_TITLE = "Migrate online"
 
 
 def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
@@ -50,11 +55,10 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
     app's downstream groups and the topic's plain groups move with it."""
     for group in (*f.downstream, *f.groups, *f.left):
         check_name("group id", group)
-    for topic in f.outputs:
+    for topic in (*f.outputs, *(o for p in f.peers for o in p.outputs)):
         check_name("output topic", topic)
-    outputs = [a for o in f.outputs for a in ("--output-topic", o)] or ["--output-topic", ""]
     readers = (
-        "--application-id", f.app_id, *outputs,
+        *_apps(f),
         *(a for g in f.downstream for a in ("--downstream-group", g)),
         *(a for g in f.groups for a in ("--group", g)),
         *(a for g in f.left for a in ("--leave-group", g)),
@@ -63,12 +67,28 @@ def app_migrate_step(f: RunbookFacts, shadow: str) -> Step:
     )  # fmt: skip
     pairs = tuple((w.topic, w.new_topic) for w in f.widened)
     call = MigrateCall(f.bootstrap, f.command_config, pairs, f.to, readers, f.tuning)
-    sinks = ", ".join(f.outputs) or "none"
+    sinks = ", ".join((*f.outputs, *(o for p in f.peers for o in p.outputs))) or "none"
     moved = f.shadow_state is ShadowState.MOVE
     topics, news = listing([t for t, _ in pairs]), listing([n for _, n in pairs])
+    if f.peers:
+        shadow += f"; then a shadow of each other app ({listing([p.app_id for p in f.peers])})"
     why = migrate_explained(topics, news, Shadow(f.to, sinks, shadow, moved))
     step = migrate_step(call, why)
     return step if moved else replace(step, role=StepRole.REPROCESS)  # the shadow's rebuild
+
+
+def _apps(f: RunbookFacts) -> tuple[str, ...]:
+    """migrate's options for the apps it moves: one app's outputs by --output-topic
+    ('' when it writes none); several apps each by --topology ID=FILE, whose sinks are
+    its outputs (migrate takes no --output-topic with several).  Each peer's id was
+    checked when its own runbook was written."""
+    if not f.peers:
+        outputs = [a for o in f.outputs for a in ("--output-topic", o)] or ["--output-topic", ""]
+        return ("--application-id", f.app_id, *outputs)
+    apps = ((f.app_id, f.topology_file or ""), *((p.app_id, p.topology_file) for p in f.peers))
+    return tuple(
+        a for app, file in apps for a in ("--application-id", app, "--topology", f"{app}={file}")
+    )
 
 
 def shadow_moved(f: RunbookFacts) -> str:

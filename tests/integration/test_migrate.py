@@ -143,29 +143,39 @@ class _Group:
 def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing(
     kafka: Kafka, tmp_path: Path
 ) -> None:
+    """Issue 56 and 71: two apps of one topic (one writing an output a group reads, one
+    writing nothing) and a plain group, moved by one runbook's migrate at one barrier,
+    then rolled back: every count and every read exact."""
     topic = kafka.create_topic("mig-src", 3)
     into = f"{topic}-p6"
     old_group = _Group(kafka, "mig-g", topic)
     app = StreamsApp(kafka, "count-out", shared_input=topic)
-    shadow = _shadow_of(app, into)
-    with app.live(max_seconds=400) as old_app, contextlib.ExitStack() as stack:
-        old_app.wait_for(RUNNING, 120)
+    other = StreamsApp(kafka, "count", shared_input=topic)  # writes nothing
+    shadows = {a.app_id: _shadow_of(a, into) for a in (app, other)}
+    files = {a.app_id: a.describe(tmp_path / f"{a.topology}.txt") for a in (app, other)}
+    with contextlib.ExitStack() as stack:
+        old_apps = [stack.enter_context(a.live(max_seconds=400)) for a in (app, other)]
+        for old in old_apps:
+            old.wait_for(RUNNING, 120)
         down = [_Group(kafka, "mig-down", app.output)]
         assert old_group.assigned.wait(180) and down[0].assigned.wait(180)
         producer = _Producer(kafka, topic)
         producer.thread.start()
         groups = [old_group]
-        script = _online_runbook(kafka, topic, app.app_id, app.output, tmp_path)
-        pauses, new_app = 0, None
+        script = _online_runbook(kafka, topic, files, tmp_path)
+        pauses, new_apps = 0, {}
 
         def act(step: str) -> str:
-            nonlocal pauses, new_app
+            nonlocal pauses
             answer = "y"
-            if step.startswith(f"start a shadow of app {app.app_id}"):
-                assert f"application.id={shadow.app_id}" in step
-                assert f"{app.output} -> {shadow.output}" in step
-                new_app = stack.enter_context(shadow.live(max_seconds=400))
-                new_app.wait_for(RUNNING, 120)
+            if step.startswith("start a shadow of app "):
+                started = step.removeprefix("start a shadow of app ").split(":")[0]
+                shadow = shadows[started]
+                assert f"application.id={shadow.app_id}" in step, step
+                if started == app.app_id:
+                    assert f"{app.output} -> {shadow.output}" in step
+                new_apps[started] = stack.enter_context(shadow.live(max_seconds=400))
+                new_apps[started].wait_for(RUNNING, 120)
             elif step.startswith("pause every producer"):
                 pauses += 1
                 if pauses > 1:  # the first time the operator forgets to pause
@@ -201,7 +211,7 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
         assert f"group mig-g: moved back to {topic}" in lines
         assert "group mig-down: moved back to the app's outputs" in lines
         assert [g.topic for g in groups] == [topic, into, topic]
-        assert [d.topic for d in down] == [app.output, shadow.output, app.output]
+        assert [d.topic for d in down] == [app.output, shadows[app.app_id].output, app.output]
 
         # back on the old topic, the producer writes a while more
         _wait_for(lambda: len(producer.in_phase(2)) >= 400)
@@ -212,8 +222,9 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
         # the downstream group has read each key's last count, on the old output again
         _wait_for(lambda: _last([r for d in down for r in d.read]) == produced)
         down[-1].stop()
-        assert new_app is not None
-        shadow_run, old_run = new_app.finish(), old_app.finish()
+        assert set(new_apps) == set(shadows)  # each app's shadow was started
+        shadow_run, other_shadow = (new_apps[a.app_id].finish() for a in (app, other))
+        old_run, other_run = (old.finish() for old in old_apps)
 
     # every acknowledged record read once by the plain group, each key's in sequence,
     # from the old topic to the new one and back
@@ -233,6 +244,12 @@ def test_every_reader_moves_online_at_one_barrier_then_rolls_back_losing_nothing
         )
 
     _counted_exactly_and_rising(old_run, shadow_run, producer, down)
+    # the app that writes nothing: its old instance counted everything, its shadow up to
+    # the rollback's barrier, as the other's did
+    assert other_run.code == 0 and other_shadow.code == 0, other_shadow.stderr[-2000:]
+    assert {k: int(v) for s, k, v in other_run.state if s == "counts"} == dict(producer.seq)
+    upto = Counter(a[2] for a in producer.acked if a[5] < 2)
+    assert {k: int(v) for s, k, v in other_shadow.state if s == "counts"} == dict(upto)
 
 
 def _counted_exactly_and_rising(
@@ -284,14 +301,17 @@ def _executed(script: Path, tmp_path: Path, act: Callable[[str], str]) -> list[s
     return lines
 
 
-def _online_runbook(kafka: Kafka, topic: str, app_id: str, output: str, tmp_path: Path) -> Path:
-    """``runbook --strategy online --format sh`` for every reader: the app (its output and
-    the group reading it) and the plain group.  A loaded machine's barrier is given 10 s,
-    and the producer's partitioner is named (the topic holds few keys when it starts)."""
+def _online_runbook(kafka: Kafka, topic: str, files: dict[str, Path], tmp_path: Path) -> Path:
+    """``runbook --strategy online --format sh`` for every reader: the apps (each by its
+    --topology: its outputs, one read by a downstream group) and the plain group.  A
+    loaded machine's barrier is given 10 s, and the producer's partitioner is named (the
+    topic holds few keys when it starts)."""
+    apps = [a for app, file in files.items() for a in ("--application-id", app, "--topology",
+                                                        f"{app}={file}")]  # fmt: skip
     p = run_cli(
-        "runbook", "--bootstrap-server", kafka.bootstrap, "--application-id", app_id,
+        "runbook", "--bootstrap-server", kafka.bootstrap, *apps,
         "--topic", topic, "--to", "6", "--strategy", "online", "--group", "mig-g",
-        "--output-topic", output, "--downstream-group", "mig-down",
+        "--downstream-group", "mig-down",
         "--partitioner", "murmur2", "--cutover-timeout", "10", "--format", "sh",
     )  # fmt: skip
     assert p.returncode == 0, p.stderr

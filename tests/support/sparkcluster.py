@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from kafkatest import locked
+from kafkatest import QUICK_JVM, locked
 
 #: What the workers' virtualenv holds besides pyspark itself: PySpark's own requirements
 #: for Arrow UDFs and mapInArrow, bounded as the project bounds them.
@@ -466,6 +466,9 @@ class SparkCluster:
             "SPARK_CONF_DIR": str(self.root / "conf"),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_DAEMON_MEMORY": "256m",
+            # the master's and workers' own JVMs (not the executors'), as the suite's other
+            # daemons and fixtures run: they schedule, they compute nothing
+            "SPARK_DAEMON_JAVA_OPTS": " ".join(QUICK_JVM),
         }
         if os.environ.get("JAVA_HOME"):
             env["JAVA_HOME"] = os.environ["JAVA_HOME"]

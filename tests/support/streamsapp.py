@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from kafkatest import (
+    QUICK_JVM,
     REPO,
     STREAMS_SRC,
     Kafka,
@@ -226,6 +227,7 @@ class StreamsApp:
             *self._fixture(
                 "run",
                 *cds_options(self.cp, "StreamsFixture"),
+                *QUICK_JVM,
                 f"-Dlog4j2.configurationFile={LOG_CONFIG}",
                 *rocksdb_native(self.cp),
             ),
@@ -317,7 +319,7 @@ class StreamsApp:
 
     def describe(self, path: Path) -> Path:
         """The app's own Topology#describe() with its real topic names, written to ``path``."""
-        rc, out, err = run(self._fixture("describe"))
+        rc, out, err = run(self._fixture("describe", *QUICK_JVM))
         assert rc == 0, err
         path.write_text(out, encoding="utf-8")
         return path

@@ -546,7 +546,7 @@ def test_which_runbook_takes_which_option_is_declared_once_for_every_option() ->
 
     app, groups = frozenset({Mode.APP}), frozenset({Mode.GROUPS})
     assert {n for n, t in TAKES.items() if t.modes == app and not t.online_in} == {
-        "topology_file", "new_topic", "group_timeout", "accept_split_history",
+        "topology_files", "new_topic", "group_timeout", "accept_split_history",
         "accept_lost_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
         "left",
     }  # fmt: skip
@@ -557,7 +557,7 @@ def test_which_runbook_takes_which_option_is_declared_once_for_every_option() ->
         "output_topics", "downstream_groups", "groups", "partitioner", "cutover_timeout",
     }  # fmt: skip
     common = {p.name for p in runbook_cmd.params} - set(TAKES)
-    assert common == {"bootstrap", "command_config", "app_id", "topics", "to", "strategy",
+    assert common == {"bootstrap", "command_config", "app_ids", "topics", "to", "strategy",
                       "lag_timeout", "fmt", "output"}  # fmt: skip
     both = {f.name for f in dataclasses.fields(RunbookOptions)} & {
         f.name for f in dataclasses.fields(GroupsRunbookOptions)

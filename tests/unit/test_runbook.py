@@ -26,6 +26,7 @@ from migcheck.model.runbook import (
     Check,
     GroupLag,
     GroupsFacts,
+    OnlinePeer,
     Run,
     Runbook,
     RunbookFacts,
@@ -484,6 +485,35 @@ def test_a_sets_online_step_migrates_every_topic_of_it_at_one_barrier() -> None:
         "shop-counter" in argv  # fmt: skip
     assert "--into" not in argv
     assert "copies orders and customers and follows it" in steps(facts)[1].why
+
+
+def test_several_apps_move_at_one_migrate_each_by_its_topology(tmp_path: Path) -> None:
+    """Issue 71: an online runbook of two apps of the topic is one migrate naming both,
+    each with --topology ID=FILE (migrate takes no --output-topic with several), the
+    header and title naming both; the script stays shellcheck clean."""
+    facts = _facts(
+        strategy=Strategy.ONLINE, outputs=("totals",), downstream=(), groups=("billing",),
+        topology_file="/t/shop.txt", peers=(OnlinePeer("fraud", "/t/fraud.txt", ("alerts",)),),
+    )  # fmt: skip
+    titles = [s.title for s in steps(facts)]
+    assert titles == ["Pre-checks", "Migrate online"]
+    (_, run) = steps(facts)[1].actions
+    assert isinstance(run, Run)
+    argv = " ".join(run.argv)
+    assert (
+        "--to 6 --application-id shop-counter --topology shop-counter=/t/shop.txt "
+        "--application-id fraud --topology fraud=/t/fraud.txt --group billing" in argv
+    )
+    assert "--output-topic" not in argv
+    assert "for totals, alerts" in steps(facts)[1].why
+    assert "a shadow of each other app (fraud)" in steps(facts)[1].why
+    script = _script(tmp_path, facts)
+    text = script.read_text(encoding="utf-8")
+    assert "shop-counter and the apps fraud (one barrier moves them all)" in text
+    md = render_markdown(facts, steps(facts), "0.1.0", "today")
+    assert "orders to 6 partitions under shop-counter and fraud" in md.splitlines()[0]
+    p = subprocess.run([str(SHELLCHECK), str(script)], capture_output=True)
+    assert p.returncode == 0, p.stdout.decode()
 
 
 def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
