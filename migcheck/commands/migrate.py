@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -465,20 +465,21 @@ def _groups(
             reads.setdefault(f.group.group_id, []).append(topic)
     if not options.groups and not reads and not apps:
         plain_groups(client, topics[0], (), skip=options.left)  # none: refused there
-    for topic in topics:
-        _refuse_unnamed(client, topic, {*reads, *skip, *options.left})
+    _refuse_unnamed(client, topics, {*reads, *skip, *options.left})
     return tuple(reads), {g: tuple(ts) for g, ts in reads.items()}
 
 
-def _refuse_unnamed(client: ClientConfig, topic: str, known: set[str]) -> None:
-    """Every reader of the topic is moved, the app, or left on purpose: one nobody named
+def _refuse_unnamed(client: ClientConfig, topics: Sequence[str], known: set[str]) -> None:
+    """Every reader of each topic is moved, the app, or left on purpose: one nobody named
     (a group, an assign() consumer's committed offsets, a Connect sink's group) would keep
-    the reverse copy waiting, silently, and read no new record after the switch."""
-    unnamed = [f for f in find_readers(client, [topic])[topic] if f.group.group_id not in known]
-    if unnamed:
-        listed = ", ".join(described(unnamed))
-        raise UsageError(
-            f"{topic} is also read by {listed}: name each with --group to move it, or "
-            f"--leave-group to leave it on {topic} (the reverse copy keeps it current until "
-            "the migration completes)"
-        )
+    the reverse copy waiting, silently, and read no new record after the switch.  The
+    groups are described once for every topic."""
+    for topic, found in find_readers(client, topics).items():
+        unnamed = [f for f in found if f.group.group_id not in known]
+        if unnamed:
+            listed = ", ".join(described(unnamed))
+            raise UsageError(
+                f"{topic} is also read by {listed}: name each with --group to move it, or "
+                f"--leave-group to leave it on {topic} (the reverse copy keeps it current "
+                "until the migration completes)"
+            )
