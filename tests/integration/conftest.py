@@ -218,7 +218,7 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkClu
     except (ClusterError, OSError) as e:
         pytest.fail(f"cannot prepare the Spark cluster: {e}", pytrace=False)
     hidden = sparkcluster.driver_paths(REPO, tmp_path_factory.getbasetemp())
-    cluster = SparkCluster(root, venv, hidden)
+    cluster = SparkCluster(root, venv, hidden, quick_executors=True)
     try:
         cluster.start()
     except (ClusterError, OSError) as e:

@@ -242,6 +242,9 @@ class SparkCluster:
     workers: int = 2
     cores: int = 1
     memory: str = "1g"
+    #: the executors' JVMs run as the suite's other short JVMs do (QUICK_JVM): the tests'
+    #: jobs read a few thousand records; the benchmark's cluster keeps the JVM's defaults
+    quick_executors: bool = False
     master: Daemon | None = None
     nodes: dict[int, Daemon] = field(default_factory=dict)
     _runs: int = 0
@@ -267,6 +270,8 @@ class SparkCluster:
             "--conf", f"spark.executor.memory={self.memory}",
             "--conf", f"spark.executor.cores={self.cores}",
             "--conf", f"spark.cores.max={self.cores * self.workers}",
+            *(("--conf", f"spark.executor.extraJavaOptions={' '.join(QUICK_JVM)}")
+              if self.quick_executors else ()),
         ]  # fmt: skip
 
     def driver_env(self, log: Path | None = None) -> dict[str, str]:
