@@ -343,18 +343,9 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     counts = Counter({k: int(v) for s, k, v in after.state if s == "counts"})
     assert counts == _joined_counts(phase1() + phase2())  # no order unmatched
     internal = ("rekey-group-repartition", "counts-changelog")
-    rc, described, _ = kafka.tool(
-        "kafka-topics",
-        "--bootstrap-server",
-        kafka.bootstrap,
-        "--describe",
-        "--topic",
-        f"{app.app_id}-({'|'.join(internal)})",
-    )  # one JVM: a regex
-    assert rc == 0, described
-    counts = {ln.split()[1]: ln.split("PartitionCount: ")[1].split()[0]
-              for ln in described.splitlines() if "PartitionCount: " in ln}  # fmt: skip
-    assert counts == {f"{app.app_id}-{t}": "6" for t in internal}, described
+    assert kafka.partition_counts(f"{app.app_id}-({'|'.join(internal)})") == {
+        f"{app.app_id}-{t}": 6 for t in internal
+    }
 
 
 def test_a_set_whose_sides_two_clients_placed_apart_is_refused(

@@ -334,6 +334,19 @@ class Kafka:
         """Run one of Kafka's own command-line tools through scripts/kafka-local."""
         return run([str(KAFKA_LOCAL), "tool", name, *args], stdin=stdin)
 
+    def partition_counts(self, pattern: str) -> dict[str, int]:
+        """Each topic matching ``pattern`` (kafka-topics' regex) and its count, as Kafka's
+        own ``kafka-topics --describe`` prints them: one JVM for them all."""
+        rc, out, err = self.tool(
+            "kafka-topics", "--bootstrap-server", self.bootstrap, "--describe", "--topic", pattern
+        )
+        assert rc == 0, out + err
+        return {
+            line.split()[1]: int(line.split("PartitionCount: ")[1].split()[0])
+            for line in out.splitlines()
+            if "PartitionCount: " in line
+        }
+
     def create_topic(self, prefix: str, partitions: int, **configs: str) -> str:
         """A new topic, created through kafka-python's admin client (the CreateTopics call
         kafka-topics makes): tests create some 400 topics, and a tool's JVM for each cost
