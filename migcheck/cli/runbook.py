@@ -119,8 +119,9 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 @application_id_option(
     required=False,
     help="A Kafka Streams app's application.id, a ksqlDB query's, or a Quix Streams "
-    "app's consumer group: its reprocess runbook.  Repeatable with --strategy online: "
-    "every app of the topics moves at migrate's one barrier, each with --topology ID=FILE.",
+    "app's consumer group: its reprocess runbook.  Repeatable: every app of the topics "
+    "moves in one procedure (each stops, the topics change once, each restarts; with "
+    "--strategy online, at migrate's one barrier, each with --topology ID=FILE).",
     several=True,
 )
 @click.option(
@@ -233,8 +234,8 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "--state-dir",
     default=None,
     metavar="DIR",
-    help="The app's state directory on this host, to wipe: Kafka Streams' state.dir, or "
-    "the framework's own (docs/runbooks.md).",
+    help="The app's state directory on this host, to wipe: Kafka Streams' state.dir (of "
+    "several apps, the one they share), or the framework's own (docs/runbooks.md).",
 )
 @fixed_repartition_option
 @framework_option
@@ -282,14 +283,15 @@ def runbook_cmd(**params: Any) -> int:
         app = {**given, "also": tuple(also), "spark": spark, "fixed_repartition": repartition,
                "app_id": apps[0], "topology_file": files.get(apps[0])}  # fmt: skip
         options = _options(RunbookOptions, params, app)
-        outcome = run_runbook(options) if len(apps) == 1 else run_apps_runbook(options, files)
+        several = len(apps) > 1
+        outcome = run_apps_runbook(options, apps, files) if several else run_runbook(options)
     return write_outcome(outcome, params["fmt"], params["output"])
 
 
 def _topologies(apps: tuple[str, ...], params: Mapping[str, Any], online: bool) -> dict[str, str]:
     """Each app's --topology file, by its id (absolute: the script runs elsewhere).
-    Several apps move only online, at migrate's one barrier, and each needs its file:
-    migrate reads each one's outputs from its sinks, taking no --output-topic then."""
+    Several apps online each need their file: migrate reads each one's outputs from its
+    sinks, taking no --output-topic then; offline, each app's is optional, as one app's."""
     repeated = [a for a in dict.fromkeys(apps) if apps.count(a) > 1]
     if repeated:
         raise UsageError(f"--application-id {repeated[0]!r} is given twice: name each app once")
@@ -297,12 +299,7 @@ def _topologies(apps: tuple[str, ...], params: Mapping[str, Any], online: bool) 
     unknown = sorted(set(files) - set(apps))
     if unknown:
         raise UsageError(f"--topology {unknown[0]}=FILE names no --application-id given")
-    if len(apps) > 1:
-        if not online:
-            raise UsageError(
-                "several --application-id move together only with --strategy online, at "
-                "migrate's one barrier: give it, or write one app's runbook"
-            )
+    if len(apps) > 1 and online:
         if params["output_topics"]:
             raise UsageError(
                 "--output-topic names one app's outputs: with several --application-id give "

@@ -12,7 +12,7 @@ through the analysis pipeline), unless ``--accept-split-history`` is given.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from migcheck.analysis.errors import spark_errors
@@ -40,8 +40,10 @@ from migcheck.errors import EXIT_GATE, EXIT_OK, Refused, UsageError
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.registry import (
     AUTO_FRAMEWORK,
+    FRAMEWORKS,
     WITH_RUNBOOKS,
     framework_said,
+    label,
     runbook_steps,
 )
 from migcheck.frameworks.topology import Topology, read_topology
@@ -56,12 +58,13 @@ from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
-    OnlinePeer,
+    PeerApp,
     Runbook,
     RunbookFacts,
     SplitRefusal,
     StateMove,
     Step,
+    StepRole,
     Strategy,
     Widened,
 )
@@ -69,6 +72,7 @@ from migcheck.model.topics import check_changes
 from migcheck.readers.discovery import Found, described, find_readers
 from migcheck.runbook.actions import reprocesses
 from migcheck.runbook.online import MIGRATE_TITLE
+from migcheck.runbook.together import side_by_side
 from migcheck.words import listing
 
 
@@ -93,6 +97,8 @@ class RunbookOptions:
     #: --leave-group: readers of the set's topics left as they are on purpose (the
     #: operator's word); every other reader besides the app is refused (:func:`_refuse_others`)
     left: tuple[str, ...] = ()
+    #: the other apps of the same runbook (``--application-id`` repeated): moved with it
+    with_apps: tuple[str, ...] = ()
     fixed_repartition: list[str] = field(default_factory=list)
     framework: str = AUTO_FRAMEWORK  # --framework: a ReaderKind's value, on the user's word
     # --strategy online only: what moves at the barrier besides the app
@@ -123,10 +129,11 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     topology = read_topology(options.topology_file)
     client = options.connection.client()
     said = framework_said(options.framework)
+    disc = discover_app(client, options.app_id, topology, [*options.topics, *options.copies], said)
+    only_frameworks(disc, "runbook", WITH_RUNBOOKS)
+    options = _own_topics(options, disc)
     topics, copies = options.topics, options.copies
     new_topic = copies[0]
-    disc = discover_app(client, options.app_id, topology, [*topics, *copies], said)
-    only_frameworks(disc, "runbook", WITH_RUNBOOKS)
     model = app_model(disc, topology, options.fixed_repartition)
     for topic in topics:
         _check(options, disc, topic, topology is not None)
@@ -183,21 +190,33 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
 
 
 def run_apps_runbook(
-    options: RunbookOptions, topologies: Mapping[str, str]
+    options: RunbookOptions, apps: Sequence[str], topologies: Mapping[str, str]
 ) -> Outcome[Runbook | SplitRefusal]:
-    """``--strategy online`` for several apps of the topics (``--application-id``
-    repeated): each app's runbook is written and judged as its own (its checks, its
-    refusals), then one migrate moves them all at its one barrier, each app's other
-    steps (ksqlDB's kept statement) before it.  The first app's refusal is the answer."""
+    """One runbook for several apps of the topics (``--application-id`` repeated): each
+    app's runbook is written and judged as its own (its checks, its refusals), the other
+    apps not counted as readers left behind.  Online, one migrate moves them all at its
+    one barrier, each app's other steps (ksqlDB's kept statement) before it; offline,
+    their procedures are laid side by side (:mod:`migcheck.runbook.together`).  The first
+    app's refusal is the answer."""
     written: list[tuple[RunbookFacts, tuple[Step, ...]]] = []
-    for app, file in topologies.items():
-        outcome = run_runbook(replace(options, app_id=app, topology_file=file))
+    for app in apps:
+        others = tuple(a for a in apps if a != app)
+        own = replace(options, app_id=app, topology_file=topologies.get(app), with_apps=others)
+        outcome = run_runbook(own)
         report = outcome.report
         if not isinstance(report, Runbook) or not isinstance(report.facts, RunbookFacts):
             return outcome
         written.append((report.facts, report.steps))
+    if options.strategy is Strategy.ONLINE:
+        return Outcome(_online_apps(written, topologies), EXIT_OK)
+    return Outcome(_offline_apps(options, written), EXIT_OK)
+
+
+def _online_apps(
+    written: Sequence[tuple[RunbookFacts, tuple[Step, ...]]], topologies: Mapping[str, str]
+) -> Runbook:
     (first, _), *others = written
-    peers = tuple(OnlinePeer(f.app_id, topologies[f.app_id], f.outputs) for f, _ in others)
+    peers = tuple(PeerApp(f.app_id, topologies[f.app_id], f.outputs) for f, _ in others)
     moved = all(f.shadow_state is ShadowState.MOVE for f, _ in written)
     facts = replace(
         first,
@@ -207,7 +226,100 @@ def run_apps_runbook(
     )
     before, migrate = _before_migrate(runbook_steps(facts))
     extra = [s for _, steps in others for s in _before_migrate(steps)[0] if s not in before]
-    return Outcome(Runbook(facts, (*before, *extra, migrate), report_header()), EXIT_OK)
+    return Runbook(facts, (*before, *extra, migrate), report_header())
+
+
+def _offline_apps(
+    options: RunbookOptions, written: Sequence[tuple[RunbookFacts, tuple[Step, ...]]]
+) -> Runbook:
+    """Several apps offline: one framework that writes a set's runbook, one group
+    protocol (the script's group tool) and one route that reprocesses, else refused in
+    one line; then each app's procedure side by side, the topics' change once."""
+    (first, _), *others = written
+    kinds = {f.kind for f, _ in written}
+    if len(kinds) > 1 or not FRAMEWORKS[first.kind].runbook_sets:
+        raise UsageError(
+            f"runbook: several apps move together offline when they are all Kafka Streams "
+            f"apps ({_each(written, lambda f: label(f.kind))}): pass --strategy online, or "
+            "write one app's runbook with --leave-group for the others"
+        )
+    if len({f.protocol for f, _ in written}) > 1:
+        raise UsageError(
+            f"runbook: several apps move together offline on one group protocol "
+            f"({_each(written, lambda f: str(f.protocol))}): pass --strategy online"
+        )
+    if len({f.strategy for f, _ in written}) > 1:
+        raise Refused(
+            f"refused: the apps take different routes ({_each(written, lambda f: f.strategy)}), "
+            "and their topics change once for all of them: pass one --strategy for every "
+            "app (new-topic copies for each)"
+        )
+    if first.strategy is Strategy.MOVE_STATE:
+        raise UsageError(
+            "runbook: several apps' state moves online, not in one offline runbook yet: pass "
+            "--strategy online (migrate seeds each shadow with its moved state), or write "
+            "one app's runbook with --leave-group for the others"
+        )
+    change = _set_change(options, written)
+    peers = tuple(PeerApp(f.app_id, f.topology_file, verdict=f.verdict) for f, _ in others)
+    steps = side_by_side([(f.app_id, steps) for f, steps in written], change)
+    return Runbook(replace(first, peers=peers), steps, report_header())
+
+
+def _set_change(
+    options: RunbookOptions, written: Sequence[tuple[RunbookFacts, tuple[Step, ...]]]
+) -> Step:
+    """The topics' change, once for every app: written for every topic of the set (each
+    app's own procedure names only the topics it reads), by each app's reason, with
+    every app's sources (whose producers the change resumes).  A topic no app reads is
+    refused in one line."""
+    widened = {w.topic: w for f, _ in written for w in f.widened}
+    unread = [t for t in options.topics if t not in widened]
+    if unread:
+        raise UsageError(
+            f"runbook: none of the apps {listing([f.app_id for f, _ in written])} reads "
+            f"{unread[0]}: drop its --topic, or name the app that reads it"
+        )
+    head, *rest = (widened[t] for t in options.topics)
+    first = written[0][0]
+    facts = replace(
+        first,
+        topic=head.topic,
+        partitions=head.partitions,
+        new_topic=head.new_topic,
+        configs=head.configs,
+        also=tuple(rest),
+        sources=tuple(dict.fromkeys(s for f, _ in written for s in f.sources)),
+        strategy_reason=" ".join(
+            dict.fromkeys(f.strategy_reason for f, _ in written if f.strategy_reason)
+        ),
+    )
+    return next(s for s in runbook_steps(facts) if s.role is StepRole.CHANGE)
+
+
+def _each(
+    written: Sequence[tuple[RunbookFacts, tuple[Step, ...]]], said: Callable[[RunbookFacts], str]
+) -> str:
+    """Each app's id and what ``said`` tells of it, as a refusal lists them."""
+    return ", ".join(f"{f.app_id}: {said(f)}" for f, _ in written)
+
+
+def _own_topics(options: RunbookOptions, disc: Discovery) -> RunbookOptions:
+    """Of several apps' runbook, each app's own procedure is written for the topics of
+    the change it reads (the others' read the rest): its reset, restart and checks name
+    no topic it does not read.  One app's runbook is for every topic it was given."""
+    if not options.with_apps:
+        return options
+    reads = set(disc.facts.sources) | set(disc.facts.internal)
+    own = [t for t in options.topics if t in reads]
+    if not own:
+        raise UsageError(
+            f"runbook: the app {options.app_id} reads none of {listing(options.topics)}: "
+            f"drop its --application-id, or pass --topology {options.app_id}=FILE if it does"
+        )
+    first, *also = own
+    new_topic = options.new_topic if first == options.topic else None
+    return replace(options, topic=first, also=tuple(also), new_topic=new_topic)
 
 
 def _before_migrate(steps: Sequence[Step]) -> tuple[list[Step], Step]:
@@ -507,7 +619,7 @@ def _refuse_others(options: RunbookOptions, client: ClientConfig, copies: list[s
     purpose (``--leave-group``), never silently: refused in one line
     (:func:`others_refusal`) otherwise.  ``copies``: each topic's copy where the route
     switches the producers to one; None where it alters the topics in place."""
-    skip = {options.app_id, *options.left}
+    skip = {options.app_id, *options.left, *options.with_apps}
     found = find_readers(client, options.topics)
     for at, topic in enumerate(options.topics):
         others = [f for f in found[topic] if f.group.group_id not in skip]

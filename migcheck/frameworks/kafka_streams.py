@@ -326,10 +326,10 @@ def _restart(f: RunbookFacts) -> Step:
         f,
         "Its internal topics come back with the new counts, the lag drains to 0, and "
         "migcheck app finds it healthy." + (f" {READ_COMMITTED_WHY}" if copied else ""),
-        f"Start the application reading {_instead(f)}, with "
+        f"Start the application {f.app_id} reading {_instead(f)}, with "
         f"{READ_COMMITTED} (exactly_once_v2 sets it already)."
         if copied
-        else "Start the application.",
+        else f"Start the application {f.app_id}.",
         internal_topics_back(f, "the internal topics come back with their counts: "),
     )
 

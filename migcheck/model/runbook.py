@@ -75,14 +75,16 @@ LAG_TIMEOUT = 300
 
 
 @dataclass(frozen=True)
-class OnlinePeer:
-    """Another app of the topics that ``runbook --strategy online`` moves at the same
-    barrier (``--application-id`` repeated): one migrate names every app, each with its
-    ``Topology#describe()`` file, whose sinks migrate reads as its outputs."""
+class PeerApp:
+    """Another app of the topics that one runbook moves with the first
+    (``--application-id`` repeated).  Online, one migrate names every app, each with its
+    ``Topology#describe()`` file, whose sinks migrate reads as its outputs; offline, each
+    app stops, the topics change once, and each app restarts (its own steps)."""
 
     app_id: str
-    topology_file: str
+    topology_file: str | None = None  # required online (the CLI refuses it missing)
     outputs: tuple[str, ...] = ()  # its shadow writes <output>-p<N> (the header's words)
+    verdict: str = ""  # migcheck app's verdict for its in-place change (the header's words)
 
 
 @dataclass(frozen=True)
@@ -165,9 +167,9 @@ class RunbookFacts:
     #: The app's co-partitioned groups of source topics, with why (``migcheck app``'s
     #: ``together``), named in the header.
     together: tuple[MoveTogether, ...] = ()
-    #: ONLINE with several apps: the others, moved by the same migrate, and this app's own
-    #: --topology file (migrate reads each app's outputs from its sinks then)
-    peers: tuple[OnlinePeer, ...] = ()
+    #: Several apps: the others, moved by the same procedure (online, by the same migrate),
+    #: and this app's own --topology file (migrate reads each app's outputs from its sinks)
+    peers: tuple[PeerApp, ...] = ()
     topology_file: str | None = None
 
     def __post_init__(self) -> None:
@@ -181,7 +183,7 @@ class RunbookFacts:
 
     @property
     def apps(self) -> tuple[str, ...]:
-        """Every app the runbook moves: this one, then its online peers."""
+        """Every app the runbook moves: this one, then its peers."""
         return (self.app_id, *(p.app_id for p in self.peers))
 
     @property
@@ -363,6 +365,9 @@ class StepRole(StrEnum):
     #: before a rewind, the query created again, the shadow): the history is checked
     #: again right before it.
     REPROCESS = "reprocess"
+    #: The change of the topics themselves (the alter, the copy, the producers' switch and
+    #: resume): one step however many apps read them (:mod:`migcheck.runbook.together`).
+    CHANGE = "change"
 
 
 @dataclass(frozen=True)

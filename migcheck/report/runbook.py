@@ -75,7 +75,7 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
         f"{label(f.kind).removeprefix('a ')} {f.app_id}{_peers(f)}, strategy {f.strategy}: "
         f"it ends up reading {target}.",
         *(together_said(group) for group in f.together),
-        f"migcheck app verdict for the in-place change: {f.verdict}.",
+        _verdicts(f),
         *([f"The first error the app would print: {f.first_error}"] if f.first_error else []),
         *([f.strategy_reason] if f.strategy_reason else []),
         *([moved_not_rebuilt(f)] if f.strategy is Strategy.MOVE_STATE else []),
@@ -96,10 +96,26 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
 
 
 def _peers(f: RunbookFacts) -> str:
-    """The other apps an online runbook moves at the same barrier, if any."""
+    """The other apps the runbook moves with the first, if any, and how."""
     if not f.peers:
         return ""
-    return f" and the apps {listing([p.app_id for p in f.peers])} (one barrier moves them all)"
+    how = (
+        "one barrier moves them all"
+        if f.strategy is Strategy.ONLINE
+        else "each stops, the topics change once, each restarts"
+    )
+    return f" and the apps {listing([p.app_id for p in f.peers])} ({how})"
+
+
+def _verdicts(f: RunbookFacts) -> str:
+    """migcheck app's verdict for the in-place change: the app's, and each peer's where
+    the runbook judged it."""
+    judged = [f"{p.app_id}: {p.verdict}" for p in f.peers if p.verdict]
+    if not judged:
+        return f"migcheck app verdict for the in-place change: {f.verdict}."
+    return f"migcheck app verdicts for the in-place change: {f.app_id}: {f.verdict}, " + (
+        ", ".join(judged) + "."
+    )
 
 
 def _stopping(steps: Sequence[Step]) -> str:

@@ -190,6 +190,7 @@ def new_topic_step(f: RunbookFacts) -> Step:
             switch_producers(f),
             *copies,
         ),
+        role=StepRole.CHANGE,
     )
 
 
@@ -244,6 +245,7 @@ def alter_step(f: RunbookFacts, why: str, split: str = "") -> Step:
         f"Alter {listing(f.topics)} to {f.to} partitions in place",
         text,
         tuple(alter_check(f.bootstrap, f.command_config, w.topic, f.to) for w in f.widened),
+        role=StepRole.CHANGE,
     )
 
 
@@ -598,6 +600,7 @@ def copy_at_barrier(f: RunbookFacts) -> Step:
                 kafka(f, "kafka-get-offsets", "--topic", f.new_topic, "--time", "-1"),
             ),
         ),
+        role=StepRole.CHANGE,
     )
 
 
@@ -611,6 +614,7 @@ def switch_and_resume(f: RunbookFacts) -> Step:
         f"writing to {f.new_topic}; the app stays down until its new id's offsets are "
         "committed.",
         (switch_producers(f, f", and resume them{also}"),),
+        role=StepRole.CHANGE,
     )
 
 

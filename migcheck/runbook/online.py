@@ -85,7 +85,10 @@ def _apps(f: RunbookFacts) -> tuple[str, ...]:
     if not f.peers:
         outputs = [a for o in f.outputs for a in ("--output-topic", o)] or ["--output-topic", ""]
         return ("--application-id", f.app_id, *outputs)
-    apps = ((f.app_id, f.topology_file or ""), *((p.app_id, p.topology_file) for p in f.peers))
+    apps = (
+        (f.app_id, f.topology_file or ""),
+        *((p.app_id, p.topology_file or "") for p in f.peers),
+    )
     return tuple(
         a for app, file in apps for a in ("--application-id", app, "--topology", f"{app}={file}")
     )

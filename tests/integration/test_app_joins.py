@@ -22,13 +22,14 @@ import json
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer
 from kafkatest import Kafka, read_and_commit, subscribe_once_known
 from oracles import run_cli
-from runbookops import execute_yes
+from runbookops import execute_yes_apps
 from streamsapp import (
     CLASSIC_TOPOLOGY,
     KEYS,
@@ -254,6 +255,16 @@ def test_a_join_without_a_repartition_topic_is_never_checked_and_stalls(
     assert (not_joined["verdict"], not_joined["error"]) == ("CORRUPT", None)
 
 
+def _dumped(dump: str) -> list[tuple[str, ...]]:
+    """The store entries an app's run printed (its STATE lines)."""
+    return [tuple(ln.split("\t")[1:4]) for ln in dump.splitlines() if ln.startswith("STATE\t")]
+
+
+def _counts(state: Iterable[tuple[str, ...]]) -> Counter[str]:
+    """The ``counts`` store of an app's dump, by key."""
+    return Counter({k: int(v) for s, k, v in state if s == "counts"})
+
+
 def _plain_group(kafka: Kafka, topic: str, group_id: str) -> KafkaConsumer:
     """A kafka-python consumer of ``group_id`` at its defaults (from the earliest: it joins
     after the records were written), a member of its group, that read ``topic`` and
@@ -289,18 +300,24 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 71: ``runbook --topic orders --topic customers`` copies both sides of the join
-    (auto: the join's table store reads them directly), resets and restarts the app once
-    on both copies; executed, every count is its whole history's and every new order
-    joins its customer, on 6 partitions."""
+    (auto: the join's table store reads them directly), and a second app that counts the
+    orders alone (its topology inferred) moves in the same procedure: each app stops, the
+    topics are copied once, each is reset and restarted on the copies it reads.
+    Executed, every count is its whole history's and every new order joins its customer,
+    on 6 partitions."""
     app = _started(kafka, "join-rekey", "classic")
-    first = app.run()
+    other = StreamsApp(kafka, "count", shared_input=app.input, session_timeout_ms=10_000)
+    other.state_dir = app.state_dir  # the state.dir both apps share on this host
+    first, counted = app.run(), other.run()
     assert first.code == 0 and first.crash is None, first.stderr[-2000:]
     assert Counter({k: int(v) for s, k, v in first.state if s == "counts"}) == _joined_counts(
         phase1()
     )
+    assert _counts(counted.state) == Counter(k for k, _ in phase1())
     topology = app.describe(tmp_path / "join-rekey.txt")
-    args = ("runbook", "--topic", app.input, "--topic", app.table, "--to", "6", "--topology",
-            str(topology), "--format", "sh", "--state-dir", str(app.state_dir))  # fmt: skip
+    args = ("runbook", "--application-id", other.app_id, "--topic", app.input, "--topic",
+            app.table, "--to", "6", "--topology", f"{app.app_id}={topology}", "--format", "sh",
+            "--state-dir", str(app.state_dir))  # fmt: skip
     # a plain group reads the orders too: this runbook would strand it, so it is refused
     # until the operator leaves it on purpose
     billing = kafka.unique("billing")
@@ -323,25 +340,29 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     assert p.returncode == 0, p.stderr
     header = " ".join(ln.removeprefix("# ") for ln in p.stdout.splitlines() if ln[:2] == "# ")
     assert "strategy new-topic: it ends up reading" in header, header
+    assert f"{app.app_id} and the apps {other.app_id} (each stops, the topics" in header
     pair = ", ".join(sorted((app.input, app.table)))
     assert f"Move together: {pair} (joined in sub-topology 0, from the --topology" in header
+    copies = [ln for ln in p.stdout.splitlines() if ln.lstrip().startswith("run migcheck copy")]
+    assert len(copies) == 4, p.stdout  # each side once, then its catch-up: for both apps
     script = tmp_path / "runbook.sh"
     script.write_text(p.stdout, encoding="utf-8")
 
-    app.input, app.table = f"{app.input}-p6", f"{app.table}-p6"  # as the restart step says
-    app.isolation_level = "read_committed"
-    code, out, dump = execute_yes(script, app, tmp_path / "work")
+    app.input, app.table = f"{app.input}-p6", f"{app.table}-p6"  # as the restart steps say
+    other.input = app.input
+    app.isolation_level = other.isolation_level = "read_committed"
+    code, out, dumps = execute_yes_apps(script, [app, other], tmp_path / "work")
     assert code == 0, out
-    assert "Runbook complete." in out and "migcheck app: healthy" in out
-    state = [tuple(ln.split("\t")[1:4]) for ln in dump.splitlines() if ln.startswith("STATE\t")]
-    counts = Counter({k: int(v) for s, k, v in state if s == "counts"})
+    assert "Runbook complete." in out and out.count("migcheck app: healthy") == 2, out
+    counts = _counts(_dumped(dumps[app.app_id]))
     assert counts == _joined_counts(phase1())  # the reprocess rebuilt every count
+    assert _counts(_dumped(dumps[other.app_id])) == Counter(k for k, _ in phase1())
 
     app.produce(app.input, phase2())  # the producers write on, into 6 partitions
-    after = app.run()
+    after, counted = app.run(), other.run()
     assert after.code == 0 and after.crash is None, after.stderr[-2000:]
-    counts = Counter({k: int(v) for s, k, v in after.state if s == "counts"})
-    assert counts == _joined_counts(phase1() + phase2())  # no order unmatched
+    assert _counts(after.state) == _joined_counts(phase1() + phase2())  # no order unmatched
+    assert _counts(counted.state) == Counter(k for k, _ in phase1() + phase2())
     internal = ("rekey-group-repartition", "counts-changelog")
     assert kafka.partition_counts(f"{app.app_id}-({'|'.join(internal)})") == {
         f"{app.app_id}-{t}": 6 for t in internal

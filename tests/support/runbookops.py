@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kafkatest import KAFKA_LOCAL
@@ -110,7 +110,7 @@ class Operator:
 
     ``late``: records produced to the old input at "Switch every producer", as the
     producers keep writing until they are switched.  ``close``: how the app restarted at
-    "Start the application reading" closes (StreamsApp.command).  ``yes``: run with
+    "Start the application APP reading" closes (StreamsApp.command).  ``yes``: run with
     ``--yes``, as an operator who scripts the change does; the script then reads no
     answers, and the operator acts on the line while the script goes on, as a person
     starting the app from another terminal would.  ``inject``: put the fault injector
@@ -158,7 +158,9 @@ class Operator:
             if self.late:
                 self.app.produce(self.app.input, self.late)
             self.switched = True
-        elif "MANUAL: Start the application reading" in line and self.background is None:
+        elif f"MANUAL: Start the application {self.app.app_id} reading" in line and (
+            self.background is None
+        ):
             self.app.input = self.app.input + "-p6"
             self.background = subprocess.Popen(
                 self.app.command(max_seconds=120, close=self.close),
@@ -183,6 +185,20 @@ def execute_yes(
     does what they ask (start the app when told) and the app's dump is kept.  ``base_env``
     (default this process's) names the Kafka whose tools the script runs.  ``switched``:
     records the producers write to ``app.input`` once the script switches them to it."""
+    code, out, dumps = execute_yes_apps(script, [app], work, base_env, switched)
+    return code, out, dumps.get(app.app_id, "")
+
+
+def execute_yes_apps(
+    script: Path,
+    apps: Sequence[StreamsApp],
+    work: Path,
+    base_env: dict[str, str] | None = None,
+    switched: list[tuple[str, str]] | None = None,
+) -> tuple[int, str, dict[str, str]]:
+    """:func:`execute_yes` for a runbook of several apps: each is started when its own
+    restart step names it, and each one's dump is kept by its id.  One app is started at
+    any start step (a moved app's names its new id)."""
     proc = subprocess.Popen(
         ["bash", str(script), "--execute", "--yes"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -190,20 +206,24 @@ def execute_yes(
     )  # fmt: skip
     assert proc.stdout is not None
     seen: list[str] = []
-    started: subprocess.Popen[str] | None = None
+    started: dict[str, subprocess.Popen[str]] = {}
     for line in proc.stdout:
         seen.append(line)
         if "MANUAL: Switch every producer" in line and switched:
-            app.produce(app.input, switched)
+            apps[0].produce(apps[0].input, switched)
             switched = None
-        if "MANUAL: Start the application" in line and started is None:
-            started = subprocess.Popen(
-                app.command(max_seconds=150), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                text=True,
-            )  # fmt: skip
+        if "MANUAL: Start the application" not in line:
+            continue
+        for app in apps:
+            named = re.search(rf"Start the application {re.escape(app.app_id)}[ .]", line)
+            if app.app_id not in started and (named or len(apps) == 1):
+                started[app.app_id] = subprocess.Popen(
+                    app.command(max_seconds=150), stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL, text=True,
+                )  # fmt: skip
     code = proc.wait(timeout=600)
-    dump = started.communicate(timeout=240)[0] if started is not None else ""
-    return code, "".join(seen), dump
+    dumps = {a: p.communicate(timeout=240)[0] for a, p in started.items()}
+    return code, "".join(seen), dumps
 
 
 def _yes_env(work: Path, base_env: dict[str, str] | None = None) -> dict[str, str]:

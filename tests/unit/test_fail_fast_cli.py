@@ -204,9 +204,8 @@ _TWO_APPS = ("runbook", "--application-id", "a", "--application-id", "b", "--top
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        ([*_TWO_APPS, "--topology", "a=a.txt", "--topology", "b=b.txt"],
-         "several --application-id move together only with --strategy online, at migrate's "
-         "one barrier: give it, or write one app's runbook"),
+        ([*_TWO_APPS, "--topology", "c=c.txt"],
+         "--topology c=FILE names no --application-id given"),
         ([*_TWO_APPS, "--strategy", "online", "--topology", "a=a.txt", "--output-topic", "o"],
          "--output-topic names one app's outputs: with several --application-id give each "
          "app's --topology APP_ID=FILE (its sinks are its outputs)"),
@@ -219,12 +218,13 @@ _TWO_APPS = ("runbook", "--application-id", "a", "--application-id", "b", "--top
          "--application-id 'a' is given twice: name each app once"),
     ],
 )  # fmt: skip
-def test_several_apps_runbook_is_online_each_app_by_its_topology(
+def test_several_apps_are_named_once_and_online_each_by_its_topology(
     args: list[str], line: str
 ) -> None:
-    """Issue 71: several apps of the topics move together at migrate's one barrier only
-    (an offline runbook stops and restarts one app); migrate reads each one's outputs from
-    its --topology APP_ID=FILE.  Refused before any broker is asked (none is named)."""
+    """Issue 71: several apps of the topics move in one runbook, each named once; online,
+    migrate reads each one's outputs from its --topology APP_ID=FILE (offline, a topology
+    is each app's option, as one app's).  Refused before any broker is asked (none is
+    named)."""
     p, _ = timed_cli(*args)
     assert p.returncode == 2
     assert p.stderr == f"migcheck: error: {line}\n", p.stderr

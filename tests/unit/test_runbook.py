@@ -21,12 +21,12 @@ from runbookfacts import moved_facts, shop_facts
 from migcheck.frameworks.registry import runbook_steps as steps
 from migcheck.model.app import AppLevel, AppReason, AppReport, MoveTogether
 from migcheck.model.history import Trimmed
-from migcheck.model.readers import Protocol
+from migcheck.model.readers import Protocol, ReaderKind
 from migcheck.model.runbook import (
     Check,
     GroupLag,
     GroupsFacts,
-    OnlinePeer,
+    PeerApp,
     Run,
     Runbook,
     RunbookFacts,
@@ -493,7 +493,7 @@ def test_several_apps_move_at_one_migrate_each_by_its_topology(tmp_path: Path) -
     header and title naming both; the script stays shellcheck clean."""
     facts = _facts(
         strategy=Strategy.ONLINE, outputs=("totals",), downstream=(), groups=("billing",),
-        topology_file="/t/shop.txt", peers=(OnlinePeer("fraud", "/t/fraud.txt", ("alerts",)),),
+        topology_file="/t/shop.txt", peers=(PeerApp("fraud", "/t/fraud.txt", ("alerts",)),),
     )  # fmt: skip
     titles = [s.title for s in steps(facts)]
     assert titles == ["Pre-checks", "Migrate online"]
@@ -514,6 +514,117 @@ def test_several_apps_move_at_one_migrate_each_by_its_topology(tmp_path: Path) -
     assert "orders to 6 partitions under shop-counter and fraud" in md.splitlines()[0]
     p = subprocess.run([str(SHELLCHECK), str(script)], capture_output=True)
     assert p.returncode == 0, p.stdout.decode()
+
+
+def test_several_apps_offline_stop_each_change_the_topics_once_and_restart_each(
+    tmp_path: Path,
+) -> None:
+    """Issue 71: two apps of the same topics offline, one procedure: each stops, the topic
+    is copied and its producers switched once, each app is reset, wiped and restarted on
+    the copy, in the order the apps were given; the pre-checks they share are written
+    once, and the header names both apps with each one's verdict."""
+    from migcheck.runbook.together import side_by_side
+
+    shop, fraud = _facts(), _facts(app_id="fraud", verdict=AppLevel.SAFE)
+    change = steps(shop)[2]
+    composed = side_by_side([("shop-counter", steps(shop)), ("fraud", steps(fraud))], change)
+    assert [s.title for s in composed] == [
+        "Pre-checks",
+        "Stop the application (shop-counter)",
+        "Stop the application (fraud)",
+        "Create orders-p6 and copy the history into it",
+        "Reset the application (shop-counter)",
+        "Reset the application (fraud)",
+        "Wipe the local state (shop-counter)",
+        "Wipe the local state (fraud)",
+        "Restart the application on orders-p6 (shop-counter)",
+        "Restart the application on orders-p6 (fraud)",
+    ]
+    facts = replace(shop, peers=(PeerApp("fraud", verdict=AppLevel.SAFE),))
+    script = tmp_path / "runbook.sh"
+    script.write_text(render_sh(facts, composed, "0.1.0", "2026-12-07T00:00:00+00:00"))
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}
+    p = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert sum("migcheck copy" in ln for ln in lines) == 2  # before the switch and after
+    resets = [ln for ln in lines if "--dry-run" in ln]
+    assert [r.split("--application-id ")[1].split()[0] for r in resets] == ["shop-counter", "fraud"]
+    assert "Stop every instance of the application fraud." in p.stdout
+    md = render_markdown(facts, composed, "0.1.0", "today")
+    assert "orders to 6 partitions under shop-counter and fraud" in md.splitlines()[0]
+    assert "shop-counter and the apps fraud (each stops, the topics change once, each " \
+        "restarts)" in md  # fmt: skip
+    assert f"verdicts for the in-place change: shop-counter: {shop.verdict}, fraud: SAFE." in md
+    assert subprocess.run([str(SHELLCHECK), str(script)], capture_output=True).returncode == 0
+
+
+def test_several_apps_change_every_topic_once_though_each_reads_a_part() -> None:
+    """The join app reads orders and customers, fraud reads orders alone: fraud's own
+    steps name only orders, and the change, written for the whole set, alters both once.
+    Procedures of unlike shapes (a moved state beside a reprocess) are not laid together:
+    the command refuses them before."""
+    from migcheck.runbook.together import side_by_side
+
+    shop = _joined(strategy=Strategy.IN_PLACE)
+    fraud = _facts(app_id="fraud", strategy=Strategy.IN_PLACE)
+    change = steps(shop)[2]
+    composed = side_by_side([("shop-counter", steps(shop)), ("fraud", steps(fraud))], change)
+    alters = [s for s in composed if s.title.startswith("Alter")]
+    assert [s.title for s in alters] == ["Alter orders and customers to 6 partitions in place"]
+    assert len(alters[0].actions) == 2
+    assert [s.title for s in composed if s.title.startswith("Restart")] == [
+        "Restart the application on orders and customers (shop-counter)",
+        "Restart the application on orders (fraud)",
+    ]
+    with pytest.raises(ValueError, match="alike"):
+        side_by_side([("shop-counter", steps(shop)), ("fraud", steps(moved_facts()))], change)
+
+
+@pytest.mark.parametrize(
+    ("fraud", "topics", "line"),
+    [
+        (_facts(app_id="fraud", strategy=Strategy.IN_PLACE), ("orders",),
+         "refused: the apps take different routes (shop-counter: new-topic, fraud: "
+         "in-place), and their topics change once for all of them: pass one --strategy for "
+         "every app (new-topic copies for each)"),
+        (_facts(app_id="fraud", kind=ReaderKind.QUIX_STREAMS), ("orders",),
+         "runbook: several apps move together offline when they are all Kafka Streams apps "
+         "(shop-counter: a Kafka Streams application, fraud: a Quix Streams application): "
+         "pass --strategy online, or write one app's runbook with --leave-group for the "
+         "others"),
+        (_facts(app_id="fraud", protocol="streams"), ("orders",),
+         "runbook: several apps move together offline on one group protocol (shop-counter: "
+         "classic, fraud: streams): pass --strategy online"),
+        (_facts(app_id="fraud"), ("orders", "customers"),
+         "runbook: none of the apps shop-counter and fraud reads customers: drop its "
+         "--topic, or name the app that reads it"),
+    ],
+)  # fmt: skip
+def test_several_apps_that_cannot_share_one_offline_procedure_are_refused_in_one_line(
+    fraud: RunbookFacts, topics: tuple[str, ...], line: str
+) -> None:
+    """Issue 71: apps laid side by side must share a framework that writes a set's
+    runbook, a group protocol (the script's group tool) and a route; every topic of the
+    change must be some app's.  Each refusal says what to do instead."""
+    from migcheck.commands.runbook import RunbookOptions, _offline_apps
+    from migcheck.errors import Refused, UsageError
+
+    shop = _facts()
+    options = RunbookOptions(app_id="shop-counter", topic=topics[0], also=topics[1:], to=6)
+    with pytest.raises((Refused, UsageError)) as e:
+        _offline_apps(options, [(shop, tuple(steps(shop))), (fraud, tuple(steps(fraud)))])
+    assert str(e.value) == line
+
+
+def test_several_apps_state_moves_online_not_in_one_offline_runbook() -> None:
+    from migcheck.commands.runbook import RunbookOptions, _offline_apps
+    from migcheck.errors import UsageError
+
+    shop, fraud = moved_facts(), moved_facts(app_id="fraud")
+    options = RunbookOptions(app_id="shop-counter", topic="orders", to=6)
+    with pytest.raises(UsageError, match=r"pass --strategy online \(migrate seeds each shadow"):
+        _offline_apps(options, [(shop, tuple(steps(shop))), (fraud, tuple(steps(fraud)))])
 
 
 def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
