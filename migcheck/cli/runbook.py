@@ -83,7 +83,7 @@ TAKES: Mapping[str, Takes] = {
     **dict.fromkeys(_APP_ONLY, Takes(_APP)),
     **dict.fromkeys(("assign_timeout", "commit_timeout", "accept_loss_risk"), Takes(_GROUPS)),
     **dict.fromkeys(("output_topics", "downstream_groups"), Takes(_APP, online_in=_APP)),
-    "groups": Takes(_BOTH, online_in=_APP),  # an app's online barrier moves them too
+    "groups": Takes(_BOTH),  # an app's runbook moves them too (new-topic, or online)
     **dict.fromkeys(("partitioner", "cutover_timeout"), Takes(_BOTH, online_in=_BOTH)),
 }
 
@@ -131,7 +131,8 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     metavar="GROUP",
     help="A plain consumer group reading TOPIC in per-key order (repeatable); without it "
     "and --application-id, every group with committed offsets on TOPIC.  With an app's "
-    "--strategy online it moves at the same barrier.",
+    "runbook it moves with the app: to the copy's end at a quiet point (new-topic), or at "
+    "migrate's barrier (online).",
 )
 @click.option(
     "--leave-group",

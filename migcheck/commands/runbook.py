@@ -41,6 +41,7 @@ from migcheck.frameworks.base import Framework
 from migcheck.frameworks.registry import (
     AUTO_FRAMEWORK,
     FRAMEWORKS,
+    STATEFUL_KINDS,
     WITH_RUNBOOKS,
     framework_said,
     label,
@@ -55,6 +56,7 @@ from migcheck.model.header import report_header
 from migcheck.model.history import Trimmed, lost_history_refusal
 from migcheck.model.migrate import MigrateTuning, ShadowState
 from migcheck.model.partitioner import PartitionerChoice
+from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
@@ -151,8 +153,10 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     copied = choice.strategy is Strategy.NEW_TOPIC or _onto_copy(options)
     for topic, copy in zip(topics, copies, strict=True):
         _check_new_topic(options, disc, copied, topic, copy)
+    reads: tuple[tuple[str, str], ...] = ()
     if choice.strategy is not Strategy.ONLINE:  # migrate moves or refuses them itself
-        _refuse_others(options, client, copies if copied else None)
+        reads = _refuse_others(options, client, copies if copied else None)
+        _check_groups(options, disc.facts.protocol, choice, reads)
     if options.also and copied:
         _refuse_apart(options, disc, client, topics)
     movable = blocked is None and not proof.unproven
@@ -172,6 +176,10 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
             MoveTogether(topics=list(t.topics), why=t.why) for t in must_move_together(model)
         )
         facts = replace(facts, first_error=first_error(judged), also=tuple(also), together=together)
+        if reads:
+            facts = replace(
+                facts, groups=tuple(dict.fromkeys(g for g, _ in reads)), group_reads=reads
+            )
         facts = _moved(disc, model, client, facts, proof.placed)
         return _online(options, facts, disc, topology, movable)
 
@@ -280,6 +288,10 @@ def _set_change(
             f"runbook: none of the apps {listing([f.app_id for f, _ in written])} reads "
             f"{unread[0]}: drop its --topic, or name the app that reads it"
         )
+    reads = tuple(dict.fromkeys(r for f, _ in written for r in f.group_reads))
+    unread = [g for g in options.groups if all(g != r for r, _ in reads)]
+    if unread:
+        raise UsageError(f"--group {unread[0]} reads none of {listing(options.topics)}")
     head, *rest = (widened[t] for t in options.topics)
     first = written[0][0]
     facts = replace(
@@ -290,6 +302,7 @@ def _set_change(
         configs=head.configs,
         also=tuple(rest),
         sources=tuple(dict.fromkeys(s for f, _ in written for s in f.sources)),
+        group_reads=reads,
         strategy_reason=" ".join(
             dict.fromkeys(f.strategy_reason for f, _ in written if f.strategy_reason)
         ),
@@ -614,18 +627,64 @@ def _refuse_set(options: RunbookOptions, disc: Discovery, choice: Choice) -> Non
         )
 
 
-def _refuse_others(options: RunbookOptions, client: ClientConfig, copies: list[str] | None) -> None:
-    """Every reader of the set's topics besides the app is moved with it or left on
-    purpose (``--leave-group``), never silently: refused in one line
-    (:func:`others_refusal`) otherwise.  ``copies``: each topic's copy where the route
-    switches the producers to one; None where it alters the topics in place."""
-    skip = {options.app_id, *options.left, *options.with_apps}
+def _refuse_others(
+    options: RunbookOptions, client: ClientConfig, copies: list[str] | None
+) -> tuple[tuple[str, str], ...]:
+    """Every reader of the set's topics besides the app is moved with it (another app of
+    the runbook, a plain group it moves: ``--group``) or left on purpose
+    (``--leave-group``), never silently: refused in one line (:func:`others_refusal`)
+    otherwise.  ``copies``: each topic's copy where the route switches the producers to
+    one; None where it alters the topics in place.  Returns each ``--group`` with each
+    topic of the app's it reads."""
+    skip = {options.app_id, *options.left, *options.with_apps, *options.groups}
     found = find_readers(client, options.topics)
     for at, topic in enumerate(options.topics):
         others = [f for f in found[topic] if f.group.group_id not in skip]
         if others:
             copy = copies[at] if copies is not None else None
             raise Refused(others_refusal(options.app_id, topic, others, copy))
+    for group in options.groups:
+        kinds = {
+            f.evidence.kind for t in options.topics for f in found[t] if f.group.group_id == group
+        }
+        stateful = kinds & STATEFUL_KINDS
+        if stateful:
+            raise UsageError(
+                f"--group {group} is {label(min(stateful))}, not a plain consumer group: name "
+                "it with --application-id"
+            )
+    return tuple(
+        (group, topic)
+        for group in options.groups
+        for topic in options.topics
+        if any(f.group.group_id == group for f in found[topic])
+    )
+
+
+def _check_groups(
+    options: RunbookOptions, protocol: Protocol, choice: Choice, reads: tuple[tuple[str, str], ...]
+) -> None:
+    """Plain groups (``--group``) move offline on the new-topic route only (each committed
+    at its copy's end, at a quiet point), with an app of the classic protocol (the
+    script's group tool is the app's), and each must read a topic of the change (of
+    several apps' runbook, of the set's: :func:`_set_change`); else one line."""
+    if not options.groups:
+        return
+    if choice.strategy is not Strategy.NEW_TOPIC:
+        raise UsageError(
+            f"--group moves with an app's runbook on the new-topic route (each group "
+            f"committed at its copy's end) or online, not {choice.strategy}: pass "
+            "--strategy new-topic or --strategy online, or the group's own runbook "
+            "(runbook --group)"
+        )
+    if protocol is Protocol.STREAMS:
+        raise UsageError(
+            "--group moves offline with an app of the classic protocol: pass --strategy "
+            "online for a streams-protocol app"
+        )
+    unread = [g for g in options.groups if all(g != r for r, _ in reads)]
+    if unread and not options.with_apps:
+        raise UsageError(f"--group {unread[0]} reads none of {listing(options.topics)}")
 
 
 def others_refusal(app_id: str, topic: str, others: list[Found], copy: str | None) -> str:
@@ -640,11 +699,16 @@ def others_refusal(app_id: str, topic: str, others: list[Found], copy: str | Non
         else "the alter reaches them unprepared (a moved key's records on two partitions, "
         "a new partition read from latest missing its first records)"
     )
+    moves = (
+        "pass --group for each plain group (it moves to the copy with the app)"
+        if copy is not None
+        else "pass --strategy online with --group for each plain group (migrate moves it at "
+        "the app's barrier)"
+    )
     return (
         f"refused: {topic} is also read by {listed}: this runbook moves {app_id} alone, and "
-        f"{meets}; "
-        "pass --strategy online with --group for each plain group (migrate moves it at the "
-        "app's barrier), or --leave-group for each reader left as it is on purpose"
+        f"{meets}; {moves}, --application-id for each app of the topic, or --leave-group for "
+        "each reader left as it is on purpose"
     )
 
 

@@ -144,6 +144,9 @@ class RunbookFacts:
     outputs: tuple[str, ...] = ()
     downstream: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    #: NEW_TOPIC: each plain group (``--group``) with a topic of the change it reads: it
+    #: drains there while the producers are paused, and is committed at the copy's end.
+    group_reads: tuple[tuple[str, str], ...] = ()
     #: ONLINE: the readers left on the topic on purpose (migrate's --leave-group)
     left: tuple[str, ...] = ()
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
@@ -297,6 +300,7 @@ class ShellCheck(StrEnum):
     RECORD_BARRIER = "record_barrier"
     RECORD_COPY_BARRIER = "record_copy_barrier"
     COMMIT_BARRIER = "commit_barrier"
+    COMMIT_AT_END = "commit_at_end"
 
 
 class ShellHelper(StrEnum):

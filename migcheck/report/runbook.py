@@ -82,6 +82,11 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
         *([shadow_moved(f)] if f.shadow_state is ShadowState.MOVE else []),
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]
+    if f.group_reads:
+        lines.append(
+            f"The plain groups {listing(list(dict.fromkeys(g for g, _ in f.group_reads)))} "
+            f"move to {copies} with it, each at its copy's end."
+        )
     if f.on_users_word:
         lines.append(
             f"The group {f.app_id} has no committed offsets: "

@@ -636,6 +636,34 @@ ensure_offsets() {
   done
 }
 
+# Makes the plain group $1, stopped, hold the end of every partition of the copy $2 (its
+# $3 partitions): the producers are paused, the group has read the old topic to its end
+# and the copy holds every record of it, so the copy's end is where the group stands; its
+# consumers, started on the copy, read on from the first record written after the switch.
+# Kafka allows the commit only while the group has no members.  A group that already holds
+# an offset on every partition of $2 (a re-run, after the producers may have written there)
+# keeps it.  The group id is only ever an argument, never code.
+commit_at_end() {
+  local group=$1 topic=$2 count=$3 missing out line
+  local -a cfg reset
+  mapfile -t cfg < <(config_args --command-config)
+  missing=$(missing_offsets "$group" "$topic" 0 "$count")
+  if [ -z "$missing" ]; then
+    say "  $group holds an offset on every partition of $topic"
+    return
+  fi
+  [ "$(group_members "$group")" = 0 ] || fail "the group $group has members: stop its" \
+    "consumers; its offsets on $topic are committed while it has none"
+  reset=(--reset-offsets --group "$group" --topic "$topic" --to-latest --execute)
+  show kafka-consumer-groups --bootstrap-server "$BOOTSTRAP" "${cfg[@]}" "${reset[@]}"
+  out=$(consumer_groups "${reset[@]}" 2>&1) || fail "kafka-consumer-groups --reset-offsets" \
+    "failed: $(grep -v '^[[:space:]]*$' <<< "$out" | tail -n 1)"
+  while IFS= read -r line; do [ -z "$line" ] || say "    $line"; done <<< "$out"
+  missing=$(missing_offsets "$group" "$topic" 0 "$count")
+  [ -z "$missing" ] || fail "$group has no offset on partitions $missing of $topic after the reset"
+  say "  $group holds the end of every partition of $topic"
+}
+
 # The flag kafka-streams-application-reset takes the --command-config file with, in
 # RESET_CONFIG_FLAG: --command-config where the installed tool's --help lists it (Kafka
 # 4.2 on, which deprecates --config-file), else --config-file (3.x to 4.1 know only that).

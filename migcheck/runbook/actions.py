@@ -177,21 +177,88 @@ def switch_producers(f: RunbookFacts, then: str = "") -> Manual:
 def new_topic_step(f: RunbookFacts) -> Step:
     copies = [copy_input(f, at) for at in range(len(f.widened))]
     created = listing([w.new_topic for w in f.widened])
+    moved: tuple[Action, ...] = (
+        _groups_moved(f, copies) if f.group_reads else (*copies, switch_producers(f), *copies)
+    )
     return Step(
         f"Create {created} and copy the history into it"
         if not f.also
         else f"Create {created}, and copy each topic's history into its copy",
         (f"{f.strategy_reason} " if f.strategy_reason else "")
         + f"{_copy_said(f)} Its checkpoint makes the catch-up copy take only what arrived "
-        "since, never a record twice.",
+        f"since, never a record twice.{_GROUPS_MOVED if f.group_reads else ''}",
         (
             *(ensure_topic(f, w.new_topic, f.to, w.topic, w.configs) for w in f.widened),
-            *copies,
-            switch_producers(f),
-            *copies,
+            *moved,
         ),
         role=StepRole.CHANGE,
     )
+
+
+#: How plain groups move to the copies offline, said once.
+_GROUPS_MOVED = (
+    " The plain groups (--group) move with it, each to the copy of every topic it reads, "
+    "at a quiet point: the producers pause, each group reads its topics to the end, the "
+    "catch-up copy then holds every record, and each group, its consumers stopped, is "
+    "committed at its copy's end. Started on the copy after the switch, it reads on from "
+    "the first record written there: nothing twice, nothing skipped, each key in order."
+)
+
+
+def _groups_moved(f: RunbookFacts, copies: list[Run]) -> tuple[Action, ...]:
+    """The copies caught up at a quiet point, and each plain group moved to the copies of
+    the topics it reads (``f.group_reads``): drained, stopped, committed at the copy's end,
+    then started there once the producers switch."""
+    groups = list(dict.fromkeys(g for g, _ in f.group_reads))
+    copy_of = {w.topic: w.new_topic for w in f.widened}
+    drained = (
+        Check(
+            ShellCheck.WAIT_LAG_ZERO,
+            (str(f.lag_timeout), topic, *readers),
+            f"the lag of {', '.join(readers)} on {topic} is 0 (waits up to {f.lag_timeout} s)",
+            kafka(f, "kafka-consumer-groups", "--describe", *_each_group(readers)),
+        )
+        for topic in dict.fromkeys(t for _, t in f.group_reads)
+        for readers in [[g for g, t in f.group_reads if t == topic]]
+    )
+    stopped = (
+        Check(
+            ShellCheck.GROUP_IS_EMPTY,
+            (str(f.group_timeout), group),
+            f"the group {group} has no members (waits up to {f.group_timeout} s)",
+            kafka(f, "kafka-consumer-groups", "--describe", "--group", group, "--state"),
+        )
+        for group in groups
+    )
+    committed = (
+        Check(
+            ShellCheck.COMMIT_AT_END,
+            (group, copy_of[topic], str(f.to)),
+            f"{group} holds the end of every partition of {copy_of[topic]}",
+            kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", group, "--topic",
+                  copy_of[topic], "--to-latest", "--execute"),
+        )
+        for group, topic in f.group_reads
+    )  # fmt: skip
+    started = (
+        Manual(
+            f"Start the consumers of group {group} on "
+            + listing([f"{copy_of[t]} (instead of {t})" for g, t in f.group_reads if g == group])
+            + ": they read on from where they stopped."
+        )
+        for group in groups
+    )
+    pause = Manual(
+        f"Pause every producer of {listing(f.topics)}, and keep them paused until they switch."
+    )
+    stop = Manual(f"Stop every consumer of {listing([f'group {g}' for g in groups])}.")
+    switched = switch_producers(f, ", and resume them")
+    quiet: tuple[Action, ...] = (*copies, pause, *drained, *copies)
+    return (*quiet, stop, *stopped, *committed, switched, *started)
+
+
+def _each_group(groups: Iterable[str]) -> tuple[str, ...]:
+    return tuple(a for g in groups for a in ("--group", g))
 
 
 def _copy_said(f: RunbookFacts) -> str:

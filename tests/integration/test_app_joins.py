@@ -265,10 +265,21 @@ def _counts(state: Iterable[tuple[str, ...]]) -> Counter[str]:
     return Counter({k: int(v) for s, k, v in state if s == "counts"})
 
 
-def _plain_group(kafka: Kafka, topic: str, group_id: str) -> KafkaConsumer:
+def _read(consumer: KafkaConsumer, count: int) -> list[tuple[str, str]]:
+    """The first ``count`` records ``consumer`` reads, as (key, value), in the order read."""
+    records: list[tuple[str, str]] = []
+    deadline = time.monotonic() + 120
+    while len(records) < count and time.monotonic() < deadline:
+        for batch in consumer.poll(timeout_ms=500).values():
+            records += [(r.key.decode(), r.value.decode()) for r in batch]
+    assert len(records) >= count, f"read {len(records)} of {count} records"
+    return records
+
+
+def _plain_group(kafka: Kafka, topic: str, group_id: str, count: int = 1) -> KafkaConsumer:
     """A kafka-python consumer of ``group_id`` at its defaults (from the earliest: it joins
-    after the records were written), a member of its group, that read ``topic`` and
-    committed what it read."""
+    after the records were written), a member of its group, that read at least ``count``
+    records of ``topic`` and committed what it read."""
 
     def make() -> KafkaConsumer:
         consumer = KafkaConsumer(
@@ -280,9 +291,9 @@ def _plain_group(kafka: Kafka, topic: str, group_id: str) -> KafkaConsumer:
     def read(consumer: KafkaConsumer) -> list:
         records: list = []
         deadline = time.monotonic() + 60
-        while not records and time.monotonic() < deadline:
+        while len(records) < count and time.monotonic() < deadline:
             records += [r for batch in consumer.poll(timeout_ms=500).values() for r in batch]
-        assert records, f"{group_id} read nothing of {topic}"
+        assert len(records) >= count, f"{group_id} read {len(records)} of {topic}, not {count}"
         return records
 
     return read_and_commit(make, read)[0]
@@ -319,9 +330,9 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
             app.table, "--to", "6", "--topology", f"{app.app_id}={topology}", "--format", "sh",
             "--state-dir", str(app.state_dir))  # fmt: skip
     # a plain group reads the orders too: this runbook would strand it, so it is refused
-    # until the operator leaves it on purpose
+    # until the operator names it to move with the apps
     billing = kafka.unique("billing")
-    consumer = _plain_group(kafka, app.input, billing)
+    consumer = _plain_group(kafka, app.input, billing, len(phase1()))
     refused = app.migcheck(*args, here=capsys)  # in this process: refused before any Spark
     consumer.close()
     assert refused.returncode == 1 and refused.stdout == "", refused.stderr
@@ -332,14 +343,15 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
         refused.stderr.count("\n") == 1
         and (
             f"and once its producers switch to {app.input}-p6 they read no new record; pass "
-            "--strategy online with --group for each plain group"
+            "--group for each plain group (it moves to the copy with the app)"
         )
         in refused.stderr
     )
-    p = app.migcheck(*args, "--leave-group", billing)
+    p = app.migcheck(*args, "--group", billing)
     assert p.returncode == 0, p.stderr
     header = " ".join(ln.removeprefix("# ") for ln in p.stdout.splitlines() if ln[:2] == "# ")
     assert "strategy new-topic: it ends up reading" in header, header
+    assert f"The plain groups {billing} move to {app.input}-p6 and" in header, header
     assert f"{app.app_id} and the apps {other.app_id} (each stops, the topics" in header
     pair = ", ".join(sorted((app.input, app.table)))
     assert f"Move together: {pair} (joined in sub-topology 0, from the --topology" in header
@@ -358,11 +370,21 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     assert counts == _joined_counts(phase1())  # the reprocess rebuilt every count
     assert _counts(_dumped(dumps[other.app_id])) == Counter(k for k, _ in phase1())
 
-    app.produce(app.input, phase2())  # the producers write on, into 6 partitions
+    # billing's consumers start on the copy, at their defaults: they read on from the
+    # copy's end, where the runbook committed them
+    moved = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=billing)
+    subscribe_once_known(moved, app.input)
+    later = [(k, f"s{j}") for j in range(3) for k in KEYS]  # each key's in order
+    app.produce(app.input, later)  # the producers write on, into 6 partitions
     after, counted = app.run(), other.run()
     assert after.code == 0 and after.crash is None, after.stderr[-2000:]
-    assert _counts(after.state) == _joined_counts(phase1() + phase2())  # no order unmatched
-    assert _counts(counted.state) == Counter(k for k, _ in phase1() + phase2())
+    assert _counts(after.state) == _joined_counts(phase1() + later)  # no order unmatched
+    assert _counts(counted.state) == Counter(k for k, _ in phase1() + later)
+    read = _read(moved, len(later))
+    moved.close()
+    assert Counter(read) == Counter(later)  # nothing of phase 1 again, nothing skipped
+    for key in KEYS:
+        assert [v for k, v in read if k == key] == ["s0", "s1", "s2"]
     internal = ("rekey-group-repartition", "counts-changelog")
     assert kafka.partition_counts(f"{app.app_id}-({'|'.join(internal)})") == {
         f"{app.app_id}-{t}": 6 for t in internal

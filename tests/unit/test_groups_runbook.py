@@ -519,10 +519,6 @@ def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
             "--cutover-timeout goes with an app's --strategy online, where one barrier moves it",
         ),
         (
-            ["--application-id", "a", "--group", "g"],
-            "--group goes with an app's --strategy online, where one barrier moves it all",
-        ),
-        (
             ["--application-id", "a", "--downstream-group", "d", "--strategy", "new-topic"],
             "--downstream-group goes with an app's --strategy online",
         ),
@@ -554,7 +550,7 @@ def test_which_runbook_takes_which_option_is_declared_once_for_every_option() ->
         "assign_timeout", "commit_timeout", "accept_loss_risk",
     }  # fmt: skip
     assert {n for n, t in TAKES.items() if t.online_in} == {
-        "output_topics", "downstream_groups", "groups", "partitioner", "cutover_timeout",
+        "output_topics", "downstream_groups", "partitioner", "cutover_timeout",
     }  # fmt: skip
     common = {p.name for p in runbook_cmd.params} - set(TAKES)
     assert common == {"bootstrap", "command_config", "app_ids", "topics", "to", "strategy",

@@ -26,6 +26,7 @@ from migcheck.model.runbook import (
     Check,
     GroupLag,
     GroupsFacts,
+    Manual,
     PeerApp,
     Run,
     Runbook,
@@ -227,6 +228,7 @@ def _every_strategy() -> list[RunbookFacts]:
         moved_facts(),
         moved_facts(onto_copy=True),
         _joined(),
+        _facts(groups=("billing",), group_reads=(("billing", "orders"),)),
     ]
 
 
@@ -627,6 +629,73 @@ def test_several_apps_state_moves_online_not_in_one_offline_runbook() -> None:
         _offline_apps(options, [(shop, tuple(steps(shop))), (fraud, tuple(steps(fraud)))])
 
 
+def test_plain_groups_move_to_the_copies_at_a_quiet_point_offline(tmp_path: Path) -> None:
+    """Issue 71: a new-topic runbook with --group: the producers pause, each group drains
+    on the topics it reads, the catch-up copy then holds every record, each group is
+    stopped and committed at its copy's end, and only then do the producers switch; each
+    group starts on its copies after that.  The script is shellcheck clean."""
+    facts = _joined(
+        groups=("billing", "audit"),
+        group_reads=(("billing", "orders"), ("audit", "orders"), ("audit", "customers")),
+    )
+    change = steps(facts)[2]
+    said = [a.text if isinstance(a, Manual) else getattr(a, "function", "copy") for a in
+            change.actions]  # fmt: skip
+    assert said == [
+        "ensure_topic", "ensure_topic", "copy", "copy",
+        "Pause every producer of orders and customers, and keep them paused until they switch.",
+        "wait_lag_zero", "wait_lag_zero", "copy", "copy",
+        "Stop every consumer of group billing and group audit.",
+        "group_is_empty", "group_is_empty", "commit_at_end", "commit_at_end", "commit_at_end",
+        "Switch every producer of orders to orders-p6 and customers to customers-p6, and "
+        "resume them.",
+        "Start the consumers of group billing on orders-p6 (instead of orders): they read on "
+        "from where they stopped.",
+        "Start the consumers of group audit on orders-p6 (instead of orders) and customers-p6 "
+        "(instead of customers): they read on from where they stopped.",
+    ]  # fmt: skip
+    drains = [a for a in change.actions if isinstance(a, Check) and a.function == "wait_lag_zero"]
+    assert [d.args[1:] for d in drains] == [("orders", "billing", "audit"), ("customers", "audit")]
+    ends = [
+        a.args for a in change.actions if isinstance(a, Check) and a.function == "commit_at_end"
+    ]
+    assert ends == [("billing", "orders-p6", "6"), ("audit", "orders-p6", "6"),
+                    ("audit", "customers-p6", "6")]  # fmt: skip
+    script = _script(tmp_path, facts)
+    assert "The plain groups billing and audit move to orders-p6 and customers-p6" in (
+        script.read_text(encoding="utf-8")
+    )
+    assert subprocess.run([str(SHELLCHECK), str(script)], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("strategy", "protocol", "reads", "line"),
+    [
+        (Strategy.IN_PLACE, Protocol.CLASSIC, (("billing", "orders"),),
+         "--group moves with an app's runbook on the new-topic route (each group committed "
+         "at its copy's end) or online, not in-place: pass --strategy new-topic or --strategy "
+         "online, or the group's own runbook (runbook --group)"),
+        (Strategy.NEW_TOPIC, Protocol.STREAMS, (("billing", "orders"),),
+         "--group moves offline with an app of the classic protocol: pass --strategy online "
+         "for a streams-protocol app"),
+        (Strategy.NEW_TOPIC, Protocol.CLASSIC, (), "--group billing reads none of orders"),
+    ],
+)  # fmt: skip
+def test_plain_groups_offline_are_refused_where_they_cannot_move_in_one_line(
+    strategy: Strategy, protocol: Protocol, reads: tuple[tuple[str, str], ...], line: str
+) -> None:
+    from migcheck.apps.strategy import Choice
+    from migcheck.commands.runbook import RunbookOptions, _check_groups
+    from migcheck.errors import UsageError
+
+    options = RunbookOptions(app_id="shop", topic="orders", to=6, groups=("billing",))
+    with pytest.raises(UsageError) as e:
+        _check_groups(options, protocol, Choice(strategy, ""), reads)
+    assert str(e.value) == line
+    _check_groups(options, Protocol.CLASSIC, Choice(Strategy.NEW_TOPIC, ""), reads or (
+        ("billing", "orders"),))  # fmt: skip
+
+
 def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
     """``builder.table(customers)`` names its store ``customers-STATE-STORE-0000000000``:
     restarted on customers-p6, the app's changelog is named after the copy (the name the
@@ -715,13 +784,15 @@ def test_every_other_reader_of_the_topic_is_named_with_what_the_runbook_would_do
         "refused: orders is also read by billing (a plain consumer group) and audit (a Kafka "
         "Streams "
         "application): this runbook moves shop alone, and once its producers switch to "
-        "orders-p6 they read no new record; pass --strategy online with --group for each "
-        "plain group (migrate moves it at the app's barrier), or --leave-group for each "
-        "reader left as it is on purpose"
+        "orders-p6 they read no new record; pass --group for each plain group (it moves to "
+        "the copy with the app), --application-id for each app of the topic, or "
+        "--leave-group for each reader left as it is on purpose"
     )
     altered = others_refusal("shop", "orders", [billing], None)
     assert altered.startswith(
         "refused: orders is also read by billing (a plain consumer group): this runbook moves shop "
         "alone, and the alter reaches them unprepared (a moved key's records on two "
-        "partitions, a new partition read from latest missing its first records); pass"
+        "partitions, a new partition read from latest missing its first records); pass "
+        "--strategy online with --group for each plain group (migrate moves it at the app's "
+        "barrier), --application-id"
     )
