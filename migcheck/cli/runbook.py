@@ -81,7 +81,7 @@ _APP_ONLY = (
 #: in one line (:func:`_check_modes`), never ignored; the rest go to every runbook.
 TAKES: Mapping[str, Takes] = {
     **dict.fromkeys(_APP_ONLY, Takes(_APP)),
-    **dict.fromkeys(("assign_timeout", "commit_timeout", "accept_loss_risk"), Takes(_GROUPS)),
+    "accept_loss_risk": Takes(_GROUPS),
     **dict.fromkeys(("output_topics", "downstream_groups"), Takes(_APP, online_in=_APP)),
     "groups": Takes(_BOTH),  # an app's runbook moves them too (new-topic, or online)
     **dict.fromkeys(("partitioner", "cutover_timeout"), Takes(_BOTH, online_in=_BOTH)),
@@ -207,13 +207,13 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
 @_seconds(
     "--assign-timeout",
     ASSIGN_TIMEOUT,
-    "--group: how long the script waits for every group to own the new partitions "
+    "--group in place: how long the script waits for every group to own the new partitions "
     "(their metadata.max.age.ms, 5 min by default, and a margin).",
 )
 @_seconds(
     "--commit-timeout",
     COMMIT_TIMEOUT,
-    "--group: how long the script waits for a group's members to commit an offset on "
+    "--group in place: how long the script waits for a group's members to commit an offset on "
     "each new partition (auto.commit.interval.ms, 5 s by default, and a margin).",
 )
 @click.option(

@@ -58,6 +58,8 @@ from migcheck.model.migrate import MigrateTuning, ShadowState
 from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
+    ASSIGN_TIMEOUT,
+    COMMIT_TIMEOUT,
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
     PeerApp,
@@ -94,6 +96,8 @@ class RunbookOptions:
     state_dir: str | None = None
     group_timeout: int = GROUP_TIMEOUT
     lag_timeout: int = LAG_TIMEOUT
+    assign_timeout: int = ASSIGN_TIMEOUT  # --group in place: the groups' runbook's waits
+    commit_timeout: int = COMMIT_TIMEOUT
     accept_split_history: bool = False
     accept_lost_history: bool = False  # reprocess sources that lost records, said so
     #: --leave-group: readers of the set's topics left as they are on purpose (the
@@ -664,18 +668,17 @@ def _refuse_others(
 def _check_groups(
     options: RunbookOptions, protocol: Protocol, choice: Choice, reads: tuple[tuple[str, str], ...]
 ) -> None:
-    """Plain groups (``--group``) move offline on the new-topic route only (each committed
-    at its copy's end, at a quiet point), with an app of the classic protocol (the
-    script's group tool is the app's), and each must read a topic of the change (of
-    several apps' runbook, of the set's: :func:`_set_change`); else one line."""
+    """Plain groups (``--group``) move offline on the new-topic route (each committed at
+    its copy's end, at a quiet point) and the in-place one (kept in order through the
+    alter), not with a moved state; with an app of the classic protocol (the script's
+    group tool is the app's); and each must read a topic of the change (of several apps'
+    runbook, of the set's: :func:`_set_change`).  Else one line."""
     if not options.groups:
         return
-    if choice.strategy is not Strategy.NEW_TOPIC:
+    if choice.strategy not in (Strategy.NEW_TOPIC, Strategy.IN_PLACE):
         raise UsageError(
-            f"--group moves with an app's runbook on the new-topic route (each group "
-            f"committed at its copy's end) or online, not {choice.strategy}: pass "
-            "--strategy new-topic or --strategy online, or the group's own runbook "
-            "(runbook --group)"
+            f"--group moves with an app's runbook on the new-topic and in-place routes, or "
+            f"online, not {choice.strategy}: pass --strategy new-topic or --strategy online"
         )
     if protocol is Protocol.STREAMS:
         raise UsageError(
@@ -778,6 +781,8 @@ def _facts(
         on_users_word=disc.on_users_word,
         group_timeout=options.group_timeout,
         lag_timeout=options.lag_timeout,
+        assign_timeout=options.assign_timeout,
+        commit_timeout=options.commit_timeout,
         onto_copy=_onto_copy(options),
     )
 

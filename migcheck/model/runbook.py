@@ -72,6 +72,14 @@ VERSIONED_CHANGELOG_CONFIG = "min.compaction.lag.ms"
 GROUP_TIMEOUT = 60
 #: How long a runbook waits for a group's lag to drain to 0 by default.
 LAG_TIMEOUT = 300
+#: How long the plain-consumer runbook waits for every group to be assigned the new
+#: partitions: a consumer sees them at its next metadata refresh, metadata.max.age.ms
+#: (5 min by default), plus a minute for the rebalance that follows.
+ASSIGN_TIMEOUT = 360
+#: How long the plain-consumer runbook waits for a group's members to commit an offset on
+#: each new partition by default: auto-commit does so within auto.commit.interval.ms
+#: (5 s by default) of the partition's assignment, plus a margin for a loaded consumer.
+COMMIT_TIMEOUT = 60
 
 
 @dataclass(frozen=True)
@@ -144,9 +152,13 @@ class RunbookFacts:
     outputs: tuple[str, ...] = ()
     downstream: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
-    #: NEW_TOPIC: each plain group (``--group``) with a topic of the change it reads: it
-    #: drains there while the producers are paused, and is committed at the copy's end.
+    #: Offline: each plain group (``--group``) with a topic of the change it reads: it
+    #: drains there while the producers are paused, then is committed at the copy's end
+    #: (NEW_TOPIC), or owns the new partitions and holds an offset on each (IN_PLACE) by
+    #: the waits the groups' runbook takes (``assign_timeout``, ``commit_timeout``).
     group_reads: tuple[tuple[str, str], ...] = ()
+    assign_timeout: int = ASSIGN_TIMEOUT
+    commit_timeout: int = COMMIT_TIMEOUT
     #: ONLINE: the readers left on the topic on purpose (migrate's --leave-group)
     left: tuple[str, ...] = ()
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options
@@ -220,16 +232,6 @@ class RunbookFacts:
         """Whether the app restarts on a copy (which a killed copy may have left with
         aborted records: its readers must read committed records only)."""
         return self.target != self.topic
-
-
-#: How long the plain-consumer runbook waits for every group to be assigned the new
-#: partitions: a consumer sees them at its next metadata refresh, metadata.max.age.ms
-#: (5 min by default), plus a minute for the rebalance that follows.
-ASSIGN_TIMEOUT = 360
-#: How long the plain-consumer runbook waits for a group's members to commit an offset on
-#: each new partition by default: auto-commit does so within auto.commit.interval.ms
-#: (5 s by default) of the partition's assignment, plus a margin for a loaded consumer.
-COMMIT_TIMEOUT = 60
 
 
 @dataclass(frozen=True)

@@ -83,9 +83,11 @@ def _header(f: RunbookFacts, steps: Sequence[Step], version: str, generated: str
         f"Written by migcheck {version} on {generated} from the cluster at {f.bootstrap}.",
     ]
     if f.group_reads:
+        groups = listing(list(dict.fromkeys(g for g, _ in f.group_reads)))
         lines.append(
-            f"The plain groups {listing(list(dict.fromkeys(g for g, _ in f.group_reads)))} "
-            f"move to {copies} with it, each at its copy's end."
+            f"The plain groups {groups} move to {copies} with it, each at its copy's end."
+            if f.copied
+            else f"The plain groups {groups} keep each key in order through the alter."
         )
     if f.on_users_word:
         lines.append(

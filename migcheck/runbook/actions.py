@@ -10,7 +10,7 @@ each action is written here once.  Pure: facts in, steps out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from migcheck.model.history import ACCEPT_LOST_HISTORY, HISTORY_CHECK_WHY
@@ -51,6 +51,93 @@ def alter_check(bootstrap: str, command_config: str | None, topic: str, to: int)
         f"{topic} has {to} partitions (altered once)",
         kafka_run(bootstrap, command_config, "kafka-topics", "--alter", "--topic", topic,
                   "--partitions", str(to)),
+    )  # fmt: skip
+
+
+def each_group(groups: Iterable[str]) -> tuple[str, ...]:
+    """``--group G`` for each group, as Kafka's group tools take several."""
+    return tuple(a for g in groups for a in ("--group", g))
+
+
+def groups_drained(
+    bootstrap: str, command_config: str | None, topic: str, groups: Sequence[str], timeout: int
+) -> Check:
+    """Every group's lag 0 on ``topic`` (waits up to ``timeout``; a group with lag and no
+    members never drains, which the wait says), as both runbooks wait for it."""
+    return Check(
+        ShellCheck.WAIT_LAG_ZERO,
+        (str(timeout), topic, *groups),
+        f"the lag of {', '.join(groups)} on {topic} is 0 (waits up to {timeout} s)",
+        kafka_run(bootstrap, command_config, "kafka-consumer-groups", "--describe",
+                  *each_group(groups)),
+    )  # fmt: skip
+
+
+def topic_has(bootstrap: str, command_config: str | None, topic: str, count: int) -> Check:
+    """``topic`` has exactly ``count`` partitions."""
+    return Check(
+        ShellCheck.TOPIC_PARTITIONS,
+        (topic, str(count)),
+        f"{topic} has {count} partitions",
+        kafka_run(bootstrap, command_config, "kafka-topics", "--describe", "--topic", topic),
+    )
+
+
+def groups_assigned(
+    bootstrap: str,
+    command_config: str | None,
+    topic: str,
+    to: int,
+    groups: Sequence[str],
+    timeout: int,
+) -> Check:
+    """Every group with members owns the ``to`` partitions of ``topic`` (waits up to
+    ``timeout``: a consumer sees new partitions at its next metadata refresh)."""
+    return Check(
+        ShellCheck.WAIT_ASSIGNED,
+        (str(timeout), topic, str(to), *groups),
+        f"every group with members owns the {to} partitions of {topic} "
+        f"(waits up to {timeout} s)",
+        kafka_run(bootstrap, command_config, "kafka-consumer-groups", "--describe",
+                  *each_group(groups)),
+    )  # fmt: skip
+
+
+def new_partitions(partitions: int, to: int) -> str:
+    """The partitions an alter from ``partitions`` to ``to`` adds, as the steps name them."""
+    if to - partitions == 1:
+        return f"partition {partitions}"
+    return f"partitions {partitions}-{to - 1}"
+
+
+def group_holds_offsets(
+    bootstrap: str,
+    command_config: str | None,
+    topic: str,
+    counts: tuple[int, int],
+    group: str,
+    timeout: int,
+    accepted: bool = False,
+) -> Check:
+    """``group`` holds an offset on each partition an alter of ``topic`` from ``counts[0]``
+    to ``counts[1]`` adds: committed at the start while it has no members, else by its
+    members (waits up to ``timeout``); ``accepted``: --accept-loss-risk said so."""
+    partitions, to = counts
+    new = new_partitions(partitions, to)
+    spec = f"{topic}:{','.join(str(p) for p in range(partitions, to))}"
+    text = (
+        f"{group} holds an offset on {new} of {topic}: committed here while it has no "
+        f"members, else by its members (waits up to {timeout} s)"
+    )
+    if accepted:
+        text += "; if they commit none, its risk is accepted (--accept-loss-risk)"
+    mode = "accepted" if accepted else "required"
+    return Check(
+        ShellCheck.ENSURE_OFFSETS,
+        (str(timeout), topic, str(partitions), str(to), mode, group),
+        text,
+        kafka_run(bootstrap, command_config, "kafka-consumer-groups", "--reset-offsets",
+                  "--group", group, "--topic", spec, "--to-earliest", "--execute"),
     )  # fmt: skip
 
 
@@ -212,14 +299,8 @@ def _groups_moved(f: RunbookFacts, copies: list[Run]) -> tuple[Action, ...]:
     groups = list(dict.fromkeys(g for g, _ in f.group_reads))
     copy_of = {w.topic: w.new_topic for w in f.widened}
     drained = (
-        Check(
-            ShellCheck.WAIT_LAG_ZERO,
-            (str(f.lag_timeout), topic, *readers),
-            f"the lag of {', '.join(readers)} on {topic} is 0 (waits up to {f.lag_timeout} s)",
-            kafka(f, "kafka-consumer-groups", "--describe", *_each_group(readers)),
-        )
-        for topic in dict.fromkeys(t for _, t in f.group_reads)
-        for readers in [[g for g, t in f.group_reads if t == topic]]
+        groups_drained(f.bootstrap, f.command_config, topic, readers, f.lag_timeout)
+        for topic, readers in _readers(f).items()
     )
     stopped = (
         Check(
@@ -257,8 +338,12 @@ def _groups_moved(f: RunbookFacts, copies: list[Run]) -> tuple[Action, ...]:
     return (*quiet, stop, *stopped, *committed, switched, *started)
 
 
-def _each_group(groups: Iterable[str]) -> tuple[str, ...]:
-    return tuple(a for g in groups for a in ("--group", g))
+def _readers(f: RunbookFacts) -> dict[str, list[str]]:
+    """The plain groups of ``f.group_reads`` by each topic they read, in order."""
+    readers: dict[str, list[str]] = {}
+    for group, topic in f.group_reads:
+        readers.setdefault(topic, []).append(group)
+    return readers
 
 
 def _copy_said(f: RunbookFacts) -> str:
@@ -308,12 +393,50 @@ def alter_step(f: RunbookFacts, why: str, split: str = "") -> Step:
     if f.split_keys is not None:
         text += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
         text += f" {split}" if split else ""
+    alters = tuple(alter_check(f.bootstrap, f.command_config, w.topic, f.to) for w in f.widened)
     return Step(
         f"Alter {listing(f.topics)} to {f.to} partitions in place",
-        text,
-        tuple(alter_check(f.bootstrap, f.command_config, w.topic, f.to) for w in f.widened),
+        text + (_GROUPS_IN_ORDER if f.group_reads else ""),
+        _groups_in_order(f, alters) if f.group_reads else alters,
         role=StepRole.CHANGE,
     )
+
+
+#: How plain groups keep per-key order through an alter in place, said once (the groups'
+#: own runbook says each part at length: runbook/groups.py).
+_GROUPS_IN_ORDER = (
+    " The plain groups (--group) keep each key in order through it: the producers pause "
+    "and each group reads its topics to the end, so no moved key's record waits in its old "
+    "partition; after the alter each group with members owns the new partitions, and "
+    "every group holds an offset on each (its start, committed here while it has no "
+    "members), so none starts a new partition at latest; then the producers resume."
+)
+
+
+def _groups_in_order(f: RunbookFacts, alters: tuple[Check, ...]) -> tuple[Action, ...]:
+    """The alter with the plain groups kept in order (``f.group_reads``): paused,
+    drained, altered, assigned, an offset held on every new partition, resumed."""
+    where, counts = (f.bootstrap, f.command_config), {w.topic: w.partitions for w in f.widened}
+    readers = _readers(f)
+    pause = Manual(
+        f"Pause every producer of {listing(f.topics)}, and keep them paused until they resume."
+    )
+    drained = [groups_drained(*where, t, gs, f.lag_timeout) for t, gs in readers.items()]
+    assigned = [
+        check
+        for t, gs in readers.items()
+        for check in (topic_has(*where, t, f.to), groups_assigned(*where, t, f.to, gs,
+                                                                  f.assign_timeout))
+    ]  # fmt: skip
+    held = [
+        group_holds_offsets(*where, t, (counts[t], f.to), g, f.commit_timeout)
+        for g, t in f.group_reads
+    ]
+    resume = Manual(
+        f"Resume every producer of {listing(f.topics)}: restart them, so that they fetch the "
+        "new count at once."
+    )
+    return (pause, *drained, *alters, *assigned, *held, resume)
 
 
 def app_is_healthy(f: RunbookFacts) -> Check:

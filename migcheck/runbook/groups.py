@@ -28,6 +28,8 @@ group whose members commit nothing stops the runbook, unless its risk was accept
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from migcheck.errors import UsageError
 from migcheck.model.runbook import (
     Check,
@@ -39,7 +41,15 @@ from migcheck.model.runbook import (
     Strategy,
     check_name,
 )
-from migcheck.runbook.actions import alter_check, kafka_run
+from migcheck.runbook.actions import (
+    alter_check,
+    group_holds_offsets,
+    groups_assigned,
+    groups_drained,
+    kafka_run,
+    new_partitions,
+    topic_has,
+)
 from migcheck.runbook.online import MigrateCall, migrate_explained, migrate_step
 from migcheck.untrusted import quoted
 
@@ -97,12 +107,7 @@ def _migrate(f: GroupsFacts) -> Step:
 
 
 def _topic_has(f: GroupsFacts, count: int, text: str) -> Check:
-    return Check(
-        ShellCheck.TOPIC_PARTITIONS,
-        (f.topic, str(count)),
-        text,
-        _kafka(f, "kafka-topics", "--describe", "--topic", f.topic),
-    )
+    return replace(topic_has(f.bootstrap, f.command_config, f.topic, count), text=text)
 
 
 def _prechecks(f: GroupsFacts) -> Step:
@@ -146,14 +151,7 @@ def _drain(f: GroupsFacts) -> Step:
         "Lag 0 on every partition: each group has consumed and committed every record "
         f"written before the pause. Waits up to {f.lag_timeout} s (--lag-timeout). A group "
         "with lag and no members never drains: start its consumers.",
-        (
-            Check(
-                ShellCheck.WAIT_LAG_ZERO,
-                (str(f.lag_timeout), f.topic, *f.group_ids),
-                f"the lag of {_names(f)} on {f.topic} is 0 (waits up to {f.lag_timeout} s)",
-                _describe(f),
-            ),
-        ),
+        (groups_drained(f.bootstrap, f.command_config, f.topic, f.group_ids, f.lag_timeout),),
     )
 
 
@@ -180,26 +178,15 @@ def _assigned(f: GroupsFacts) -> Step:
         "is not waited for: the next step commits its offsets on the new partitions.",
         (
             _topic_has(f, f.to, f"{f.topic} has {f.to} partitions"),
-            Check(
-                ShellCheck.WAIT_ASSIGNED,
-                (str(f.assign_timeout), f.topic, str(f.to), *f.group_ids),
-                f"every group with members owns the {f.to} partitions of {f.topic} "
-                f"(waits up to {f.assign_timeout} s)",
-                _describe(f),
+            groups_assigned(
+                f.bootstrap, f.command_config, f.topic, f.to, f.group_ids, f.assign_timeout
             ),
         ),
     )
 
 
-def _new_partitions(f: GroupsFacts) -> str:
-    """The partitions the alter adds, as the steps name them."""
-    if f.to - f.partitions == 1:
-        return f"partition {f.partitions}"
-    return f"partitions {f.partitions}-{f.to - 1}"
-
-
 def _offsets(f: GroupsFacts) -> Step:
-    new, t = _new_partitions(f), f.commit_timeout
+    new, t = new_partitions(f.partitions, f.to), f.commit_timeout
     accepted = ""
     if f.accept_loss_risk:
         accepted = (
@@ -221,32 +208,14 @@ def _offsets(f: GroupsFacts) -> Step:
         f"to {t} s (--commit-timeout). If they commit none, it stops: stop that group's "
         "consumers and run it again (it then commits the offsets itself), or accept the "
         "risk (--accept-loss-risk GROUP)." + accepted,
-        tuple(_holds_offsets(f, group, new) for group in f.group_ids),
+        tuple(_holds_offsets(f, group) for group in f.group_ids),
     )
 
 
-def _holds_offsets(f: GroupsFacts, group: str, new: str) -> Check:
-    accepted = group in f.accept_loss_risk
-    spec = f"{f.topic}:{','.join(str(p) for p in range(f.partitions, f.to))}"
-    text = (
-        f"{group} holds an offset on {new} of {f.topic}: committed here while it has no "
-        f"members, else by its members (waits up to {f.commit_timeout} s)"
-    )
-    if accepted:
-        text += "; if they commit none, its risk is accepted (--accept-loss-risk)"
-    return Check(
-        ShellCheck.ENSURE_OFFSETS,
-        (
-            str(f.commit_timeout),
-            f.topic,
-            str(f.partitions),
-            str(f.to),
-            "accepted" if accepted else "required",
-            group,
-        ),
-        text,
-        _kafka(f, "kafka-consumer-groups", "--reset-offsets", "--group", group, "--topic", spec,
-               "--to-earliest", "--execute"),
+def _holds_offsets(f: GroupsFacts, group: str) -> Check:
+    return group_holds_offsets(
+        f.bootstrap, f.command_config, f.topic, (f.partitions, f.to), group, f.commit_timeout,
+        group in f.accept_loss_risk,
     )  # fmt: skip
 
 

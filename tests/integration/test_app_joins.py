@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer
-from kafkatest import Kafka, read_and_commit, subscribe_once_known
+from kafkatest import Kafka, read_as_group, read_records, subscribe_once_known
 from oracles import run_cli
 from runbookops import execute_yes_apps
 from streamsapp import (
@@ -265,40 +265,6 @@ def _counts(state: Iterable[tuple[str, ...]]) -> Counter[str]:
     return Counter({k: int(v) for s, k, v in state if s == "counts"})
 
 
-def _read(consumer: KafkaConsumer, count: int) -> list[tuple[str, str]]:
-    """The first ``count`` records ``consumer`` reads, as (key, value), in the order read."""
-    records: list[tuple[str, str]] = []
-    deadline = time.monotonic() + 120
-    while len(records) < count and time.monotonic() < deadline:
-        for batch in consumer.poll(timeout_ms=500).values():
-            records += [(r.key.decode(), r.value.decode()) for r in batch]
-    assert len(records) >= count, f"read {len(records)} of {count} records"
-    return records
-
-
-def _plain_group(kafka: Kafka, topic: str, group_id: str, count: int = 1) -> KafkaConsumer:
-    """A kafka-python consumer of ``group_id`` at its defaults (from the earliest: it joins
-    after the records were written), a member of its group, that read at least ``count``
-    records of ``topic`` and committed what it read."""
-
-    def make() -> KafkaConsumer:
-        consumer = KafkaConsumer(
-            bootstrap_servers=kafka.bootstrap, group_id=group_id, auto_offset_reset="earliest"
-        )
-        subscribe_once_known(consumer, topic)
-        return consumer
-
-    def read(consumer: KafkaConsumer) -> list:
-        records: list = []
-        deadline = time.monotonic() + 60
-        while len(records) < count and time.monotonic() < deadline:
-            records += [r for batch in consumer.poll(timeout_ms=500).values() for r in batch]
-        assert len(records) >= count, f"{group_id} read {len(records)} of {topic}, not {count}"
-        return records
-
-    return read_and_commit(make, read)[0]
-
-
 def _joined_counts(orders: list[tuple[str, str]]) -> Counter[str]:
     """What join-rekey counts, from the records the test produced: each order's value
     joined with its key's customer, ``c<i>`` for ``KEYS[i]`` (produced before any order,
@@ -332,7 +298,7 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     # a plain group reads the orders too: this runbook would strand it, so it is refused
     # until the operator names it to move with the apps
     billing = kafka.unique("billing")
-    consumer = _plain_group(kafka, app.input, billing, len(phase1()))
+    consumer = read_as_group(kafka, app.input, billing, len(phase1()))
     refused = app.migcheck(*args, here=capsys)  # in this process: refused before any Spark
     consumer.close()
     assert refused.returncode == 1 and refused.stdout == "", refused.stderr
@@ -380,7 +346,7 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     assert after.code == 0 and after.crash is None, after.stderr[-2000:]
     assert _counts(after.state) == _joined_counts(phase1() + later)  # no order unmatched
     assert _counts(counted.state) == Counter(k for k, _ in phase1() + later)
-    read = _read(moved, len(later))
+    read = read_records(moved, len(later))
     moved.close()
     assert Counter(read) == Counter(later)  # nothing of phase 1 again, nothing skipped
     for key in KEYS:

@@ -2,7 +2,9 @@
 
 - A real app whose state sits behind a repartition topic (``selectKey`` on the value,
   then a count per value): auto picks in place, and the runbook, executed, leaves every
-  count equal to the truth counted from the records produced.
+  count equal to the truth counted from the records produced.  A plain group of the topic
+  (``--group``, issue 71) keeps each key in order through the alter: at its defaults it
+  reads exactly the records written after it, each key in order.
 - The direct count app: auto picks a new topic and names the store that reads the topic.
 - An app whose group was deleted (``kafka-consumer-groups --delete``) while its internal
   topics stay: ``runbook --topic`` and ``app --topic`` take the topic on the user's word
@@ -16,7 +18,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kafkatest import Kafka
+from kafka import KafkaConsumer
+from kafkatest import Kafka, read_as_group, read_records, subscribe_once_known
 from runbookops import Operator, execute_yes
 from streamsapp import StreamsApp, phase1, phase2
 
@@ -37,14 +40,17 @@ def test_auto_alters_in_place_when_the_state_sits_behind_a_repartition_topic(
     first = app.run()
     assert first.code == 0, first.stderr[-2000:]
     assert _counts(first.state) == dict(Counter(v for _, v in phase1()))
+    audit = kafka.unique("audit")  # a plain group that read it all, its consumers stopped
+    read_as_group(kafka, app.input, audit, len(phase1())).close()
 
     topology = app.describe(tmp_path / "topology.txt")
     p = app.migcheck(
         "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
-        "--format", "sh", "--state-dir", str(app.state_dir),
+        "--format", "sh", "--state-dir", str(app.state_dir), "--group", audit,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert "--strategy auto chose in-place: no store reads" in p.stdout
+    assert f"The plain groups {audit} keep each key in order through the alter." in p.stdout
     # no copy step (the script's prelude names the state move's helper, whatever the
     # strategy: a step runs the command as the new-topic test below finds it), no new topic
     assert "migcheck copy --bootstrap-server" not in p.stdout and "-p6" not in p.stdout
@@ -58,10 +64,19 @@ def test_auto_alters_in_place_when_the_state_sits_behind_a_repartition_topic(
     state = [tuple(ln.split("\t")[1:4]) for ln in dump.splitlines() if ln.startswith("STATE\t")]
     assert _counts(state) == dict(Counter(v for _, v in phase1()))  # type: ignore[arg-type]
 
-    app.produce(app.input, phase2())  # the producers write on, into 6 partitions
+    # audit's consumers start again at their defaults (auto.offset.reset=latest): the
+    # runbook committed the start of each new partition, so they miss nothing written there
+    resumed = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=audit)
+    subscribe_once_known(resumed, app.input)
+    later = [(k, f"s{j}") for j in range(3) for k, _ in phase2()]  # each key's in order
+    app.produce(app.input, later)  # the producers write on, into 6 partitions
     after = app.run()
     assert after.code == 0 and after.crash is None, after.stderr[-2000:]
-    assert _counts(after.state) == dict(Counter(v for _, v in phase1() + phase2()))
+    assert _counts(after.state) == dict(Counter(v for _, v in phase1() + later))
+    read = read_records(resumed, len(later))
+    resumed.close()
+    assert Counter(read) == Counter(later)  # nothing of phase 1 again, nothing skipped
+    assert all([v for k, v in read if k == key] == ["s0", "s1", "s2"] for key, _ in phase2())
     for internal in ("rekey-group-repartition", "counts-changelog"):
         topic = f"{app.app_id}-{internal}"
         rc, described, _ = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap,

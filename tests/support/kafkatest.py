@@ -267,6 +267,33 @@ def read_and_commit(
     raise ValueError(f"attempts must be at least 1, not {attempts}")
 
 
+def read_records(consumer: KafkaConsumer, count: int) -> list[tuple[str, str]]:
+    """The first ``count`` records ``consumer`` reads (at least), as (key, value), in the
+    order read."""
+    records: list[tuple[str, str]] = []
+    deadline = time.monotonic() + 120
+    while len(records) < count and time.monotonic() < deadline:
+        for batch in consumer.poll(timeout_ms=500).values():
+            records += [(r.key.decode(), r.value.decode()) for r in batch]
+    assert len(records) >= count, f"read {len(records)} of {count} records"
+    return records
+
+
+def read_as_group(kafka: Kafka, topic: str, group_id: str, count: int = 1) -> KafkaConsumer:
+    """A kafka-python consumer of ``group_id`` (from the earliest: it joins after the
+    records were written), a member of its group, that read at least ``count`` records of
+    ``topic`` and committed what it read; the caller closes it."""
+
+    def make() -> KafkaConsumer:
+        consumer = KafkaConsumer(
+            bootstrap_servers=kafka.bootstrap, group_id=group_id, auto_offset_reset="earliest"
+        )
+        subscribe_once_known(consumer, topic)
+        return consumer
+
+    return read_and_commit(make, lambda c: read_records(c, count))[0]
+
+
 def _tail(path: Path, keep: Callable[[str], bool], lines: int = 15) -> list[str]:
     """The last ``lines`` lines of ``path`` that ``keep`` keeps, headed by the file's name."""
     try:

@@ -522,8 +522,6 @@ def test_the_pre_check_prints_and_records_each_group(tmp_path: Path) -> None:
             ["--application-id", "a", "--downstream-group", "d", "--strategy", "new-topic"],
             "--downstream-group goes with an app's --strategy online",
         ),
-        (["--application-id", "a", "--assign-timeout", "9"], "--assign-timeout is for plain"),
-        (["--application-id", "a", "--commit-timeout", "9"], "--commit-timeout is for plain"),
         (["--application-id", "a", "--accept-loss-risk", "g"], "--accept-loss-risk is for plain"),
     ],
 )
@@ -547,14 +545,15 @@ def test_which_runbook_takes_which_option_is_declared_once_for_every_option() ->
         "left",
     }  # fmt: skip
     assert {n for n, t in TAKES.items() if t.modes == groups} == {
-        "assign_timeout", "commit_timeout", "accept_loss_risk",
+        "accept_loss_risk",
     }  # fmt: skip
     assert {n for n, t in TAKES.items() if t.online_in} == {
         "output_topics", "downstream_groups", "partitioner", "cutover_timeout",
     }  # fmt: skip
     common = {p.name for p in runbook_cmd.params} - set(TAKES)
     assert common == {"bootstrap", "command_config", "app_ids", "topics", "to", "strategy",
-                      "lag_timeout", "fmt", "output"}  # fmt: skip
+                      "lag_timeout", "assign_timeout", "commit_timeout", "fmt",
+                      "output"}  # fmt: skip
     both = {f.name for f in dataclasses.fields(RunbookOptions)} & {
         f.name for f in dataclasses.fields(GroupsRunbookOptions)
     }

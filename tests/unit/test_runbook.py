@@ -229,6 +229,7 @@ def _every_strategy() -> list[RunbookFacts]:
         moved_facts(onto_copy=True),
         _joined(),
         _facts(groups=("billing",), group_reads=(("billing", "orders"),)),
+        _facts(strategy=Strategy.IN_PLACE, groups=("g",), group_reads=(("g", "orders"),)),
     ]
 
 
@@ -671,10 +672,9 @@ def test_plain_groups_move_to_the_copies_at_a_quiet_point_offline(tmp_path: Path
 @pytest.mark.parametrize(
     ("strategy", "protocol", "reads", "line"),
     [
-        (Strategy.IN_PLACE, Protocol.CLASSIC, (("billing", "orders"),),
-         "--group moves with an app's runbook on the new-topic route (each group committed "
-         "at its copy's end) or online, not in-place: pass --strategy new-topic or --strategy "
-         "online, or the group's own runbook (runbook --group)"),
+        (Strategy.MOVE_STATE, Protocol.CLASSIC, (("billing", "orders"),),
+         "--group moves with an app's runbook on the new-topic and in-place routes, or "
+         "online, not move-state: pass --strategy new-topic or --strategy online"),
         (Strategy.NEW_TOPIC, Protocol.STREAMS, (("billing", "orders"),),
          "--group moves offline with an app of the classic protocol: pass --strategy online "
          "for a streams-protocol app"),
@@ -694,6 +694,38 @@ def test_plain_groups_offline_are_refused_where_they_cannot_move_in_one_line(
     assert str(e.value) == line
     _check_groups(options, Protocol.CLASSIC, Choice(Strategy.NEW_TOPIC, ""), reads or (
         ("billing", "orders"),))  # fmt: skip
+
+
+def test_plain_groups_keep_each_key_in_order_through_an_alter_in_place(tmp_path: Path) -> None:
+    """Issue 71: an in-place runbook with --group alters as the groups' own runbook does:
+    the producers pause, each group drains on the topics it reads, the topics are altered,
+    each group with members owns the new partitions and every group holds an offset on
+    each, and only then do the producers resume; the script is shellcheck clean."""
+    facts = _joined(
+        strategy=Strategy.IN_PLACE,
+        groups=("billing",),
+        group_reads=(("billing", "orders"), ("billing", "customers")),
+        assign_timeout=99,
+    )
+    change = steps(facts)[2]
+    said = [a.text[:20] if isinstance(a, Manual) else a.function for a in change.actions]
+    assert said == [
+        "Pause every producer", "wait_lag_zero", "wait_lag_zero", "ensure_partitions",
+        "ensure_partitions", "topic_partitions", "wait_assigned", "topic_partitions",
+        "wait_assigned", "ensure_offsets", "ensure_offsets", "Resume every produce",
+    ]  # fmt: skip
+    held = [a.args for a in change.actions if isinstance(a, Check) and a.function ==
+            "ensure_offsets"]  # fmt: skip
+    assert held == [("60", "orders", "3", "6", "required", "billing"),
+                    ("60", "customers", "3", "6", "required", "billing")]  # fmt: skip
+    assigned = [a.args for a in change.actions if isinstance(a, Check) and a.function ==
+                "wait_assigned"]  # fmt: skip
+    assert assigned[0] == ("99", "orders", "6", "billing")
+    script = _script(tmp_path, facts)
+    assert "The plain groups billing keep each key in order through the alter." in (
+        script.read_text(encoding="utf-8")
+    )
+    assert subprocess.run([str(SHELLCHECK), str(script)], capture_output=True).returncode == 0
 
 
 def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
