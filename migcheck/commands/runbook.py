@@ -59,6 +59,7 @@ from migcheck.model.partitioner import PartitionerChoice
 from migcheck.model.readers import Protocol
 from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
+    BARRIER_FILE,
     COMMIT_TIMEOUT,
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
@@ -245,8 +246,9 @@ def _offline_apps(
     options: RunbookOptions, written: Sequence[tuple[RunbookFacts, tuple[Step, ...]]]
 ) -> Runbook:
     """Several apps offline: one framework that writes a set's runbook, one group
-    protocol (the script's group tool) and one route that reprocesses, else refused in
-    one line; then each app's procedure side by side, the topics' change once."""
+    protocol (the script's group tool) and one route (a moved state in place: each app's
+    barrier in its own file), else refused in one line; then each app's procedure side
+    by side, the topics' change once."""
     (first, _), *others = written
     kinds = {f.kind for f, _ in written}
     if len(kinds) > 1 or not FRAMEWORKS[first.kind].runbook_sets:
@@ -266,11 +268,11 @@ def _offline_apps(
             "and their topics change once for all of them: pass one --strategy for every "
             "app (new-topic copies for each)"
         )
-    if first.strategy is Strategy.MOVE_STATE:
+    if first.onto_copy:
         raise UsageError(
-            "runbook: several apps' state moves online, not in one offline runbook yet: pass "
-            "--strategy online (migrate seeds each shadow with its moved state), or write "
-            "one app's runbook with --leave-group for the others"
+            "runbook: several apps' state moves onto a copy (--into) online, not in one "
+            "offline runbook yet: pass --strategy online (migrate seeds each shadow with its "
+            "moved state), or drop --into to alter the topics in place"
         )
     change = _set_change(options, written)
     peers = tuple(PeerApp(f.app_id, f.topology_file, verdict=f.verdict) for f, _ in others)
@@ -783,6 +785,7 @@ def _facts(
         lag_timeout=options.lag_timeout,
         assign_timeout=options.assign_timeout,
         commit_timeout=options.commit_timeout,
+        barrier_file=f"barrier-{options.app_id}.csv" if options.with_apps else BARRIER_FILE,
         onto_copy=_onto_copy(options),
     )
 

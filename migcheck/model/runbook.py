@@ -70,6 +70,10 @@ VERSIONED_CHANGELOG_CONFIG = "min.compaction.lag.ms"
 #: Kafka Streams member of a classic group does not leave it on close(), the broker drops
 #: it after session.timeout.ms (45 s by default); 15 s on top for the broker to notice.
 GROUP_TIMEOUT = 60
+#: The barrier's file in the script's work directory: each source partition's offset
+#: where the stopped app's state ends, as kafka-consumer-groups --from-file reads it (of
+#: several apps' runbook, one each: ``RunbookFacts.barrier_file``).
+BARRIER_FILE = "barrier.csv"
 #: How long a runbook waits for a group's lag to drain to 0 by default.
 LAG_TIMEOUT = 300
 #: How long the plain-consumer runbook waits for every group to be assigned the new
@@ -159,6 +163,9 @@ class RunbookFacts:
     group_reads: tuple[tuple[str, str], ...] = ()
     assign_timeout: int = ASSIGN_TIMEOUT
     commit_timeout: int = COMMIT_TIMEOUT
+    #: MOVE_STATE: the work directory's file of this app's barrier (several apps' each
+    #: their own)
+    barrier_file: str = BARRIER_FILE
     #: ONLINE: the readers left on the topic on purpose (migrate's --leave-group)
     left: tuple[str, ...] = ()
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options

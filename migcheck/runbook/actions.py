@@ -570,9 +570,6 @@ def delete_changelogs(f: RunbookFacts, why: str) -> Step:
 
 # --- moving the state (--strategy move-state) --------------------------------------
 
-#: The barrier's file in the script's work directory: each source partition's offset
-#: where the stopped app's state ends, as kafka-consumer-groups --from-file reads it.
-BARRIER_FILE = "barrier.csv"
 #: The barrier of a state moved onto a copy (``f.onto_copy``), in the same form: the
 #: copy's partitions at their ends in place of the input's, the other sources as they were.
 COPY_BARRIER_FILE = "copy-barrier.csv"
@@ -654,14 +651,14 @@ def record_barrier(f: RunbookFacts) -> Step:
         "Record the barrier",
         "The app committed its offsets as it stopped: on every partition of every source "
         "they must be the end (lag 0), so that its changelogs hold the state of every record "
-        f"before them. They are recorded in {BARRIER_FILE} in the work directory, where "
+        f"before them. They are recorded in {f.barrier_file} in the work directory, where "
         f"{f.moved_app_id} starts from, with each changelog's end offsets.",
         (
             Check(
                 ShellCheck.RECORD_BARRIER,
-                (f.app_id, BARRIER_FILE, *sources),
+                (f.app_id, f.barrier_file, *sources),
                 f"{f.app_id} committed the end of every partition of {', '.join(sources)} "
-                f"(recorded in {BARRIER_FILE})",
+                f"(recorded in {f.barrier_file})",
                 group_tool(f, "--offsets"),
             ),
             *(
@@ -742,13 +739,13 @@ def commit_barrier(f: RunbookFacts) -> Step:
     return Step(
         f"Commit {f.moved_app_id}'s offsets at the barrier",
         f"{f.moved_app_id} reads on from the barrier: each partition that "
-        f"{listing(f.topics)} had at its offset in {BARRIER_FILE}, each new partition from 0 "
+        f"{listing(f.topics)} had at its offset in {f.barrier_file}, each new partition from 0 "
         "(the producers wrote there only after the alter). kafka-consumer-groups commits "
         "them from a file (topic,partition,offset), while the new group has no members; "
         f"never the streams reset tool, which deletes internal topics.{_streams_join(f)}",
         (
             _commit_offsets(
-                f, BARRIER_FILE, f.topics,
+                f, f.barrier_file, f.topics,
                 f"{f.moved_app_id} holds the barrier's offsets, and 0 on {added}",
             ),
         ),
@@ -784,7 +781,7 @@ def copy_at_barrier(f: RunbookFacts) -> Step:
             copy_input(f),
             Check(
                 ShellCheck.RECORD_COPY_BARRIER,
-                (BARRIER_FILE, f.topic, f.new_topic, str(f.to), COPY_BARRIER_FILE),
+                (f.barrier_file, f.topic, f.new_topic, str(f.to), COPY_BARRIER_FILE),
                 f"record the end offsets of {f.new_topic}, where the barrier of {f.topic} is "
                 f"(in {COPY_BARRIER_FILE})",
                 kafka(f, "kafka-get-offsets", "--topic", f.new_topic, "--time", "-1"),

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 from kafkatest import Kafka
 from movestate import auto_script, counted_and_trimmed, counts, dumped, exact, partitions
-from runbookops import execute_yes
+from runbookops import execute_yes, execute_yes_apps
 from streamsapp import KEYS, StreamsApp, phase1, phase2
 from trimming import group_offsets, offsets
 
@@ -58,22 +58,29 @@ def test_a_joined_apps_state_moves_as_one_set_and_every_rekeyed_count_joins(
     --topic customers`` (auto) moves both stores as one set, altered in place at one
     barrier.  The counts' changelog was placed by the joined value under the repartition
     topic's 3 partitions, the table's by the customer key; the new id's internal topics
-    come at 6.  A third round's orders join customers that only the moved table holds."""
+    come at 6.  A third round's orders join customers that only the moved table holds.
+    A count app of the orders alone moves in the same runbook (issue 71: several apps),
+    each app at its own barrier, the topics altered once."""
     app = StreamsApp(kafka, "join-rekey")
+    other = StreamsApp(kafka, "count", shared_input=app.input)
+    other.state_dir = app.state_dir  # the state.dir both apps share on this host
     app.produce(app.table, [(k, f"c{i}") for i, k in enumerate(KEYS)])
     history = [*phase1(), *phase2()]
     produced = _joined(history)
-    ends = counted_and_trimmed(app, history, produced, tmp_path, also=(app.table,))
+    ends = counted_and_trimmed(
+        app, history, produced, tmp_path, also=(app.table,), readers=(other,)
+    )
     table_ends = offsets(kafka, app.table, "-1")
-    script = auto_script(app, tmp_path, capsys, also=(app.table,))
+    script = auto_script(app, tmp_path, capsys, also=(app.table,), readers=(other,))
 
     old_id, new_id = app.app_id, f"{app.app_id}-p6"
-    app.app_id = new_id
-    code, out, dump = execute_yes(script, app, tmp_path / "work")
+    app.app_id, other.app_id = new_id, f"{other.app_id}-p6"
+    code, out, dumps = execute_yes_apps(script, [app, other], tmp_path / "work")
     assert code == 0, out
     assert "Runbook complete." in out
     # restored from the moved changelogs before reading a record: every joined count
-    exact(counts(dumped(dump)), produced)
+    exact(counts(dumped(dumps[new_id])), produced)
+    exact(counts(dumped(dumps[other.app_id])), Counter(k for k, _ in history))
     for internal in ("counts-changelog", "rekey-group-repartition",
                      f"{app.table}-STATE-STORE-0000000000-changelog"):  # fmt: skip
         assert partitions(kafka, f"{new_id}-{internal}") == "6", internal
@@ -90,6 +97,9 @@ def test_a_joined_apps_state_moves_as_one_set_and_every_rekeyed_count_joins(
     exact(counts(after.state), produced + _joined(more))
     assert set(after.values("counts").values()) == {1}  # no value's count split over tasks
     assert partitions(kafka, f"{old_id}-counts-changelog") == "3"
+    counted = other.run()
+    assert counted.code == 0, counted.stderr[-2000:]
+    exact(counts(counted.state), Counter(k for k, _ in history + more))
 
 
 def test_a_streams_protocol_app_moves_its_state_and_its_new_group_starts_at_the_barrier(

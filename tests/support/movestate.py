@@ -40,14 +40,20 @@ def counted_and_trimmed(
     counted: Counter[str],
     tmp_path: Path,
     also: tuple[str, ...] = (),
+    readers: tuple[StreamsApp, ...] = (),
 ) -> dict[int, int]:
-    """The app counts ``history`` (its counts store then holds ``counted``), then retention
-    deletes every record it counted, of its input and of ``also``: each one's ends, now its
-    log start too.  The input's ends."""
+    """The app counts ``history`` (its counts store then holds ``counted``), and so do
+    ``readers``, count apps of the same input (each key's records), then retention
+    deletes every record they counted, of its input and of ``also``: each one's ends, now
+    its log start too.  The input's ends."""
     app.produce(app.input, history)
     first = app.run()
     assert first.code == 0, first.stderr[-2000:]
     assert counts(first.state) == counted
+    for reader in readers:
+        run = reader.run()
+        assert run.code == 0, run.stderr[-2000:]
+        assert counts(run.state) == Counter(key for key, _ in history)
     for topic in (app.input, *also):
         ends = offsets(app.kafka, topic, "-1")
         trim(app.kafka, topic, ends, tmp_path / f"delete-{topic}.json")
@@ -56,16 +62,27 @@ def counted_and_trimmed(
 
 
 def auto_script(
-    app: StreamsApp, tmp_path: Path, here: pytest.CaptureFixture[str], also: tuple[str, ...] = ()
+    app: StreamsApp,
+    tmp_path: Path,
+    here: pytest.CaptureFixture[str],
+    also: tuple[str, ...] = (),
+    readers: tuple[StreamsApp, ...] = (),
 ) -> Path:
     """``runbook --strategy auto`` of the input (and the set's other topics, ``also``) with
-    the app's real topology, as a script: it must choose move-state.  Run in this process
-    (``here``: capsys), on the test session's Spark (the caller's ``spark`` fixture), which
-    detects the changelogs' partitioner: no Spark start of its own."""
-    topology = app.describe(tmp_path / "topology.txt")
+    the app's real topology (and ``readers``, other apps of the runbook, each with its
+    own), as a script: it must choose move-state.  Run in this process (``here``: capsys),
+    on the test session's Spark (the caller's ``spark`` fixture), which detects the
+    changelogs' partitioner: no Spark start of its own."""
+    files = {a.app_id: a.describe(tmp_path / f"{a.app_id}.txt") for a in (app, *readers)}
+    topologies = (
+        ["--topology", str(files[app.app_id])]
+        if not readers
+        else [a for i, f in files.items() for a in ("--topology", f"{i}={f}")]
+    )
+    others = [a for r in readers for a in ("--application-id", r.app_id)]
     topics = [a for t in (app.input, *also) for a in ("--topic", t)]
     p = app.migcheck(
-        "runbook", *topics, "--to", "6", "--topology", str(topology),
+        "runbook", *others, *topics, "--to", "6", *topologies,
         "--state-dir", str(app.state_dir), "--format", "sh", here=here,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr

@@ -215,7 +215,11 @@ def execute_yes_apps(
         if "MANUAL: Start the application" not in line:
             continue
         for app in apps:
-            named = re.search(rf"Start the application {re.escape(app.app_id)}[ .]", line)
+            named = re.search(
+                rf"Start the application ({re.escape(app.app_id)}[ .]|with application\.id="
+                rf"{re.escape(app.app_id)} )",
+                line,
+            )
             if app.app_id not in started and (named or len(apps) == 1):
                 started[app.app_id] = subprocess.Popen(
                     app.command(max_seconds=150), stdout=subprocess.PIPE,

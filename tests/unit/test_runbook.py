@@ -620,14 +620,36 @@ def test_several_apps_that_cannot_share_one_offline_procedure_are_refused_in_one
     assert str(e.value) == line
 
 
-def test_several_apps_state_moves_online_not_in_one_offline_runbook() -> None:
+def test_several_apps_state_moves_in_one_offline_runbook_each_at_its_own_barrier() -> None:
+    """Issue 71: two apps' state moved in place in one procedure: each drains, stops and
+    records its barrier in its own file, each one's changelogs move, the topic is altered
+    once and its producers resume, then each app's new id is committed at its own barrier
+    and restarts.  Onto a copy (--into), several apps move online only."""
     from migcheck.commands.runbook import RunbookOptions, _offline_apps
     from migcheck.errors import UsageError
 
-    shop, fraud = moved_facts(), moved_facts(app_id="fraud")
+    shop = moved_facts(barrier_file="barrier-shop-counter.csv")
+    fraud = moved_facts(app_id="fraud", moved_app_id="fraud-p6", barrier_file="barrier-fraud.csv")
     options = RunbookOptions(app_id="shop-counter", topic="orders", to=6)
-    with pytest.raises(UsageError, match=r"pass --strategy online \(migrate seeds each shadow"):
-        _offline_apps(options, [(shop, tuple(steps(shop))), (fraud, tuple(steps(fraud)))])
+    book = _offline_apps(options, [(shop, tuple(steps(shop))), (fraud, tuple(steps(fraud)))])
+    titles = [s.title for s in book.steps]
+    assert [t for t in titles if t.startswith("Alter")] == ["Alter orders to 6 partitions in place"]
+    assert titles.index("Alter orders to 6 partitions in place") > titles.index(
+        "Move the state into fraud-p6's changelogs (fraud)"
+    )
+    checks = [a for s in book.steps for a in s.actions if isinstance(a, Check)]
+    recorded = [c.args[:2] for c in checks if c.function == "record_barrier"]
+    assert recorded == [
+        ("shop-counter", "barrier-shop-counter.csv"),
+        ("fraud", "barrier-fraud.csv"),
+    ]
+    committed = [c.args[:2] for c in checks if c.function == "commit_barrier"]
+    assert committed == [
+        ("shop-counter-p6", "barrier-shop-counter.csv"), ("fraud-p6", "barrier-fraud.csv")
+    ]  # fmt: skip
+    copied = [replace(f, onto_copy=True) for f in (shop, fraud)]
+    with pytest.raises(UsageError, match=r"onto a copy \(--into\) online"):
+        _offline_apps(options, [(f, tuple(steps(f))) for f in copied])
 
 
 def test_plain_groups_move_to_the_copies_at_a_quiet_point_offline(tmp_path: Path) -> None:
