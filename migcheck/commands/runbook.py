@@ -671,16 +671,17 @@ def _check_groups(
     options: RunbookOptions, protocol: Protocol, choice: Choice, reads: tuple[tuple[str, str], ...]
 ) -> None:
     """Plain groups (``--group``) move offline on the new-topic route (each committed at
-    its copy's end, at a quiet point) and the in-place one (kept in order through the
-    alter), not with a moved state; with an app of the classic protocol (the script's
-    group tool is the app's); and each must read a topic of the change (of several apps'
-    runbook, of the set's: :func:`_set_change`).  Else one line."""
+    its copy's end, at a quiet point) and in place (kept in order through the alter, a
+    moved state's too), not onto a moved state's copy; with an app of the classic
+    protocol (the script's group tool is the app's); and each must read a topic of the
+    change (of several apps' runbook, of the set's: :func:`_set_change`).  Else one
+    line."""
     if not options.groups:
         return
-    if choice.strategy not in (Strategy.NEW_TOPIC, Strategy.IN_PLACE):
+    if choice.strategy is Strategy.ONLINE or _onto_copy(options):
         raise UsageError(
-            f"--group moves with an app's runbook on the new-topic and in-place routes, or "
-            f"online, not {choice.strategy}: pass --strategy new-topic or --strategy online"
+            "--group moves with a moved state in place, not onto a copy (--into): drop "
+            "--into, or pass --strategy online"
         )
     if protocol is Protocol.STREAMS:
         raise UsageError(

@@ -386,18 +386,24 @@ def ensure_topic(
     )
 
 
-def alter_step(f: RunbookFacts, why: str, split: str = "") -> Step:
+def alter_step(f: RunbookFacts, why: str, split: str = "", resume: Manual | None = None) -> Step:
     """The in-place alter; ``why`` unless --strategy auto said why, and what splits when
-    --accept-split-history wrote it anyway (``split`` adds how)."""
+    --accept-split-history wrote it anyway (``split`` adds how).  ``resume``: the
+    producers' resume that ends it, where they were paused before it (a moved state)."""
     text = f.strategy_reason or why
     if f.split_keys is not None:
         text += f" This splits the history of {f.split_keys} keys (--accept-split-history)."
         text += f" {split}" if split else ""
     alters = tuple(alter_check(f.bootstrap, f.command_config, w.topic, f.to) for w in f.widened)
+    actions: tuple[Action, ...] = (
+        _groups_in_order(f, alters, resume)
+        if f.group_reads
+        else (*alters, *([resume] if resume else []))
+    )
     return Step(
         f"Alter {listing(f.topics)} to {f.to} partitions in place",
         text + (_GROUPS_IN_ORDER if f.group_reads else ""),
-        _groups_in_order(f, alters) if f.group_reads else alters,
+        actions,
         role=StepRole.CHANGE,
     )
 
@@ -413,9 +419,12 @@ _GROUPS_IN_ORDER = (
 )
 
 
-def _groups_in_order(f: RunbookFacts, alters: tuple[Check, ...]) -> tuple[Action, ...]:
+def _groups_in_order(
+    f: RunbookFacts, alters: tuple[Check, ...], resume: Manual | None
+) -> tuple[Action, ...]:
     """The alter with the plain groups kept in order (``f.group_reads``): paused,
-    drained, altered, assigned, an offset held on every new partition, resumed."""
+    drained, altered, assigned, an offset held on every new partition, resumed (by
+    ``resume`` where given)."""
     where, counts = (f.bootstrap, f.command_config), {w.topic: w.partitions for w in f.widened}
     readers = _readers(f)
     pause = Manual(
@@ -432,7 +441,7 @@ def _groups_in_order(f: RunbookFacts, alters: tuple[Check, ...]) -> tuple[Action
         group_holds_offsets(*where, t, (counts[t], f.to), g, f.commit_timeout)
         for g, t in f.group_reads
     ]
-    resume = Manual(
+    resume = resume or Manual(
         f"Resume every producer of {listing(f.topics)}: restart them, so that they fetch the "
         "new count at once."
     )
@@ -717,18 +726,18 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
 
 def alter_and_resume(f: RunbookFacts) -> Step:
     """The input altered once the state has moved, and its producers resumed then."""
-    step = alter_step(
-        f,
-        "The state has moved, so the input can take the new count; the app stays down "
-        "until its new id's offsets are committed.",
-    )
     resume = Manual(
         f"Resume the producers of {', '.join(f.sources or (f.topic,))}: restart them, so "
         "that they fetch the new count at once (a producer kept running learns it only at "
         "its next metadata refresh, metadata.max.age.ms, and until then sends a moved "
         "key's records to its old partition)."
     )
-    return replace(step, actions=(*step.actions, resume))
+    return alter_step(
+        f,
+        "The state has moved, so the input can take the new count; the app stays down "
+        "until its new id's offsets are committed.",
+        resume=resume,
+    )
 
 
 def commit_barrier(f: RunbookFacts) -> Step:

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from copykill import kcat_count, kill, resume, session_pids, wait_mid_round
 from kafka import KafkaConsumer, TopicPartition
-from kafkatest import Kafka
+from kafkatest import Kafka, read_records, subscribe_once_known
 from movestate import auto_script, counted_and_trimmed, counts, dumped, exact, partitions
 from runbookops import Detached, execute_yes
 from streamsapp import StreamsApp, phase1, phase2
@@ -112,8 +112,9 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     app = StreamsApp(kafka, "count")
     history = [*phase1(), *phase2()]  # two rounds
     produced = Counter(key for key, _ in history)
-    # retention deletes every record the app has counted
-    ends = counted_and_trimmed(app, history, produced, tmp_path)
+    # retention deletes every record the app (and a plain group, issue 71) has read
+    audit = kafka.unique("audit")
+    ends = counted_and_trimmed(app, history, produced, tmp_path, groups=(audit,))
     old_id, new_id = app.app_id, f"{app.app_id}-p6"
     produced += _counted_before(kafka, f"{old_id}-counts-changelog")
 
@@ -128,7 +129,7 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
         "(pass the app's Topology#describe() with --topology to decide)\n"
     )
 
-    script = auto_script(app, tmp_path, capsys)
+    script = auto_script(app, tmp_path, capsys, extra=("--group", audit))
 
     # the move's copy is killed in the middle of a round: the script stops, nothing altered
     old_offsets = group_offsets(kafka, old_id)
@@ -163,7 +164,11 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     new = set(group_offsets(kafka, new_id))
     assert barrier <= new, new  # each old partition read on from the barrier
 
-    # a third round, placed at 6 partitions: counted on top of the whole history
+    # a third round, placed at 6 partitions: counted on top of the whole history, and
+    # read by audit's consumers at their defaults (latest): the alter's step committed the
+    # start of each new partition, so they miss none of it and read nothing again
+    resumed = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=audit)
+    subscribe_once_known(resumed, app.input)
     more = phase2()
     app.produce(app.input, more)
     after = app.run()
@@ -172,6 +177,9 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     whole = produced + Counter(key for key, _ in more)
     exact(counted, whole)
     assert after.values("counts") == Counter(dict.fromkeys(whole, 1))  # no key split
+    read = read_records(resumed, len(more))
+    resumed.close()
+    assert Counter(read) == Counter(more)
 
     # nothing of the old app was deleted: the way back
     assert partitions(kafka, f"{old_id}-counts-changelog") == "3"

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kafkatest import Kafka
+from kafkatest import Kafka, read_as_group
 from streamsapp import StreamsApp
 from trimming import offsets, trim
 
@@ -41,11 +41,13 @@ def counted_and_trimmed(
     tmp_path: Path,
     also: tuple[str, ...] = (),
     readers: tuple[StreamsApp, ...] = (),
+    groups: tuple[str, ...] = (),
 ) -> dict[int, int]:
     """The app counts ``history`` (its counts store then holds ``counted``), and so do
-    ``readers``, count apps of the same input (each key's records), then retention
-    deletes every record they counted, of its input and of ``also``: each one's ends, now
-    its log start too.  The input's ends."""
+    ``readers``, count apps of the same input (each key's records), and plain ``groups``
+    read it all and commit, their consumers then stopped; then retention deletes every
+    record they read, of its input and of ``also``: each one's ends, now its log start
+    too.  The input's ends."""
     app.produce(app.input, history)
     first = app.run()
     assert first.code == 0, first.stderr[-2000:]
@@ -54,6 +56,8 @@ def counted_and_trimmed(
         run = reader.run()
         assert run.code == 0, run.stderr[-2000:]
         assert counts(run.state) == Counter(key for key, _ in history)
+    for group in groups:
+        read_as_group(app.kafka, app.input, group, len(history)).close()
     for topic in (app.input, *also):
         ends = offsets(app.kafka, topic, "-1")
         trim(app.kafka, topic, ends, tmp_path / f"delete-{topic}.json")
@@ -67,6 +71,7 @@ def auto_script(
     here: pytest.CaptureFixture[str],
     also: tuple[str, ...] = (),
     readers: tuple[StreamsApp, ...] = (),
+    extra: tuple[str, ...] = (),
 ) -> Path:
     """``runbook --strategy auto`` of the input (and the set's other topics, ``also``) with
     the app's real topology (and ``readers``, other apps of the runbook, each with its
@@ -83,7 +88,7 @@ def auto_script(
     topics = [a for t in (app.input, *also) for a in ("--topic", t)]
     p = app.migcheck(
         "runbook", *others, *topics, "--to", "6", *topologies,
-        "--state-dir", str(app.state_dir), "--format", "sh", here=here,
+        "--state-dir", str(app.state_dir), "--format", "sh", *extra, here=here,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert "# --strategy auto chose move-state: the sources no longer hold their whole" in (

@@ -695,8 +695,8 @@ def test_plain_groups_move_to_the_copies_at_a_quiet_point_offline(tmp_path: Path
     ("strategy", "protocol", "reads", "line"),
     [
         (Strategy.MOVE_STATE, Protocol.CLASSIC, (("billing", "orders"),),
-         "--group moves with an app's runbook on the new-topic and in-place routes, or "
-         "online, not move-state: pass --strategy new-topic or --strategy online"),
+         "--group moves with a moved state in place, not onto a copy (--into): drop --into, "
+         "or pass --strategy online"),
         (Strategy.NEW_TOPIC, Protocol.STREAMS, (("billing", "orders"),),
          "--group moves offline with an app of the classic protocol: pass --strategy online "
          "for a streams-protocol app"),
@@ -710,12 +710,28 @@ def test_plain_groups_offline_are_refused_where_they_cannot_move_in_one_line(
     from migcheck.commands.runbook import RunbookOptions, _check_groups
     from migcheck.errors import UsageError
 
-    options = RunbookOptions(app_id="shop", topic="orders", to=6, groups=("billing",))
+    onto = "orders-p6" if strategy is Strategy.MOVE_STATE else None  # --into
+    options = RunbookOptions(app_id="shop", topic="orders", to=6, groups=("billing",),
+                             strategy=strategy, new_topic=onto)  # fmt: skip
     with pytest.raises(UsageError) as e:
         _check_groups(options, protocol, Choice(strategy, ""), reads)
     assert str(e.value) == line
-    _check_groups(options, Protocol.CLASSIC, Choice(Strategy.NEW_TOPIC, ""), reads or (
-        ("billing", "orders"),))  # fmt: skip
+    for route in (Strategy.NEW_TOPIC, Strategy.IN_PLACE, Strategy.MOVE_STATE):  # in place
+        _check_groups(replace(options, strategy=route, new_topic=None), Protocol.CLASSIC,
+                      Choice(route, ""), reads or (("billing", "orders"),))  # fmt: skip
+
+
+def test_plain_groups_keep_each_key_in_order_through_a_moved_states_alter() -> None:
+    """A moved state's alter (the producers paused since the app drained) keeps each
+    plain group in order as an alter in place does, and ends with the resume of every
+    source's producers."""
+    facts = moved_facts(groups=("billing",), group_reads=(("billing", "orders"),))
+    (change,) = [s for s in steps(facts) if s.title.startswith("Alter")]
+    said = [a.text[:26] if isinstance(a, Manual) else a.function for a in change.actions]
+    assert said == [
+        "Pause every producer of or", "wait_lag_zero", "ensure_partitions",
+        "topic_partitions", "wait_assigned", "ensure_offsets", "Resume the producers of or",
+    ]  # fmt: skip
 
 
 def test_plain_groups_keep_each_key_in_order_through_an_alter_in_place(tmp_path: Path) -> None:
