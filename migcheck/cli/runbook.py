@@ -175,11 +175,12 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     "--new-topic",
     "--into",
     "new_topic",
-    default=None,
+    multiple=True,
     metavar="TOPIC",
-    help="The wider copy (default <topic>-p<N>); --into, as copy and migrate name it.  "
-    "Given with --strategy move-state, the state moves onto this copy of TOPIC, which the "
-    "producers switch to, and TOPIC is left as it was; without it, TOPIC is altered in place.",
+    help="The wider copy (default <topic>-p<N>); --into, as copy and migrate name it; "
+    "repeated, each --topic's copy in order.  Given with --strategy move-state, the state "
+    "moves onto the copies, which the producers switch to, and the topics are left as they "
+    "were; without it, they are altered in place.",
 )
 @click.option(
     "--strategy",
@@ -281,8 +282,15 @@ def runbook_cmd(**params: Any) -> int:
     else:
         spark = spark_of(params["master"], params["conf"])
         repartition = list(params["fixed_repartition"])
+        into = params["new_topic"]
+        if into and len(into) != len(params["topics"]):
+            raise UsageError(
+                f"--into names each --topic's copy, in order: give one for each of the "
+                f"{len(params['topics'])} topics, or none (each <topic>-p<N>)"
+            )
         app = {**given, "also": tuple(also), "spark": spark, "fixed_repartition": repartition,
-               "app_id": apps[0], "topology_file": files.get(apps[0])}  # fmt: skip
+               "app_id": apps[0], "topology_file": files.get(apps[0]),
+               "new_topic": into[0] if into else None, "also_into": tuple(into[1:])}  # fmt: skip
         options = _options(RunbookOptions, params, app)
         several = len(apps) > 1
         outcome = run_apps_runbook(options, apps, files) if several else run_runbook(options)

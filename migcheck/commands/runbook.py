@@ -93,6 +93,9 @@ class RunbookOptions:
     also: tuple[str, ...] = ()
     topology_file: str | None = None
     new_topic: str | None = None
+    #: the set's other topics' copies (``--into`` repeated, in ``also``'s order); empty:
+    #: each ``<topic>-p<N>``
+    also_into: tuple[str, ...] = ()
     strategy: Strategy = Strategy.AUTO
     state_dir: str | None = None
     group_timeout: int = GROUP_TIMEOUT
@@ -123,11 +126,11 @@ class RunbookOptions:
 
     @property
     def copies(self) -> list[str]:
-        """Each topic's wider copy where the route copies: ``--new-topic`` for the one
-        topic, else ``<topic>-p<N>``, as ``copy`` and ``migrate`` name it."""
+        """Each topic's wider copy where the route copies: ``--into`` for each, in order,
+        else ``<topic>-p<N>``, as ``copy`` and ``migrate`` name it."""
+        named = [self.new_topic, *self.also_into] if self.new_topic else []
         return [
-            self.new_topic or f"{self.topic}-p{self.to}",
-            *(f"{t}-p{self.to}" for t in self.also),
+            named[at] if at < len(named) else f"{t}-p{self.to}" for at, t in enumerate(self.topics)
         ]
 
 
@@ -337,8 +340,15 @@ def _own_topics(options: RunbookOptions, disc: Discovery) -> RunbookOptions:
             f"drop its --application-id, or pass --topology {options.app_id}=FILE if it does"
         )
     first, *also = own
-    new_topic = options.new_topic if first == options.topic else None
-    return replace(options, topic=first, also=tuple(also), new_topic=new_topic)
+    copy_of = dict(zip(options.topics, options.copies, strict=True))
+    named = options.new_topic is not None
+    return replace(
+        options,
+        topic=first,
+        also=tuple(also),
+        new_topic=copy_of[first] if named else None,
+        also_into=tuple(copy_of[t] for t in also) if named else (),
+    )
 
 
 def _before_migrate(steps: Sequence[Step]) -> tuple[list[Step], Step]:
@@ -620,16 +630,10 @@ def _refuse_set(options: RunbookOptions, disc: Discovery, choice: Choice) -> Non
             f"runbook: a runbook of several topics is not written for {framework.name} apps "
             "yet: pass one --topic"
         )
-    if choice.strategy is Strategy.MOVE_STATE and options.new_topic is not None:
+    if options.new_topic is not None and choice.strategy is Strategy.ONLINE:
         raise UsageError(
-            "runbook: --strategy move-state onto copies (--into) is not written for a set of "
-            "topics yet: drop --into to alter every topic of the set in place (the state "
-            "still moves; nothing is reprocessed), or pass one --topic"
-        )
-    if options.new_topic is not None:
-        raise UsageError(
-            "--new-topic names one topic's copy: a set's copies are named <topic>-p<N>; "
-            "drop --new-topic"
+            "--into names one topic's copy for migrate: a set's copies online are each "
+            "<topic>-p<N>; drop --into"
         )
 
 

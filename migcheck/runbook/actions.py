@@ -584,9 +584,16 @@ def delete_changelogs(f: RunbookFacts, why: str) -> Step:
 COPY_BARRIER_FILE = "copy-barrier.csv"
 
 
+def _untouched(f: RunbookFacts) -> str:
+    """What a refused move leaves as it was."""
+    if not f.onto_copy:
+        return "nothing has changed"
+    return f"{f.topic} is as it was" if not f.also else f"{listing(f.topics)} are as they were"
+
+
 def _the_change(f: RunbookFacts) -> str:
     """What the paused producers wait for: the alter, or their switch to the copy."""
-    return f"the switch to {f.new_topic}" if f.onto_copy else "the alter"
+    return f"the switch to {listing(f.targets)}" if f.onto_copy else "the alter"
 
 
 def reading(f: RunbookFacts) -> str:
@@ -613,8 +620,15 @@ def moved_not_rebuilt(f: RunbookFacts) -> str:
 
 def _left_as_it_was(f: RunbookFacts) -> str:
     """Why the state moves onto a copy (--into): the input itself stays as it was."""
+    if not f.also:
+        return (
+            f"{f.topic} is not altered: it is copied into {f.new_topic} at {f.to} partitions, "
+            "where its producers switch and the app reads on, and stays as it was for its "
+            "other readers, or as the way back."
+        )
+    pairs = listing([f"{w.topic} into {w.new_topic}" for w in f.widened])
     return (
-        f"{f.topic} is not altered: it is copied into {f.new_topic} at {f.to} partitions, "
+        f"No topic of the set is altered: each is copied ({pairs}) at {f.to} partitions, "
         "where its producers switch and the app reads on, and stays as it was for its other "
         "readers, or as the way back."
     )
@@ -630,7 +644,7 @@ def drain(f: RunbookFacts, topics: Iterable[str]) -> Step:
         f"The moved state must hold every record the producers wrote, and the app must "
         f"stop exactly there: the producers stay paused until {_the_change(f)}, so that "
         + (
-            f"the copy of {f.topic} ends at the barrier."
+            f"the copy of {listing(f.topics)} ends at the barrier."
             if f.onto_copy
             else f"no record reaches {listing(f.topics)} under the old count after the barrier."
         ),
@@ -718,7 +732,7 @@ def move_changelogs(f: RunbookFacts, placed: str, refused: str) -> Step:
         "resume. It "
         "comes before "
         f"{_the_change(f)}: a copy refused or not verified here stops the script in one "
-        f"FAILED line, {f'{f.topic} is as it was' if f.onto_copy else 'nothing has changed'}, "
+        f"FAILED line, {_untouched(f)}, "
         "and the app restarts as it was.",
         tuple(actions),
     )
@@ -776,38 +790,55 @@ def _commit_offsets(f: RunbookFacts, recorded: str, topics: Iterable[str], said:
 
 
 def copy_at_barrier(f: RunbookFacts) -> Step:
-    """The input copied into ``f.new_topic`` while its producers are paused at the barrier,
-    and the copy's ends recorded before they switch to it: the route that leaves the input
-    as it was (--into), for its other readers or as the way back."""
+    """The input (each topic of a set) copied into its copy while its producers are paused
+    at the barrier, and each copy's ends recorded before they switch to it: the route that
+    leaves the input as it was (--into), for its other readers or as the way back."""
+    copies = listing(f.targets)
     return Step(
-        f"Create {f.new_topic} and copy the history of {f.topic} into it",
+        f"Create {f.new_topic} and copy the history of {f.topic} into it"
+        if not f.also
+        else f"Create {copies}, and copy each topic's history into its copy",
         f"{_left_as_it_was(f)} {_copy_said(f)} Its checkpoint makes a killed copy resume. "
         f"The producers are still paused, so the copy ends at the barrier: its end offsets "
         f"are recorded in {COPY_BARRIER_FILE}, with the barrier of any other source, and "
         f"{f.moved_app_id} reads on from there.",
         (
-            ensure_topic(f, f.new_topic, f.to, f.topic, f.configs),
-            copy_input(f),
-            Check(
-                ShellCheck.RECORD_COPY_BARRIER,
-                (f.barrier_file, f.topic, f.new_topic, str(f.to), COPY_BARRIER_FILE),
-                f"record the end offsets of {f.new_topic}, where the barrier of {f.topic} is "
-                f"(in {COPY_BARRIER_FILE})",
-                kafka(f, "kafka-get-offsets", "--topic", f.new_topic, "--time", "-1"),
+            *(
+                a
+                for at, w in enumerate(f.widened)
+                for a in (ensure_topic(f, w.new_topic, f.to, w.topic, w.configs),
+                          copy_input(f, at))
             ),
+            *(_copy_barrier(f, at) for at in range(len(f.widened))),
         ),
         role=StepRole.CHANGE,
+    )  # fmt: skip
+
+
+def _copy_barrier(f: RunbookFacts, at: int) -> Check:
+    """The ``at``-th copy's ends recorded in place of its topic's barrier: the first from
+    the app's barrier, each next one from the record so far (the script's
+    record_copy_barrier reads one file and writes the other whole)."""
+    w = f.widened[at]
+    recorded = f.barrier_file if at == 0 else COPY_BARRIER_FILE
+    return Check(
+        ShellCheck.RECORD_COPY_BARRIER,
+        (recorded, w.topic, w.new_topic, str(f.to), COPY_BARRIER_FILE),
+        f"record the end offsets of {w.new_topic}, where the barrier of {w.topic} is "
+        f"(in {COPY_BARRIER_FILE})",
+        kafka(f, "kafka-get-offsets", "--topic", w.new_topic, "--time", "-1"),
     )
 
 
 def switch_and_resume(f: RunbookFacts) -> Step:
-    """The producers switched to the copy and resumed once the state has moved."""
-    others = [s for s in f.sources if s != f.topic]
+    """The producers switched to the copies and resumed once the state has moved."""
+    others = [s for s in f.sources if s not in f.topics]
     also = f" and those of {', '.join(others)}" if others else ""
+    copies = listing(f.targets)
     return Step(
-        f"Switch the producers to {f.new_topic}",
+        f"Switch the producers to {copies}",
         "The state has moved and the copy's ends are recorded, so the producers resume, "
-        f"writing to {f.new_topic}; the app stays down until its new id's offsets are "
+        f"writing to {copies}; the app stays down until its new id's offsets are "
         "committed.",
         (switch_producers(f, f", and resume them{also}"),),
         role=StepRole.CHANGE,
@@ -815,21 +846,23 @@ def switch_and_resume(f: RunbookFacts) -> Step:
 
 
 def commit_copy_barrier(f: RunbookFacts) -> Step:
-    """The new id's group offsets on the copy at its recorded ends, and any other source at
-    the barrier: committed by the script's commit_barrier, as the barrier in place is."""
+    """The new id's group offsets on the copies at their recorded ends, and any other
+    source at the barrier: committed by the script's commit_barrier, as the barrier in
+    place is."""
+    copies = listing(f.targets)
     return Step(
-        f"Commit {f.moved_app_id}'s offsets at the ends of {f.new_topic}",
-        f"{f.moved_app_id} reads {f.new_topic} on from the ends recorded in "
-        f"{COPY_BARRIER_FILE}: the copy holds the records of {f.topic} up to the barrier, "
-        "whose state has moved, and the producers wrote there only after, so it reads none "
-        "of the copied records again (nor those a killed copy left aborted). Committed as the "
-        "barrier in place is: kafka-consumer-groups --from-file, while the new group has no "
-        f"members.{_streams_join(f)}",
+        f"Commit {f.moved_app_id}'s offsets at the ends of {copies}",
+        f"{f.moved_app_id} reads {copies} on from the ends recorded in "
+        f"{COPY_BARRIER_FILE}: the copy holds the records of {listing(f.topics)} up to the "
+        "barrier, whose state has moved, and the producers wrote there only after, so it "
+        "reads none of the copied records again (nor those a killed copy left aborted). "
+        "Committed as the barrier in place is: kafka-consumer-groups --from-file, while the "
+        f"new group has no members.{_streams_join(f)}",
         (
             _commit_offsets(
-                f, COPY_BARRIER_FILE, (f.new_topic,),
+                f, COPY_BARRIER_FILE, f.targets,
                 f"{f.moved_app_id} holds the recorded end offsets of every partition of "
-                f"{f.new_topic}",
+                f"{copies}",
             ),
         ),
     )  # fmt: skip

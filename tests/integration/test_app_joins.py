@@ -37,6 +37,7 @@ from streamsapp import (
     TOPOLOGY_EXCEPTION,
     Live,
     StreamsApp,
+    joined_counts,
     phase1,
     phase2,
     quoted_crash,
@@ -265,14 +266,6 @@ def _counts(state: Iterable[tuple[str, ...]]) -> Counter[str]:
     return Counter({k: int(v) for s, k, v in state if s == "counts"})
 
 
-def _joined_counts(orders: list[tuple[str, str]]) -> Counter[str]:
-    """What join-rekey counts, from the records the test produced: each order's value
-    joined with its key's customer, ``c<i>`` for ``KEYS[i]`` (produced before any order,
-    so every order finds it), counted per joined value."""
-    customer = {k: f"c{i}" for i, k in enumerate(KEYS)}
-    return Counter(f"{v}|{customer[k]}" for k, v in orders)
-
-
 def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -287,7 +280,7 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     other.state_dir = app.state_dir  # the state.dir both apps share on this host
     first, counted = app.run(), other.run()
     assert first.code == 0 and first.crash is None, first.stderr[-2000:]
-    assert Counter({k: int(v) for s, k, v in first.state if s == "counts"}) == _joined_counts(
+    assert Counter({k: int(v) for s, k, v in first.state if s == "counts"}) == joined_counts(
         phase1()
     )
     assert _counts(counted.state) == Counter(k for k, _ in phase1())
@@ -333,7 +326,7 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     assert code == 0, out
     assert "Runbook complete." in out and out.count("migcheck app: healthy") == 2, out
     counts = _counts(_dumped(dumps[app.app_id]))
-    assert counts == _joined_counts(phase1())  # the reprocess rebuilt every count
+    assert counts == joined_counts(phase1())  # the reprocess rebuilt every count
     assert _counts(_dumped(dumps[other.app_id])) == Counter(k for k, _ in phase1())
 
     # billing's consumers start on the copy, at their defaults: they read on from the
@@ -344,7 +337,7 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
     app.produce(app.input, later)  # the producers write on, into 6 partitions
     after, counted = app.run(), other.run()
     assert after.code == 0 and after.crash is None, after.stderr[-2000:]
-    assert _counts(after.state) == _joined_counts(phase1() + later)  # no order unmatched
+    assert _counts(after.state) == joined_counts(phase1() + later)  # no order unmatched
     assert _counts(counted.state) == Counter(k for k, _ in phase1() + later)
     read = read_records(moved, len(later))
     moved.close()

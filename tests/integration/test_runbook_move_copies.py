@@ -9,8 +9,8 @@ one xdist worker for ten minutes; their helpers are tests/support/movestate.py).
   The script says so and stops with nothing altered; run again, it resumes the move, every
   count is still exact, and the moved changelog holds every increment of every key once,
   as read_committed.
-- The copy route (``--into``): the input is copied at the barrier, not altered, and the
-  new id reads on from the copy's ends.
+- The copy route (``--into``), for a set (issue 71): a join app's two topics are each
+  copied at the barrier, not altered, and the new id reads on from the copies' ends.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafkatest import Kafka, read_records, subscribe_once_known
 from movestate import auto_script, counted_and_trimmed, counts, dumped, exact, partitions
 from runbookops import Detached, execute_yes
-from streamsapp import StreamsApp, phase1, phase2
+from streamsapp import KEYS, StreamsApp, joined_counts, phase1, phase2
 from trimming import group_offsets, trim
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
@@ -186,56 +186,62 @@ def test_a_trimmed_count_app_moves_its_state_and_every_key_keeps_its_whole_histo
     assert group_offsets(kafka, old_id) == old_offsets
 
 
-def test_a_trimmed_count_app_moves_onto_a_copy_and_its_input_is_left_as_it_was(
+def test_a_trimmed_join_app_moves_onto_copies_of_both_sides_left_as_they_were(
     spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--strategy move-state --into``: the input is copied at the barrier, not altered.
-    Retention deleted the first round only, so the copy holds the second, which the app
-    counted before the barrier: the new id reads on from the copy's ends, and a count that
-    read the copy again would be off by the second round."""
-    app = StreamsApp(kafka, "count")
+    """``--strategy move-state --into`` for a set (issue 71): join-rekey's orders and
+    customers are each copied at the barrier (``--into`` each, in order), not altered.
+    Retention deleted the orders' first round only, so the copy holds the second, which
+    the app counted before the barrier: the new id reads on from the copies' ends, and a
+    count that read a copy again would be off by the second round.  The table's store,
+    named after its topic, is moved under the copy's name, so new orders join customers
+    that only the moved state holds."""
+    app = StreamsApp(kafka, "join-rekey")
+    app.produce(app.table, [(k, f"c{i}") for i, k in enumerate(KEYS)])
     first, second = phase1(), phase2()
     app.produce(app.input, first)
     deleted = {p: end for p, (_, end) in _log(kafka, app.input).items()}
     app.produce(app.input, second)
-    produced = Counter(key for key, _ in [*first, *second])
+    produced = joined_counts([*first, *second])
     ran = app.run()
     assert ran.code == 0, ran.stderr[-2000:]
     assert counts(ran.state) == produced
     trim(kafka, app.input, deleted, tmp_path / "delete.json")
-    kept = _log(kafka, app.input)
+    kept, table_kept = _log(kafka, app.input), _log(kafka, app.table)
     assert {p: start for p, (start, _) in kept.items()} == deleted
 
     topology = app.describe(tmp_path / "topology.txt")
-    into = f"{app.input}-copy6"
+    into, table_into = f"{app.input}-copy6", f"{app.table}-copy6"
     p = app.migcheck(
-        "runbook", "--topic", app.input, "--to", "6", "--topology", str(topology),
-        "--state-dir", str(app.state_dir), "--strategy", "move-state", "--into", into,
-        "--format", "sh", here=capsys,
+        "runbook", "--topic", app.input, "--topic", app.table, "--to", "6", "--topology",
+        str(topology), "--state-dir", str(app.state_dir), "--strategy", "move-state",
+        "--into", into, "--into", table_into, "--format", "sh", here=capsys,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     script = tmp_path / "runbook.sh"
     script.write_text(p.stdout, encoding="utf-8")
 
-    old_id, new_id, old_input = app.app_id, f"{app.app_id}-p6", app.input
-    app.app_id, app.input = new_id, into  # the operator restarts it as the script says
-    # the producers resume on the copy when the script switches them, before the restart
+    old_id, new_id, old_input, old_table = app.app_id, f"{app.app_id}-p6", app.input, app.table
+    app.app_id, app.input, app.table = new_id, into, table_into  # as the script says
+    # the producers resume on the copies when the script switches them, before the restart
     more = phase2()
     code, out, dump = execute_yes(script, app, tmp_path / "work", switched=more)
     assert code == 0, out
     assert "Runbook complete." in out
-    assert "MANUAL: Switch every producer of" in out
-    # restored from the moved changelog and read on from the copy's ends: every key's
-    # count is its whole history, the second round counted once, no key split over tasks
-    whole = produced + Counter(key for key, _ in more)
+    assert f"MANUAL: Switch every producer of {old_input} to {into} and {old_table} to" in out
+    # restored from the moved changelogs and read on from the copies' ends: every joined
+    # value's count is its whole history, the second round counted once, none split
+    whole = produced + joined_counts(more)
     rows = dumped(dump)
     exact(counts(rows), whole)
     assert Counter(key for store, key, _ in rows if store == "counts") == Counter(
         dict.fromkeys(whole, 1)
     )
-    assert len(_log(kafka, into)) == len(_log(kafka, f"{new_id}-counts-changelog")) == 6
+    table_changelog = f"{new_id}-{table_into}-STATE-STORE-0000000000-changelog"
+    for topic in (into, table_into, f"{new_id}-counts-changelog", table_changelog):
+        assert len(_log(kafka, topic)) == 6, topic
 
-    # the input is left as it was (its 3 partitions, log starts and ends), and nothing of
-    # the old app was deleted
-    assert len(kept) == 3 and _log(kafka, old_input) == kept
+    # both topics are left as they were (3 partitions, log starts and ends), and nothing
+    # of the old app was deleted
+    assert _log(kafka, old_input) == kept and _log(kafka, old_table) == table_kept
     assert len(_log(kafka, f"{old_id}-counts-changelog")) == 3

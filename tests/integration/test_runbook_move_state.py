@@ -36,17 +36,10 @@ import pytest
 from kafkatest import Kafka
 from movestate import auto_script, counted_and_trimmed, counts, dumped, exact, partitions
 from runbookops import execute_yes, execute_yes_apps
-from streamsapp import KEYS, StreamsApp, phase1, phase2
+from streamsapp import KEYS, StreamsApp, joined_counts, phase1, phase2
 from trimming import group_offsets, offsets
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
-
-
-def _joined(orders: list[tuple[str, str]]) -> Counter[str]:
-    """What join-rekey counts, from the records the test produced: each order's value
-    joined with its key's customer, ``c<i>`` for ``KEYS[i]``, counted per joined value."""
-    customer = {k: f"c{i}" for i, k in enumerate(KEYS)}
-    return Counter(f"{v}|{customer[k]}" for k, v in orders)
 
 
 def test_a_joined_apps_state_moves_as_one_set_and_every_rekeyed_count_joins(
@@ -66,7 +59,7 @@ def test_a_joined_apps_state_moves_as_one_set_and_every_rekeyed_count_joins(
     other.state_dir = app.state_dir  # the state.dir both apps share on this host
     app.produce(app.table, [(k, f"c{i}") for i, k in enumerate(KEYS)])
     history = [*phase1(), *phase2()]
-    produced = _joined(history)
+    produced = joined_counts(history)
     ends = counted_and_trimmed(
         app, history, produced, tmp_path, also=(app.table,), readers=(other,)
     )
@@ -94,7 +87,7 @@ def test_a_joined_apps_state_moves_as_one_set_and_every_rekeyed_count_joins(
     app.produce(app.input, more)
     after = app.run()
     assert after.code == 0, after.stderr[-2000:]
-    exact(counts(after.state), produced + _joined(more))
+    exact(counts(after.state), produced + joined_counts(more))
     assert set(after.values("counts").values()) == {1}  # no value's count split over tasks
     assert partitions(kafka, f"{old_id}-counts-changelog") == "3"
     counted = other.run()

@@ -50,6 +50,14 @@ def phase2() -> list[tuple[str, str]]:
     return [(k, f"v{(i + 7) % 50}") for i, k in enumerate(KEYS)]
 
 
+def joined_counts(orders: list[tuple[str, str]]) -> Counter[str]:
+    """What join-rekey counts, from the records a test produced: each order's value joined
+    with its key's customer, ``c<i>`` for ``KEYS[i]`` (the customers produced before any
+    order, so every order finds one), counted per joined value."""
+    customer = {k: f"c{i}" for i, k in enumerate(KEYS)}
+    return Counter(f"{v}|{customer[k]}" for k, v in orders)
+
+
 def moved_keys(old: int, new: int) -> set[str]:
     """The keys the Java producer's rule sends elsewhere, by kafka-python's murmur2."""
     return {k for k in KEYS if java_partition(k.encode(), old) != java_partition(k.encode(), new)}

@@ -238,6 +238,10 @@ def test_several_apps_are_named_once_and_online_each_by_its_topology(
          "--application-id for an app's runbook of several"),
         (["runbook", "--application-id", "shop", "--topic", "VIEWS", "--topic", "VIEWS",
           "--to", "6"], "--topic 'VIEWS' is given twice: name each topic once"),
+        (["runbook", "--bootstrap-server", "nowhere:9", "--application-id", "shop", "--topic",
+          "VIEWS", "--topic", "PROFILES", "--to", "6", "--into", "VIEWS-wide"],
+         "--into names each --topic's copy, in order: give one for each of the 2 topics, or "
+         "none (each <topic>-p<N>)"),
     ],
 )  # fmt: skip
 def test_a_runbook_takes_a_set_of_topics_for_an_app_only_each_once(

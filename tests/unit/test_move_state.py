@@ -753,26 +753,28 @@ def test_plain_groups_have_no_state_to_move() -> None:
     ("strategy", "into", "line"),
     [
         (Strategy.MOVE_STATE, None, None),  # in place: written
-        (
-            Strategy.MOVE_STATE,
-            "orders-wide",
-            "runbook: --strategy move-state onto copies (--into) is not written for a set of "
-            "topics yet: drop --into to alter every topic of the set in place (the state still "
-            "moves; nothing is reprocessed), or pass one --topic",
-        ),
+        (Strategy.MOVE_STATE, "orders-wide", None),  # onto copies, each named: written
         (Strategy.ONLINE, None, None),  # migrate takes the set: written
+        (
+            Strategy.ONLINE,
+            "orders-wide",
+            "--into names one topic's copy for migrate: a set's copies online are each "
+            "<topic>-p<N>; drop --into",
+        ),
     ],
 )
-def test_a_sets_move_is_written_in_place_or_online_and_onto_copies_refused_in_one_line(
+def test_a_sets_move_is_written_in_place_onto_copies_or_online(
     strategy: Strategy, into: str | None, line: str | None
 ) -> None:
     from migcheck.apps.strategy import Choice
     from migcheck.commands.runbook import RunbookOptions, _refuse_set
 
     facts = app_facts("shop", {"orders": 3, "customers": 3}, {"shop-counts-changelog": 3})
+    also_into = ("customers-wide",) if into else ()
     options = RunbookOptions(
-        "shop", "orders", 6, also=("customers",), new_topic=into, strategy=strategy
-    )
+        "shop", "orders", 6, also=("customers",), new_topic=into, also_into=also_into,
+        strategy=strategy,
+    )  # fmt: skip
     disc = Discovery(facts, None, {})
     if line is None:
         _refuse_set(options, disc, Choice(strategy, ""))

@@ -17,7 +17,15 @@ from scriptcall import call_function
 from migcheck.commands.runbook import RunbookOptions, _onto_copy
 from migcheck.frameworks.registry import runbook_steps
 from migcheck.model.readers import ReaderKind
-from migcheck.model.runbook import Check, Manual, Run, RunbookFacts, ShellCheck, Strategy
+from migcheck.model.runbook import (
+    Check,
+    Manual,
+    Run,
+    RunbookFacts,
+    ShellCheck,
+    Strategy,
+    Widened,
+)
 from migcheck.report.runbook import render_markdown, render_sh
 
 #: The fake Kafka tool of the script's functions: ends and offsets from files, and a reset
@@ -230,6 +238,47 @@ def test_the_copys_ends_replace_the_inputs_barrier_and_are_committed_as_they_are
     # every partition at the copy's end, none added at 0
     assert (tmp_path / "fake" / "reset-with").read_text() == copy_barrier
     assert committed.stdout.endswith("  shop-counter-p6 holds the barrier on every partition\n")
+
+
+def test_a_sets_copies_each_replace_their_topics_barrier_and_are_committed_together(
+    tmp_path: Path,
+) -> None:
+    """Issue 71: --into for each topic of a set: the steps copy every topic and record
+    each copy's ends in turn (the first from the app's barrier, the next from the record
+    so far), then commit every copy's ends at once; run, the record holds the other
+    source's barrier and both copies' ends."""
+    customers = Widened("customers", 3, "customers-wide", {"cleanup.policy": "compact"})
+    facts = _copy_facts(new_topic="orders-wide", also=(customers,), sources=("orders",
+                        "customers", "clicks"))  # fmt: skip
+    steps = runbook_steps(facts)
+    (copied,) = [s for s in steps if s.title.startswith("Create")]
+    assert copied.title == "Create orders-wide and customers-wide, and copy each topic's " \
+        "history into its copy"  # fmt: skip
+    records = [a.args for a in copied.actions if isinstance(a, Check) and
+               a.function == "record_copy_barrier"]  # fmt: skip
+    assert records == [
+        ("barrier.csv", "orders", "orders-wide", "6", "copy-barrier.csv"),
+        ("copy-barrier.csv", "customers", "customers-wide", "6", "copy-barrier.csv"),
+    ]
+    (commit,) = [a for s in steps for a in s.actions if isinstance(a, Check) and
+                 a.function == "commit_barrier"]  # fmt: skip
+    assert commit.args == ("shop-counter-p6", "copy-barrier.csv", "6", "orders-wide",
+                           "customers-wide")  # fmt: skip
+    assert "Switch the producers to orders-wide and customers-wide" in [s.title for s in steps]
+
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "barrier.csv").write_text(
+        "orders,0,40\norders,1,0\norders,2,9\ncustomers,0,3\ncustomers,1,3\ncustomers,2,3\n"
+        "clicks,0,5\n"
+    )
+    ends = "".join(f"{t}:{p}:{p + 1}\n" for t in ("orders-wide", "customers-wide")
+                   for p in range(6))  # fmt: skip
+    for record in records:
+        done = _call(tmp_path, "record_copy_barrier", *record, facts=facts, ends=ends)
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "work" / "copy-barrier.csv").read_text() == "clicks,0,5\n" + "".join(
+        f"{t},{p},{p + 1}\n" for t in ("orders-wide", "customers-wide") for p in range(6)
+    )
 
 
 def test_a_copy_without_its_new_count_is_no_barrier(tmp_path: Path) -> None:
