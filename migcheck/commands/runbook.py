@@ -118,6 +118,10 @@ class RunbookOptions:
     tuning: MigrateTuning = field(default_factory=MigrateTuning)
     connection: Connection = field(default_factory=Connection)
     spark: SparkSettings = field(default_factory=SparkSettings)
+    #: each copied topic's partitioner as detected so far, by topic: shared by the apps of
+    #: one runbook (``replace`` keeps the same dict), so that a topic several apps read is
+    #: scanned once
+    detected: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def topics(self) -> list[str]:
@@ -605,8 +609,11 @@ def _refuse_apart(
     placed: dict[str, str | None] = {}
     with spark_errors():
         for topic in topics:
+            if topic in options.detected:
+                placed[topic] = options.detected[topic]
+                continue
             try:
-                placed[topic] = detected_partitioner(
+                placed[topic] = options.detected[topic] = detected_partitioner(
                     options.spark, client, disc.topics[topic], options.to
                 )
             except PlacementError as e:

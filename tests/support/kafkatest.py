@@ -374,6 +374,11 @@ class Kafka:
             if "PartitionCount: " in line
         }
 
+    def partition_count(self, topic: str) -> int:
+        """``topic``'s count, as ``kafka-topics --describe`` prints it (its name matched
+        whole, not as the tool's regex)."""
+        return self.partition_counts(re.escape(topic))[topic]
+
     def create_topic(self, prefix: str, partitions: int, **configs: str) -> str:
         """A new topic, created through kafka-python's admin client (the CreateTopics call
         kafka-topics makes): tests create some 400 topics, and a tool's JVM for each cost

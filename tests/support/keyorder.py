@@ -239,11 +239,7 @@ def until_lagging(kafka: Kafka, topic: str, group: str, at_least: int = 100) -> 
 
 def partition_count(kafka: Kafka, topic: str) -> int:
     """The topic's partition count, as Kafka's kafka-topics describes it."""
-    rc, out, err = kafka.tool(
-        "kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe", "--topic", topic
-    )
-    assert rc == 0, err
-    return int(out.split("PartitionCount:")[1].split()[0])
+    return kafka.partition_count(topic)
 
 
 def execute(

@@ -27,11 +27,8 @@ def dumped(out: str) -> list[tuple[str, str, str]]:
 
 
 def partitions(kafka: Kafka, topic: str) -> str:
-    rc, out, err = kafka.tool(
-        "kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe", "--topic", topic
-    )
-    assert rc == 0, out + err
-    return out.split("PartitionCount:")[1].split()[0]
+    """The topic's partition count, as Kafka's kafka-topics describes it."""
+    return str(kafka.partition_count(topic))
 
 
 def counted_and_trimmed(

@@ -766,6 +766,21 @@ def test_plain_groups_keep_each_key_in_order_through_an_alter_in_place(tmp_path:
     assert subprocess.run([str(SHELLCHECK), str(script)], capture_output=True).returncode == 0
 
 
+def test_a_topic_several_apps_read_is_scanned_for_its_partitioner_once() -> None:
+    """Several apps' runbooks share the partitioners detected so far: a topic found
+    before is not scanned again (no Spark, no cluster here), and sides placed apart are
+    still refused."""
+    from migcheck.commands.runbook import RunbookOptions, _refuse_apart
+    from migcheck.errors import Refused
+
+    options = RunbookOptions(app_id="shop", topic="orders", to=6, also=("customers",))
+    alike = replace(options, detected={"orders": "murmur2", "customers": "murmur2"})
+    _refuse_apart(alike, None, None, ["orders", "customers"])  # type: ignore[arg-type]
+    apart = replace(options, detected={"orders": "murmur2", "customers": "consistent_random"})
+    with pytest.raises(Refused, match="place keys by different partitioners"):
+        _refuse_apart(apart, None, None, ["orders", "customers"])  # type: ignore[arg-type]
+
+
 def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
     """``builder.table(customers)`` names its store ``customers-STATE-STORE-0000000000``:
     restarted on customers-p6, the app's changelog is named after the copy (the name the
