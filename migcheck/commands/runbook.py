@@ -168,7 +168,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     reads: tuple[tuple[str, str], ...] = ()
     if choice.strategy is not Strategy.ONLINE:  # migrate moves or refuses them itself
         reads = _refuse_others(options, client, copies if copied else None)
-        _check_groups(options, disc.facts.protocol, choice, reads)
+        _check_groups(options, disc.facts.protocol, reads)
     if options.also and copied:
         _refuse_apart(options, disc, client, topics)
     movable = blocked is None and not proof.unproven
@@ -679,21 +679,15 @@ def _refuse_others(
 
 
 def _check_groups(
-    options: RunbookOptions, protocol: Protocol, choice: Choice, reads: tuple[tuple[str, str], ...]
+    options: RunbookOptions, protocol: Protocol, reads: tuple[tuple[str, str], ...]
 ) -> None:
-    """Plain groups (``--group``) move offline on the new-topic route (each committed at
-    its copy's end, at a quiet point) and in place (kept in order through the alter, a
-    moved state's too), not onto a moved state's copy; with an app of the classic
-    protocol (the script's group tool is the app's); and each must read a topic of the
-    change (of several apps' runbook, of the set's: :func:`_set_change`).  Else one
-    line."""
+    """Plain groups (``--group``) move offline with every route: onto copies (each
+    committed at its copy's end, at a quiet point) and in place (kept in order through
+    the alter); with an app of the classic protocol (the script's group tool is the
+    app's); and each must read a topic of the change (of several apps' runbook, of the
+    set's: :func:`_set_change`).  Else one line."""
     if not options.groups:
         return
-    if choice.strategy is Strategy.ONLINE or _onto_copy(options):
-        raise UsageError(
-            "--group moves with a moved state in place, not onto a copy (--into): drop "
-            "--into, or pass --strategy online"
-        )
     if protocol is Protocol.STREAMS:
         raise UsageError(
             "--group moves offline with an app of the classic protocol: pass --strategy "

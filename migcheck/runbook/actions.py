@@ -296,7 +296,23 @@ def _groups_moved(f: RunbookFacts, copies: list[Run]) -> tuple[Action, ...]:
     """The copies caught up at a quiet point, and each plain group moved to the copies of
     the topics it reads (``f.group_reads``): drained, stopped, committed at the copy's end,
     then started there once the producers switch."""
-    groups = list(dict.fromkeys(g for g, _ in f.group_reads))
+    pause = Manual(
+        f"Pause every producer of {listing(f.topics)}, and keep them paused until they switch."
+    )
+    switched = switch_producers(f, ", and resume them")
+    return (*copies, pause, *copies, *groups_at_copy_end(f), switched, *groups_started(f))
+
+
+def _group_ids(f: RunbookFacts) -> list[str]:
+    return list(dict.fromkeys(g for g, _ in f.group_reads))
+
+
+def groups_at_copy_end(f: RunbookFacts) -> tuple[Action, ...]:
+    """Each plain group of ``f.group_reads``, its producers paused and its copies whole,
+    drained on the topics it reads, stopped, and committed at each copy's end: where it
+    stands there (none when no group moves)."""
+    if not f.group_reads:
+        return ()
     copy_of = {w.topic: w.new_topic for w in f.widened}
     drained = (
         groups_drained(f.bootstrap, f.command_config, topic, readers, f.lag_timeout)
@@ -309,7 +325,7 @@ def _groups_moved(f: RunbookFacts, copies: list[Run]) -> tuple[Action, ...]:
             f"the group {group} has no members (waits up to {f.group_timeout} s)",
             kafka(f, "kafka-consumer-groups", "--describe", "--group", group, "--state"),
         )
-        for group in groups
+        for group in _group_ids(f)
     )
     committed = (
         Check(
@@ -321,21 +337,21 @@ def _groups_moved(f: RunbookFacts, copies: list[Run]) -> tuple[Action, ...]:
         )
         for group, topic in f.group_reads
     )  # fmt: skip
-    started = (
+    stop = Manual(f"Stop every consumer of {listing([f'group {g}' for g in _group_ids(f)])}.")
+    return (*drained, stop, *stopped, *committed)
+
+
+def groups_started(f: RunbookFacts) -> tuple[Manual, ...]:
+    """Each plain group's consumers started on its copies, once the producers switched."""
+    copy_of = {w.topic: w.new_topic for w in f.widened}
+    return tuple(
         Manual(
             f"Start the consumers of group {group} on "
             + listing([f"{copy_of[t]} (instead of {t})" for g, t in f.group_reads if g == group])
             + ": they read on from where they stopped."
         )
-        for group in groups
+        for group in _group_ids(f)
     )
-    pause = Manual(
-        f"Pause every producer of {listing(f.topics)}, and keep them paused until they switch."
-    )
-    stop = Manual(f"Stop every consumer of {listing([f'group {g}' for g in groups])}.")
-    switched = switch_producers(f, ", and resume them")
-    quiet: tuple[Action, ...] = (*copies, pause, *drained, *copies)
-    return (*quiet, stop, *stopped, *committed, switched, *started)
 
 
 def _readers(f: RunbookFacts) -> dict[str, list[str]]:
@@ -810,6 +826,7 @@ def copy_at_barrier(f: RunbookFacts) -> Step:
                           copy_input(f, at))
             ),
             *(_copy_barrier(f, at) for at in range(len(f.widened))),
+            *groups_at_copy_end(f),
         ),
         role=StepRole.CHANGE,
     )  # fmt: skip
@@ -840,7 +857,7 @@ def switch_and_resume(f: RunbookFacts) -> Step:
         "The state has moved and the copy's ends are recorded, so the producers resume, "
         f"writing to {copies}; the app stays down until its new id's offsets are "
         "committed.",
-        (switch_producers(f, f", and resume them{also}"),),
+        (switch_producers(f, f", and resume them{also}"), *groups_started(f)),
         role=StepRole.CHANGE,
     )
 

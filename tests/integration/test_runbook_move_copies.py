@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from copykill import kcat_count, kill, resume, session_pids, wait_mid_round
 from kafka import KafkaConsumer, TopicPartition
-from kafkatest import Kafka, read_records, subscribe_once_known
+from kafkatest import Kafka, read_as_group, read_records, subscribe_once_known
 from movestate import auto_script, counted_and_trimmed, counts, dumped, exact, partitions
 from runbookops import Detached, execute_yes
 from streamsapp import KEYS, StreamsApp, joined_counts, phase1, phase2
@@ -206,6 +206,8 @@ def test_a_trimmed_join_app_moves_onto_copies_of_both_sides_left_as_they_were(
     ran = app.run()
     assert ran.code == 0, ran.stderr[-2000:]
     assert counts(ran.state) == produced
+    audit = kafka.unique("audit")  # a plain group of the orders, moved with the app
+    read_as_group(kafka, app.input, audit, len(first) + len(second)).close()
     trim(kafka, app.input, deleted, tmp_path / "delete.json")
     kept, table_kept = _log(kafka, app.input), _log(kafka, app.table)
     assert {p: start for p, (start, _) in kept.items()} == deleted
@@ -215,7 +217,7 @@ def test_a_trimmed_join_app_moves_onto_copies_of_both_sides_left_as_they_were(
     p = app.migcheck(
         "runbook", "--topic", app.input, "--topic", app.table, "--to", "6", "--topology",
         str(topology), "--state-dir", str(app.state_dir), "--strategy", "move-state",
-        "--into", into, "--into", table_into, "--format", "sh", here=capsys,
+        "--into", into, "--into", table_into, "--group", audit, "--format", "sh", here=capsys,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     script = tmp_path / "runbook.sh"
@@ -240,6 +242,14 @@ def test_a_trimmed_join_app_moves_onto_copies_of_both_sides_left_as_they_were(
     table_changelog = f"{new_id}-{table_into}-STATE-STORE-0000000000-changelog"
     for topic in (into, table_into, f"{new_id}-counts-changelog", table_changelog):
         assert len(_log(kafka, topic)) == 6, topic
+
+    # audit's consumers, started on the copy at their defaults, read on from its end at
+    # the barrier: exactly the records written after the switch
+    resumed = KafkaConsumer(bootstrap_servers=kafka.bootstrap, group_id=audit)
+    subscribe_once_known(resumed, into)
+    read = read_records(resumed, len(more))
+    resumed.close()
+    assert Counter(read) == Counter(more)
 
     # both topics are left as they were (3 partitions, log starts and ends), and nothing
     # of the old app was deleted

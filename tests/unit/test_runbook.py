@@ -667,7 +667,7 @@ def test_plain_groups_move_to_the_copies_at_a_quiet_point_offline(tmp_path: Path
     assert said == [
         "ensure_topic", "ensure_topic", "copy", "copy",
         "Pause every producer of orders and customers, and keep them paused until they switch.",
-        "wait_lag_zero", "wait_lag_zero", "copy", "copy",
+        "copy", "copy", "wait_lag_zero", "wait_lag_zero",
         "Stop every consumer of group billing and group audit.",
         "group_is_empty", "group_is_empty", "commit_at_end", "commit_at_end", "commit_at_end",
         "Switch every producer of orders to orders-p6 and customers to customers-p6, and "
@@ -692,33 +692,25 @@ def test_plain_groups_move_to_the_copies_at_a_quiet_point_offline(tmp_path: Path
 
 
 @pytest.mark.parametrize(
-    ("strategy", "protocol", "reads", "line"),
+    ("protocol", "reads", "line"),
     [
-        (Strategy.MOVE_STATE, Protocol.CLASSIC, (("billing", "orders"),),
-         "--group moves with a moved state in place, not onto a copy (--into): drop --into, "
-         "or pass --strategy online"),
-        (Strategy.NEW_TOPIC, Protocol.STREAMS, (("billing", "orders"),),
+        (Protocol.STREAMS, (("billing", "orders"),),
          "--group moves offline with an app of the classic protocol: pass --strategy online "
          "for a streams-protocol app"),
-        (Strategy.NEW_TOPIC, Protocol.CLASSIC, (), "--group billing reads none of orders"),
+        (Protocol.CLASSIC, (), "--group billing reads none of orders"),
     ],
 )  # fmt: skip
 def test_plain_groups_offline_are_refused_where_they_cannot_move_in_one_line(
-    strategy: Strategy, protocol: Protocol, reads: tuple[tuple[str, str], ...], line: str
+    protocol: Protocol, reads: tuple[tuple[str, str], ...], line: str
 ) -> None:
-    from migcheck.apps.strategy import Choice
     from migcheck.commands.runbook import RunbookOptions, _check_groups
     from migcheck.errors import UsageError
 
-    onto = "orders-p6" if strategy is Strategy.MOVE_STATE else None  # --into
-    options = RunbookOptions(app_id="shop", topic="orders", to=6, groups=("billing",),
-                             strategy=strategy, new_topic=onto)  # fmt: skip
+    options = RunbookOptions(app_id="shop", topic="orders", to=6, groups=("billing",))
     with pytest.raises(UsageError) as e:
-        _check_groups(options, protocol, Choice(strategy, ""), reads)
+        _check_groups(options, protocol, reads)
     assert str(e.value) == line
-    for route in (Strategy.NEW_TOPIC, Strategy.IN_PLACE, Strategy.MOVE_STATE):  # in place
-        _check_groups(replace(options, strategy=route, new_topic=None), Protocol.CLASSIC,
-                      Choice(route, ""), reads or (("billing", "orders"),))  # fmt: skip
+    _check_groups(options, Protocol.CLASSIC, (("billing", "orders"),))  # every route takes it
 
 
 def test_plain_groups_keep_each_key_in_order_through_a_moved_states_alter() -> None:
@@ -779,6 +771,24 @@ def test_a_topic_several_apps_read_is_scanned_for_its_partitioner_once() -> None
     apart = replace(options, detected={"orders": "murmur2", "customers": "consistent_random"})
     with pytest.raises(Refused, match="place keys by different partitioners"):
         _refuse_apart(apart, None, None, ["orders", "customers"])  # type: ignore[arg-type]
+
+
+def test_plain_groups_move_onto_a_moved_states_copies_at_its_barrier() -> None:
+    """Onto copies (--into), the producers are paused since the app drained: once the
+    copies are whole, each plain group drains, stops and is committed at its copy's end;
+    it starts there after the switch."""
+    facts = moved_facts(onto_copy=True, groups=("billing",), group_reads=(("billing",
+                        "orders"),))  # fmt: skip
+    titles = [s.title for s in steps(facts)]
+    copied = steps(facts)[titles.index("Create orders-p6 and copy the history of orders into it")]
+    said = [a.text[:24] if isinstance(a, Manual) else getattr(a, "function", "copy")
+            for a in copied.actions]  # fmt: skip
+    assert said == ["ensure_topic", "copy", "record_copy_barrier", "wait_lag_zero",
+                    "Stop every consumer of g", "group_is_empty", "commit_at_end"]  # fmt: skip
+    switched = steps(facts)[titles.index("Switch the producers to orders-p6")]
+    assert [a.text[:28] for a in switched.actions if isinstance(a, Manual)] == [
+        "Switch every producer of ord", "Start the consumers of group"
+    ]  # fmt: skip
 
 
 def test_an_unnamed_tables_changelog_takes_the_copys_name_on_a_new_topic() -> None:
