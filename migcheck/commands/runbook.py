@@ -61,6 +61,7 @@ from migcheck.model.runbook import (
     ASSIGN_TIMEOUT,
     BARRIER_FILE,
     COMMIT_TIMEOUT,
+    COPY_BARRIER_FILE,
     GROUP_TIMEOUT,
     LAG_TIMEOUT,
     PeerApp,
@@ -275,25 +276,19 @@ def _offline_apps(
             "and their topics change once for all of them: pass one --strategy for every "
             "app (new-topic copies for each)"
         )
-    if first.onto_copy:
-        raise UsageError(
-            "runbook: several apps' state moves onto a copy (--into) online, not in one "
-            "offline runbook yet: pass --strategy online (migrate seeds each shadow with its "
-            "moved state), or drop --into to alter the topics in place"
-        )
-    change = _set_change(options, written)
+    changes = _set_changes(options, written)
     peers = tuple(PeerApp(f.app_id, f.topology_file, verdict=f.verdict) for f, _ in others)
-    steps = side_by_side([(f.app_id, steps) for f, steps in written], change)
+    steps = side_by_side([(f.app_id, steps) for f, steps in written], changes)
     return Runbook(replace(first, peers=peers), steps, report_header())
 
 
-def _set_change(
+def _set_changes(
     options: RunbookOptions, written: Sequence[tuple[RunbookFacts, tuple[Step, ...]]]
-) -> Step:
-    """The topics' change, once for every app: written for every topic of the set (each
-    app's own procedure names only the topics it reads), by each app's reason, with
-    every app's sources (whose producers the change resumes).  A topic no app reads is
-    refused in one line."""
+) -> list[Step]:
+    """The topics' change, once for every app, in its steps (onto copies: the copy, then
+    the switch): written for every topic of the set (each app's own procedure names only
+    the topics it reads), by each app's reason, with every app's sources (whose
+    producers the change resumes).  A topic no app reads is refused in one line."""
     widened = {w.topic: w for f, _ in written for w in f.widened}
     unread = [t for t in options.topics if t not in widened]
     if unread:
@@ -320,7 +315,7 @@ def _set_change(
             dict.fromkeys(f.strategy_reason for f, _ in written if f.strategy_reason)
         ),
     )
-    return next(s for s in runbook_steps(facts) if s.role is StepRole.CHANGE)
+    return [s for s in runbook_steps(facts) if s.role is StepRole.CHANGE]
 
 
 def _each(
@@ -685,7 +680,7 @@ def _check_groups(
     committed at its copy's end, at a quiet point) and in place (kept in order through
     the alter); with an app of the classic protocol (the script's group tool is the
     app's); and each must read a topic of the change (of several apps' runbook, of the
-    set's: :func:`_set_change`).  Else one line."""
+    set's: :func:`_set_changes`).  Else one line."""
     if not options.groups:
         return
     if protocol is Protocol.STREAMS:
@@ -792,6 +787,9 @@ def _facts(
         assign_timeout=options.assign_timeout,
         commit_timeout=options.commit_timeout,
         barrier_file=f"barrier-{options.app_id}.csv" if options.with_apps else BARRIER_FILE,
+        copy_barrier_file=(
+            f"copy-barrier-{options.app_id}.csv" if options.with_apps else COPY_BARRIER_FILE
+        ),
         onto_copy=_onto_copy(options),
     )
 

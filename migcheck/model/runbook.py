@@ -74,6 +74,10 @@ GROUP_TIMEOUT = 60
 #: where the stopped app's state ends, as kafka-consumer-groups --from-file reads it (of
 #: several apps' runbook, one each: ``RunbookFacts.barrier_file``).
 BARRIER_FILE = "barrier.csv"
+#: The barrier of a state moved onto a copy (``RunbookFacts.onto_copy``), in the same
+#: form: the copy's partitions at their ends in place of the input's, the other sources as
+#: they were (of several apps' runbook, one each: ``RunbookFacts.copy_barrier_file``).
+COPY_BARRIER_FILE = "copy-barrier.csv"
 #: How long a runbook waits for a group's lag to drain to 0 by default.
 LAG_TIMEOUT = 300
 #: How long the plain-consumer runbook waits for every group to be assigned the new
@@ -166,6 +170,7 @@ class RunbookFacts:
     #: MOVE_STATE: the work directory's file of this app's barrier (several apps' each
     #: their own)
     barrier_file: str = BARRIER_FILE
+    copy_barrier_file: str = COPY_BARRIER_FILE
     #: ONLINE: the readers left on the topic on purpose (migrate's --leave-group)
     left: tuple[str, ...] = ()
     tuning: MigrateTuning = field(default_factory=MigrateTuning)  # ONLINE: migrate's options

@@ -595,10 +595,6 @@ def delete_changelogs(f: RunbookFacts, why: str) -> Step:
 
 # --- moving the state (--strategy move-state) --------------------------------------
 
-#: The barrier of a state moved onto a copy (``f.onto_copy``), in the same form: the
-#: copy's partitions at their ends in place of the input's, the other sources as they were.
-COPY_BARRIER_FILE = "copy-barrier.csv"
-
 
 def _untouched(f: RunbookFacts) -> str:
     """What a refused move leaves as it was."""
@@ -807,17 +803,15 @@ def _commit_offsets(f: RunbookFacts, recorded: str, topics: Iterable[str], said:
 
 def copy_at_barrier(f: RunbookFacts) -> Step:
     """The input (each topic of a set) copied into its copy while its producers are paused
-    at the barrier, and each copy's ends recorded before they switch to it: the route that
-    leaves the input as it was (--into), for its other readers or as the way back."""
+    at the barrier, before they switch to it: the route that leaves the input as it was
+    (--into), for its other readers or as the way back."""
     copies = listing(f.targets)
     return Step(
         f"Create {f.new_topic} and copy the history of {f.topic} into it"
         if not f.also
         else f"Create {copies}, and copy each topic's history into its copy",
         f"{_left_as_it_was(f)} {_copy_said(f)} Its checkpoint makes a killed copy resume. "
-        f"The producers are still paused, so the copy ends at the barrier: its end offsets "
-        f"are recorded in {COPY_BARRIER_FILE}, with the barrier of any other source, and "
-        f"{f.moved_app_id} reads on from there.",
+        "The producers are still paused, so the copy ends at the barrier.",
         (
             *(
                 a
@@ -825,11 +819,22 @@ def copy_at_barrier(f: RunbookFacts) -> Step:
                 for a in (ensure_topic(f, w.new_topic, f.to, w.topic, w.configs),
                           copy_input(f, at))
             ),
-            *(_copy_barrier(f, at) for at in range(len(f.widened))),
             *groups_at_copy_end(f),
         ),
         role=StepRole.CHANGE,
     )  # fmt: skip
+
+
+def copies_as_barrier(f: RunbookFacts) -> Step:
+    """Each copy's ends recorded as the app's barrier in place of its topic's, before the
+    producers switch to it: where the new id reads on."""
+    return Step(
+        f"Record the ends of {listing(f.targets)} as the barrier",
+        f"The copy ends at the barrier: its end offsets are recorded in "
+        f"{f.copy_barrier_file}, with the barrier of any other source, and "
+        f"{f.moved_app_id} reads on from there.",
+        tuple(_copy_barrier(f, at) for at in range(len(f.widened))),
+    )
 
 
 def _copy_barrier(f: RunbookFacts, at: int) -> Check:
@@ -837,12 +842,12 @@ def _copy_barrier(f: RunbookFacts, at: int) -> Check:
     the app's barrier, each next one from the record so far (the script's
     record_copy_barrier reads one file and writes the other whole)."""
     w = f.widened[at]
-    recorded = f.barrier_file if at == 0 else COPY_BARRIER_FILE
+    recorded = f.barrier_file if at == 0 else f.copy_barrier_file
     return Check(
         ShellCheck.RECORD_COPY_BARRIER,
-        (recorded, w.topic, w.new_topic, str(f.to), COPY_BARRIER_FILE),
+        (recorded, w.topic, w.new_topic, str(f.to), f.copy_barrier_file),
         f"record the end offsets of {w.new_topic}, where the barrier of {w.topic} is "
-        f"(in {COPY_BARRIER_FILE})",
+        f"(in {f.copy_barrier_file})",
         kafka(f, "kafka-get-offsets", "--topic", w.new_topic, "--time", "-1"),
     )
 
@@ -870,14 +875,14 @@ def commit_copy_barrier(f: RunbookFacts) -> Step:
     return Step(
         f"Commit {f.moved_app_id}'s offsets at the ends of {copies}",
         f"{f.moved_app_id} reads {copies} on from the ends recorded in "
-        f"{COPY_BARRIER_FILE}: the copy holds the records of {listing(f.topics)} up to the "
+        f"{f.copy_barrier_file}: the copy holds the records of {listing(f.topics)} up to the "
         "barrier, whose state has moved, and the producers wrote there only after, so it "
         "reads none of the copied records again (nor those a killed copy left aborted). "
         "Committed as the barrier in place is: kafka-consumer-groups --from-file, while the "
         f"new group has no members.{_streams_join(f)}",
         (
             _commit_offsets(
-                f, COPY_BARRIER_FILE, f.targets,
+                f, f.copy_barrier_file, f.targets,
                 f"{f.moved_app_id} holds the recorded end offsets of every partition of "
                 f"{copies}",
             ),
@@ -921,7 +926,13 @@ def move_state_steps(
     REPROCESS), and nothing of the old id is deleted: the way back."""
     moved = move_changelogs(f, placed, refused)
     change = (
-        [copy_at_barrier(f), moved, switch_and_resume(f), commit_copy_barrier(f)]
+        [
+            copy_at_barrier(f),
+            copies_as_barrier(f),
+            moved,
+            switch_and_resume(f),
+            commit_copy_barrier(f),
+        ]
         if f.onto_copy
         else [moved, alter_and_resume(f), commit_barrier(f)]
     )

@@ -8,10 +8,10 @@ loses the topic its producers left.  So each app's own procedure (its framework'
 its own checks) is written as for that app alone, and they are laid side by side, step
 for step: the same framework and strategy give each the same steps in the same order.
 A step every app has alike is written once (the pre-checks of apps with the same
-sources); the change of the topics themselves (role CHANGE) is written once, for every
-topic of the change (``change``: each app's own procedure names only the topics it
-reads); every other step is written once per app, its title naming the app, in the
-order the apps were given.
+sources); the change of the topics themselves (role CHANGE: the alter, or the copy and
+the producers' switch) is written once, for every topic of the change (``changes``: each
+app's own procedure names only the topics it reads); every other step is written once
+per app, its title naming the app, in the order the apps were given.
 
 Pure: steps in, steps out.
 """
@@ -25,28 +25,32 @@ from migcheck.model.runbook import Step, StepRole
 
 
 def side_by_side(
-    procedures: Sequence[tuple[str, Sequence[Step]]], change: Step
+    procedures: Sequence[tuple[str, Sequence[Step]]], changes: Sequence[Step]
 ) -> tuple[Step, ...]:
     """One procedure from each app's own (``(app id, steps)``, in the order given), the
-    topics' change written once as ``change``.  Procedures that differ in shape (another
-    framework, another strategy) cannot be laid side by side: ValueError (the command
-    refuses those before)."""
+    topics' change written once, each of its steps (role CHANGE) as ``changes`` has it,
+    in order.  Procedures that differ in shape (another framework, another strategy)
+    cannot be laid side by side: ValueError (the command refuses those before)."""
     shapes = {tuple(s.role for s in steps) for _, steps in procedures}
     if len(shapes) != 1:
         raise ValueError("several apps' procedures are laid side by side only when alike")
+    (shape,) = shapes
+    if sum(role is StepRole.CHANGE for role in shape) != len(changes):
+        raise ValueError("the topics' change has one step for each of the procedures'")
+    written = iter(changes)
     out: list[Step] = []
-    for at in range(len(procedures[0][1])):
-        steps = [(app, steps[at]) for app, steps in procedures]
-        out += _one_position(steps, change)
+    for at, role in enumerate(shape):
+        if role is StepRole.CHANGE:
+            out.append(next(written))
+            continue
+        out += _one_position([(app, steps[at]) for app, steps in procedures])
     return tuple(out)
 
 
-def _one_position(steps: Sequence[tuple[str, Step]], change: Step) -> list[Step]:
-    """The steps at one position of every app's procedure: the change once, one step
+def _one_position(steps: Sequence[tuple[str, Step]]) -> list[Step]:
+    """The steps at one position of every app's procedure besides the change: one step
     where they are alike, else each app's own, named."""
     alike = [s for _, s in steps]
-    if alike[0].role is StepRole.CHANGE:
-        return [change]
     if all(s == alike[0] for s in alike):
         return [alike[0]]
     return [replace(s, title=f"{s.title} ({app})") for app, s in steps]

@@ -61,6 +61,7 @@ def test_the_input_is_copied_at_the_barrier_and_the_producers_switch_once_the_st
         "Stop the application",
         "Record the barrier",
         "Create orders-p6 and copy the history of orders into it",
+        "Record the ends of orders-p6 as the barrier",
         "Move the state into shop-counter-p6's changelogs",
         "Switch the producers to orders-p6",
         "Commit shop-counter-p6's offsets at the ends of orders-p6",
@@ -105,7 +106,8 @@ def _step(title: str, facts: RunbookFacts | None = None) -> list:
 
 
 def test_the_copy_is_the_new_topic_routes_and_its_ends_are_the_new_ids_barrier() -> None:
-    create, copy, ends = _step("Create orders-p6 and copy the history of orders into it")
+    create, copy = _step("Create orders-p6 and copy the history of orders into it")
+    (ends,) = _step("Record the ends of orders-p6 as the barrier")
     assert isinstance(create, Check) and create.args == (
         "orders-p6",
         "6",
@@ -254,7 +256,9 @@ def test_a_sets_copies_each_replace_their_topics_barrier_and_are_committed_toget
     (copied,) = [s for s in steps if s.title.startswith("Create")]
     assert copied.title == "Create orders-wide and customers-wide, and copy each topic's " \
         "history into its copy"  # fmt: skip
-    records = [a.args for a in copied.actions if isinstance(a, Check) and
+    (ends,) = [s for s in steps if s.title.startswith("Record the ends")]
+    assert ends.title == "Record the ends of orders-wide and customers-wide as the barrier"
+    records = [a.args for a in ends.actions if isinstance(a, Check) and
                a.function == "record_copy_barrier"]  # fmt: skip
     assert records == [
         ("barrier.csv", "orders", "orders-wide", "6", "copy-barrier.csv"),

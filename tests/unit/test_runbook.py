@@ -530,7 +530,7 @@ def test_several_apps_offline_stop_each_change_the_topics_once_and_restart_each(
 
     shop, fraud = _facts(), _facts(app_id="fraud", verdict=AppLevel.SAFE)
     change = steps(shop)[2]
-    composed = side_by_side([("shop-counter", steps(shop)), ("fraud", steps(fraud))], change)
+    composed = side_by_side([("shop-counter", steps(shop)), ("fraud", steps(fraud))], [change])
     assert [s.title for s in composed] == [
         "Pre-checks",
         "Stop the application (shop-counter)",
@@ -572,7 +572,7 @@ def test_several_apps_change_every_topic_once_though_each_reads_a_part() -> None
     shop = _joined(strategy=Strategy.IN_PLACE)
     fraud = _facts(app_id="fraud", strategy=Strategy.IN_PLACE)
     change = steps(shop)[2]
-    composed = side_by_side([("shop-counter", steps(shop)), ("fraud", steps(fraud))], change)
+    composed = side_by_side([("shop-counter", steps(shop)), ("fraud", steps(fraud))], [change])
     alters = [s for s in composed if s.title.startswith("Alter")]
     assert [s.title for s in alters] == ["Alter orders and customers to 6 partitions in place"]
     assert len(alters[0].actions) == 2
@@ -581,7 +581,7 @@ def test_several_apps_change_every_topic_once_though_each_reads_a_part() -> None
         "Restart the application on orders (fraud)",
     ]
     with pytest.raises(ValueError, match="alike"):
-        side_by_side([("shop-counter", steps(shop)), ("fraud", steps(moved_facts()))], change)
+        side_by_side([("shop-counter", steps(shop)), ("fraud", steps(moved_facts()))], [change])
 
 
 @pytest.mark.parametrize(
@@ -624,9 +624,9 @@ def test_several_apps_state_moves_in_one_offline_runbook_each_at_its_own_barrier
     """Issue 71: two apps' state moved in place in one procedure: each drains, stops and
     records its barrier in its own file, each one's changelogs move, the topic is altered
     once and its producers resume, then each app's new id is committed at its own barrier
-    and restarts.  Onto a copy (--into), several apps move online only."""
+    and restarts.  Onto a copy (--into), the copy and the switch are written once, each
+    app's barrier and copy's ends in files of its own."""
     from migcheck.commands.runbook import RunbookOptions, _offline_apps
-    from migcheck.errors import UsageError
 
     shop = moved_facts(barrier_file="barrier-shop-counter.csv")
     fraud = moved_facts(app_id="fraud", moved_app_id="fraud-p6", barrier_file="barrier-fraud.csv")
@@ -647,9 +647,23 @@ def test_several_apps_state_moves_in_one_offline_runbook_each_at_its_own_barrier
     assert committed == [
         ("shop-counter-p6", "barrier-shop-counter.csv"), ("fraud-p6", "barrier-fraud.csv")
     ]  # fmt: skip
-    copied = [replace(f, onto_copy=True) for f in (shop, fraud)]
-    with pytest.raises(UsageError, match=r"onto a copy \(--into\) online"):
-        _offline_apps(options, [(f, tuple(steps(f))) for f in copied])
+    # onto a copy: the topic copied and its producers switched once, each app's barrier
+    # and the copy's ends recorded in files of its own
+    copied = [
+        replace(f, onto_copy=True, copy_barrier_file=f"copy-{f.barrier_file}")
+        for f in (shop, fraud)
+    ]
+    book = _offline_apps(options, [(f, tuple(steps(f))) for f in copied])
+    titles = [s.title for s in book.steps]
+    assert titles.count("Create orders-p6 and copy the history of orders into it") == 1
+    assert titles.count("Switch the producers to orders-p6") == 1
+    checks = [a for s in book.steps for a in s.actions if isinstance(a, Check)]
+    assert [c.args[0] for c in checks if c.function == "record_copy_barrier"] == [
+        "barrier-shop-counter.csv", "barrier-fraud.csv"
+    ]  # fmt: skip
+    assert [c.args[:2] for c in checks if c.function == "commit_barrier"] == [
+        ("shop-counter-p6", "copy-barrier-shop-counter.csv"), ("fraud-p6", "copy-barrier-fraud.csv")
+    ]  # fmt: skip
 
 
 def test_plain_groups_move_to_the_copies_at_a_quiet_point_offline(tmp_path: Path) -> None:
@@ -783,8 +797,8 @@ def test_plain_groups_move_onto_a_moved_states_copies_at_its_barrier() -> None:
     copied = steps(facts)[titles.index("Create orders-p6 and copy the history of orders into it")]
     said = [a.text[:24] if isinstance(a, Manual) else getattr(a, "function", "copy")
             for a in copied.actions]  # fmt: skip
-    assert said == ["ensure_topic", "copy", "record_copy_barrier", "wait_lag_zero",
-                    "Stop every consumer of g", "group_is_empty", "commit_at_end"]  # fmt: skip
+    assert said == ["ensure_topic", "copy", "wait_lag_zero", "Stop every consumer of g",
+                    "group_is_empty", "commit_at_end"]  # fmt: skip
     switched = steps(facts)[titles.index("Switch the producers to orders-p6")]
     assert [a.text[:28] for a in switched.actions if isinstance(a, Manual)] == [
         "Switch every producer of ord", "Start the consumers of group"
