@@ -29,7 +29,7 @@ from copykill import kcat_count, kill, resume, session_pids, wait_mid_round
 from kafka import KafkaConsumer, TopicPartition
 from kafkatest import Kafka, read_as_group, read_records, subscribe_once_known
 from movestate import auto_script, counted_and_trimmed, counts, dumped, exact, partitions
-from runbookops import Detached, execute_yes, execute_yes_apps
+from runbookops import Detached, execute_yes
 from streamsapp import KEYS, StreamsApp, joined_counts, phase1, phase2
 from trimming import group_offsets, trim
 
@@ -195,34 +195,32 @@ def test_a_trimmed_join_app_moves_onto_copies_of_both_sides_left_as_they_were(
     the app counted before the barrier: the new id reads on from the copies' ends, and a
     count that read a copy again would be off by the second round.  The table's store,
     named after its topic, is moved under the copy's name, so new orders join customers
-    that only the moved state holds.  A count app of the orders and a plain group move
-    in the same runbook: the copies and the switch once, each app at its own barrier."""
+    that only the moved state holds.  A plain group of the orders moves in the same
+    runbook, committed at its copy's end at the barrier.  (Several apps onto copies are
+    laid side by side as in place, tests/unit/test_runbook.py; this file's time is kept
+    for the one app.)"""
     app = StreamsApp(kafka, "join-rekey")
-    other = StreamsApp(kafka, "count", shared_input=app.input)
-    other.state_dir = app.state_dir  # the state.dir both apps share on this host
     app.produce(app.table, [(k, f"c{i}") for i, k in enumerate(KEYS)])
     first, second = phase1(), phase2()
     app.produce(app.input, first)
     deleted = {p: end for p, (_, end) in _log(kafka, app.input).items()}
     app.produce(app.input, second)
     produced = joined_counts([*first, *second])
-    ran, counted = app.run(), other.run()
+    ran = app.run()
     assert ran.code == 0, ran.stderr[-2000:]
     assert counts(ran.state) == produced
-    assert counts(counted.state) == Counter(key for key, _ in [*first, *second])
     audit = kafka.unique("audit")  # a plain group of the orders, moved with the app
     read_as_group(kafka, app.input, audit, len(first) + len(second)).close()
     trim(kafka, app.input, deleted, tmp_path / "delete.json")
     kept, table_kept = _log(kafka, app.input), _log(kafka, app.table)
     assert {p: start for p, (start, _) in kept.items()} == deleted
 
-    files = [f"{a.app_id}={a.describe(tmp_path / f'{a.app_id}.txt')}" for a in (app, other)]
+    topology = app.describe(tmp_path / "topology.txt")
     into, table_into = f"{app.input}-copy6", f"{app.table}-copy6"
     p = app.migcheck(
-        "runbook", "--application-id", other.app_id, "--topic", app.input, "--topic",
-        app.table, "--to", "6", "--topology", files[0], "--topology", files[1],
-        "--state-dir", str(app.state_dir), "--strategy", "move-state", "--into", into,
-        "--into", table_into, "--group", audit, "--format", "sh", here=capsys,
+        "runbook", "--topic", app.input, "--topic", app.table, "--to", "6", "--topology",
+        str(topology), "--state-dir", str(app.state_dir), "--strategy", "move-state",
+        "--into", into, "--into", table_into, "--group", audit, "--format", "sh", here=capsys,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     script = tmp_path / "runbook.sh"
@@ -230,11 +228,9 @@ def test_a_trimmed_join_app_moves_onto_copies_of_both_sides_left_as_they_were(
 
     old_id, new_id, old_input, old_table = app.app_id, f"{app.app_id}-p6", app.input, app.table
     app.app_id, app.input, app.table = new_id, into, table_into  # as the script says
-    other.app_id, other.input = f"{other.app_id}-p6", into
     # the producers resume on the copies when the script switches them, before the restart
     more = phase2()
-    code, out, dumps = execute_yes_apps(script, [app, other], tmp_path / "work", switched=more)
-    dump = dumps[new_id]
+    code, out, dump = execute_yes(script, app, tmp_path / "work", switched=more)
     assert code == 0, out
     assert "Runbook complete." in out
     assert f"MANUAL: Switch every producer of {old_input} to {into} and {old_table} to" in out
@@ -246,7 +242,6 @@ def test_a_trimmed_join_app_moves_onto_copies_of_both_sides_left_as_they_were(
     assert Counter(key for store, key, _ in rows if store == "counts") == Counter(
         dict.fromkeys(whole, 1)
     )
-    exact(counts(dumped(dumps[other.app_id])), Counter(k for k, _ in [*first, *second, *more]))
     table_changelog = f"{new_id}-{table_into}-STATE-STORE-0000000000-changelog"
     for topic in (into, table_into, f"{new_id}-counts-changelog", table_changelog):
         assert len(_log(kafka, topic)) == 6, topic
