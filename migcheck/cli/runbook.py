@@ -83,7 +83,7 @@ TAKES: Mapping[str, Takes] = {
     **dict.fromkeys(_APP_ONLY, Takes(_APP)),
     "accept_loss_risk": Takes(_GROUPS),
     **dict.fromkeys(("output_topics", "downstream_groups"), Takes(_APP, online_in=_APP)),
-    "groups": Takes(_BOTH),  # an app's runbook moves them too (new-topic, or online)
+    "groups": Takes(_BOTH),  # an app's runbook moves them too, on every route
     **dict.fromkeys(("partitioner", "cutover_timeout"), Takes(_BOTH, online_in=_BOTH)),
 }
 
@@ -131,8 +131,8 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     metavar="GROUP",
     help="A plain consumer group reading TOPIC in per-key order (repeatable); without it "
     "and --application-id, every group with committed offsets on TOPIC.  With an app's "
-    "runbook it moves with the app: to the copy's end at a quiet point (new-topic), or at "
-    "migrate's barrier (online).",
+    "runbook it moves with the app: to the copy's end at a quiet point where the route "
+    "copies, in order through the alter in place, or at migrate's barrier (online).",
 )
 @click.option(
     "--leave-group",

@@ -189,10 +189,7 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
             MoveTogether(topics=list(t.topics), why=t.why) for t in must_move_together(model)
         )
         facts = replace(facts, first_error=first_error(judged), also=tuple(also), together=together)
-        if reads:
-            facts = replace(
-                facts, groups=tuple(dict.fromkeys(g for g, _ in reads)), group_reads=reads
-            )
+        facts = replace(facts, group_reads=reads)
         facts = _moved(disc, model, client, facts, proof.placed)
         return _online(options, facts, disc, topology, movable)
 
@@ -297,9 +294,7 @@ def _set_changes(
             f"{unread[0]}: drop its --topic, or name the app that reads it"
         )
     reads = tuple(dict.fromkeys(r for f, _ in written for r in f.group_reads))
-    unread = [g for g in options.groups if all(g != r for r, _ in reads)]
-    if unread:
-        raise UsageError(f"--group {unread[0]} reads none of {listing(options.topics)}")
+    _refuse_unread_groups(options, reads)
     head, *rest = (widened[t] for t in options.topics)
     first = written[0][0]
     facts = replace(
@@ -688,8 +683,14 @@ def _check_groups(
             "--group moves offline with an app of the classic protocol: pass --strategy "
             "online for a streams-protocol app"
         )
+    if not options.with_apps:  # of several apps, the set's topics: _set_changes
+        _refuse_unread_groups(options, reads)
+
+
+def _refuse_unread_groups(options: RunbookOptions, reads: tuple[tuple[str, str], ...]) -> None:
+    """A ``--group`` that reads none of the change's topics is refused in one line."""
     unread = [g for g in options.groups if all(g != r for r, _ in reads)]
-    if unread and not options.with_apps:
+    if unread:
         raise UsageError(f"--group {unread[0]} reads none of {listing(options.topics)}")
 
 
@@ -705,16 +706,11 @@ def others_refusal(app_id: str, topic: str, others: list[Found], copy: str | Non
         else "the alter reaches them unprepared (a moved key's records on two partitions, "
         "a new partition read from latest missing its first records)"
     )
-    moves = (
-        "pass --group for each plain group (it moves to the copy with the app)"
-        if copy is not None
-        else "pass --strategy online with --group for each plain group (migrate moves it at "
-        "the app's barrier)"
-    )
     return (
         f"refused: {topic} is also read by {listed}: this runbook moves {app_id} alone, and "
-        f"{meets}; {moves}, --application-id for each app of the topic, or --leave-group for "
-        "each reader left as it is on purpose"
+        f"{meets}; pass --group for each plain group (it moves with the app), "
+        "--application-id for each app of the topic, or --leave-group for each reader left "
+        "as it is on purpose"
     )
 
 

@@ -53,8 +53,11 @@ def framework_said(value: str) -> Framework | None:
 
 def runbook_steps(f: RunbookFacts) -> list[Step]:
     """The ordered procedure of ``f.kind``'s framework; an id the steps cannot pass to
-    Kafka's tools and into a state directory is refused (UsageError)."""
+    Kafka's tools and into a state directory, or a plain group's (``--group``) they cannot
+    pass to Kafka's tools, is refused (UsageError)."""
     check_name("application id", f.app_id, path=True)
+    for group in dict.fromkeys(g for g, _ in f.group_reads):
+        check_name("group id", group)
     procedure = FRAMEWORKS[f.kind].runbook
     if procedure is None:
         raise ValueError(f"{f.kind} has no runbook")  # the command refused it before

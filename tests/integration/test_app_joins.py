@@ -302,7 +302,7 @@ def test_one_runbook_widens_both_sides_of_a_join_and_every_count_joins(
         refused.stderr.count("\n") == 1
         and (
             f"and once its producers switch to {app.input}-p6 they read no new record; pass "
-            "--group for each plain group (it moves to the copy with the app)"
+            "--group for each plain group (it moves with the app)"
         )
         in refused.stderr
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from runbookfacts import moved_facts, shop_facts
 
+from migcheck.errors import UsageError
 from migcheck.frameworks.registry import runbook_steps as steps
 from migcheck.model.app import AppLevel, AppReason, AppReport, MoveTogether
 from migcheck.model.history import Trimmed
@@ -846,6 +847,22 @@ def test_a_moved_unnamed_tables_state_goes_where_the_app_restarted_on_a_copy_res
 _HOSTILE = "cust'$(touch pwned)`id`;touch pwned2"
 
 
+def _runs_nothing_of_it(tmp_path: Path, sh: str) -> None:
+    """The script ``sh``, dry run and executed against a Kafka tool that fails, runs
+    nothing of a hostile name: no ``pwned`` file appears."""
+    tool = tmp_path / "kafka-tool"
+    tool.write_text("#!/bin/bash\nexit 3\n")
+    tool.chmod(0o755)
+    script = tmp_path / "runbook.sh"
+    script.write_text(sh, encoding="utf-8")
+    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_KAFKA_TOOL": str(tool),
+           "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}  # fmt: skip
+    for args in ([], ["--execute", "--yes"]):
+        subprocess.run(["bash", str(script), *args], cwd=tmp_path, capture_output=True,
+                       timeout=60, env=env, check=False)  # fmt: skip
+    assert not list(tmp_path.glob("pwned*"))
+
+
 @pytest.mark.parametrize("route", [Strategy.NEW_TOPIC, Strategy.MOVE_STATE])
 def test_a_hostile_topic_of_a_set_is_data_in_the_script_and_the_ticket(
     tmp_path: Path, route: Strategy
@@ -863,17 +880,27 @@ def test_a_hostile_topic_of_a_set_is_data_in_the_script_and_the_ticket(
     assert all(line.startswith("#") or _HOSTILE not in line for line in named)
     md = render_markdown(facts, steps(facts), "0", "now")
     assert all("`" not in part.replace("\\`", "") for part in md.split("```")[::2])
-    tool = tmp_path / "kafka-tool"
-    tool.write_text("#!/bin/bash\nexit 3\n")
-    tool.chmod(0o755)
-    script = tmp_path / "runbook.sh"
-    script.write_text(sh, encoding="utf-8")
-    env = {"PATH": "/usr/bin:/bin", "MIGCHECK_KAFKA_TOOL": str(tool),
-           "MIGCHECK_RUNBOOK_DIR": str(tmp_path / "work")}  # fmt: skip
-    for args in ([], ["--execute", "--yes"]):
-        subprocess.run(["bash", str(script), *args], cwd=tmp_path, capture_output=True,
-                       timeout=60, env=env, check=False)  # fmt: skip
-    assert not list(tmp_path.glob("pwned*"))
+    _runs_nothing_of_it(tmp_path, sh)
+
+
+def test_a_hostile_plain_group_is_data_in_the_script_and_one_read_as_an_option_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A --group id reaches the script only escaped (each route's steps name it), and the
+    script, dry run and executed against a tool that fails, runs nothing of it; an id
+    with a hidden character, which Kafka's tools would print raw in the tables the checks
+    read, is refused in one line, as the groups' own runbook refuses it."""
+    for facts in (
+        _facts(group_reads=((_HOSTILE, "orders"),), command_config=None),
+        _facts(strategy=Strategy.IN_PLACE, group_reads=((_HOSTILE, "orders"),)),
+    ):
+        sh = render_sh(facts, steps(facts), "0", "now")
+        named = [line.strip() for line in sh.splitlines() if "pwned" in line]
+        assert named  # the name reaches the script
+        assert all(line.startswith("#") or _HOSTILE not in line for line in named)
+        _runs_nothing_of_it(tmp_path, sh)
+    with pytest.raises(UsageError, match=r"refused: the group id .* it holds control"):
+        steps(_facts(group_reads=(("audit\x1b[2J", "orders"),)))
 
 
 def test_every_other_reader_of_the_topic_is_named_with_what_the_runbook_would_do_to_it() -> None:
@@ -893,15 +920,14 @@ def test_every_other_reader_of_the_topic_is_named_with_what_the_runbook_would_do
         "refused: orders is also read by billing (a plain consumer group) and audit (a Kafka "
         "Streams "
         "application): this runbook moves shop alone, and once its producers switch to "
-        "orders-p6 they read no new record; pass --group for each plain group (it moves to "
-        "the copy with the app), --application-id for each app of the topic, or "
-        "--leave-group for each reader left as it is on purpose"
+        "orders-p6 they read no new record; pass --group for each plain group (it moves "
+        "with the app), --application-id for each app of the topic, or --leave-group for "
+        "each reader left as it is on purpose"
     )
     altered = others_refusal("shop", "orders", [billing], None)
     assert altered.startswith(
         "refused: orders is also read by billing (a plain consumer group): this runbook moves shop "
         "alone, and the alter reaches them unprepared (a moved key's records on two "
         "partitions, a new partition read from latest missing its first records); pass "
-        "--strategy online with --group for each plain group (migrate moves it at the app's "
-        "barrier), --application-id"
+        "--group for each plain group (it moves with the app), --application-id"
     )
