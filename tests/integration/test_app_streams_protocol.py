@@ -28,6 +28,8 @@ RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
 #: The broker's group.streams.heartbeat.interval.ms is 5 s: the error comes within one
 #: beat of the alter; the rest is slack for a loaded machine.
 WITHIN_S = 15
+#: KafkaConsumer.close()'s default timeout, which Kafka Streams' shutdown waits out.
+CLOSE_S = 30
 
 
 def _app(kafka: Kafka, topology: str) -> StreamsApp:
@@ -85,7 +87,9 @@ def test_running_app_crashes_at_its_next_heartbeat(kafka: Kafka, tmp_path: Path)
         crashed = live.wait_for("CRASH: ", WITHIN_S + 10, since=start)  # while live
         # The handler prints before the client moves to ERROR: closing it in between
         # would race that move (PENDING_SHUTDOWN instead), so wait for the state itself.
-        live.wait_for("PENDING_ERROR -> ERROR", 30, since=start)
+        # On the way the thread closes its consumer, whose close() waits up to 30 s (its
+        # default) for the group's leave: a loaded CI machine once used all of it.
+        live.wait_for("PENDING_ERROR -> ERROR", CLOSE_S + 30, since=crashed)
         run = live.finish()
     assert run.crash == TOPOLOGY_EXCEPTION + cand["error"], run.stderr[-2000:]
     assert crashed - altered < WITHIN_S
