@@ -34,7 +34,8 @@ from packaging.specifiers import SpecifierSet
 from migcheck.fence import VersionFence
 
 #: The pyspark releases every private use here is written and tested for: the same range
-#: as the pin ``pyspark[sql]==4.2.0`` in pyproject.toml (a unit test holds the two together).
+#: as the pin ``pyspark[sql,connect]==4.2.0`` in pyproject.toml (a unit test holds the two
+#: together).
 TESTED_PYSPARK = SpecifierSet(">=4.2,<4.3")
 
 

@@ -32,8 +32,9 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
-from migcheck.analysis import jvmarchive, probe, pyspark_private, shipping
+from migcheck.analysis import jvmarchive, probe, pyspark_private, remote, shipping
 from migcheck.analysis.errors import spark_error_message, spark_log_path
+from migcheck.analysis.remote import Remote
 from migcheck.analysis.session import executors_joined, job_tag, task_slots
 from migcheck.errors import MigcheckError
 from migcheck.files import cache_root
@@ -169,6 +170,7 @@ def get_session(
     bootstrap: str | None = None,
     warm: bool = True,
     class_options: Sequence[str] | None = None,
+    remote: Remote | None = None,
 ) -> SparkSession:
     """Start (or join) the Spark session the pipeline runs on.
 
@@ -184,8 +186,13 @@ def get_session(
     Python workers (:func:`warm_workers`) unless ``warm`` is false: the caller's jobs
     start none.  ``class_options``: the class archive's JVM options for a JVM this call
     launches (:func:`save_class_archive`), instead of those that map it.
+
+    With ``remote``, a session on that Spark Connect server instead (:mod:`remote`): no
+    JVM starts here, and the probe checks the server's workers.
     """
     conf = dict(conf or {})
+    if remote is not None:
+        return _remote_session(remote, conf, bootstrap)
     early = _join_early()
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
     fresh = early is not None or not pyspark_private.has_context()
@@ -221,6 +228,14 @@ def get_session(
         check_executors(session, bootstrap)
     if fresh and not cluster and warm:
         warm_workers(session)
+    return session
+
+
+def _remote_session(where: Remote, conf: dict[str, str], bootstrap: str | None) -> SparkSession:
+    """A session on the Spark Connect server ``where`` names, its workers probed as a
+    cluster's executors are (the server may run anywhere)."""
+    session: SparkSession = remote.open_session(where, conf)
+    check_executors(session, bootstrap)
     return session
 
 
@@ -333,6 +348,25 @@ def pyspark_version() -> str:
 def _embedded_settings(short_run: bool) -> dict[str, str]:
     """The defaults of a session whose JVM this process starts (not spark-submit's)."""
     return {**EMBEDDED_DEFAULTS, "spark.driver.extraJavaOptions": _driver_jvm_options(short_run)}
+
+
+def server_settings(master: str, conf: Mapping[str, str]) -> dict[str, str]:
+    """A Spark Connect server's settings (:mod:`connect_server`): the embedded session's,
+    for a JVM that runs for hours (the optimizing JIT kept), its class archive, and on a
+    cluster's master migcheck's archive for the executors; the user's ``--conf`` last."""
+    settings = {**_embedded_settings(short_run=False), **conf}
+    if "spark.driver.extraJavaOptions" not in conf:  # the user's options win
+        _with_class_archive(settings)
+    if not shipping.is_local(master):  # the user's archives are kept, after ours
+        settings.update(shipping.executor_settings(settings, shipping.ensure_archive()))
+    return settings
+
+
+def spark_home() -> Path:
+    """The Spark that pyspark bundles (its ``bin/spark-submit``, its jars)."""
+    import pyspark
+
+    return Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent)
 
 
 def _submitted_conf() -> dict[str, str]:
@@ -530,6 +564,7 @@ def stop_now(grace_s: float = 5.0) -> None:
     a Spark JVM behind, still reading.  Under spark-submit the JVM is not ours to end.
     """
     _kill(pyspark_private.jvm_process(), grace_s)
+    remote.release_opened()  # a Spark Connect session's jobs run on its server
 
 
 def _kill(proc: Any, grace_s: float = 5.0) -> None:

@@ -8,11 +8,9 @@ from migcheck.cli.common import (
     PARTITION_COUNT,
     bootstrap_option,
     command_config_option,
-    conf_option,
     connection_of,
     deprecated_option,
     full_option,
-    master_option,
     output_option,
     parse_counts,
     partitioner_option,
@@ -20,6 +18,7 @@ from migcheck.cli.common import (
     report_format_option,
     sample_option,
     spark_of,
+    spark_options,
     to_option,
     topic_option,
     write_outcome,
@@ -84,8 +83,7 @@ from migcheck.model.partitioner import PartitionerChoice
     show_default=True,
     help="With --keys-file: how text keys are written.",
 )
-@master_option
-@conf_option
+@spark_options
 def analyze_cmd(
     bootstrap: str | None,
     command_config: str | None,
@@ -106,6 +104,8 @@ def analyze_cmd(
     key_encoding: str,
     master: str | None,
     conf: tuple[str, ...],
+    remote: str | None,
+    remote_config: str | None,
 ) -> int:
     """Report which keys, and how much state, a partition-count change would move.
 
@@ -126,6 +126,6 @@ def analyze_cmd(
         partitions=renamed(partitions, old_partitions, "--partitions", "--from"),
         key_encoding=key_encoding,
         connection=connection_of(bootstrap, command_config, required=False),
-        spark=spark_of(master, conf),
+        spark=spark_of(master, conf, remote, remote_config),
     )
     return write_outcome(run_analyze(options, RecordsProgress), fmt, output)

@@ -9,18 +9,17 @@ from migcheck.cli.common import (
     application_id_option,
     bootstrap_option,
     command_config_option,
-    conf_option,
     connection_of,
     fixed_repartition_option,
     framework_option,
     full_option,
-    master_option,
     output_option,
     parse_counts,
     partitioner_option,
     report_format_option,
     sample_option,
     spark_of,
+    spark_options,
     to_option,
     topology_option,
     write_outcome,
@@ -62,8 +61,7 @@ from migcheck.model.partitioner import PartitionerChoice
     default=None,
     help="With --state --full: write every moved key of the changed topics to this CSV.",
 )
-@master_option
-@conf_option
+@spark_options
 def app_cmd(
     bootstrap: str | None,
     command_config: str | None,
@@ -82,6 +80,8 @@ def app_cmd(
     moved_keys_out: str | None,
     master: str | None,
     conf: tuple[str, ...],
+    remote: str | None,
+    remote_config: str | None,
 ) -> int:
     """Say what a partition change does to a Kafka Streams, ksqlDB or Quix Streams app:
     CRASH, CORRUPT or SAFE.
@@ -91,7 +91,7 @@ def app_cmd(
     """
     options = AppOptions(
         connection=connection_of(bootstrap, command_config),
-        spark=spark_of(master, conf),
+        spark=spark_of(master, conf, remote, remote_config),
         topics=list(dict.fromkeys(topics)),
         candidates=parse_counts(to),
         app_id=app_id,

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import click
 
-from migcheck.commands.options import Connection, SparkSettings
+from migcheck.commands.options import Connection, Remote, SparkSettings
 from migcheck.errors import UsageError
 from migcheck.files import write_atomically
 from migcheck.frameworks.registry import AUTO_FRAMEWORK, FRAMEWORKS
@@ -232,12 +232,34 @@ framework_option = click.option(
     help="The stream processor, when its group cannot tell (a stopped Quix Streams app "
     "without changelogs looks like any consumer group).",
 )
-master_option = click.option(
+_master = click.option(
     "--master", default=None, help="Spark master URL (default: embedded local[*])."
 )
-conf_option = click.option(
+_remote = click.option(
+    "--remote",
+    default=None,
+    metavar="sc://HOST:PORT",
+    help="Run on this Spark Connect server instead of a master (migcheck server start "
+    "runs one here); its token and TLS go in --remote-config.",
+)
+_remote_config = click.option(
+    "--remote-config",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Properties file of --remote's token= and use_ssl=, never given on the command line.",
+)
+_conf = click.option(
     "--conf", "conf", multiple=True, metavar="KEY=VALUE", help="Spark setting (repeatable)."
 )
+
+
+def spark_options(command: Any) -> Any:
+    """The options of every command that runs Spark: ``--master``, ``--remote``,
+    ``--remote-config`` and ``--conf`` (:func:`spark_of` makes them one setting)."""
+    for option in (_conf, _remote_config, _remote, _master):
+        command = option(command)
+    return command
 
 
 def deprecated_option(old: str, new: str, dest: str, **attrs: Any) -> Any:
@@ -321,9 +343,15 @@ def connection_of(
     return Connection(bootstrap, command_config)
 
 
-def spark_of(master: str | None, conf: tuple[str, ...]) -> SparkSettings:
-    """``--master`` and ``--conf`` as one :class:`SparkSettings`."""
-    return SparkSettings(master, parse_conf(conf))
+def spark_of(
+    master: str | None, conf: tuple[str, ...], remote: str | None, remote_config: str | None
+) -> SparkSettings:
+    """``--master``, ``--conf``, ``--remote`` and ``--remote-config`` as one
+    :class:`SparkSettings`, checked (one line for what cannot go together)."""
+    if remote_config is not None and remote is None:
+        raise UsageError("--remote-config goes with --remote: it holds that server's token")
+    where = None if remote is None else Remote(remote, remote_config)
+    return SparkSettings(master, parse_conf(conf), where)
 
 
 def write_text(text: str, output: str | None) -> None:

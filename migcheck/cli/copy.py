@@ -8,12 +8,11 @@ from migcheck.cli.common import (
     bootstrap_server_option,
     command_config_option,
     command_output,
-    conf_option,
     connection_of,
     format_option,
-    master_option,
     partitioner_option,
     spark_of,
+    spark_options,
 )
 from migcheck.cli.progress import CopyProgress
 from migcheck.commands.copy import CopyOptions, run_copy
@@ -73,8 +72,7 @@ from migcheck.report.copy import LAG_FORMATS
     "text for a terminal (with a progress bar on an interactive stderr), json for machines "
     "(docs/report-schema.md: the copy summary).",
 )
-@master_option
-@conf_option
+@spark_options
 def copy_cmd(
     bootstrap: str | None,
     command_config: str | None,
@@ -89,6 +87,8 @@ def copy_cmd(
     fmt: str,
     master: str | None,
     conf: tuple[str, ...],
+    remote: str | None,
+    remote_config: str | None,
 ) -> int:
     """Copy every committed record of --topic into --into, each key on its new partition.
 
@@ -100,7 +100,7 @@ def copy_cmd(
     """
     options = CopyOptions(
         connection=connection_of(bootstrap, command_config),
-        spark=spark_of(master, conf),
+        spark=spark_of(master, conf, remote, remote_config),
         topic=topic,
         into=into,
         partitioner=partitioner,

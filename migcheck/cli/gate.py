@@ -7,16 +7,15 @@ import click
 from migcheck.cli.common import (
     bootstrap_option,
     command_config_option,
-    conf_option,
     connection_of,
     full_option,
     id_file_pairs,
-    master_option,
     output_option,
     plain_groups_option,
     report_format_option,
     sample_option,
     spark_of,
+    spark_options,
     write_outcome,
 )
 from migcheck.commands.gate import GateOptions, run_gate
@@ -65,8 +64,7 @@ def _files(name: str, help: str):
 @sample_option
 @report_format_option
 @output_option
-@master_option
-@conf_option
+@spark_options
 def gate_cmd(
     bootstrap: str | None,
     command_config: str | None,
@@ -84,6 +82,8 @@ def gate_cmd(
     output: str | None,
     master: str | None,
     conf: tuple[str, ...],
+    remote: str | None,
+    remote_config: str | None,
 ) -> int:
     """Judge every proposed partition change against the live cluster and every reader
     of the topic: DATA_LOSS, CRASH, CORRUPT, STALL, LOSS_RISK, UNKNOWN, ORDER, REFUSED,
@@ -104,6 +104,6 @@ def gate_cmd(
         full=full,
         sample_per_partition=sample_per_partition,
         connection=connection_of(bootstrap, command_config),
-        spark=spark_of(master, conf),
+        spark=spark_of(master, conf, remote, remote_config),
     )
     return write_outcome(run_gate(options), fmt, output)

@@ -35,6 +35,7 @@ COMMANDS = {
     "readers": "migcheck.cli.readers:readers_cmd",
     "gate": "migcheck.cli.gate:gate_cmd",
     "warm": "migcheck.cli.warm:warm_cmd",
+    "server": "migcheck.cli.server:server_cmd",
 }
 
 

@@ -17,12 +17,11 @@ from migcheck.cli.common import (
     bootstrap_server_option,
     command_config_option,
     command_output,
-    conf_option,
     connection_of,
     cutover_timeout_option,
-    master_option,
     partitioner_option,
     spark_of,
+    spark_options,
     topics_option,
     topologies_of,
     topology_option,
@@ -197,8 +196,7 @@ from migcheck.untrusted import visible
     help="The rollback window's length: complete this long after the switch, without "
     "asking, then list what is left to remove (default: ask on stdin).",
 )
-@master_option
-@conf_option
+@spark_options
 def migrate_cmd(
     bootstrap: str | None,
     command_config: str | None,
@@ -227,6 +225,8 @@ def migrate_cmd(
     control_socket: str | None,
     master: str | None,
     conf: tuple[str, ...],
+    remote: str | None,
+    remote_config: str | None,
 ) -> int:
     """Widen --topic online (or a set of topics, --topic repeated): copy and follow each
     into a new topic while its readers go on, and rebuild an --application-id's state in
@@ -245,7 +245,7 @@ def migrate_cmd(
     """
     options = MigrateOptions(
         connection=connection_of(bootstrap, command_config),
-        spark=spark_of(master, conf),
+        spark=spark_of(master, conf, remote, remote_config),
         topics=topics,
         to=to,
         into=into,

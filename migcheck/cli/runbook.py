@@ -20,15 +20,14 @@ from migcheck.cli.common import (
     application_id_option,
     bootstrap_server_option,
     command_config_option,
-    conf_option,
     connection_of,
     cutover_timeout_option,
     fixed_repartition_option,
     format_option,
     framework_option,
-    master_option,
     partitioner_option,
     spark_of,
+    spark_options,
     topics_option,
     topologies_of,
     topology_option,
@@ -73,7 +72,8 @@ class Takes:
 
 _APP_ONLY = (
     "topology_files", "new_topic", "group_timeout", "accept_split_history", "accept_lost_history",
-    "state_dir", "fixed_repartition", "framework", "master", "conf", "left",
+    "state_dir", "fixed_repartition", "framework", "master", "conf", "remote", "remote_config",
+    "left",
 )  # fmt: skip
 
 #: The one declaration of which runbook takes each option that not every runbook takes.
@@ -254,8 +254,7 @@ def _seconds(name: str, default: int, help: str, least: int = 1):
     callback=writable_output,
     help="Write it here.",
 )
-@master_option
-@conf_option
+@spark_options
 def runbook_cmd(**params: Any) -> int:
     """Write the runbook for widening TOPIC: under a stateful app (--application-id), or
     keeping per-key order for plain consumer groups (--group, or every group reading it).
@@ -280,7 +279,9 @@ def runbook_cmd(**params: Any) -> int:
     if mode is Mode.GROUPS:
         outcome = run_groups_runbook(_options(GroupsRunbookOptions, params, given))
     else:
-        spark = spark_of(params["master"], params["conf"])
+        spark = spark_of(
+            params["master"], params["conf"], params["remote"], params["remote_config"]
+        )
         repartition = list(params["fixed_repartition"])
         into = params["new_topic"]
         if into and len(into) != len(params["topics"]):

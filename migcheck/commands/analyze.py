@@ -131,7 +131,9 @@ def _request(options: AnalyzeOptions) -> ReadRequest:
         moved_key_sample=options.moved_key_sample,
         sample_per_partition=_sample(options),
         per_key=options.per_key,
-        local=embedded_local(options.spark.master, options.spark.conf),
+        local=options.spark.remote is None
+        and embedded_local(options.spark.master, options.spark.conf),
+        remote=options.spark.remote is not None,
     )
 
 
@@ -191,7 +193,8 @@ def start_early(spark: SparkSettings, short_run: bool) -> None:
     :func:`migcheck.analysis.spark.start_early`)."""
     from migcheck.analysis.spark import start_early as launch
 
-    launch(spark.master, spark.conf, short_run)
+    if spark.remote is None:  # a Spark Connect server is up already
+        launch(spark.master, spark.conf, short_run)
 
 
 def _outcome(
@@ -249,7 +252,8 @@ def _analyze_all(
     first = asked[0]
     profile = combined([plan.jvm for plan in plans])
     settings, bootstrap = first.spark, first.connection.bootstrap
-    with spark_errors(), read_session(profile, settings.master, settings.conf, bootstrap) as spark:
+    where = (settings.master, settings.conf, bootstrap, settings.remote)
+    with spark_errors(), read_session(profile, *where) as spark:
         jobs = [
             partial(_analyze, options, plan, spark, progress)
             for options, plan in zip(asked, plans, strict=True)

@@ -155,6 +155,7 @@ def prepare_copy(
         options.spark.conf,
         short_run=short_jvm(source.records),
         bootstrap=client.bootstrap_servers,
+        remote=options.spark.remote,
     )
 
     run = new_run()  # the detection's read holds the records for this run's tasks
@@ -203,6 +204,7 @@ def detected_partitioner(
         settings.conf,
         short_run=short_jvm(source.records),
         bootstrap=client.bootstrap_servers,
+        remote=settings.remote,
     )
 
     def read_stats(units, names):

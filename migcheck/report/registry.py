@@ -26,6 +26,7 @@ from migcheck.model.partition import Placements
 from migcheck.model.plan import PlanReport
 from migcheck.model.readers import ReadersReport
 from migcheck.model.runbook import Runbook, SplitRefusal
+from migcheck.model.server import ConnectServer
 from migcheck.model.warm import Warmth
 from migcheck.report.analyze import (
     render_analyze_html,
@@ -46,6 +47,7 @@ from migcheck.report.readers import (
 )
 from migcheck.report.runbook import render_runbook_markdown, render_runbook_sh
 from migcheck.report.schema import kind_of, typed
+from migcheck.report.server import render_server_text
 from migcheck.report.warm import render_warm_text
 from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines, runbook_lines
 
@@ -181,4 +183,5 @@ OUTPUTS: dict[str, Output] = {
     ),
     "migrate": Output(MigrateResult, {"text": render_migrate_text}),
     "warm": Output(Warmth, {"text": render_warm_text}),
+    "server": Output(ConnectServer, {"text": render_server_text}),
 }

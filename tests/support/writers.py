@@ -41,10 +41,12 @@ from migcheck.model.runbook import (
     StateMove,
     Strategy,
 )
+from migcheck.model.server import ConnectServer, ServerState
 from migcheck.model.warm import ArchiveState, ClassArchive, Warmth
 from migcheck.report import render
 from migcheck.report.copy import render_copy_summary
 from migcheck.report.runbook import render_markdown, render_sh
+from migcheck.report.server import render_server_text
 from migcheck.report.warm import render_warm_text
 from migcheck.report.why import analyze_lines, app_lines, gate_lines, plan_lines
 from migcheck.runbook.groups import steps as groups_steps
@@ -338,6 +340,14 @@ def warm_writer(name: str) -> Written:
     return Written(text=[render_warm_text(Warmth(archive, 5, 1.0))])
 
 
+def server_writer(name: str) -> Written:
+    """``migcheck server``'s answer: the log path and master it names (the user's, and a
+    master's URL may come from a cluster's own name)."""
+    found = ConnectServer(ServerState.RUNNING, "sc://localhost:15002", 42, f"spark://{name}:7077",
+                          f"/cache/{name}/server.log")  # fmt: skip
+    return Written(text=[render_server_text(found)])
+
+
 #: Every command, and how it writes a name.  ``test_every_command_writes_through_the_registry``
 #: compares the keys with the CLI's commands.
 WRITERS: dict[str, Callable[[str], Written]] = {
@@ -352,4 +362,5 @@ WRITERS: dict[str, Callable[[str], Written]] = {
     "readers": readers_writer,
     "gate": gate_writer,
     "warm": warm_writer,
+    "server": server_writer,
 }

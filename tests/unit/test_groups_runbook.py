@@ -542,7 +542,7 @@ def test_which_runbook_takes_which_option_is_declared_once_for_every_option() ->
     assert {n for n, t in TAKES.items() if t.modes == app and not t.online_in} == {
         "topology_files", "new_topic", "group_timeout", "accept_split_history",
         "accept_lost_history", "state_dir", "fixed_repartition", "framework", "master", "conf",
-        "left",
+        "remote", "remote_config", "left",
     }  # fmt: skip
     assert {n for n, t in TAKES.items() if t.modes == groups} == {
         "accept_loss_risk",

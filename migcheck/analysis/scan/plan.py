@@ -70,6 +70,9 @@ class ReadRequest:
     per_key: bool
     #: the session is the embedded one on a local master (the driver may read)
     local: bool
+    #: the session is on a Spark Connect server: up already, so the driver reads a small
+    #: topic alone (no session at all), and shares no larger read (nothing to overlap)
+    remote: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def plan_kafka(request: ReadRequest, client: ClientConfig, topics: list[TopicMet
     units = plan_units(topics, request.sample_per_partition)
     total = records_in(units)
     figures = not request.per_key
-    if total <= DRIVER_READ_RECORDS and request.local:
+    if total <= DRIVER_READ_RECORDS and (request.local or request.remote):
         driver = DriverRead(client, units, spec, every, figures)
         return ReadPlan(topics, spec, driver, total, _jvm(request, total, figures, not figures))
     in_tasks = figures and (not every or whole_partitions(units))

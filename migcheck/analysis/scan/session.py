@@ -12,19 +12,26 @@ from migcheck.analysis.scan.plan import JvmProfile
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from migcheck.analysis.remote import Remote
+
 T = TypeVar("T")
 
 
 @contextmanager
 def read_session(
-    profile: JvmProfile, master: str | None, conf: Mapping[str, str], bootstrap: str | None
+    profile: JvmProfile,
+    master: str | None,
+    conf: Mapping[str, str],
+    bootstrap: str | None,
+    remote: Remote | None = None,
 ) -> Iterator[SparkSession]:
     """Spark's session, started (in this thread: it owns Ctrl-C) and tuned for
-    ``profile``: a short run's small-data settings hold while the reads run."""
+    ``profile``: a short run's small-data settings hold while the reads run.  With
+    ``remote``, a session on that Spark Connect server."""
     from migcheck.analysis.spark import get_session, small_data
 
     spark = get_session(master, dict(conf), short_run=profile.short, bootstrap=bootstrap,
-                        warm=profile.workers)  # fmt: skip
+                        warm=profile.workers, remote=remote)  # fmt: skip
     with small_data(spark, dict(conf), profile.tiny) if profile.short else nullcontext():
         yield spark
 

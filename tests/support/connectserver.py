@@ -1,0 +1,82 @@
+"""A Spark Connect server started and stopped as an operator does it: ``migcheck server
+start`` and ``migcheck server stop``, each a real process, the server a real Spark Connect
+server (pyspark's own spark-submit and server class).
+
+Each server keeps its state (its address, pid and token) in a cache directory of its own,
+which every check that reaches it is given (``MIGCHECK_CACHE_DIR``), as an operator's
+checks share their user's cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copykill import session_pids
+
+STARTED = re.compile(r"^migcheck server: started at (sc://\S+) \(pid (\d+),", re.M)
+
+
+def free_port() -> int:
+    """A port the kernel gave, then closed: nothing listens on it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def migcheck(
+    env: dict[str, str], *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "migcheck", *args],
+        capture_output=True, text=True, env=env, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+@dataclass
+class Server:
+    """A server ``migcheck server start`` started: its address, its pid, and the
+    environment its checks run in."""
+
+    url: str
+    pid: int
+    env: dict[str, str] = field(default_factory=dict)
+
+    def check(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """A migcheck command on this server (``--remote`` added)."""
+        return migcheck(self.env, *args, "--remote", self.url, timeout=timeout)
+
+    def processes(self) -> set[int]:
+        """The server's processes now: its session's (the JVM, started in a session of its
+        own) and the Python workers' (whose daemon makes a group, not a session, of its own)."""
+        return set(session_pids(self.pid))
+
+
+def start(cache: Path, *extra: str) -> Server:
+    """``migcheck server start`` on a free port, its state in ``cache``."""
+    env = {**os.environ, "MIGCHECK_CACHE_DIR": str(cache)}
+    r = migcheck(env, "server", "start", "--port", str(free_port()), *extra)
+    found = STARTED.search(r.stdout)
+    assert r.returncode == 0 and found, r.stdout + r.stderr
+    return Server(found[1], int(found[2]), env)
+
+
+def stop(server: Server) -> subprocess.CompletedProcess[str]:
+    return migcheck(server.env, "server", "stop")
+
+
+@contextlib.contextmanager
+def running(cache: Path, *extra: str) -> Iterator[Server]:
+    """A server for the block, stopped after it."""
+    server = start(cache, *extra)
+    try:
+        yield server
+    finally:
+        stop(server)
