@@ -59,10 +59,13 @@ CONNECT_TIMEOUT_S = 5.0
 @dataclass(frozen=True)
 class Remote:
     """A Spark Connect server to run on: ``--remote`` (checked by :func:`check_url`) and
-    the ``--remote-config`` file its token and TLS setting come from, if any."""
+    the ``--remote-config`` file its token and TLS setting come from, if any; ``implied``:
+    it came from the environment (``MIGCHECK_REMOTE``), where a Spark session already
+    running in this process (spark-submit's, a notebook's) wins over it."""
 
     url: str
     config: str | None = None
+    implied: bool = False
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,9 @@ def get_session(
     JVM starts here, and the probe checks the server's workers.
     """
     conf = dict(conf or {})
+    implied_only = remote is not None and remote.implied
+    if implied_only and ("PYSPARK_GATEWAY_PORT" in os.environ or pyspark_private.has_context()):
+        remote = None  # this process's own Spark wins over the environment's server
     if remote is not None:
         return _remote_session(remote, conf, bootstrap)
     early = _join_early()

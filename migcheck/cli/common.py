@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import click
+from click.core import ParameterSource
 
 from migcheck.commands.options import Connection, Remote, SparkSettings
 from migcheck.errors import UsageError
@@ -238,14 +239,19 @@ _master = click.option(
 _remote = click.option(
     "--remote",
     default=None,
+    envvar="MIGCHECK_REMOTE",
+    show_envvar=True,
     metavar="sc://HOST:PORT",
     help="Run on this Spark Connect server instead of a master (migcheck server start "
-    "runs one here); its token and TLS go in --remote-config.",
+    "runs one here); its token and TLS go in --remote-config.  From the environment, "
+    "--master and a running Spark session win over it.",
 )
 _remote_config = click.option(
     "--remote-config",
     type=click.Path(dir_okay=False),
     default=None,
+    envvar="MIGCHECK_REMOTE_CONFIG",
+    show_envvar=True,
     metavar="FILE",
     help="Properties file of --remote's token= and use_ssl=, never given on the command line.",
 )
@@ -348,10 +354,20 @@ def spark_of(
 ) -> SparkSettings:
     """``--master``, ``--conf``, ``--remote`` and ``--remote-config`` as one
     :class:`SparkSettings`, checked (one line for what cannot go together)."""
-    if remote_config is not None and remote is None:
+    settings = parse_conf(conf)
+    implied = _from_environment("remote")
+    if implied and (master is not None or "spark.master" in settings):
+        remote = None  # a master given on the command line wins over the environment's server
+    if remote is None and remote_config is not None and not _from_environment("remote_config"):
         raise UsageError("--remote-config goes with --remote: it holds that server's token")
-    where = None if remote is None else Remote(remote, remote_config)
-    return SparkSettings(master, parse_conf(conf), where)
+    where = None if remote is None else Remote(remote, remote_config, implied)
+    return SparkSettings(master, settings, where)
+
+
+def _from_environment(param: str) -> bool:
+    """Whether the running command's ``param`` came from its environment variable."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.get_parameter_source(param) is ParameterSource.ENVIRONMENT
 
 
 def write_text(text: str, output: str | None) -> None:

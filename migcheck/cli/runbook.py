@@ -351,8 +351,9 @@ def _check_modes(mode: Mode, online: bool) -> None:
     for param in ctx.command.params:
         name = param.name or ""
         takes = TAKES.get(name)
-        if takes is None or ctx.get_parameter_source(name) in (None, ParameterSource.DEFAULT):
-            continue
+        source = ctx.get_parameter_source(name)
+        if takes is None or source in (None, ParameterSource.DEFAULT, ParameterSource.ENVIRONMENT):
+            continue  # a setting of the environment (MIGCHECK_REMOTE) is not an option given
         if mode not in takes.modes:
             (other,) = takes.modes
             raise UsageError(f"{param.opts[0]} {_ELSEWHERE[other]}")

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import connectserver
 import pytest
 import sparkcluster
 from kafkatest import KAFKA_LOCAL, REPO, Kafka, compile_fixture, locked, run, state_dir
@@ -202,6 +203,33 @@ def spark():  # -> pyspark.sql.SparkSession
     session = get_session("local[2]", {"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[connectserver.Server]:
+    """A real Spark Connect server per test worker, started and stopped by migcheck's own
+    ``server start`` and ``server stop`` (tests/support/connectserver.py)."""
+    try:
+        server = connectserver.start(tmp_path_factory.mktemp("connect-server"))
+    except AssertionError as e:
+        pytest.fail(f"cannot start a Spark Connect server: {e}", pytrace=False)
+    yield server
+    connectserver.stop(server)
+
+
+@pytest.fixture
+def on_connect_server(
+    connect_server: connectserver.Server, monkeypatch: pytest.MonkeyPatch
+) -> connectserver.Server:
+    """The test's migcheck commands, and its runbooks', run on the worker's Spark Connect
+    server (``MIGCHECK_REMOTE``), as an operator's checks do after ``migcheck server
+    start``: the files whose tests run many Spark commands (copies, migrations) take it,
+    and so start no Spark application per command.  A command that runs in this process
+    takes the test session's own Spark instead (it wins over the environment's server),
+    and a copy that a test kills runs embedded (``connectserver.embedded``)."""
+    for key, value in connect_server.remote_env().items():
+        monkeypatch.setenv(key, value)
+    return connect_server
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,7 @@ from streamsapp import (
     quoted_crash,
 )
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 RUNNING = "STATE-CHANGE REBALANCING -> RUNNING"
 

@@ -28,10 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from connectserver import STARTED, free_port
+from connectserver import migcheck as connect_migcheck
 from kafkatest import REPO, Kafka
 from oracles import java_partition
-from sparkcluster import Run, SparkCluster
-from streamsapp import KEYS, moved_keys, ran_once
+from sparkcluster import Run, SparkCluster, migcheck_cache
+from streamsapp import KEYS, StreamsApp, moved_keys, ran_once
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
@@ -256,6 +258,44 @@ def test_full_scan_lists_exactly_the_keys_murmur2_moves_and_compiles_once(
     assert "[cache]" in first_log  # the same log was on in the first run too
 
 
+def test_a_connect_server_on_the_cluster_answers_as_the_embedded_default(
+    spark_cluster: SparkCluster, kafka: Kafka, big: Topic, counted: StreamsApp, tmp_path: Path
+) -> None:
+    """``migcheck server start --master spark://...``: the server is the cluster's driver,
+    its executors get migcheck's archive once (they cannot see the driver's files), and
+    checks given ``--remote`` answer as the embedded default does, the second on the
+    session the first left warm.  Stopped at the end: it holds the cluster's cores."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "executors").symlink_to(migcheck_cache() / "executors")  # the archive, once
+    env = {**spark_cluster.driver_env(), "MIGCHECK_CACHE_DIR": str(cache)}
+    started = connect_migcheck(env, "server", "start", "--port", str(free_port()),
+                               *spark_cluster.driver_args())  # fmt: skip
+    assert started.returncode == 0, started.stdout + started.stderr
+    url = STARTED.search(started.stdout)[1]  # type: ignore[index]
+    args = ("analyze", "--bootstrap-server", kafka.bootstrap, "--topic", big.name, "--to", "8",
+            "--full", "--format", "json")  # fmt: skip
+    try:
+        first = connect_migcheck(env, *args, "--remote", url)
+        assert first.returncode in (0, 1), first.stderr[-3000:]
+        warm = connect_migcheck(env, *args, "--remote", url)
+        assert warm.returncode == first.returncode, warm.stderr[-3000:]
+        state = connect_migcheck(env, *_app_state_args(kafka, counted), "--remote", url)
+        assert state.returncode == 1, state.stderr[-3000:]
+    finally:
+        stopped = connect_migcheck(env, "server", "stop")
+    assert stopped.returncode == 0 and "stopped at" in stopped.stdout
+    embedded = spark_cluster.migcheck(*args, cluster=False)
+    assert embedded.code == first.returncode, embedded.why()
+    reports = [json.loads(r) for r in (first.stdout, warm.stdout, embedded.stdout)]
+    assert reports[0]["topics"] == reports[1]["topics"] == reports[2]["topics"]
+    expected = {
+        k for k in big.keys if java_partition(k.encode(), 6) != java_partition(k.encode(), 8)
+    }
+    assert reports[0]["topics"][0]["candidates"][0]["moved_keys"] == len(expected)
+    assert _app_verdicts(state.stdout)[2] == [("counts", len(moved_keys(3, 6)), len(KEYS))]
+
+
 def test_default_sample_interval_holds_the_truth(
     spark_cluster: SparkCluster, kafka: Kafka, big: Topic
 ) -> None:
@@ -272,22 +312,33 @@ def test_default_sample_interval_holds_the_truth(
 # ---------------------------------------------------------------- app --state
 
 
-def test_app_state_verdict_is_the_embedded_one(spark_cluster: SparkCluster, kafka: Kafka) -> None:
-    app = ran_once(kafka)
-    args = ["--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id, "--topic",
-            app.input, "--to", "6", "--state", "--full", "--format", "json"]  # fmt: skip
-    on_cluster = spark_cluster.migcheck("app", *args)
-    embedded = spark_cluster.migcheck("app", *args, cluster=False)
+@pytest.fixture(scope="module")
+def counted(kafka: Kafka) -> StreamsApp:
+    """A real count app that has run once: its input, store and changelog."""
+    return ran_once(kafka)
+
+
+def _app_state_args(kafka: Kafka, app: StreamsApp) -> list[str]:
+    return ["app", "--bootstrap-server", kafka.bootstrap, "--application-id", app.app_id,
+            "--topic", app.input, "--to", "6", "--state", "--full", "--format", "json"]  # fmt: skip
+
+
+def _app_verdicts(stdout: str) -> tuple[object, ...]:
+    report = json.loads(stdout)
+    (cand,) = report["candidates"]
+    stores = [(s["store"], s["moved_keys"], s["restore_records"]) for s in cand["stores"]]
+    return report["verdict"], cand["verdict"], stores
+
+
+def test_app_state_verdict_is_the_embedded_one(
+    spark_cluster: SparkCluster, kafka: Kafka, counted: StreamsApp
+) -> None:
+    command, *args = _app_state_args(kafka, counted)
+    on_cluster = spark_cluster.migcheck(command, *args)
+    embedded = spark_cluster.migcheck(command, *args, cluster=False)
     assert on_cluster.code == embedded.code == 1, on_cluster.why() + embedded.why()
-
-    def verdicts(run: Run) -> tuple[object, ...]:
-        report = json.loads(run.stdout)
-        (cand,) = report["candidates"]
-        stores = [(s["store"], s["moved_keys"], s["restore_records"]) for s in cand["stores"]]
-        return report["verdict"], cand["verdict"], stores
-
-    assert verdicts(on_cluster) == verdicts(embedded)
-    assert verdicts(on_cluster)[2] == [("counts", len(moved_keys(3, 6)), len(KEYS))]
+    assert _app_verdicts(on_cluster.stdout) == _app_verdicts(embedded.stdout)
+    assert _app_verdicts(on_cluster.stdout)[2] == [("counts", len(moved_keys(3, 6)), len(KEYS))]
 
 
 # ---------------------------------------------------------------- copy

@@ -27,7 +27,7 @@ from trimming import offsets, trim
 
 from migcheck.cli import main
 
-pytestmark = [pytest.mark.kafka]
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 
 def _here(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -23,7 +23,7 @@ from quixapp import QuixApp, QuixRun, true_counts, until_counted
 from runbookops import plain_tools, run_script
 from streamsapp import KEYS, moved_keys, phase1, phase2
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.usefixtures("on_connect_server")]
 
 
 def _app_report(app: QuixApp, tmp_path: Path, *extra: str) -> tuple[int, dict]:

@@ -23,7 +23,7 @@ from kafkatest import Kafka
 from runbookops import Operator
 from streamsapp import StreamsApp, phase1, phase2
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 
 def _counts(state: list[tuple[str, str, str]]) -> dict[str, int]:

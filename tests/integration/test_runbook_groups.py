@@ -44,7 +44,7 @@ from oracles import java_partition, run_cli
 from runbookops import plain_tools, run_script
 from streamsapp import StreamsApp
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 BIN = Path(sys.executable).parent
 OLD, NEW = 3, 6

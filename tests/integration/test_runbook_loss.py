@@ -35,7 +35,7 @@ from kafkatest import REJOIN_AFTER_S, Kafka, subscribe_once_known
 from keyorder import KEYS, Producer, Reader, execute, until_committed
 from oracles import run_cli
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 OLD, NEW = 3, 6
 BEFORE, AFTER = 5, 15  # rounds of every key written before the change and after it

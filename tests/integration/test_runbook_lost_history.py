@@ -26,7 +26,7 @@ from runbookops import execute_yes
 from streamsapp import StreamsApp, phase1
 from trimming import group_offsets, log_dir_size, offsets, trim
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 
 def test_a_trimmed_topic_is_refused_when_written_and_when_run_unless_accepted(

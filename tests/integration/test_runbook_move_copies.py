@@ -35,7 +35,7 @@ from trimming import group_offsets, trim
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.usefixtures("on_connect_server")]
 
 
 def _counted_before(kafka: Kafka, changelog: str) -> Counter[str]:

@@ -39,7 +39,7 @@ from runbookops import execute_yes, execute_yes_apps
 from streamsapp import KEYS, StreamsApp, joined_counts, phase1, phase2
 from trimming import group_offsets, offsets
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.usefixtures("on_connect_server")]
 
 
 def test_a_joined_apps_state_moves_as_one_set_and_every_rekeyed_count_joins(

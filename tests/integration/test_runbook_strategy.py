@@ -23,7 +23,7 @@ from kafkatest import Kafka, read_as_group, read_records, subscribe_once_known
 from runbookops import Operator, execute_yes
 from streamsapp import StreamsApp, phase1, phase2
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 BIN = Path(sys.executable).parent
 

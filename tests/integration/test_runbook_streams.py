@@ -31,7 +31,7 @@ from streamsapp import KEYS, StreamsApp, moved_keys, phase1, phase2
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 
 def _runbook(app: StreamsApp, *args: str, here: pytest.CaptureFixture[str] | None = None):

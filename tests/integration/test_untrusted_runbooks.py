@@ -24,7 +24,7 @@ from kafka.structs import OffsetAndMetadata
 from kafkatest import KAFKA_LOCAL, Kafka
 from oracles import run_cli
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.usefixtures("on_connect_server")]
 
 #: Group ids a runbook passes on (nothing hidden in them), each with a payload.
 HOSTILE = [

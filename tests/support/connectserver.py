@@ -10,6 +10,7 @@ checks share their user's cache.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import socket
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copykill import session_pids
+from kafkatest import session_pids
 
 STARTED = re.compile(r"^migcheck server: started at (sc://\S+) \(pid (\d+),", re.M)
 
@@ -40,14 +41,31 @@ def migcheck(
     )  # fmt: skip
 
 
+#: The environment variables that send a check to a Spark Connect server.
+REMOTE_ENV = ("MIGCHECK_REMOTE", "MIGCHECK_REMOTE_CONFIG")
+
+
+def embedded(env: dict[str, str]) -> dict[str, str]:
+    """``env`` without a Spark Connect server: for a check whose Spark must die with it (a
+    test that kills a copy mid-round kills its Spark with it; on a server its tasks would
+    run on)."""
+    return {k: v for k, v in env.items() if k not in REMOTE_ENV}
+
+
 @dataclass
 class Server:
-    """A server ``migcheck server start`` started: its address, its pid, and the
-    environment its checks run in."""
+    """A server ``migcheck server start`` started: its address, its pid, the environment
+    its checks run in, and a ``--remote-config`` file of its token (for checks whose
+    cache is another)."""
 
     url: str
     pid: int
     env: dict[str, str] = field(default_factory=dict)
+    config: Path | None = None
+
+    def remote_env(self) -> dict[str, str]:
+        """What sends a check run in any environment to this server."""
+        return {"MIGCHECK_REMOTE": self.url, "MIGCHECK_REMOTE_CONFIG": str(self.config)}
 
     def check(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         """A migcheck command on this server (``--remote`` added)."""
@@ -65,7 +83,11 @@ def start(cache: Path, *extra: str) -> Server:
     r = migcheck(env, "server", "start", "--port", str(free_port()), *extra)
     found = STARTED.search(r.stdout)
     assert r.returncode == 0 and found, r.stdout + r.stderr
-    return Server(found[1], int(found[2]), env)
+    token = json.loads((cache / "connect" / "server.json").read_text())["token"]
+    config = cache / "remote.properties"
+    config.touch(mode=0o600)
+    config.write_text(f"token={token}\n")
+    return Server(found[1], int(found[2]), env, config)
 
 
 def stop(server: Server) -> subprocess.CompletedProcess[str]:

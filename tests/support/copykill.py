@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from kafkatest import Kafka
+from connectserver import embedded
+from kafkatest import Kafka, session_pids
 
 
 def start_copy(kafka: Kafka, topic: str, into: str, checkpoint: Path, *extra: str):
@@ -28,6 +29,7 @@ def start_copy(kafka: Kafka, topic: str, into: str, checkpoint: Path, *extra: st
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        env=embedded(dict(os.environ)),  # its Spark is killed with it
     )
 
 
@@ -101,16 +103,6 @@ def signal_session(session: int, sig: int) -> list[int]:
             os.kill(pid, sig)
             reached.append(pid)
     return reached
-
-
-def session_pids(session: int) -> list[int]:
-    """The processes of ``session`` now, from /proc."""
-    pids = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        with contextlib.suppress(OSError, ValueError):
-            if os.getsid(int(entry.name)) == session:
-                pids.append(int(entry.name))
-    return pids
 
 
 class _Ends:

@@ -61,6 +61,16 @@ class Whole:
     headers: tuple[tuple[str, bytes | None], ...]
 
 
+def session_pids(session: int) -> list[int]:
+    """The processes of ``session`` now, from /proc."""
+    pids = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError, ValueError):
+            if os.getsid(int(entry.name)) == session:
+                pids.append(int(entry.name))
+    return pids
+
+
 def _hex_or_none(field: str) -> bytes | None:
     return None if field == "~" else bytes.fromhex(field)
 

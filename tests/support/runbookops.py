@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from connectserver import embedded
 from kafkatest import KAFKA_LOCAL
 from streamsapp import StreamsApp
 
@@ -252,7 +253,7 @@ class Detached:
         self.proc = subprocess.Popen(
             ["bash", str(script), "--execute", "--yes"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=_yes_env(work), start_new_session=True,
+            env=embedded(_yes_env(work)), start_new_session=True,  # its Spark killed with it
         )  # fmt: skip
         self.seen: list[str] = []
         self._drain = threading.Thread(target=self._read, daemon=True)

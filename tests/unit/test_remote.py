@@ -202,3 +202,26 @@ def test_the_local_token_goes_to_the_local_server_alone(
         fake.wait(30)
     assert server_state.local_token("localhost", 15002) is None  # its process is gone
     assert not path.exists()  # and the stale state with it
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "migcheck", *args], capture_output=True, text=True,
+        timeout=60, check=False, env={**os.environ, **env},
+    )  # fmt: skip
+
+
+def test_the_environments_server_yields_to_a_master_given_on_the_command_line() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    args = ("analyze", "--bootstrap-server", closed, "--topic", "t", "--to", "6")
+    bad = f"sc://h:15002/;token={SECRET}"
+    r = _cli(*args, MIGCHECK_REMOTE=bad)  # taken: its token is refused
+    assert r.returncode == 2 and "--remote carries token=" in r.stderr
+    r = _cli(*args, "--master", "local[2]", MIGCHECK_REMOTE=bad)  # not taken: Kafka is next
+    assert r.returncode == 2 and f"cannot reach Kafka at {closed}" in r.stderr
+    assert SECRET not in r.stderr
+    r = _cli("runbook", "--group", "g", *args[1:], MIGCHECK_REMOTE="sc://h:15002",
+             MIGCHECK_REMOTE_CONFIG="/nonexistent")  # fmt: skip
+    assert r.returncode == 2 and f"cannot reach Kafka at {closed}" in r.stderr  # no refusal
