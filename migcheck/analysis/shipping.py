@@ -234,12 +234,18 @@ def _remove_stale(folder: Path) -> None:
 # --- the settings ---------------------------------------------------------------------
 
 
-def executor_settings(current: Mapping[str, str], archive: Path) -> dict[str, str]:
+def executor_settings(
+    current: Mapping[str, str], archive: Path, sessions: bool = False
+) -> dict[str, str]:
     """``spark.archives`` with the archive added and ``spark.executorEnv.PYTHONPATH``
-    with its directory first, a user's own values kept after ours."""
+    with its directory first, a user's own values kept after ours.  ``sessions``: for a
+    Spark Connect server, whose Python workers run in a directory of each session's
+    inside the executor's (measured on the suite's cluster), one level below the
+    unpacked archive."""
     archives = [a.strip() for a in current.get(ARCHIVES, "").split(",") if a.strip()]
     paths = [p for p in current.get(EXECUTOR_PYTHONPATH, "").split(os.pathsep) if p]
+    ours = [f"./{FRAGMENT}", *([f"../{FRAGMENT}"] if sessions else [])]
     return {
         ARCHIVES: ",".join([*archives, f"{archive.as_uri()}#{FRAGMENT}"]),
-        EXECUTOR_PYTHONPATH: os.pathsep.join([f"./{FRAGMENT}", *paths]),
+        EXECUTOR_PYTHONPATH: os.pathsep.join([*ours, *paths]),
     }

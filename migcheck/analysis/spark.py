@@ -361,7 +361,8 @@ def server_settings(master: str, conf: Mapping[str, str]) -> dict[str, str]:
     if "spark.driver.extraJavaOptions" not in conf:  # the user's options win
         _with_class_archive(settings)
     if not shipping.is_local(master):  # the user's archives are kept, after ours
-        settings.update(shipping.executor_settings(settings, shipping.ensure_archive()))
+        archive = shipping.ensure_archive()
+        settings.update(shipping.executor_settings(settings, archive, sessions=True))
     return settings
 
 

@@ -178,6 +178,9 @@ def test_the_settings_add_the_archive_and_keep_the_users() -> None:
         "spark.archives": f"hdfs:///envs/tools.tgz#tools,s3a://b/x.zip,{ours}",
         "spark.executorEnv.PYTHONPATH": "./migcheck-deps:./tools:/opt/lib",
     }
+    # A Spark Connect server's workers run a directory below the executor's (a session's)
+    on_server = shipping.executor_settings({}, archive, sessions=True)
+    assert on_server["spark.executorEnv.PYTHONPATH"] == "./migcheck-deps:../migcheck-deps"
 
 
 def test_a_path_with_spaces_stays_one_uri() -> None:
