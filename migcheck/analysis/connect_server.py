@@ -86,7 +86,12 @@ def start(port: int, master: str, conf: Mapping[str, str]) -> ConnectServer:
     started = time.monotonic()
     token = secrets.token_hex(24)
     proc = _launch(port, master, conf, token)
-    _wait_until_up(proc, port)
+    try:
+        _wait_until_up(proc, port)
+    except BaseException:  # Ctrl-C or a failed start: no server left that no state names
+        _kill_session(proc.pid)
+        proc.wait()
+        raise
     state = {
         "url": f"sc://{LOCAL_HOST}:{port}", "port": port, "pid": proc.pid, "master": master,
         "log": str(log_path()), "token": token,
@@ -192,8 +197,6 @@ def _wait_until_up(proc: subprocess.Popen[bytes], port: int) -> None:
         with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), POLL_S):
             return
         time.sleep(POLL_S)
-    _kill_session(proc.pid)
-    proc.wait()
     raise MigcheckError(
         f"the Spark Connect server did not accept connections within "
         f"{START_TIMEOUT_S:.0f} s: read its log, {log_path()}"

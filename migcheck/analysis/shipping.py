@@ -99,10 +99,16 @@ def closure(roots: Iterable[Requirement], stop: Set[str] = frozenset()) -> dict[
     return found
 
 
+#: The extras of pyspark a cluster's workers have (docs/cluster.md): ``[sql]``, not the
+#: ``[connect]`` client's (grpcio, zstandard...), which migcheck asks for on the driver.
+CLUSTER_EXTRAS = frozenset({"sql"})
+
+
 def shipped_distributions() -> dict[str, str]:
     """migcheck's runtime requirements, recursively, less what a PySpark cluster has:
-    pyspark and its own requirements as migcheck asks for them (``pyspark[sql]``:
-    py4j, pandas, pyarrow, numpy and theirs)."""
+    pyspark and its own requirements with :data:`CLUSTER_EXTRAS` (``pyspark[sql]``:
+    py4j, pandas, pyarrow, numpy and theirs).  What the driver's other extras bring and
+    migcheck needs on the executors (kafka-python's zstandard) ships."""
     try:
         roots = requirements_of("migcheck")
     except metadata.PackageNotFoundError:
@@ -111,6 +117,8 @@ def shipped_distributions() -> dict[str, str]:
             "shipped to the executors: install migcheck (pip install -e . in a checkout)"
         ) from None
     pyspark = [r for r in roots if canonicalize_name(r.name) == "pyspark"]
+    for requirement in pyspark:
+        requirement.extras = set(requirement.extras) & CLUSTER_EXTRAS
     return closure(roots, stop=set(closure(pyspark)))
 
 

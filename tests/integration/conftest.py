@@ -39,7 +39,7 @@ LONGEST_FIRST = (
     "test_runbook_move_state", "test_jvmarchive", "test_runbook_groups", "test_scale",
     "test_runbook_move_copies", "test_kafka_versions", "test_runbook_strategy",
     "test_runbook_close", "test_faust", "test_spark_udf", "test_read_only", "test_faults",
-    "test_runbook_loss", "test_plan_streams", "test_secured", "test_gate",
+    "test_runbook_loss", "test_connect", "test_plan_streams", "test_secured", "test_gate",
     "test_app_streams_protocol", "test_readers", "test_render_glance", "test_harness",
     "test_untrusted_runbooks", "test_untrusted", "test_group_protocols", "test_install_route",
     "test_runbook_lost_history", "test_groups", "test_key_layouts", "test_sampled_intervals",

@@ -140,24 +140,6 @@ def test_the_gate_on_the_server_judges_as_on_the_embedded_default(
     assert _report(remote.stdout) == _report(embedded.stdout)
 
 
-def test_start_says_where_it_runs_and_stop_ends_every_process_it_began(
-    kafka: Kafka, tmp_path: Path, topic: tuple[str, list[str]]
-) -> None:
-    with running(tmp_path / "cache") as own:
-        status = migcheck(own.env, "server", "status")
-        assert status.returncode == 0 and f"running at {own.url} (pid {own.pid}" in status.stdout
-        name, _ = topic
-        assert own.check("analyze", "--bootstrap-server", kafka.bootstrap, "--topic", name,
-                         "--to", str(TO), "--full").returncode == 0  # fmt: skip
-        began = own.processes()
-        assert len(began) > 1  # the JVM and the Python workers of the check's session
-        stopped = migcheck(own.env, "server", "stop")
-        assert stopped.returncode == 0 and f"stopped at {own.url}" in stopped.stdout
-        assert [pid for pid in began if Path(f"/proc/{pid}").exists()] == []
-    after = migcheck(own.env, "server", "status")
-    assert after.returncode == 1 and "no Spark Connect server" in after.stdout
-
-
 def test_a_killed_copy_on_the_server_is_fenced_and_its_rerun_copies_each_record_once(
     kafka: Kafka, server: Server, tmp_path: Path
 ) -> None:
@@ -188,3 +170,17 @@ def test_a_killed_copy_on_the_server_is_fenced_and_its_rerun_copies_each_record_
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert "missing 0, duplicated 0, misplaced 0: OK" in rerun.stdout
     assert kcat_count(kafka, into, "read_committed") == KILL_RECORDS
+
+
+def test_start_said_where_it_runs_and_stop_ends_every_process_it_began(server: Server) -> None:
+    """Last: the module's server, which every test above used, stopped as an operator
+    stops it (the fixture's own stop then finds none)."""
+    status = migcheck(server.env, "server", "status")
+    assert status.returncode == 0 and f"running at {server.url} (pid {server.pid}" in status.stdout
+    began = server.processes()
+    assert len(began) > 1  # the JVM and the Python workers of the checks' sessions
+    stopped = migcheck(server.env, "server", "stop")
+    assert stopped.returncode == 0 and f"stopped at {server.url}" in stopped.stdout
+    assert [pid for pid in began if Path(f"/proc/{pid}").exists()] == []
+    after = migcheck(server.env, "server", "status")
+    assert after.returncode == 1 and "no Spark Connect server" in after.stdout
