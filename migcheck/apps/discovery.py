@@ -15,6 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from migcheck.apps.build import Facts, Model, from_broker, from_names, from_topology, inferred
+from migcheck.apps.rules import App
 from migcheck.errors import UsageError
 from migcheck.frameworks.base import Framework
 from migcheck.frameworks.kafka_streams import KAFKA_STREAMS
@@ -273,6 +274,16 @@ def _model(disc: Discovery, topology: Topology | None, fixed: Sequence[str]) -> 
             "topics: nothing to infer its topology from; pass --topology"
         )
     return inferred(disc.facts, fixed)
+
+
+def check_read(topics: Sequence[str], app: App, disc: Discovery, topology_given: bool) -> None:
+    """Refuse a topic the app does not read: neither a source of its topology (given, or
+    as the evidence shows it) nor one of its internal topics.  One check for ``app`` and
+    ``runbook``: an app with no committed offsets yet reads what its ``--topology`` says."""
+    read = {t for sub in app.topology.subtopologies for t in sub.source_topics}
+    for topic in topics:
+        if topic not in read and topic not in app.counts:
+            raise not_read(disc, topic, topology_given)
 
 
 def not_read(disc: Discovery, topic: str, topology_given: bool) -> UsageError:

@@ -17,9 +17,9 @@ from migcheck.apps.build import WOULD_ADD, Model
 from migcheck.apps.discovery import (
     Discovery,
     app_model,
+    check_read,
     discover_app,
     lost_history,
-    not_read,
 )
 from migcheck.apps.judgement import Case, judge
 from migcheck.apps.movable import store_routes, unmovable
@@ -97,7 +97,7 @@ def run_app(options: AppOptions) -> Outcome[AppReport]:
     disc = discover_app(options.connection.client(), options.app_id, topology, changed, said)
     _check_topics(options, disc)
     model = app_model(disc, topology, options.fixed_repartition)
-    _check_in_app(options.topics, model.app, disc, topology is not None)
+    check_read(options.topics, model.app, disc, topology is not None)
     direct = {t: direct_stores(model, t).stores for t in changed}
     candidates = [candidate(model, direct, n, options.planned) for n in options.candidates]
     movable = unmovable(disc, model, topology) is None
@@ -145,13 +145,6 @@ def _unchanged(options: AppOptions, disc: Discovery) -> list[str]:
         return []
     named = ", ".join(f"{t} has {n} partitions already" for t, n in counts.items())
     return [f"nothing changes: {named} (--to): the report shows the app's health today"]
-
-
-def _check_in_app(topics: Sequence[str], app: App, disc: Discovery, topology_given: bool) -> None:
-    read = {t for sub in app.topology.subtopologies for t in sub.source_topics}
-    for topic in topics:
-        if topic not in read and topic not in app.counts:
-            raise not_read(disc, topic, topology_given)
 
 
 def candidate(

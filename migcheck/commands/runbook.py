@@ -20,9 +20,9 @@ from migcheck.apps.build import Model
 from migcheck.apps.discovery import (
     Discovery,
     app_model,
+    check_read,
     discover_app,
     lost_history,
-    not_read,
     only_frameworks,
 )
 from migcheck.apps.movable import unmovable, unproven_refusal, unproven_why
@@ -151,7 +151,8 @@ def run_runbook(options: RunbookOptions) -> Outcome[Runbook | SplitRefusal]:
     new_topic = copies[0]
     model = app_model(disc, topology, options.fixed_repartition)
     for topic in topics:
-        _check(options, disc, topic, topology is not None)
+        _check(options, disc, topic)
+    check_read(topics, model.app, disc, topology is not None)
     blocked = unmovable(disc, model, topology)
     framework = disc.facts.framework
     lost = lost_history(disc)  # the sources' trimmed partitions, read once
@@ -714,12 +715,10 @@ def others_refusal(app_id: str, topic: str, others: list[Found], copy: str | Non
     )
 
 
-def _check(options: RunbookOptions, disc: Discovery, topic: str, topology_given: bool) -> None:
+def _check(options: RunbookOptions, disc: Discovery, topic: str) -> None:
     meta = disc.topics.get(topic)
     if meta is None:
         raise UsageError(f"topic {topic!r} does not exist at {options.connection.bootstrap}")
-    if topic not in disc.facts.sources and topic not in disc.facts.internal:
-        raise not_read(disc, topic, topology_given)
     check_changes({topic: meta.partition_count}, [options.to])
 
 

@@ -133,3 +133,26 @@ def test_state_of_a_logged_store(count_app: StreamsApp) -> None:
     assert (store["partitions"], store["new_partitions"]) == (3, 6)
     assert store["moved_keys"] == len(moved_keys(3, 6))  # one live entry per key
     assert store["restore_records"] == len(KEYS)
+
+
+def test_an_app_yet_to_run_reads_what_its_topology_says(kafka: Kafka, tmp_path: Path) -> None:
+    """No group yet, only its changelog: the app is what its --topology says, for ``app``
+    and ``runbook`` alike (the runbook once refused the topic the topology reads: found
+    by bench-scan's (s3))."""
+    topic = kafka.create_topic("yet-to-run", 3)
+    kafka.produce(topic, [(f"k{i}".encode(), b"v", None) for i in range(50)])
+    describe = Path(__file__).parents[2] / "fixtures" / "java" / "streams" / "describe"
+    topology = tmp_path / "count.txt"
+    topology.write_text((describe / "count.txt").read_text().replace("[orders]", f"[{topic}]"))
+    app_id = kafka.unique("not-yet-run")
+    code, _, err = kafka.tool("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--create",
+                              "--topic", f"{app_id}-counts-changelog", "--partitions", "3",
+                              "--config", "cleanup.policy=compact")  # fmt: skip
+    assert code == 0, err  # as Kafka Streams creates it, before its group commits
+    given = ("--bootstrap-server", kafka.bootstrap, "--application-id", app_id,
+             "--topology", str(topology), "--topic", topic, "--to", "6")  # fmt: skip
+    app = run_cli("app", *given, "--format", "json")
+    assert app.returncode in (0, 1), app.stderr
+    runbook = run_cli("runbook", *given, "--output", str(tmp_path / "runbook.md"))
+    assert runbook.returncode == 0, runbook.stderr
+    assert topic in (tmp_path / "runbook.md").read_text()
