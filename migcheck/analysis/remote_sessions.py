@@ -3,8 +3,8 @@
 A new session on a Spark Connect server starts Python workers of its own (the server
 keys them by the session's artifacts): their start and imports took a check's first
 task 1.7 to 2.3 s on a new session, 0.1 s on one an earlier check had used (measured:
-the probe task, the first a check runs).  And the server keeps each session's worker daemon until the server
-ends, so a session per check would pile up processes on it.
+the probe task, the first a check runs).  And the server keeps each session's worker
+daemon until the server ends, so a session per check would pile up processes on it.
 
 So the checks of one user reattach to the sessions of a small pool, one lock file each
 (``<cache>/connect/<host>-<port>/session-<n>.json``, holding the session's id).  A check
