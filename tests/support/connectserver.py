@@ -13,32 +13,28 @@ import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkatest import session_pids
+from oracles import run_cli
+from sparkcluster import free_ports
 
 STARTED = re.compile(r"^migcheck server: started at (sc://\S+) \(pid (\d+),", re.M)
 
 
 def free_port() -> int:
-    """A port the kernel gave, then closed: nothing listens on it."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nothing listens on now."""
+    return free_ports(1)[0]
 
 
 def migcheck(
     env: dict[str, str], *args: str, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "migcheck", *args],
-        capture_output=True, text=True, env=env, timeout=timeout, check=False,
-    )  # fmt: skip
+    """``migcheck ARGS`` as a process, in ``env`` (a server's cache, its token)."""
+    return run_cli(*args, timeout=timeout, env=env)
 
 
 #: The environment variables that send a check to a Spark Connect server.

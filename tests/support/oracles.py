@@ -73,9 +73,10 @@ def franz_sarama_partition(key: bytes, n: int) -> int:
 
 
 def run_cli(
-    *args: str, stdin: str | None = None, timeout: float = 300
+    *args: str, stdin: str | None = None, timeout: float = 300, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``migcheck ARGS`` as a separate process, the way a user or a CI job runs it."""
+    """``migcheck ARGS`` as a separate process, the way a user or a CI job runs it (in
+    ``env``, else this process's environment)."""
     return subprocess.run(
         [sys.executable, "-m", "migcheck", *args],
         input=stdin,
@@ -83,6 +84,7 @@ def run_cli(
         text=True,
         timeout=timeout,
         check=False,
+        env=env,
     )
 
 
