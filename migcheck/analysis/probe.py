@@ -13,17 +13,24 @@ standard library, and is pickled by value (``cloudpickle.register_pickle_by_valu
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
 import socket
 import sys
 import sysconfig
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 #: What an executor must import: PySpark's own requirements first, then what the
 #: archive ships, then migcheck itself (which imports the others).
 PYSPARK_NEEDS = ("pyarrow", "pandas", "numpy")
 SHIPPED = ("numba", "kafka", "confluent_kafka", "mmh3", "migcheck")
+
+#: The file beside the ``migcheck`` package in a shipped archive that names the archive
+#: (``shipping.KEY_FILE`` writes it): the build the workers import.
+KEY_FILE = "migcheck-archive"
 
 #: How long one connection to a broker may take.
 CONNECT_TIMEOUT_S = 3.0
@@ -37,8 +44,24 @@ def probe(brokers: Sequence[str], timeout_s: float = CONNECT_TIMEOUT_S) -> dict[
         "platform": sysconfig.get_platform(),
         "executable": sys.executable,
         "imports": {name: _import_error(name) for name in (*PYSPARK_NEEDS, *SHIPPED)},
+        "migcheck": _migcheck_build(),
         "brokers": {broker: _connect_error(broker, timeout_s) for broker in brokers},
     }
+
+
+def _migcheck_build() -> dict[str, str | None]:
+    """The migcheck this Python imports: its version, and the archive it came from (None:
+    an installed one).  Both None where it does not import."""
+    try:
+        module = importlib.import_module("migcheck")
+        spec = importlib.util.find_spec("migcheck")
+    except Exception:
+        return {"version": None, "archive": None}
+    key = None
+    if spec is not None and spec.origin:
+        with contextlib.suppress(OSError):
+            key = (Path(spec.origin).parent.parent / KEY_FILE).read_text().strip()
+    return {"version": getattr(module, "__version__", None), "archive": key}
 
 
 def _import_error(name: str) -> str | None:
@@ -62,13 +85,29 @@ def _connect_error(broker: str, timeout_s: float) -> str | None:
 # --- the verdict, on the driver ----------------------------------------------------------
 
 
+class Build(NamedTuple):
+    """The migcheck the executors must run: this driver's version, and the key of the
+    archive made of this driver's sources (``shipping.archive_key``)."""
+
+    version: str
+    archive: str
+
+
+#: The fix for a shipped module that does not import, where the archive goes by
+#: ``spark.archives`` (a cluster's master).
+ARCHIVES_FIX = "check that spark.archives and spark.executorEnv.PYTHONPATH reach them unchanged"
+
+
 class Driver(NamedTuple):
-    """What the executors must match: this driver's Python and platform, and the
-    pyspark version whose requirements they need."""
+    """What the executors must match: this driver's Python and platform, the pyspark
+    version whose requirements they need, the migcheck build they must import (None: not
+    checked), and ``fix``: what to check where a shipped module does not import."""
 
     python: str
     platform: str
     spark: str
+    build: Build | None = None
+    fix: str = ARCHIVES_FIX
 
 
 def python_mismatch(executors: str, driver: str) -> str:
@@ -126,9 +165,36 @@ def _shipped(found: Mapping[str, Any], driver: Driver) -> str | None:
         return None
     return (
         f"the executors cannot import {broken[0]} from the archive migcheck ships them "
-        f"({found['imports'][broken[0]]}): check that spark.archives and "
-        f"spark.executorEnv.PYTHONPATH reach them unchanged"
+        f"({found['imports'][broken[0]]}): {driver.fix}"
     )
+
+
+def _same_build(found: Mapping[str, Any], driver: Driver) -> str | None:
+    """The executors import this driver's migcheck: the same archive where theirs came
+    from one, else (an installed migcheck) the same version."""
+    if driver.build is None:
+        return None
+    theirs = found.get("migcheck") or {}
+    if theirs.get("archive"):
+        same = theirs["archive"] == driver.build.archive
+    else:
+        same = theirs.get("version") == driver.build.version
+    if same:
+        return None
+    return (
+        f"the executors import another migcheck than this driver's (version "
+        f"{theirs.get('version')}, archive {theirs.get('archive')}; this driver's "
+        f"{driver.build.version}, archive {driver.build.archive}): {driver.fix}"
+    )
+
+
+def needs_archive(found: Mapping[str, Any], driver: Driver) -> bool:
+    """Whether shipping this driver's archive is what the executors lack: their Python,
+    platform and PySpark's requirements fit, but migcheck or what it ships is missing,
+    or is another build."""
+    if any(check(found, driver) for check in (_python, _platform, _pyspark_needs)):
+        return False
+    return bool(_shipped(found, driver) or _same_build(found, driver))
 
 
 def _brokers(found: Mapping[str, Any], driver: Driver) -> str | None:
@@ -149,5 +215,6 @@ _CHECKS: tuple[Callable[[Mapping[str, Any], Driver], str | None], ...] = (
     _platform,
     _pyspark_needs,
     _shipped,
+    _same_build,
     _brokers,
 )

@@ -199,6 +199,11 @@ def open_session(remote: Remote, conf: Mapping[str, str]) -> Any:
     return spark
 
 
+def opened_slot(remote: Remote) -> Slot:
+    """The pool's slot of the session :func:`open_session` opened for ``remote``."""
+    return _OPENED[remote.url][1]
+
+
 def _secured(endpoint: Endpoint, config: str | None) -> tuple[Endpoint, dict[str, str]]:
     """The secured parameters: ``--remote-config``'s, else, for the server this machine
     runs (:mod:`connect_server`), its token, sent to it as ``localhost`` (where pyspark

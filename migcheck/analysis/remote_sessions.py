@@ -35,12 +35,14 @@ POOL_SIZE = 4
 
 @dataclass
 class Slot:
-    """A session of the pool, locked by this process: its id, and the ``--conf`` keys the
-    check that used it last set (unset before this check sets its own)."""
+    """A session of the pool, locked by this process: its id, the ``--conf`` keys the
+    check that used it last set (unset before this check sets its own), and the
+    artifacts it was given (``remote_artifacts``: not uploaded again)."""
 
     session_id: str
     handle: IO[str] | None = None
     conf_keys: list[str] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
 
     @property
     def pooled(self) -> bool:
@@ -76,7 +78,12 @@ def _try(path: Path) -> Slot | None:
         return None
     try:
         saved = json.loads(handle.read() or "{}")
-        slot = Slot(str(uuid.UUID(saved["session_id"])), handle, list(saved.get("conf", [])))
+        slot = Slot(
+            str(uuid.UUID(saved["session_id"])),
+            handle,
+            [str(k) for k in saved.get("conf", [])],
+            [str(a) for a in saved.get("artifacts", [])],
+        )
     except (ValueError, KeyError, TypeError):  # a new slot, or a damaged one
         slot = Slot(str(uuid.uuid4()), handle)
         save(slot)
@@ -86,7 +93,7 @@ def _try(path: Path) -> Slot | None:
 def renew(slot: Slot) -> None:
     """A new id for a session the server no longer knows."""
     slot.session_id = str(uuid.uuid4())
-    slot.conf_keys = []
+    slot.conf_keys, slot.artifacts = [], []
     save(slot)
 
 
@@ -97,5 +104,6 @@ def save(slot: Slot) -> None:
     with contextlib.suppress(OSError):
         slot.handle.seek(0)
         slot.handle.truncate()
-        slot.handle.write(json.dumps({"session_id": slot.session_id, "conf": slot.conf_keys}))
+        saved = {"session_id": slot.session_id, "conf": slot.conf_keys, "artifacts": slot.artifacts}
+        slot.handle.write(json.dumps(saved))
         slot.handle.flush()

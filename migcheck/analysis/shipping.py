@@ -18,7 +18,9 @@ executors match before the first job.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import io
 import os
 import re
 import sys
@@ -32,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from migcheck.analysis.probe import KEY_FILE
 from migcheck.errors import MigcheckError
 from migcheck.files import atomic_binary, cache_root
 
@@ -183,9 +186,12 @@ def cache_key(distributions: Mapping[str, str], sources: str) -> str:
     return hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16]
 
 
-def build_archive(target: Path, package_dir: Path, distributions: Iterable[str]) -> None:
+def build_archive(
+    target: Path, package_dir: Path, distributions: Iterable[str], key: str = ""
+) -> None:
     """Write the archive to ``target`` whole or not at all, so a concurrent or killed run
-    never ships half of one."""
+    never ships half of one; ``key`` goes in its ``KEY_FILE``
+    (the probe reads it)."""
     members = archive_members(package_dir, distributions)
     with (
         atomic_binary(target) as f,
@@ -193,6 +199,26 @@ def build_archive(target: Path, package_dir: Path, distributions: Iterable[str])
     ):
         for path, name in members:
             tar.add(path, arcname=name, recursive=False)
+        add_bytes(tar, KEY_FILE, key.encode())
+
+
+def add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
+    """A member of ``data`` named ``name``, readable by all (``mode``)."""
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = len(data), mode, int(time.time())
+    tar.addfile(info, io.BytesIO(data))
+
+
+#: migcheck's package directory, where it is imported from (a checkout or an install).
+PACKAGE_DIR = Path(__file__).parent.parent
+
+
+@functools.cache
+def archive_key() -> str:
+    """The key of the archive of this migcheck and its dependencies (:func:`cache_key`):
+    what the executors' :data:`KEY_FILE` must hold.  Once per process: the sources do not
+    change under a running check."""
+    return cache_key(shipped_distributions(), source_digest(PACKAGE_DIR))
 
 
 def ensure_archive() -> Path:
@@ -200,10 +226,10 @@ def ensure_archive() -> Path:
 
     A new archive's first run removes the stale ones (:func:`_remove_stale`).
     """
-    package_dir = Path(__file__).parent.parent  # migcheck, where it is imported from
     distributions = shipped_distributions()
     folder = cache_root() / "executors"
-    target = folder / f"{FRAGMENT}-{cache_key(distributions, source_digest(package_dir))}.tar.gz"
+    key = archive_key()
+    target = folder / f"{FRAGMENT}-{key}.tar.gz"
     if target.is_file():
         with contextlib.suppress(OSError):
             os.utime(target)  # in use: not stale (see _remove_stale)
@@ -215,7 +241,7 @@ def ensure_archive() -> Path:
     )
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        build_archive(target, package_dir, distributions.values())
+        build_archive(target, PACKAGE_DIR, distributions.values(), key)
     except OSError as e:
         raise MigcheckError(
             f"cannot write the executors' archive {target}: {e.strerror or e}; "

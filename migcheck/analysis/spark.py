@@ -32,7 +32,14 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.functions import arrow_udf
 
-from migcheck.analysis import jvmarchive, probe, pyspark_private, remote, shipping
+from migcheck.analysis import (
+    jvmarchive,
+    probe,
+    pyspark_private,
+    remote,
+    remote_artifacts,
+    shipping,
+)
 from migcheck.analysis.errors import spark_error_message, spark_log_path
 from migcheck.analysis.remote import Remote
 from migcheck.analysis.session import executors_joined, job_tag, task_slots
@@ -42,6 +49,8 @@ from migcheck.hashing.partitioners import get_partitioner, placement_values
 from migcheck.hashing.sampling import sample_ranks
 from migcheck.model.topics import check_partition_count
 from migcheck.model.warm import ArchiveState, ClassArchive
+from migcheck.untrusted import visible
+from migcheck.version import __version__
 
 #: Settings for the embedded session.  Any of them can be overridden with ``--conf``.
 EMBEDDED_DEFAULTS: dict[str, str] = {
@@ -238,7 +247,13 @@ def _remote_session(where: Remote, conf: dict[str, str], bootstrap: str | None) 
     """A session on the Spark Connect server ``where`` names, its workers probed as a
     cluster's executors are (the server may run anywhere)."""
     session: SparkSession = remote.open_session(where, conf)
-    check_executors(session, bootstrap)
+    slot = remote.opened_slot(where)
+    check_executors(
+        session,
+        bootstrap,
+        ship=lambda python: remote_artifacts.ship(session, slot, python),
+        fix=remote_artifacts.FIX,
+    )
     return session
 
 
@@ -407,24 +422,40 @@ PROBE_RUN_TIMEOUT_S = 300.0
 PROBE_POLL_S = 0.5
 
 
-def check_executors(spark: SparkSession, bootstrap: str | None) -> None:
+def check_executors(
+    spark: SparkSession,
+    bootstrap: str | None,
+    ship: Callable[[str], None] | None = None,
+    fix: str = probe.ARCHIVES_FIX,
+) -> None:
     """Run :func:`probe.probe` as one task before the first job; on what cannot work
-    (another Python, another platform, a missing requirement, no route to Kafka, no
-    executor at all), stop the session and raise the one line that names the fix."""
+    (another Python, another platform, a missing requirement, another migcheck, no route
+    to Kafka, no executor at all), stop the session and raise the one line that names
+    the fix (``fix``: the one for an archive that does not reach the executors).
+
+    ``ship``: where the executors lack only migcheck's archive, it ships the archive for
+    the Python the probe found (a Spark Connect session's artifacts), and the probe runs
+    again."""
     brokers = [b.strip() for b in (bootstrap or "").split(",") if b.strip()]
     driver = probe.Driver(
         f"{sys.version_info.major}.{sys.version_info.minor}",
         sysconfig.get_platform(),
         pyspark_version(),
+        probe.Build(__version__, shipping.archive_key()),
+        fix,
     )
     try:
-        problem = probe.verdict(_run_probe(spark, brokers), driver)
+        found = _run_probe(spark, brokers)
+        if ship is not None and probe.needs_archive(found, driver):
+            ship(str(found.get("executable") or ""))
+            found = _run_probe(spark, brokers)
+        problem = probe.verdict(found, driver)
     except MigcheckError:
         spark.stop()
         raise
     if problem:
         spark.stop()
-        raise MigcheckError(f"{problem} (Spark's log: {spark_log_path()})")
+        raise MigcheckError(f"{visible(problem)} (Spark's log: {spark_log_path()})")
 
 
 def _run_probe(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:

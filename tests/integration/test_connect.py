@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -21,9 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from connectserver import Server, migcheck, running
+import sparkcluster
+from connectserver import Foreign, Server, foreign, migcheck, running
 from copykill import kcat_count, read_state, session_pids
-from kafkatest import Kafka
+from kafkatest import Kafka, state_dir
 from oracles import java_partition
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
@@ -95,18 +97,24 @@ def _report(stdout: str) -> dict:
     return report
 
 
+@pytest.fixture(scope="module")
+def embedded_scan(kafka: Kafka, server: Server, topic: tuple[str, list[str]]) -> dict:
+    """The full scan's report on the embedded ``local[2]``; its check left no process."""
+    embedded, left = _in_own_session(server.env, *_full_scan(kafka, topic), "--master", "local[2]")
+    assert embedded.returncode == 0, embedded.stderr[-2000:]
+    assert left == []  # the embedded JVM and its workers ended with the check
+    return _report(embedded.stdout)
+
+
 def test_a_check_on_the_server_needs_no_java_gives_the_embedded_answer_and_leaves_nothing(
-    kafka: Kafka, server: Server, topic: tuple[str, list[str]]
+    kafka: Kafka, server: Server, topic: tuple[str, list[str]], embedded_scan: dict
 ) -> None:
     _, keys = topic
     args = _full_scan(kafka, topic)
     remote, left = _in_own_session(_without_java(server.env), *args, "--remote", server.url)
     assert remote.returncode == 0, remote.stderr[-2000:]
     assert left == []
-    embedded, left = _in_own_session(server.env, *args, "--master", "local[2]")
-    assert embedded.returncode == 0, embedded.stderr[-2000:]
-    assert left == []  # the embedded JVM and its workers ended with the check
-    assert _report(remote.stdout) == _report(embedded.stdout)
+    assert _report(remote.stdout) == embedded_scan
     moved = {
         k for k in keys if java_partition(k.encode(), PARTITIONS) != java_partition(k.encode(), TO)
     }
@@ -170,6 +178,37 @@ def test_a_killed_copy_on_the_server_is_fenced_and_its_rerun_copies_each_record_
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert "missing 0, duplicated 0, misplaced 0: OK" in rerun.stdout
     assert kcat_count(kafka, into, "read_committed") == KILL_RECORDS
+
+
+@pytest.fixture(scope="module")
+def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Foreign]:
+    """A server migcheck did not start: pyspark's own, from a virtualenv of PySpark's
+    requirements alone (the cluster tests' workers' one)."""
+    venv = sparkcluster.workers_venv(state_dir())
+    spark_home = sparkcluster.site_packages_pyspark(venv)
+    with foreign(venv, spark_home, tmp_path_factory.mktemp("team-server")) as started:
+        yield started
+
+
+def test_a_server_migcheck_did_not_start_gets_migcheck_as_its_sessions_artifacts(
+    kafka: Kafka, server: Server, team_server: Foreign, topic: tuple[str, list[str]],
+    embedded_scan: dict,
+) -> None:  # fmt: skip
+    """Its workers cannot import migcheck; a check ships it to the session and answers as
+    the embedded one, and so does the next check, on the session the first one left."""
+    bare = subprocess.run(  # as the server runs it: its own directory, no PYTHONPATH
+        [team_server.python, "-c", "import migcheck"], cwd=team_server.log.parent, env={},
+        capture_output=True,
+    )  # fmt: skip
+    assert bare.returncode != 0, "the team's workers must not have migcheck"
+    args = _full_scan(kafka, topic)
+    for _ in range(2):
+        check = team_server.check(server.env, *args)
+        assert check.returncode == 0, check.stderr[-2000:]
+        assert _report(check.stdout) == embedded_scan
+    sessions = set(re.findall(r'Got job \d+ \(Spark Connect - session_id: "([^"]+)"',
+                              team_server.log.read_text()))  # fmt: skip
+    assert len(sessions) == 1, sessions  # the server's own log: one session ran every job
 
 
 def test_start_said_where_it_runs_and_stop_ends_every_process_it_began(server: Server) -> None:

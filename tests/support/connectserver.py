@@ -13,7 +13,10 @@ import contextlib
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,3 +101,72 @@ def running(cache: Path, *extra: str) -> Iterator[Server]:
         yield server
     finally:
         stop(server)
+
+
+@dataclass
+class Foreign:
+    """A Spark Connect server migcheck did not start, as a team runs one: its own pyspark
+    install (``venv``, PySpark's requirements and nothing of migcheck), its workers that
+    install's Python (``python``), a token in its environment.  ``log``: its own output
+    (INFO)."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    config: Path
+    log: Path
+    python: Path
+
+    def check(self, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+        """A migcheck command on this server, its token from ``--remote-config``."""
+        return migcheck(
+            embedded(env), *args, "--remote", self.url, "--remote-config", str(self.config)
+        )
+
+
+@contextlib.contextmanager
+def foreign(venv: Path, spark_home: Path, folder: Path) -> Iterator[Foreign]:
+    """A :class:`Foreign` server for the block: spark-submit of Spark Connect's server
+    class, in a session of its own and an environment of its own, every process of that
+    session killed after the block."""
+    port, token = free_port(), os.urandom(16).hex()
+    python = venv / "bin" / "python"
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(folder),
+        "SPARK_HOME": str(spark_home),
+        "PYSPARK_PYTHON": str(python),
+        "SPARK_CONNECT_AUTHENTICATE_TOKEN": token,
+        **({"JAVA_HOME": os.environ["JAVA_HOME"]} if "JAVA_HOME" in os.environ else {}),
+    }
+    argv = [str(spark_home / "bin" / "spark-submit"), "--master", "local[2]",
+            "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+            "--conf", f"spark.connect.grpc.binding.port={port}",
+            "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "spark-internal"]  # fmt: skip
+    log = folder / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            argv, cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    config = folder / "remote.properties"
+    config.touch(mode=0o600)
+    config.write_text(f"token={token}\n")
+    try:
+        _until_listening(port, process, log)
+        yield Foreign(f"sc://localhost:{port}", process, config, log, python)
+    finally:
+        for pid in session_pids(process.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
+def _until_listening(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Block until the server accepts a connection (a connect attempt is the event)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text()[-3000:]
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the Spark Connect server did not listen within 120 s: {log}")

@@ -301,3 +301,38 @@ def test_a_probe_verdict_stops_the_session(monkeypatch: pytest.MonkeyPatch) -> N
     healthy = fake_session(monkeypatch, here)
     spark.check_executors(healthy, None)
     assert not healthy.stopped
+
+
+BUILD = probe.Build("0.1.0", "2ce6c5f452c8d825")
+BUILT = probe.Driver("3.11", "linux-x86_64", "4.2.0", BUILD, "FIX")
+
+
+def test_workers_that_run_this_archive_pass() -> None:
+    found = result(migcheck={"version": "0.1.0", "archive": "2ce6c5f452c8d825"})
+    assert probe.verdict(found, BUILT) is None
+    assert not probe.needs_archive(found, BUILT)
+
+
+def test_an_installed_migcheck_of_this_version_passes() -> None:
+    found = result(migcheck={"version": "0.1.0", "archive": None})
+    assert probe.verdict(found, BUILT) is None
+
+
+def test_another_archive_or_version_is_another_build() -> None:
+    for theirs in ({"version": "0.1.0", "archive": "0000000000000000"},
+                   {"version": "0.0.9", "archive": None}):  # fmt: skip
+        found = result(migcheck=theirs)
+        message = probe.verdict(found, BUILT)
+        assert message is not None
+        assert message.startswith("the executors import another migcheck than this driver's")
+        assert message.endswith(": FIX")
+        assert probe.needs_archive(found, BUILT)
+
+
+def test_the_archive_is_what_workers_lack_only_when_their_python_fits() -> None:
+    missing = imports(migcheck="ModuleNotFoundError: No module named 'migcheck'")
+    nothing = {"version": None, "archive": None}
+    assert probe.needs_archive(result(imports=missing, migcheck=nothing), BUILT)
+    assert not probe.needs_archive(result(python="3.12", imports=missing), BUILT)
+    no_arrow = imports(pyarrow="ModuleNotFoundError: No module named 'pyarrow'")
+    assert not probe.needs_archive(result(imports=no_arrow, migcheck=nothing), BUILT)

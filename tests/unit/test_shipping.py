@@ -7,11 +7,14 @@ requirements) against the ones only migcheck needs.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 import time
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -119,6 +122,31 @@ def test_the_archive_is_written_whole(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == [target]  # no temporary file left beside it
 
 
+def test_the_probe_names_the_archive_it_imports_migcheck_from(tmp_path: Path) -> None:
+    """Unpacked as an executor does, the archive's migcheck is the one a probe finds, and
+    the probe reads the key it was built with; an installed migcheck has none."""
+    target = tmp_path / "deps.tar.gz"
+    shipping.build_archive(target, PACKAGE, ["mmh3"], "k123")
+    unpacked = tmp_path / "migcheck-deps"
+    with tarfile.open(target) as tar:
+        tar.extractall(unpacked, filter="data")
+    assert _probed(unpacked, tmp_path) == {
+        "version": metadata.version("migcheck"),
+        "archive": "k123",
+    }
+    assert _probed(PACKAGE.parent, tmp_path)["archive"] is None  # a checkout: no archive
+
+
+def _probed(path: Path, cwd: Path) -> dict[str, str | None]:
+    """What a probe run by a Python whose ``PYTHONPATH`` is ``path`` says of migcheck."""
+    report = "import json; from migcheck.analysis import probe; print(json.dumps(probe.probe([])))"
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    out = subprocess.run([sys.executable, "-c", report], env=env, cwd=cwd, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    found: dict[str, str | None] = json.loads(out)["migcheck"]
+    return found
+
+
 def test_the_cache_key_follows_migchecks_sources(tmp_path: Path) -> None:
     copy = tmp_path / "migcheck"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -140,7 +168,7 @@ def test_the_archive_is_built_once_and_stale_ones_go(
     monkeypatch.setenv("MIGCHECK_CACHE_DIR", str(tmp_path))
     built: list[Path] = []
 
-    def build(target: Path, package_dir: Path, distributions: object) -> None:
+    def build(target: Path, package_dir: Path, distributions: object, key: str) -> None:
         built.append(target)
         target.write_bytes(b"archive")
 
