@@ -166,6 +166,38 @@ def check_reachable(endpoint: Endpoint, timeout_s: float = CONNECT_TIMEOUT_S) ->
     )
 
 
+def uses_tls(endpoint: Endpoint, secured: Mapping[str, str]) -> bool:
+    """Whether pyspark's channel to the server is TLS: ``use_ssl=true``, or a token to any
+    host but ``localhost`` (where pyspark sends a token over a local channel)."""
+    return secured.get("use_ssl", "").lower() == "true" or (
+        "token" in secured and endpoint.host != LOCAL_HOST
+    )
+
+
+def check_handshake(endpoint: Endpoint, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """One TLS handshake with the server, by gRPC's own TLS (the roots pyspark's channel
+    trusts), or the one line saying why none came: pyspark retries a failed handshake
+    for minutes, as if the server were down.  gRPC's own log of the failure is kept to
+    errors (``GRPC_VERBOSITY``, unless the user set it), so the line stays the only one."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    import grpc
+
+    channel = grpc.secure_channel(
+        f"{endpoint.host}:{endpoint.port}", grpc.ssl_channel_credentials()
+    )
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout_s)
+    except grpc.FutureTimeoutError:
+        raise MigcheckError(
+            f"no TLS session with the Spark Connect server at {shown(endpoint)} within "
+            f"{timeout_s:.0f} s: this machine does not trust its certificate (name the CA's "
+            f"PEM file in GRPC_DEFAULT_SSL_ROOTS_FILE_PATH), or it does not speak TLS (set "
+            f"use_ssl=false in --remote-config)"
+        ) from None
+    finally:
+        channel.close()
+
+
 def check_version(version: str, endpoint: Endpoint) -> None:
     """Refuse a server older than :data:`MINIMUM_SPARK`, in one line."""
     parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
@@ -186,6 +218,8 @@ def open_session(remote: Remote, conf: Mapping[str, str]) -> Any:
         return _OPENED[remote.url][0]
     endpoint, secured = _secured(check_url(remote.url), remote.config)
     check_reachable(endpoint)
+    if uses_tls(endpoint, secured):
+        check_handshake(endpoint)
     slot = remote_sessions.take(endpoint.host, endpoint.port)
     spark, version = _attach(endpoint, secured, slot)
     if slot.pooled:  # what runs in it now is a killed check's, left on the server

@@ -23,10 +23,11 @@ from pathlib import Path
 
 import pytest
 import sparkcluster
-from connectserver import Foreign, Server, foreign, migcheck, running
+from connectserver import Foreign, Server, embedded, foreign, migcheck, running
 from copykill import kcat_count, read_state, session_pids
 from kafkatest import Kafka, state_dir
 from oracles import java_partition
+from tlsproxy import tls_in_front
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
 
@@ -191,9 +192,8 @@ def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Foreign]:
 
 
 def test_a_server_migcheck_did_not_start_gets_migcheck_as_its_sessions_artifacts(
-    kafka: Kafka, server: Server, team_server: Foreign, topic: tuple[str, list[str]],
-    embedded_scan: dict,
-) -> None:  # fmt: skip
+    kafka: Kafka, team_server: Foreign, topic: tuple[str, list[str]], embedded_scan: dict
+) -> None:
     """Its workers cannot import migcheck; a check ships it to the session and answers as
     the embedded one, and so does the next check, on the session the first one left."""
     bare = subprocess.run(  # as the server runs it: its own directory, no PYTHONPATH
@@ -202,13 +202,59 @@ def test_a_server_migcheck_did_not_start_gets_migcheck_as_its_sessions_artifacts
     )  # fmt: skip
     assert bare.returncode != 0, "the team's workers must not have migcheck"
     args = _full_scan(kafka, topic)
-    for _ in range(2):
-        check = team_server.check(server.env, *args)
+    for _ in range(2):  # the user's cache: its archive is the cluster tests' too
+        check = team_server.check(dict(os.environ), *args)
         assert check.returncode == 0, check.stderr[-2000:]
         assert _report(check.stdout) == embedded_scan
     sessions = set(re.findall(r'Got job \d+ \(Spark Connect - session_id: "([^"]+)"',
                               team_server.log.read_text()))  # fmt: skip
     assert len(sessions) == 1, sessions  # the server's own log: one session ran every job
+
+
+def test_a_token_over_tls_reaches_a_server_behind_a_tls_endpoint(
+    kafka: Kafka, server: Server, topic: tuple[str, list[str]], embedded_scan: dict,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """``use_ssl=true`` and ``token=`` from ``--remote-config``: the check verifies the
+    endpoint's certificate (its CA named as gRPC reads one) and gives the server's token.
+    A wrong token is refused in one line that never shows either; so is a certificate
+    this machine does not trust, at once (pyspark alone retries it for minutes)."""
+    if kafka.ca is None:
+        pytest.fail("the broker under test has no TLS files (kafka-local start --sasl)")
+    tls = Path(kafka.ca).parent  # kafka-local's CA, and a certificate for localhost
+    assert server.config is not None
+    token = server.config.read_text().strip()
+    config, wrong = tmp_path / "tls.properties", tmp_path / "wrong.properties"
+    config.write_text(f"{token}\nuse_ssl=true\n")
+    wrong.write_text("token=not-the-token\nuse_ssl=true\n")
+    env = {**embedded(server.env), "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": str(kafka.ca)}
+    upstream = int(server.url.rsplit(":", 1)[1])
+    with tls_in_front(upstream, tls / "server.crt", tls / "server.key") as port:
+        url = f"sc://localhost:{port}"
+        check = migcheck(env, *_full_scan(kafka, topic), "--remote", url, "--remote-config",
+                         str(config))  # fmt: skip
+        refused = migcheck(env, *_full_scan(kafka, topic), "--remote", url, "--remote-config",
+                           str(wrong))  # fmt: skip
+        untrusted = migcheck(
+            {k: v for k, v in env.items() if k != "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"},
+            *_full_scan(kafka, topic), "--remote", url, "--remote-config", str(config),
+        )  # fmt: skip
+    assert check.returncode == 0, check.stderr[-2000:]
+    assert _report(check.stdout) == embedded_scan
+    assert refused.returncode != 0
+    assert refused.stderr.strip().splitlines() == [
+        f"migcheck: error: the Spark Connect server at {url} refused the token: give the one "
+        f"it was started with as token= in --remote-config"
+    ]
+    assert "not-the-token" not in refused.stderr + refused.stdout
+    assert untrusted.returncode != 0
+    assert untrusted.stderr.strip().splitlines() == [
+        f"migcheck: error: no TLS session with the Spark Connect server at {url} within 5 s: "
+        f"this machine does not trust its certificate (name the CA's PEM file in "
+        f"GRPC_DEFAULT_SSL_ROOTS_FILE_PATH), or it does not speak TLS (set use_ssl=false in "
+        f"--remote-config)"
+    ]
+    assert token.removeprefix("token=") not in check.stderr + check.stdout + refused.stderr
 
 
 def test_start_said_where_it_runs_and_stop_ends_every_process_it_began(server: Server) -> None:

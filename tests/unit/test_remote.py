@@ -22,12 +22,14 @@ from migcheck.analysis import remote_sessions, server_state
 from migcheck.analysis.remote import (
     Endpoint,
     Remote,
+    check_handshake,
     check_reachable,
     check_url,
     check_version,
     read_config,
     remote_address,
     shown,
+    uses_tls,
 )
 from migcheck.commands.options import SparkSettings
 from migcheck.errors import MigcheckError, UsageError
@@ -95,6 +97,29 @@ def test_a_server_that_does_not_answer_fails_in_one_line() -> None:
         MigcheckError, match=rf"no Spark Connect server answers at sc://127.0.0.1:{port}"
     ):
         check_reachable(Endpoint("127.0.0.1", port), timeout_s=2)
+
+
+@pytest.mark.parametrize(
+    ("host", "secured"),
+    [("localhost", {"token": "t"}), ("spark.example", {"token": "t"}), ("localhost", {}),
+     ("spark.example", {"use_ssl": "true"}), ("localhost", {"token": "t", "use_ssl": "true"}),
+     ("spark.example", {"use_ssl": "false"})],
+)  # fmt: skip
+def test_tls_is_what_pysparks_channel_would_use(host: str, secured: dict[str, str]) -> None:
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    built = DefaultChannelBuilder(remote_address(Endpoint(host, 15002), secured, "s"))
+    pysparks = built.secure and (built.use_ssl or built.host != "localhost")
+    assert uses_tls(Endpoint(host, 15002), secured) == pysparks
+
+
+def test_a_server_that_does_not_speak_tls_fails_its_handshake_in_one_line() -> None:
+    with socket.socket() as plain:
+        plain.bind(("127.0.0.1", 0))
+        plain.listen()
+        port = plain.getsockname()[1]
+        with pytest.raises(MigcheckError, match=r"no TLS session with the Spark Connect server"):
+            check_handshake(Endpoint("127.0.0.1", port), timeout_s=1)
 
 
 @pytest.mark.parametrize(
