@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 #: A cluster's slots when its settings do not say: Spark's own floor for a cluster's
@@ -54,6 +54,47 @@ class DriverCounter:
     @property
     def value(self) -> int:
         return self._value
+
+
+class StageProgress:
+    """The records a read on a Spark Connect session has read, as the progress bar polls
+    them.  Its tasks' adds never reach the driver (no accumulators), so the count is
+    ``records`` times the share of the read's stage done (the stage of ``tasks`` tasks),
+    from the session's progress handler, which Spark Connect calls as tasks end: the bar
+    moves per task, as on an accumulator."""
+
+    def __init__(self, tasks: int, records: int) -> None:
+        self._tasks, self._records, self._value = tasks, records, 0
+
+    def add(self, term: int) -> None:
+        """A task's add, to its own copy: it never reaches the driver."""
+
+    def __call__(
+        self, stages: Iterable[Any] | None, inflight_tasks: int, operation_id: Any, done: bool
+    ) -> None:
+        """Spark Connect's progress handler: each update lists the operation's stages."""
+        for stage in stages or ():
+            if stage.num_tasks == self._tasks:
+                done_share = self._records * stage.num_completed_tasks // stage.num_tasks
+                self._value = max(self._value, done_share)
+
+    @property
+    def value(self) -> int:
+        return self._value
+
+
+def read_counter(spark: Any, tasks: int, records: int) -> TaskCounter:
+    """The counter of a read of ``records`` by ``tasks`` tasks, for its progress bar: an
+    accumulator; on a session without a SparkContext, a :class:`StageProgress` fed by
+    the session's progress handler (registered for the process's life: a read is
+    one per check)."""
+    sc = context(spark)
+    if sc is not None:
+        counter: TaskCounter = sc.accumulator(0)
+        return counter
+    progress = StageProgress(tasks, records)
+    spark.registerProgressHandler(progress)
+    return progress
 
 
 def context(spark: Any) -> Any:

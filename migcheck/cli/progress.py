@@ -11,8 +11,9 @@ from migcheck.report.copy import copy_progress
 
 
 class RecordsProgress:
-    """Polls the records-read counter (Spark's accumulator on a classic session:
-    ``analysis/session.py``) twice a second while the read runs."""
+    """Polls the records-read counter (Spark's accumulator on a classic session, Spark
+    Connect's progress on a remote one: ``analysis/session.py``) twice a second while the
+    read runs."""
 
     #: What the bar says while records come in.
     label = "reading records"
@@ -58,10 +59,14 @@ class RecordsProgress:
             transient=True,
         ) as bar:
             task = bar.add_task(self.label, total=self.total, detail="")
-            while not self.stop.wait(0.5):
+            while True:  # the last update after the stop: where the count ended is drawn
+                stopping = self.stop.wait(0.5)
                 done = min(self.counter.value, self.total)
                 bar.update(task, completed=done, description=self.describe(done),
                            detail=self.detail(done))  # fmt: skip
+                if stopping:
+                    bar.refresh()
+                    return
 
 
 class CopyProgress(RecordsProgress):

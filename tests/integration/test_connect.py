@@ -27,6 +27,7 @@ from connectserver import Foreign, Server, embedded, foreign, migcheck, running
 from copykill import kcat_count, read_state, session_pids
 from kafkatest import Kafka, state_dir
 from oracles import java_partition
+from terminal import on_a_terminal
 from tlsproxy import tls_in_front
 
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
@@ -123,6 +124,17 @@ def test_a_check_on_the_server_needs_no_java_gives_the_embedded_answer_and_leave
     (candidate,) = entry["candidates"]
     assert candidate["moved_keys"] == len(moved)
     assert entry["distinct_keys"] == len(set(keys))
+
+
+def test_a_check_on_a_terminal_draws_its_read_to_the_end(
+    kafka: Kafka, server: Server, topic: tuple[str, list[str]]
+) -> None:
+    """A session without accumulators still moves the bar: it reaches every record."""
+    argv = [sys.executable, "-m", "migcheck", *_full_scan(kafka, topic), "--remote", server.url]
+    argv[argv.index("json")] = "text"
+    code, drawn = on_a_terminal(argv, env=server.env)
+    assert code == 0, drawn
+    assert f"{RECORDS}/{RECORDS}" in drawn, drawn[-3000:]
 
 
 def test_a_warm_check_takes_the_session_the_last_one_left(

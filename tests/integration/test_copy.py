@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pty
 import random
 import signal
 import subprocess
@@ -32,6 +31,7 @@ from copykill import (
 )
 from kafkatest import Kafka, Whole
 from oracles import crc_partition, java_partition, run_cli
+from terminal import on_a_terminal
 
 from migcheck.cli import main
 from migcheck.copy.rounds import CHUNK  # sizes the data, never an expected value
@@ -494,21 +494,6 @@ def test_refusals_are_one_line_and_exit_2(kafka: Kafka, tmp_path: Path) -> None:
         assert p.stderr.startswith("migcheck: error: ") and words in p.stderr, p.stderr
 
 
-def _on_a_terminal(argv: list[str], timeout: float = 300) -> tuple[int, str]:
-    """Run ``argv`` with its stdout and stderr on a pseudo-terminal, as a user at a shell
-    does: its exit code and everything it drew there."""
-    main, child = pty.openpty()
-    env = {**os.environ, "TERM": "xterm-256color"}  # a terminal that draws live bars
-    proc = subprocess.Popen(argv, stdout=child, stderr=child, stdin=subprocess.DEVNULL, env=env)
-    os.close(child)
-    drawn = bytearray()
-    with contextlib.suppress(OSError):  # EIO once the child's side closes
-        while chunk := os.read(main, 65536):
-            drawn += chunk
-    os.close(main)
-    return proc.wait(timeout=timeout), drawn.decode(errors="replace")
-
-
 @pytest.mark.spark
 def test_every_byte_of_every_record_is_copied_as_javas_consumer_reads_it(
     spark, kafka: Kafka, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -541,7 +526,7 @@ def test_every_byte_of_every_record_is_copied_as_javas_consumer_reads_it(
 
     argv = [sys.executable, "-m", "migcheck", "copy", "--bootstrap-server", kafka.bootstrap,
             "--topic", topic, "--into", into, *base]  # fmt: skip
-    code, terminal = _on_a_terminal(argv)
+    code, terminal = on_a_terminal(argv)
     assert code == 0, terminal
     assert "copying records" in terminal and "/500" in terminal, terminal  # the progress bar
     assert "verified: 500 source records" in terminal

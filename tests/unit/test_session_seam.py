@@ -14,6 +14,7 @@ import pytest
 
 from migcheck.analysis.session import (
     DriverCounter,
+    StageProgress,
     reaches_driver,
     slots_of,
     task_counter,
@@ -148,3 +149,27 @@ print("ok")
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert run.stdout.strip() == "ok", run.stderr
     assert run.stderr == ""
+
+
+def test_a_connect_reads_count_is_its_stages_share_of_the_records() -> None:
+    """Fed Spark Connect's own stage records, as its progress handler is: only the read's
+    stage (its task count) counts, and the count never goes back."""
+    from pyspark.sql.connect.shell.progress import StageInfo
+
+    def stage(tasks: int, completed: int) -> StageInfo:
+        return StageInfo(stage_id=1, num_tasks=tasks, num_completed_tasks=completed,
+                         num_bytes_read=0, done=completed == tasks)  # fmt: skip
+
+    read = StageProgress(tasks=4, records=1_000)
+    read.add(500)  # a task's add, on its own copy: nothing here
+    assert read.value == 0
+    read([stage(1, 1)], inflight_tasks=0, operation_id="probe", done=True)  # another job
+    assert read.value == 0
+    read([stage(4, 1), stage(2, 2)], inflight_tasks=3, operation_id="read", done=False)
+    assert read.value == 250
+    read([stage(4, 3)], inflight_tasks=1, operation_id="read", done=False)
+    assert read.value == 750
+    read([stage(4, 0)], inflight_tasks=4, operation_id="later", done=False)
+    assert read.value == 750
+    read([stage(4, 4)], inflight_tasks=0, operation_id="read", done=True)
+    assert read.value == 1_000

@@ -36,7 +36,7 @@ from migcheck.analysis.scan.tasks import (
     WholePartitions,
     read_tasks,
 )
-from migcheck.analysis.session import task_slots
+from migcheck.analysis.session import read_counter, task_slots
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_spans, read_units, records_in, task_count
 
@@ -106,8 +106,9 @@ class FullScan:
         group = functools.partial(histories_by_chunk, scored=scored, limit=self.chunk_records)
         spans = pack_spans(self.units, self._tasks(spark), self.grain)
         ddl = history_ddl(scored, partial=True)
-        partials, counter = read_tasks(spark, self.client, spans, group, ddl, every_record=True,
-                                       reader=self.reader)  # fmt: skip
+        counter = read_counter(spark, len(spans), records_in(self.units))
+        partials, _ = read_tasks(spark, self.client, spans, group, ddl, every_record=True,
+                                 counter=counter, reader=self.reader)  # fmt: skip
         return merged_histories(partials, scored), counter
 
 

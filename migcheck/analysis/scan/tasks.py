@@ -31,7 +31,7 @@ from migcheck.analysis.histories import histories_by_partition, history_ddl
 from migcheck.analysis.scan.frame import HistoryFigures, spark_distinct_keys
 from migcheck.analysis.scan.share import TASK_START_S, DriverShare, ReadSoFar
 from migcheck.analysis.scan.strategy import Counter, Loaded
-from migcheck.analysis.session import TaskCounter, task_counter, task_slots
+from migcheck.analysis.session import TaskCounter, read_counter, task_counter, task_slots
 from migcheck.errors import ReadError
 from migcheck.kafka.config import ClientConfig
 from migcheck.kafka.fetch import WorkUnit, pack_units, read_units, records_in, window_starts
@@ -89,10 +89,9 @@ class WholePartitions:
     def load(self, spark: SparkSession) -> Loaded:
         if not self.figures:
             return self.histories(spark)
-        counter = task_counter(spark)
         share = self.share
         alone = share is not None and share.finishing(TASK_START_S)
-        frame = None if alone else self._figure_tasks(spark, counter)
+        frame, counter = (None, task_counter(spark)) if alone else self._figure_tasks(spark)
         return TaskFigures(spark, self.spec, frame, share), ReadSoFar(counter, share)
 
     def histories(self, spark: SparkSession) -> tuple[HistoryFigures, Counter]:
@@ -101,11 +100,12 @@ class WholePartitions:
         group = functools.partial(histories_by_partition, scored=self.spec.scored, windows=windows)
         packed = pack_units(self.units, self.tasks)
         ddl = history_ddl(self.spec.scored)
-        frame, counter = read_tasks(spark, self.client, packed, group, ddl, self.every_record,
-                                    reader=self.reader)  # fmt: skip
+        counter = read_counter(spark, len(packed), records_in(self.units))
+        frame, _ = read_tasks(spark, self.client, packed, group, ddl, self.every_record,
+                              counter, reader=self.reader)  # fmt: skip
         return HistoryFigures(frame, self.spec), counter
 
-    def _figure_tasks(self, spark: SparkSession, counter: TaskCounter) -> DataFrame:
+    def _figure_tasks(self, spark: SparkSession) -> tuple[DataFrame, Counter]:
         spec, share = self.spec, self.share
         readers = max(1, task_slots(spark) - 1)
         packed = [share.units] * readers if share else pack_units(self.units, self.tasks)
@@ -116,8 +116,10 @@ class WholePartitions:
             return figures_of_batches(histories, spec, keys=True)
 
         claims = share.claims if share else None
+        records = records_in(share.units if share else self.units)
+        counter = read_counter(spark, len(packed), records)
         return read_tasks(spark, self.client, packed, group, FIGURES_DDL, self.every_record,
-                          counter, claims, reader=self.reader)[0]  # fmt: skip
+                          counter, claims, reader=self.reader)  # fmt: skip
 
 
 class TaskFigures:
