@@ -441,7 +441,7 @@ def check_executors(
         f"{sys.version_info.major}.{sys.version_info.minor}",
         sysconfig.get_platform(),
         pyspark_version(),
-        probe.Build(__version__, shipping.archive_key()),
+        _build(),
         fix,
     )
     try:
@@ -456,6 +456,15 @@ def check_executors(
     if problem:
         spark.stop()
         raise MigcheckError(f"{visible(problem)} (Spark's log: {spark_log_path()})")
+
+
+def _build() -> probe.Build | None:
+    """The migcheck build the executors must import; None where migcheck runs from a
+    checkout without its metadata: no archive can be made of it, nor compared."""
+    try:
+        return probe.Build(__version__, shipping.archive_key())
+    except MigcheckError:
+        return None
 
 
 def _run_probe(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:
