@@ -69,6 +69,13 @@ class StageProgress:
     def add(self, term: int) -> None:
         """A task's add, to its own copy: it never reaches the driver."""
 
+    def __reduce__(self) -> tuple[type[StageProgress], tuple[int, int]]:
+        """Pickled without its count.  A Spark Connect client pickles a job's function
+        again each time it sends the plan, and this counter is in the read tasks' closure:
+        with its count in the pickle, the plan the check releases at its end
+        (``unpersist``) was not the plan it cached, and the cache outlived the check."""
+        return StageProgress, (self._tasks, self._records)
+
     def __call__(
         self, stages: Iterable[Any] | None, inflight_tasks: int, operation_id: Any, done: bool
     ) -> None:

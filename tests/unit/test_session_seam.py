@@ -151,15 +151,18 @@ print("ok")
     assert run.stderr == ""
 
 
+def _stage(tasks: int, completed: int) -> Any:
+    """A stage's progress as Spark Connect's client reports it."""
+    from pyspark.sql.connect.shell.progress import StageInfo
+
+    return StageInfo(stage_id=1, num_tasks=tasks, num_completed_tasks=completed,
+                     num_bytes_read=0, done=completed == tasks)  # fmt: skip
+
+
 def test_a_connect_reads_count_is_its_stages_share_of_the_records() -> None:
     """Fed Spark Connect's own stage records, as its progress handler is: only the read's
     stage (its task count) counts, and the count never goes back."""
-    from pyspark.sql.connect.shell.progress import StageInfo
-
-    def stage(tasks: int, completed: int) -> StageInfo:
-        return StageInfo(stage_id=1, num_tasks=tasks, num_completed_tasks=completed,
-                         num_bytes_read=0, done=completed == tasks)  # fmt: skip
-
+    stage = _stage
     read = StageProgress(tasks=4, records=1_000)
     read.add(500)  # a task's add, on its own copy: nothing here
     assert read.value == 0
@@ -173,3 +176,16 @@ def test_a_connect_reads_count_is_its_stages_share_of_the_records() -> None:
     assert read.value == 750
     read([stage(4, 4)], inflight_tasks=0, operation_id="read", done=True)
     assert read.value == 1_000
+
+
+def test_a_connect_reads_counter_pickles_alike_whatever_it_counted() -> None:
+    """The client pickles the read's plan again to release its cache: the same bytes, or
+    the release misses what the check cached."""
+    from pyspark import cloudpickle
+
+    counted = StageProgress(tasks=2, records=10)
+    fresh = cloudpickle.dumps(counted)
+    counted([_stage(2, 1)], inflight_tasks=1, operation_id="read", done=False)
+    assert counted.value == 5
+    assert cloudpickle.dumps(counted) == fresh
+    assert cloudpickle.loads(fresh).value == 0
