@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib.util
 import socket
 import sys
 import sysconfig
@@ -54,13 +53,11 @@ def _migcheck_build() -> dict[str, str | None]:
     an installed one).  Both None where it does not import."""
     try:
         module = importlib.import_module("migcheck")
-        spec = importlib.util.find_spec("migcheck")
     except Exception:
         return {"version": None, "archive": None}
     key = None
-    if spec is not None and spec.origin:
-        with contextlib.suppress(OSError):
-            key = (Path(spec.origin).parent.parent / KEY_FILE).read_text().strip()
+    with contextlib.suppress(OSError, TypeError):  # TypeError: a namespace package, no file
+        key = (Path(module.__file__).parent.parent / KEY_FILE).read_text().strip()  # type: ignore[arg-type]
     return {"version": getattr(module, "__version__", None), "archive": key}
 
 

@@ -57,8 +57,7 @@ def ship(spark: Any, slot: Slot, executable: str) -> None:
             f"server with migcheck server start, or install migcheck on its workers"
         )
     deps = shipping.ensure_archive()
-    deps_dir = deps.name.removesuffix(".tar.gz")
-    launcher = launcher_archive(deps.parent, deps_dir, executable)
+    launcher = launcher_archive(deps.parent, _unpacked(deps), executable)
     for path in (deps, launcher):
         _add(spark, slot, path)
     spark.conf.set(PYTHON_CONF, f"{_unpacked(launcher)}/{LAUNCHER}")

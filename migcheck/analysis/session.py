@@ -65,6 +65,7 @@ class StageProgress:
 
     def __init__(self, tasks: int, records: int) -> None:
         self._tasks, self._records, self._value = tasks, records, 0
+        self._reads: set[Any] = set()  # the operations the read's stage ran in
 
     def add(self, term: int) -> None:
         """A task's add, to its own copy: it never reaches the driver."""
@@ -79,11 +80,16 @@ class StageProgress:
     def __call__(
         self, stages: Iterable[Any] | None, inflight_tasks: int, operation_id: Any, done: bool
     ) -> None:
-        """Spark Connect's progress handler: each update lists the operation's stages."""
+        """Spark Connect's progress handler: each update lists the operation's stages.  Its
+        updates come at intervals, so the last may predate the stage's last task: an
+        operation the read's stage ran in that is ``done`` has read everything."""
         for stage in stages or ():
             if stage.num_tasks == self._tasks:
+                self._reads.add(operation_id)
                 done_share = self._records * stage.num_completed_tasks // stage.num_tasks
                 self._value = max(self._value, done_share)
+        if done and operation_id in self._reads:
+            self._value = self._records
 
     @property
     def value(self) -> int:
@@ -95,10 +101,8 @@ def read_counter(spark: Any, tasks: int, records: int) -> TaskCounter:
     accumulator; on a session without a SparkContext, a :class:`StageProgress` fed by
     the session's progress handler (registered for the process's life: a read is
     one per check)."""
-    sc = context(spark)
-    if sc is not None:
-        counter: TaskCounter = sc.accumulator(0)
-        return counter
+    if context(spark) is not None:
+        return task_counter(spark)
     progress = StageProgress(tasks, records)
     spark.registerProgressHandler(progress)
     return progress

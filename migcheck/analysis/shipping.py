@@ -226,7 +226,6 @@ def ensure_archive() -> Path:
 
     A new archive's first run removes the stale ones (:func:`_remove_stale`).
     """
-    distributions = shipped_distributions()
     folder = cache_root() / "executors"
     key = archive_key()
     target = folder / f"{FRAGMENT}-{key}.tar.gz"
@@ -241,7 +240,7 @@ def ensure_archive() -> Path:
     )
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        build_archive(target, PACKAGE_DIR, distributions.values(), key)
+        build_archive(target, PACKAGE_DIR, shipped_distributions().values(), key)
     except OSError as e:
         raise MigcheckError(
             f"cannot write the executors' archive {target}: {e.strerror or e}; "

@@ -441,15 +441,14 @@ def check_executors(
         f"{sys.version_info.major}.{sys.version_info.minor}",
         sysconfig.get_platform(),
         pyspark_version(),
-        _build(),
-        fix,
+        fix=fix,
     )
     try:
         found = _run_probe(spark, brokers)
-        if ship is not None and probe.needs_archive(found, driver):
+        if ship is not None and probe.needs_archive(found, _built(driver, found)):
             ship(str(found.get("executable") or ""))
             found = _run_probe(spark, brokers)
-        problem = probe.verdict(found, driver)
+        problem = probe.verdict(found, _built(driver, found))
     except MigcheckError:
         spark.stop()
         raise
@@ -458,13 +457,17 @@ def check_executors(
         raise MigcheckError(f"{visible(problem)} (Spark's log: {spark_log_path()})")
 
 
-def _build() -> probe.Build | None:
-    """The migcheck build the executors must import; None where migcheck runs from a
-    checkout without its metadata: no archive can be made of it, nor compared."""
+def _built(driver: probe.Driver, found: Mapping[str, Any]) -> probe.Driver:
+    """``driver`` with the migcheck build the executors must import.  The archive's key
+    (0.15 s: every source file read) only where theirs came from an archive; no build
+    where migcheck runs from a checkout without its metadata (no archive can be made of
+    it, nor compared)."""
+    theirs = (found.get("migcheck") or {}).get("archive")
     try:
-        return probe.Build(__version__, shipping.archive_key())
+        key = shipping.archive_key() if theirs else ""
     except MigcheckError:
-        return None
+        return driver
+    return driver._replace(build=probe.Build(__version__, key))
 
 
 def _run_probe(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:

@@ -174,8 +174,11 @@ def test_a_connect_reads_count_is_its_stages_share_of_the_records() -> None:
     assert read.value == 750
     read([stage(4, 0)], inflight_tasks=4, operation_id="later", done=False)
     assert read.value == 750
-    read([stage(4, 4)], inflight_tasks=0, operation_id="read", done=True)
-    assert read.value == 1_000
+    read([stage(4, 3)], inflight_tasks=0, operation_id="read", done=True)  # the last update
+    assert read.value == 1_000  # came before the stage's last task: the operation ended
+    unread = StageProgress(tasks=4, records=1_000)
+    unread([stage(1, 1)], inflight_tasks=0, operation_id="probe", done=True)
+    assert unread.value == 0  # an operation without the read's stage says nothing of it
 
 
 def test_a_connect_reads_counter_pickles_alike_whatever_it_counted() -> None:
