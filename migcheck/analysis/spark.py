@@ -437,18 +437,12 @@ def check_executors(
     the Python the probe found (a Spark Connect session's artifacts), and the probe runs
     again."""
     brokers = [b.strip() for b in (bootstrap or "").split(",") if b.strip()]
-    driver = probe.Driver(
-        f"{sys.version_info.major}.{sys.version_info.minor}",
-        sysconfig.get_platform(),
-        pyspark_version(),
-        fix=fix,
-    )
     try:
         found = _run_probe(spark, brokers)
-        if ship is not None and probe.needs_archive(found, _built(driver, found)):
+        if ship is not None and probe.needs_archive(found, _driver(found, fix)):
             ship(str(found.get("executable") or ""))
             found = _run_probe(spark, brokers)
-        problem = probe.verdict(found, _built(driver, found))
+        problem = probe.verdict(found, _driver(found, fix))
     except MigcheckError:
         spark.stop()
         raise
@@ -457,17 +451,20 @@ def check_executors(
         raise MigcheckError(f"{visible(problem)} (Spark's log: {spark_log_path()})")
 
 
-def _built(driver: probe.Driver, found: Mapping[str, Any]) -> probe.Driver:
-    """``driver`` with the migcheck build the executors must import.  The archive's key
-    (0.15 s: every source file read) only where theirs came from an archive; no build
-    where migcheck runs from a checkout without its metadata (no archive can be made of
-    it, nor compared)."""
+def _driver(found: Mapping[str, Any], fix: str) -> probe.Driver:
+    """What the executors the probe ``found`` must match: this driver's Python, platform,
+    pyspark and migcheck build.  The build's archive key (0.15 s: every source file read)
+    only where theirs came from an archive; no build where migcheck runs from a checkout
+    without its metadata (no archive can be made of it, nor compared)."""
     theirs = (found.get("migcheck") or {}).get("archive")
     try:
-        key = shipping.archive_key() if theirs else ""
+        build: probe.Build | None = probe.Build(
+            __version__, shipping.archive_key() if theirs else ""
+        )
     except MigcheckError:
-        return driver
-    return driver._replace(build=probe.Build(__version__, key))
+        build = None
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return probe.Driver(python, sysconfig.get_platform(), pyspark_version(), build, fix)
 
 
 def _run_probe(spark: SparkSession, brokers: list[str]) -> dict[str, Any]:
