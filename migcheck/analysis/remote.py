@@ -37,6 +37,7 @@ from typing import Any
 from migcheck.analysis import remote_sessions
 from migcheck.analysis.remote_sessions import Slot
 from migcheck.analysis.server_state import LOCAL_HOST, local_token
+from migcheck.analysis.session import PROGRESS_SETTINGS
 from migcheck.errors import MigcheckError, UsageError
 from migcheck.kafka.config import parse_properties
 from migcheck.untrusted import visible
@@ -229,7 +230,7 @@ def open_session(remote: Remote, conf: Mapping[str, str]) -> Any:
         _release_on_sigterm()
     _OPENED[remote.url] = (spark, slot)
     check_version(version, endpoint)
-    _settings(spark, slot, conf)
+    _settings(spark, slot, {**PROGRESS_SETTINGS, **conf})
     return spark
 
 
@@ -282,7 +283,8 @@ def _refusal(endpoint: Endpoint, error: str) -> str:
 
 
 def _settings(spark: Any, slot: Slot, conf: Mapping[str, str]) -> None:
-    """The user's ``--conf`` on the session, and those the last check set unset."""
+    """``conf`` on the session (the user's ``--conf`` over migcheck's own), and those the
+    last check set unset."""
     for key in slot.conf_keys:
         if key not in conf:
             with contextlib.suppress(Exception):

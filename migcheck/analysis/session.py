@@ -28,6 +28,13 @@ from typing import Any, Protocol
 #: ``defaultParallelism`` (``max(cores, 2)``).
 CLUSTER_FLOOR = 2
 
+#: A Spark Connect session's settings for :class:`StageProgress`.  The server reports an
+#: operation's stages every ``reportInterval`` (2 s by default) and never after its last
+#: result: a read shorter than that reported no stage, and its bar stayed at 0 to the end
+#: (the terminal test, once, in CI).  At a quarter second, a read long enough to draw a
+#: bar is seen running, so its operation's end takes the bar to its total.
+PROGRESS_SETTINGS = {"spark.connect.progress.reportInterval": "250ms"}
+
 _LOCAL = re.compile(r"local(?:\[(\*|\d+)(?:\s*,\s*\d+)?\])?")
 _LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]")
 
@@ -60,8 +67,9 @@ class StageProgress:
     """The records a read on a Spark Connect session has read, as the progress bar polls
     them.  Its tasks' adds never reach the driver (no accumulators), so the count is
     ``records`` times the share of the read's stage done (the stage of ``tasks`` tasks),
-    from the session's progress handler, which Spark Connect calls as tasks end: the bar
-    moves per task, as on an accumulator."""
+    from the session's progress handler, which Spark Connect calls at each of the server's
+    progress reports (:data:`PROGRESS_SETTINGS`): the bar moves as tasks end, as on an
+    accumulator."""
 
     def __init__(self, tasks: int, records: int) -> None:
         self._tasks, self._records, self._value = tasks, records, 0
