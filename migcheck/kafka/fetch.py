@@ -139,7 +139,6 @@ def read_units(
     units: Iterable[WorkUnit],
     idle_timeout_s: float = 30.0,
     every_record: bool = False,
-    together: bool = False,
     digest: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the committed records of ``units`` as Arrow batches (runs inside Spark tasks).
@@ -155,26 +154,92 @@ def read_units(
     full scan), records deleted before they were read fail the read: a report must
     never look whole when part of the topic went unread.
 
-    ``together`` (a small read, whole in one list: :data:`TOGETHER_MAX_RECORDS`) fetches
-    every unit's partition at once, as Kafka's own consumer does, rather than one
-    partition after another: each partition read alone cost a round trip or more, 0.2 s
-    of a 1,000-record topic's 24 partitions.  Its records are held until the read ends,
-    then yielded in the units' order, each partition's together as readers expect.
+    Small partitions are read in groups (:func:`reading_groups`), each group's at once,
+    as Kafka's own consumer does: a partition read alone costs a fetch's round trip
+    however few records it holds (8 ms each, measured: a topic of 10,000 small
+    partitions took a minute and more one after another, against seconds in groups of
+    :data:`GROUP_MAX_PARTITIONS`).  A group's records are held until it is read, then
+    yielded in the units' order, each partition's together as readers expect; a unit
+    too big to share a group streams alone.
 
     With ``digest`` the batches are of :data:`DIGEST_SCHEMA`: a copy's check compares
     records by key, timestamp and this digest, decoded in compiled code as keys are.
     """
-    listed = list(units) if together else []
-    if together and _together_fits(listed):
-        held = _read_together(client, listed, idle_timeout_s, every_record, digest)
-        if held is not None:
-            for unit in listed:
-                for chunk in held[unit]:
+    from migcheck.kafka.private_hooks import fetch_columns
+
+    consumer = _reading_consumer(client, every_record)
+    ends: dict[TopicPartition, int] = {}
+    try:
+        if not fetch_columns(consumer, ends, digest):
+            read = functools.partial(_records_as_columns, digest=digest)
+            for unit in units:
+                for chunk in read(consumer, unit, idle_timeout_s):
                     yield columns_batch(unit, chunk)
             return
-    read = read_columns(client, listed or units, idle_timeout_s, every_record, digest)
-    for unit, chunk in read:
-        yield columns_batch(unit, chunk)
+        for group in reading_groups(units):
+            for unit, chunks in _read_group(consumer, ends, group, idle_timeout_s):
+                for chunk in chunks:
+                    yield columns_batch(unit, chunk)
+    finally:
+        consumer.close(autocommit=False)
+
+
+#: The most records a group of :func:`reading_groups` holds: the driver's whole reads,
+#: :data:`~migcheck.analysis.scan.plan.DRIVER_READ_RECORDS`, fit.
+GROUP_MAX_RECORDS = 200_000
+
+#: The most partitions a group of :func:`reading_groups` polls at once.  Each poll looks
+#: at every partition's position, so the cost of a group grows with its square: 1,709
+#: partitions of 2 records each took 15 s in groups of 256, 6.4 s in groups of 64, 14 s
+#: in groups of 16 (a consumer each), against 24 to 31 s one after another.
+GROUP_MAX_PARTITIONS = 64
+
+
+def reading_groups(units: Iterable[WorkUnit]) -> Iterator[list[WorkUnit]]:
+    """``units`` cut, in their order, into runs of at most :data:`GROUP_MAX_PARTITIONS`
+    partitions and :data:`GROUP_MAX_RECORDS` records (a unit bigger than that alone).
+    Lazy: a read that claims partitions as it goes (``analysis/claims.py``) claims one
+    group, and one unit more, at a time."""
+    group: list[WorkUnit] = []
+    partitions: set[tuple[str, int]] = set()
+    records = 0
+    for unit in units:
+        key, size = (unit.topic, unit.partition), unit.end - unit.start
+        wider = key not in partitions and len(partitions) >= GROUP_MAX_PARTITIONS
+        if group and (wider or records + size > GROUP_MAX_RECORDS):
+            yield group
+            group, partitions, records = [], set(), 0
+        group.append(unit)
+        partitions.add(key)
+        records += size
+    if group:
+        yield group
+
+
+def _read_group(
+    consumer: KafkaConsumer,
+    ends: dict[TopicPartition, int],
+    group: list[WorkUnit],
+    idle_timeout_s: float,
+) -> Iterator[tuple[WorkUnit, Iterable[Columns]]]:
+    """Each unit of ``group`` with its chunks: a group of one partition streams; a wider
+    one is read in rounds, each round the next unit of every partition, all fetched at
+    once (a partition has one position at a time), and held until the last round."""
+    from kafka import TopicPartition
+
+    by_partition: dict[tuple[str, int], list[WorkUnit]] = {}
+    for unit in group:
+        by_partition.setdefault((unit.topic, unit.partition), []).append(unit)
+    if len(by_partition) == 1:
+        for unit in group:
+            ends[TopicPartition(unit.topic, unit.partition)] = unit.end
+            yield unit, _fetched_columns(consumer, unit, idle_timeout_s)
+        return
+    held: dict[WorkUnit, list[Columns]] = {u: [] for u in group}
+    for round_ in itertools.zip_longest(*by_partition.values()):
+        live = [u for u in round_ if u is not None]
+        _poll_together(live, consumer, ends, idle_timeout_s, held)
+    yield from held.items()
 
 
 def read_columns(
@@ -323,6 +388,7 @@ def _polls(
 
     tp = TopicPartition(topic, partition)
     consumer.assign([tp])
+    consumer.resume(tp)  # paused where a group read it (_poll_together) before
     consumer.seek(tp, start)
     last_progress = time.monotonic()
     known = False  # the partition was in the client's metadata (or records came)
@@ -395,51 +461,6 @@ def _out_of_range(topic: str, partition: int, position: int) -> ReadError:
         f"{topic}-{partition}: records from offset {position} were deleted during the "
         "read, so it cannot be whole; run it again"
     )
-
-
-#: The most records a ``together`` read may hold (:func:`read_units`): the driver's whole
-#: reads, :data:`~migcheck.analysis.scan.plan.DRIVER_READ_RECORDS`, fit.
-TOGETHER_MAX_RECORDS = 200_000
-
-#: The most partitions a ``together`` read polls at once: each poll looks at every
-#: partition's position, so a topic of 10,000 small partitions (tests/integration/
-#: test_scale.py) took minutes that way; it is read one partition after another.
-TOGETHER_MAX_PARTITIONS = 256
-
-
-def _together_fits(units: list[WorkUnit]) -> bool:
-    """Whether ``units`` are few enough, in records and partitions, to read together."""
-    partitions = {(u.topic, u.partition) for u in units}
-    return records_in(units) <= TOGETHER_MAX_RECORDS and len(partitions) <= TOGETHER_MAX_PARTITIONS
-
-
-def _read_together(
-    client: ClientConfig,
-    units: list[WorkUnit],
-    idle_timeout_s: float,
-    every_record: bool,
-    digest: bool,
-) -> dict[WorkUnit, list[Columns]] | None:
-    """Each unit's chunks, read in rounds: a round reads the next unit of every partition,
-    all of them fetched at once (a partition has one position at a time).  None where
-    the hooks are fenced off: the units are then read one after another."""
-    from migcheck.kafka.private_hooks import fetch_columns
-
-    consumer = _reading_consumer(client, every_record)
-    ends: dict[TopicPartition, int] = {}
-    try:
-        if not fetch_columns(consumer, ends, digest):
-            return None
-        held: dict[WorkUnit, list[Columns]] = {u: [] for u in units}
-        by_partition: dict[tuple[str, int], list[WorkUnit]] = {}
-        for unit in units:
-            by_partition.setdefault((unit.topic, unit.partition), []).append(unit)
-        for round_ in itertools.zip_longest(*by_partition.values()):
-            live = [u for u in round_ if u is not None]
-            _poll_together(live, consumer, ends, idle_timeout_s, held)
-        return held
-    finally:
-        consumer.close(autocommit=False)
 
 
 def _poll_together(

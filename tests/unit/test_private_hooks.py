@@ -25,6 +25,7 @@ import types
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import kafka
 import pyarrow as pa
@@ -45,7 +46,7 @@ from kafka.protocol.metadata import MetadataResponse
 from packaging.requirements import Requirement
 
 from migcheck.errors import ReadError
-from migcheck.kafka import private_hooks
+from migcheck.kafka import fetch, private_hooks
 from migcheck.kafka.config import ClientConfig, open_consumer
 from migcheck.kafka.fetch import WorkUnit, read_units, read_whole
 from migcheck.kafka.groups import (
@@ -223,11 +224,14 @@ def _read(
     idle_timeout_s: float = 5,
 ) -> pa.Table:
     """``read_units``' batches, the consumer fetching ``fetch_bytes`` a partition (several
-    fetches a partition)."""
+    fetches a partition); ``together``: its partitions in one group, else a partition
+    after another (groups of one partition)."""
     client = ClientConfig(broker.bootstrap, {}, {"max_partition_fetch_bytes": fetch_bytes})
-    batches = read_units(client, units, idle_timeout_s=idle_timeout_s,
-                         every_record=every_record, together=together)  # fmt: skip
-    return pa.Table.from_batches(list(batches)).combine_chunks()
+    width = fetch.GROUP_MAX_PARTITIONS if together else 1
+    with mock.patch.object(fetch, "GROUP_MAX_PARTITIONS", width):
+        batches = list(read_units(client, units, idle_timeout_s=idle_timeout_s,
+                                  every_record=every_record))  # fmt: skip
+    return pa.Table.from_batches(batches).combine_chunks()
 
 
 def _hooks(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
@@ -256,13 +260,54 @@ def test_reads_with_and_without_the_hooks_give_the_same_batches(
     together = _read(broker, units, every_record, together=True)
     _hooks(monkeypatch, on=False)
     public = _read(broker, units, every_record)
-    public_together = _read(broker, units, every_record, together=True)  # one by one
+    public_together = _read(broker, units, every_record, together=True)  # no groups
     assert fast.num_rows > 300
     assert fast.equals(public)
     # all partitions at once, partition 1's two windows in two rounds: the same batches,
     # in the units' order
     assert together.equals(public)
     assert public_together.equals(public)
+
+
+def test_a_partition_a_group_read_then_read_alone_is_read_whole(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group ends inside partition 1 (its records cap reached), so its last window is
+    read alone after the group paused the partition: the records are kafka-python's
+    own, every one of them."""
+    ends = [p.end for p in broker.topics["events"]]
+    units = [
+        WorkUnit("events", 0, 0, ends[0]),
+        WorkUnit("events", 1, 0, ends[1] // 2),
+        WorkUnit("events", 1, ends[1] // 2, ends[1]),
+    ]
+    groups = []
+    with mock.patch.object(fetch, "GROUP_MAX_RECORDS", ends[0] + ends[1] // 2):
+        groups = list(fetch.reading_groups(units))
+        _hooks(monkeypatch, on=True)
+        grouped = _read(broker, units, every_record=True, together=True)
+    assert groups == [units[:2], units[2:]]
+    _hooks(monkeypatch, on=False)
+    assert grouped.equals(_read(broker, units, every_record=True))
+
+
+def test_groups_hold_at_most_so_many_partitions_and_records() -> None:
+    """A group closes before a partition past the cap, or records past it; a unit
+    bigger than the cap is a group alone; the units keep their order."""
+    units = [WorkUnit("t", p, 0, 10) for p in range(5)] + [WorkUnit("t", 5, 0, 500)]
+    units += [WorkUnit("t", 6, 0, 5), WorkUnit("t", 6, 5, 10)]
+    with (
+        mock.patch.object(fetch, "GROUP_MAX_PARTITIONS", 2),
+        mock.patch.object(fetch, "GROUP_MAX_RECORDS", 100),
+    ):
+        groups = list(fetch.reading_groups(units))
+    assert [[(u.partition, u.start) for u in g] for g in groups] == [
+        [(0, 0), (1, 0)],
+        [(2, 0), (3, 0)],
+        [(4, 0)],
+        [(5, 0)],
+        [(6, 0), (6, 5)],
+    ]
 
 
 def test_a_copys_whole_records_are_kafka_pythons_with_and_without_the_hooks(

@@ -46,7 +46,7 @@ class DriverRead:
 
     def _run(self, client: ClientConfig, units: list[WorkUnit], every: bool) -> None:
         try:
-            read = read_units(client, units, every_record=every, together=True)
+            read = read_units(client, units, every_record=every)
             batches = list(histories_by_partition(read, self.spec.scored, window_starts(units)))
             self._result = pa.Table.from_batches(batches, history_schema(self.spec.scored))
         except BaseException as e:  # re-raised in the caller's thread by load()
