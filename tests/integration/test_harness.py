@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError
-from kafkatest import Kafka
+from kafkatest import KAFKA_LOCAL, Kafka
 from oracles import java_partition
 
 import migcheck
@@ -94,6 +98,47 @@ def test_streams_application_reset_dry_run(kafka: Kafka) -> None:
     assert f"Reset-offsets for input topics [{topic}]" in out
     for p in range(3):
         assert f"Topic: {topic} Partition: {p} Offset: 0" in out
+
+
+def _tool(env: dict[str, str], cwd: Path, *args: str) -> tuple[int, str, str]:
+    r = subprocess.run([str(KAFKA_LOCAL), "tool", *args], env=env, cwd=cwd, capture_output=True,
+                       text=True, timeout=120, check=False)  # fmt: skip
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_the_resident_tools_answer_as_in_a_jvm_of_their_own(kafka: Kafka, tmp_path: Path) -> None:
+    """kafka-local runs the one-shot tools in one JVM, started with the broker
+    (scripts/kafka/ToolServer.java).  With ``java`` on PATH a command that fails, a call
+    still answers: no JVM started for it.  Its output and exit code are those of the
+    same tool in a JVM of its own, a failure's included; a relative path, which the
+    server's directory would not resolve, takes a JVM of its own."""
+    topic = kafka.create_topic("resident", 3)
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "java").write_text("#!/bin/sh\nexit 97\n")
+    (shim / "java").chmod(0o755)
+    no_java = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
+    own_jvm = {**os.environ, "MIGCHECK_KAFKA_TOOL_SERVER": "off"}
+    describe = ("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--describe", "--topic")
+    deadline = time.monotonic() + 60  # the server compiles itself as the broker starts
+    while _tool(no_java, tmp_path, *describe, topic)[0] == 97 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    calls = [
+        (*describe, topic),
+        (*describe, "no-such-topic"),
+        ("kafka-get-offsets", "--bootstrap-server", kafka.bootstrap, "--topic", topic),
+    ]
+    answers = [_tool(no_java, tmp_path, *call) for call in calls]
+    assert [a[0] for a in answers] == [0, 1, 0], answers
+    assert answers == [_tool(own_jvm, tmp_path, *call) for call in calls]
+    assert answers[0][1].count(f"Topic: {topic}\tPartition: ") == 3
+
+    (tmp_path / "client.properties").write_text(f"bootstrap.servers={kafka.bootstrap}\n")
+    listed = ("kafka-topics", "--bootstrap-server", kafka.bootstrap, "--list")
+    relative = (*listed, "--command-config", "client.properties")
+    assert _tool(no_java, tmp_path, *relative)[0] == 97  # not the server's: a JVM's
+    rc, out, err = _tool(os.environ.copy(), tmp_path, *relative)
+    assert rc == 0 and topic in out.split(), err
 
 
 def test_kafka_tools_list_the_topic(kafka: Kafka) -> None:
