@@ -156,8 +156,8 @@ def read_units(
 
     Small partitions are read in groups (:func:`reading_groups`), each group's at once,
     as Kafka's own consumer does: a partition read alone costs a fetch's round trip
-    however few records it holds (8 ms each, measured: a topic of 10,000 small
-    partitions took a minute and more one after another, against seconds in groups of
+    however few records it holds (8 ms each in a profile: 1,709 two-record partitions
+    took 5.4 to 8.8 s one after another, 2.2 to 3.7 s in groups of
     :data:`GROUP_MAX_PARTITIONS`).  A group's records are held until it is read, then
     yielded in the units' order, each partition's together as readers expect; a unit
     too big to share a group streams alone.
@@ -165,23 +165,9 @@ def read_units(
     With ``digest`` the batches are of :data:`DIGEST_SCHEMA`: a copy's check compares
     records by key, timestamp and this digest, decoded in compiled code as keys are.
     """
-    from migcheck.kafka.private_hooks import fetch_columns
-
-    consumer = _reading_consumer(client, every_record)
-    ends: dict[TopicPartition, int] = {}
-    try:
-        if not fetch_columns(consumer, ends, digest):
-            read = functools.partial(_records_as_columns, digest=digest)
-            for unit in units:
-                for chunk in read(consumer, unit, idle_timeout_s):
-                    yield columns_batch(unit, chunk)
-            return
-        for group in reading_groups(units):
-            for unit, chunks in _read_group(consumer, ends, group, idle_timeout_s):
-                for chunk in chunks:
-                    yield columns_batch(unit, chunk)
-    finally:
-        consumer.close(autocommit=False)
+    read = read_columns(client, units, idle_timeout_s, every_record, digest, grouped=True)
+    for unit, chunk in read:
+        yield columns_batch(unit, chunk)
 
 
 #: The most records a group of :func:`reading_groups` holds.  A group saves round trips,
@@ -190,9 +176,10 @@ def read_units(
 GROUP_MAX_RECORDS = 20_000
 
 #: The most partitions a group of :func:`reading_groups` polls at once.  Each poll looks
-#: at every partition's position, so the cost of a group grows with its square: 1,709
-#: partitions of 2 records each took 15 s in groups of 256, 6.4 s in groups of 64, 14 s
-#: in groups of 16 (a consumer each), against 24 to 31 s one after another.
+#: at every partition's position, so a group's cost grows with its square: 1,709
+#: partitions of two records each took 15 s in groups of 256, 7.7 to 8.7 s in groups of
+#: 128 and 2.2 to 3.7 s in groups of 64, against 5.4 to 8.8 s one after another
+#: (docs/benchmarks.md).
 GROUP_MAX_PARTITIONS = 64
 
 
@@ -217,30 +204,22 @@ def reading_groups(units: Iterable[WorkUnit]) -> Iterator[list[WorkUnit]]:
         yield group
 
 
-def _read_group(
-    consumer: KafkaConsumer,
-    ends: dict[TopicPartition, int],
-    group: list[WorkUnit],
+def _held(
+    consumer: KafkaConsumer, ends: dict[TopicPartition, int], group: list[WorkUnit],
     idle_timeout_s: float,
-) -> Iterator[tuple[WorkUnit, Iterable[Columns]]]:
-    """Each unit of ``group`` with its chunks: a group of one partition streams; a wider
-    one is read in rounds, each round the next unit of every partition, all fetched at
-    once (a partition has one position at a time), and held until the last round."""
-    from kafka import TopicPartition
-
+) -> Iterator[tuple[WorkUnit, Columns]]:  # fmt: skip
+    """Each unit of ``group`` with its chunks, read in rounds, each round the next unit
+    of every partition, all fetched at once (a partition has one position at a time),
+    and held until the last round."""
     by_partition: dict[tuple[str, int], list[WorkUnit]] = {}
     for unit in group:
         by_partition.setdefault((unit.topic, unit.partition), []).append(unit)
-    if len(by_partition) == 1:
-        for unit in group:
-            ends[TopicPartition(unit.topic, unit.partition)] = unit.end
-            yield unit, _fetched_columns(consumer, unit, idle_timeout_s)
-        return
     held: dict[WorkUnit, list[Columns]] = {u: [] for u in group}
     for round_ in itertools.zip_longest(*by_partition.values()):
         live = [u for u in round_ if u is not None]
         _poll_together(live, consumer, ends, idle_timeout_s, held)
-    yield from held.items()
+    for unit, chunks in held.items():
+        yield from ((unit, chunk) for chunk in chunks)
 
 
 def read_columns(
@@ -250,12 +229,14 @@ def read_columns(
     every_record: bool = False,
     digest: bool = False,
     bodies: bool = False,
+    grouped: bool = False,
 ) -> Iterator[tuple[WorkUnit, Columns]]:
-    """Each unit's committed records, a unit after another through one consumer, as
-    columns (:func:`read_units`' read, before the columns become Arrow batches).  With
-    ``bodies``, the columns hold each record's value and headers too
-    (:func:`~migcheck.kafka.recordbatch.whole_records`), unless the hooks are fenced
-    off: kafka-python's own records then become columns without them."""
+    """Each unit's committed records through one consumer, as columns (:func:`read_units`'
+    read, before the columns become Arrow batches): a unit after another, or, ``grouped``,
+    a group's partitions at once (:func:`reading_groups`; one after another where the
+    hooks are fenced off).  With ``bodies``, the columns hold each record's value and
+    headers too (:func:`~migcheck.kafka.recordbatch.whole_records`), unless the hooks are
+    fenced off: kafka-python's own records then become columns without them."""
     from kafka import TopicPartition
 
     from migcheck.kafka.private_hooks import fetch_columns
@@ -264,11 +245,21 @@ def read_columns(
     ends: dict[TopicPartition, int] = {}
     hooked = fetch_columns(consumer, ends, digest, bodies)
     read = _fetched_columns if hooked else functools.partial(_records_as_columns, digest=digest)
-    try:
+
+    def one_by_one(units: Iterable[WorkUnit]) -> Iterator[tuple[WorkUnit, Columns]]:
         for unit in units:
             ends[TopicPartition(unit.topic, unit.partition)] = unit.end
-            for chunk in read(consumer, unit, idle_timeout_s):
-                yield unit, chunk
+            yield from ((unit, chunk) for chunk in read(consumer, unit, idle_timeout_s))
+
+    try:
+        if not (grouped and hooked):
+            yield from one_by_one(units)
+            return
+        for group in reading_groups(units):
+            if len({(u.topic, u.partition) for u in group}) == 1:
+                yield from one_by_one(group)
+            else:
+                yield from _held(consumer, ends, group, idle_timeout_s)
     finally:
         consumer.close(autocommit=False)
 

@@ -182,11 +182,10 @@ public final class ToolServer {
             Class.forName(mainClass).getMethod("main", String[].class).invoke(null, (Object) args);
             return 0;
         } catch (InvocationTargetException e) {
-            if (CALL.get().exit != null) {
-                return CALL.get().exit;
+            if (CALL.get().exit == null) {  // else the exit unwound it: the call's code
+                System.err.print("Exception in thread \"main\" ");
+                e.getCause().printStackTrace();
             }
-            System.err.print("Exception in thread \"main\" ");
-            e.getCause().printStackTrace();
             return 1;
         } catch (ReflectiveOperationException e) {
             e.printStackTrace();
